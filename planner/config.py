@@ -1,0 +1,238 @@
+"""Configuration: one pydantic model per section, loaded with a fixed precedence.
+
+defaults < YAML file (default `.github/planner.yml` in the target repo) < environment < explicit
+inputs (CLI flags / action inputs). Every problem is reported at once, naming the key path, the
+offending value, where it came from and what is allowed — before anything has side effects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from planner.errors import ConfigError
+
+DEFAULT_CONFIG_PATH = ".github/planner.yml"
+
+
+class Section(BaseModel):
+    """Base for config sections: unknown keys are errors, values are validated on assignment."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ReflectionConfig(Section):
+    """planning.reflection — when the model is asked to evaluate what was done."""
+
+    enabled: bool = True
+    """Run reflection at all."""
+    trigger_on_error: bool = True
+    """Reflect automatically after a failed action."""
+    trigger_interval: int = Field(default=3, ge=0)
+    """Reflect every N actions; 0 disables periodic reflection."""
+    depth: Literal["deep", "moderate", "shallow"] = "moderate"
+    """How thorough a reflection should be (passed to the prompt)."""
+
+
+class RevisionConfig(Section):
+    """planning.revision — how often the plan may be revised before a person is asked."""
+
+    max_revisions: int = Field(default=3, ge=0)
+    """Plan revisions allowed for an issue; past this the run requires human intervention."""
+
+
+class HistoryConfig(Section):
+    """planning.history — where the JSONL planning history lives."""
+
+    storage_type: Literal["jsonl"] = "jsonl"
+    """Only JSONL files are supported."""
+    directory: str = "planning_history"
+    """History directory, relative to the repository root unless absolute."""
+
+
+class PlanningConfig(Section):
+    """planning — the five-phase planning process (seed: planning-process.md §9.1)."""
+
+    enabled: bool = True
+    """Plan before acting; false runs the plain tool loop (legacy mode)."""
+    strategy: Literal["chain_of_thought", "hierarchical", "simple"] = "chain_of_thought"
+    """How the model is told to decompose the task."""
+    max_subtasks: int = Field(default=100, ge=1)
+    """A plan with more subtasks than this is rejected."""
+    decomposition_level: Literal["detailed", "moderate", "minimal"] = "moderate"
+    """How fine-grained subtasks should be."""
+    reflection: ReflectionConfig = Field(default_factory=ReflectionConfig)
+    """Reflection settings."""
+    revision: RevisionConfig = Field(default_factory=RevisionConfig)
+    """Plan revision settings."""
+    history: HistoryConfig = Field(default_factory=HistoryConfig)
+    """History storage settings."""
+
+
+class LLMConfig(Section):
+    """llm — the OpenAI-compatible chat endpoint (OpenAI, Azure, Ollama, vLLM, LiteLLM, ...)."""
+
+    model: str = "gpt-4.1"
+    """Model name sent with every request."""
+    base_url: str | None = None
+    """API base URL, e.g. http://localhost:11434/v1 for Ollama; None means OpenAI."""
+    api_key: SecretStr | None = None
+    """API key; normally supplied through OPENAI_API_KEY rather than a file."""
+    structured_output: Literal["json_schema", "json_mode"] = "json_schema"
+    """json_schema sends response_format json_schema; json_mode asks for JSON in plain text."""
+    timeout_seconds: float = Field(default=180.0, gt=0)
+    """Timeout of one HTTP request to the model."""
+    max_retries: int = Field(default=4, ge=0)
+    """Retries on 429, 5xx and connection errors."""
+    max_retry_wait_seconds: float = Field(default=60.0, ge=0)
+    """Upper bound for one wait between retries (also caps Retry-After)."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """Sampling temperature; None leaves the provider's default."""
+
+
+class BudgetConfig(Section):
+    """budget — limits of one pass. Reaching one ends the pass as in_progress, not failed."""
+
+    max_actions: int = Field(default=40, ge=1)
+    """Tool calls per pass."""
+    max_model_calls: int = Field(default=80, ge=1)
+    """Model requests per pass (retries of one request count once)."""
+    max_wall_seconds: float = Field(default=1800.0, gt=0)
+    """Wall-clock seconds per pass."""
+    max_total_tokens: int = Field(default=1_000_000, ge=1)
+    """Prompt plus completion tokens per pass."""
+
+
+class ToolsConfig(Section):
+    """tools — the workspace tools the model may call."""
+
+    max_read_bytes: int = Field(default=200_000, ge=1)
+    """read_file returns at most this many bytes and says when it cut."""
+    max_write_bytes: int = Field(default=1_000_000, ge=1)
+    """write_file refuses content larger than this."""
+
+
+class PlannerConfig(Section):
+    """The whole configuration file."""
+
+    planning: PlanningConfig = Field(default_factory=PlanningConfig)
+    """Planning process (seed keys)."""
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    """Model endpoint."""
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    """Per-pass limits."""
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    """Workspace tools."""
+
+
+ENV_KEYS: dict[str, str] = {
+    "PLANNING_ENABLED": "planning.enabled",
+    "PLANNING_STRATEGY": "planning.strategy",
+    "PLANNING_MAX_SUBTASKS": "planning.max_subtasks",
+    "REFLECTION_ENABLED": "planning.reflection.enabled",
+    "REFLECTION_INTERVAL": "planning.reflection.trigger_interval",
+    "MAX_PLAN_REVISIONS": "planning.revision.max_revisions",
+    "OPENAI_MODEL": "llm.model",
+    "OPENAI_BASE_URL": "llm.base_url",
+    "OPENAI_API_KEY": "llm.api_key",
+}
+"""Environment variables and the key each one sets."""
+
+SECRET_KEYS = frozenset({"llm.api_key"})
+
+
+def load_config(
+    config_file: Path | None,
+    *,
+    env: Mapping[str, str],
+    overrides: Mapping[str, Any] | None = None,
+    required_file: bool = False,
+) -> PlannerConfig:
+    """Merge every source and validate once; raise ConfigError listing every problem."""
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    if config_file is not None:
+        _merge_file(merged, sources, config_file, required_file)
+    env_values = {key: env[name] for name, key in ENV_KEYS.items() if env.get(name, "") != ""}
+    _merge_flat(merged, sources, env_values, _env_source)
+    _merge_flat(merged, sources, dict(overrides or {}), lambda key: "explicit input")
+    try:
+        return PlannerConfig.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, sources)) from None
+
+
+def _env_source(key: str) -> str:
+    name = next(name for name, target in ENV_KEYS.items() if target == key)
+    return f"environment variable {name}"
+
+
+def _merge_file(
+    merged: dict[str, Any], sources: dict[str, str], path: Path, required: bool
+) -> None:
+    if not path.is_file():
+        if required:
+            raise ConfigError(f"config file {path} does not exist")
+        return
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+    if loaded is None:
+        return
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"config file {path} must hold a mapping, not {type(loaded).__name__}")
+    merged.update(loaded)
+    for key in _leaf_paths(loaded):
+        sources[key] = f"config file {path}"
+
+
+def _leaf_paths(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
+    paths: list[str] = []
+    for key, value in tree.items():
+        path = f"{prefix}{key}"
+        paths.extend(_leaf_paths(value, path + ".") if isinstance(value, dict) else [path])
+    return paths
+
+
+def _merge_flat(
+    merged: dict[str, Any], sources: dict[str, str], flat: Mapping[str, Any], source_of: Any
+) -> None:
+    """Set dotted keys (`budget.max_actions`) into the nested mapping."""
+    for dotted, value in flat.items():
+        node = merged
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[leaf] = value
+        sources[dotted] = source_of(dotted)
+
+
+def _describe(exc: ValidationError, sources: Mapping[str, str]) -> str:
+    lines = [f"invalid configuration ({exc.error_count()} problem(s)):"]
+    for error in exc.errors():
+        path = ".".join(str(part) for part in error["loc"])
+        value = "***" if path in SECRET_KEYS else repr(error.get("input"))
+        allowed = (
+            _allowed_keys(error["loc"]) if error["type"] == "extra_forbidden" else error["msg"]
+        )
+        origin = sources.get(path, "defaults")
+        lines.append(f"  - {path} = {value} (from {origin}): {allowed}")
+    return "\n".join(lines)
+
+
+def _allowed_keys(loc: tuple[int | str, ...]) -> str:
+    model: type[BaseModel] = PlannerConfig
+    for part in loc[:-1]:
+        annotation = model.model_fields[str(part)].annotation
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            break
+        model = annotation
+    return f"unknown key; allowed here: {', '.join(sorted(model.model_fields))}"

@@ -1,0 +1,486 @@
+"""PlanningCoordinator: one pass of the planning process (seed: planning-process.md §7.4.1).
+
+plan (or resume) -> execute tasks in execution_order with tool calls -> reflect on errors and
+every N actions -> revise within limits -> completion. Control flow uses two small exceptions:
+StopPass ends the pass with a status, PlanChanged abandons the current task after a revision.
+Every decision is appended to the history the moment it is made, so a crash loses nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from planner.config import PlannerConfig
+from planner.documents import (
+    CompletionReply,
+    ExecutionRecord,
+    FunctionCall,
+    HumanIntervention,
+    InterventionSummary,
+    PlanningReply,
+    PlanRules,
+    ReflectionReply,
+)
+from planner.errors import ApiError, ModelBehaviourError
+from planner.history import PlanningHistoryStore
+from planner.interfaces import ProgressReporter, ToolCall, ToolResult, ToolSpec
+from planner.issue import IssueContext, prompt_view
+from planner.llm import CallRecord
+from planner.prompts import render
+from planner.result import PassResult, PassStatus, Usage, render_checklist
+from planner.state import IssueState
+from planner.summaries import history_digest, task_actions_digest
+from planner.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+RESULT_EXCERPT = 2_000
+FINISH_TASK = ToolSpec(
+    name="finish_task",
+    description="Declare the current task finished (done, or impossible to do).",
+    parameters={
+        "type": "object",
+        "properties": {
+            "status": {"type": "string", "enum": ["completed", "failed"]},
+            "summary": {"type": "string", "description": "What was done, or why it failed"},
+        },
+        "required": ["status", "summary"],
+    },
+)
+
+
+class StopPass(Exception):
+    def __init__(self, status: PassStatus, reason: str, messages: list[str] | None = None) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.messages = messages or []
+
+
+class PlanChanged(Exception):
+    """The plan was revised while a task ran; pick the next task from the new plan."""
+
+
+class PlanningCoordinator:
+    def __init__(
+        self,
+        config: PlannerConfig,
+        model: Any,
+        tools: ToolRegistry,
+        issue: IssueContext,
+        store: PlanningHistoryStore,
+        reporter: ProgressReporter | None = None,
+    ) -> None:
+        self.config = config
+        self.model = model
+        self.tools = tools
+        self.issue = issue
+        self.store = store
+        self.reporter = reporter
+        self.usage = Usage()
+        self.action_counter = 0
+        self.questions: list[str] = []
+        self.summary: Any = None
+        self._started = time.monotonic()
+        model.on_call = self._record_call
+
+    # -- the pass ---------------------------------------------------------------------------
+
+    def execute_with_planning(self) -> PassResult:
+        self.store.append(
+            "run_start", instruction=self.issue.instruction, planning=self.config.planning.enabled
+        )
+        if self.issue.instruction:
+            self.store.append("human_input", text=self.issue.instruction)
+        status: PassStatus = "failed"
+        reason, messages = "the pass ended unexpectedly", []
+        try:
+            self._run()
+        except StopPass as stop:
+            status, reason, messages = stop.status, stop.reason, stop.messages
+        except (ApiError, ModelBehaviourError) as exc:
+            reason, messages = str(exc), [f"planner stopped: {exc}"]
+            self.store.append("error", level=4, error=type(exc).__name__, message=str(exc))
+        finally:
+            result = self.snapshot(status, reason, messages)
+            self.store.append(
+                "run_end",
+                status=status,
+                stop_reason=reason,
+                usage=result.usage.model_dump(),
+                actions=self.action_counter,
+            )
+        self._report(result)
+        return result
+
+    def _run(self) -> None:
+        state = self._state()
+        if not self.config.planning.enabled:
+            self._legacy_loop()
+        if state.completed and not self.issue.instruction:
+            raise StopPass("completed", "the plan was already completed")
+        if state.plan is None or state.completed:
+            self._plan()
+        while True:
+            state = self._state()
+            task_id = state.next_task()
+            if task_id is None:
+                raise self._complete(state)
+            try:
+                self._execute_task(task_id, state)
+            except PlanChanged:
+                continue
+
+    def _state(self) -> IssueState:
+        return IssueState.from_entries(self.store.entries())
+
+    # -- phase 1-3: planning --------------------------------------------------------------------
+
+    def _plan(self) -> None:
+        view = prompt_view(self.issue)
+        messages = [
+            self._system("planning"),
+            _user(
+                render(
+                    "planning_request.md.j2",
+                    issue=view,
+                    tools=self.tools.specs(),
+                    history=history_digest(self.store.entries()),
+                    max_subtasks=self.config.planning.max_subtasks,
+                )
+            ),
+        ]
+        reply = self._structured("planning", messages, PlanningReply)
+        if reply.error is not None:
+            self.store.append(
+                "clarification", error=reply.error.model_dump(), comment=reply.comment
+            )
+            self.questions = list(reply.error.clarification_needed)
+            raise StopPass(
+                "needs_human",
+                f"clarification needed: {reply.error.message}",
+                [reply.comment or reply.error.message],
+            )
+        self.store.save_plan(reply.plan().model_dump())
+        self._report(self.snapshot("in_progress", "planned"))
+
+    # -- phase 4: execution -----------------------------------------------------------------
+
+    def _execute_task(self, task_id: str, state: IssueState) -> None:
+        assert state.plan is not None
+        self.store.append("task", task_id=task_id, status="in_progress")
+        self._report(self.snapshot("in_progress", f"working on {task_id}"))
+        messages = [self._system("execution"), _user(self._task_prompt(task_id, state))]
+        nudged = False
+        while True:
+            reply = self._chat("execute", messages)
+            messages.append(_assistant(reply.content, reply.tool_calls))
+            if not reply.tool_calls:
+                if nudged:
+                    return self._finish_task(task_id, "completed", reply.content or "")
+                nudged = True
+                messages.append(_user(render("nudge.md.j2", task_id=task_id)))
+                continue
+            finish = self._run_tool_calls(task_id, reply.tool_calls, messages)
+            if finish is not None:
+                return self._finish_task(task_id, *finish)
+
+    def _run_tool_calls(
+        self, task_id: str, calls: list[ToolCall], messages: list[dict[str, Any]]
+    ) -> tuple[str, str] | None:
+        finish = None
+        for call in calls:
+            if call.name == FINISH_TASK.name:
+                finish = (
+                    str(call.arguments.get("status", "completed")),
+                    str(call.arguments.get("summary", "")),
+                )
+                messages.append(_tool_message(call.id, "noted"))
+                continue
+            result = self._act(task_id, call)
+            messages.append(_tool_message(call.id, result.for_model()))
+            self._maybe_reflect(task_id, call, result)
+        if finish and finish[0] not in ("completed", "failed"):
+            finish = ("completed", finish[1])
+        return finish
+
+    def _act(self, task_id: str, call: ToolCall) -> ToolResult:
+        budget = self.config.budget
+        if self.action_counter >= budget.max_actions:
+            raise StopPass("in_progress", f"budget: {budget.max_actions} actions per pass reached")
+        if call.raw_arguments:
+            result = ToolResult(ok=False, error="the tool arguments were not a JSON object")
+        else:
+            result = self.tools.call(call.name, call.arguments)
+        self.action_counter += 1
+        record = ExecutionRecord(
+            current_task=task_id,
+            function_call=FunctionCall(name=call.name, arguments=call.arguments),
+        )
+        self.store.append(
+            "action",
+            index=self.action_counter,
+            task_id=task_id,
+            execution=record.model_dump(),
+            ok=result.ok,
+            error=result.error,
+            result=result.content[:RESULT_EXCERPT],
+        )
+        return result
+
+    def _finish_task(self, task_id: str, status: str, summary: str) -> None:
+        self.store.append("task", task_id=task_id, status=status, summary=summary)
+        self._report(self.snapshot("in_progress", f"{task_id} {status}"))
+        if status == "failed" and self._reflection_wanted(failed=True):
+            self._reflect(task_id, f"task {task_id} reported failure: {summary}")
+
+    def _task_prompt(self, task_id: str, state: IssueState) -> str:
+        assert state.plan is not None
+        return render(
+            "execute_task.md.j2",
+            issue=prompt_view(self.issue),
+            plan=state.plan,
+            checklist=render_checklist(self.snapshot("in_progress", "")),
+            task=state.plan.subtask(task_id),
+            actions=state.plan.actions_for(task_id),
+            earlier=task_actions_digest(state.actions_by_task.get(task_id, [])),
+        )
+
+    # -- phase 5: monitoring and reflection -------------------------------------------------------
+
+    def _reflection_wanted(self, *, failed: bool) -> bool:
+        reflection = self.config.planning.reflection
+        if not reflection.enabled:
+            return False
+        if failed and reflection.trigger_on_error:
+            return True
+        interval = reflection.trigger_interval
+        return not failed and interval > 0 and self.action_counter % interval == 0
+
+    def _maybe_reflect(self, task_id: str, call: ToolCall, result: ToolResult) -> None:
+        if self._reflection_wanted(failed=not result.ok):
+            outcome = "failed: " + str(result.error) if not result.ok else "succeeded"
+            self._reflect(task_id, f"action {call.name} for {task_id} {outcome}")
+
+    def _reflect(self, task_id: str, trigger: str) -> None:
+        state = self._state()
+        messages = [
+            self._system("reflection"),
+            _user(
+                render(
+                    "reflection_request.md.j2",
+                    plan=state.plan,
+                    trigger=trigger,
+                    task_id=task_id,
+                    checklist=render_checklist(self.snapshot("in_progress", "")),
+                    actions=task_actions_digest(state.actions_by_task.get(task_id, [])),
+                    depth=self.config.planning.reflection.depth,
+                )
+            ),
+        ]
+        try:
+            reply = self._structured(
+                "reflection", messages, ReflectionReply, current_plan=state.plan
+            )
+        except ModelBehaviourError as exc:
+            # Level 2: a failed reflection is logged and execution continues.
+            log.warning("reflection failed: %s", exc)
+            self.store.append("error", level=2, error="reflection_failed", message=str(exc))
+            return
+        self.store.save_reflection(reply.model_dump())
+        if reply.reflection.plan_revision_needed:
+            self._revise(reply, state)
+
+    def _revise(self, reply: ReflectionReply, state: IssueState) -> None:
+        assert reply.plan_revision is not None and state.plan is not None
+        limit = self.config.planning.revision.max_revisions
+        if state.revisions_since_human >= limit:
+            self._request_intervention(state, reply.plan_revision.reason)
+        revised = reply.plan_revision.apply_to(state.plan)
+        self.store.save_revision(revised.model_dump(), reply.model_dump())
+        self._report(self.snapshot("in_progress", "plan revised"))
+        raise PlanChanged
+
+    def _request_intervention(self, state: IssueState, wanted: str) -> None:
+        done, total = state.progress()
+        failed = sum(1 for status in state.task_status.values() if status == "failed")
+        limit = self.config.planning.revision.max_revisions
+        document = HumanIntervention(
+            summary=InterventionSummary(
+                tasks_completed=done,
+                tasks_failed=failed,
+                revision_attempts=state.revisions_since_human,
+                reason=f"the plan revision limit ({limit}) was reached",
+                current_state=f"{done}/{total} tasks complete; a further revision was wanted: {wanted}",
+                recommendations=["Reply with guidance (`/planner <instructions>`)."],
+            ),
+            comment="Automatic processing is stuck, so a person needs to step in.",
+        )
+        self.store.append("human_intervention", document=document.model_dump())
+        raise StopPass(
+            "needs_human",
+            document.summary.reason,
+            [document.comment, document.summary.current_state],
+        )
+
+    # -- completion -----------------------------------------------------------------------------
+
+    def _complete(self, state: IssueState) -> StopPass:
+        messages = [
+            self._system("completion"),
+            _user(
+                render(
+                    "completion_request.md.j2",
+                    plan=state.plan,
+                    tasks=state.tasks(),
+                    checklist=render_checklist(self.snapshot("in_progress", "")),
+                )
+            ),
+        ]
+        reply = self._structured("completion", messages, CompletionReply)
+        self.store.append(
+            "completion", done=reply.done, summary=reply.summary.model_dump(), comment=reply.comment
+        )
+        self.summary = reply.summary
+        if not reply.done:
+            raise StopPass(
+                "needs_human", "the model did not consider the work done", [reply.comment]
+            )
+        raise StopPass("completed", "all tasks finished", [reply.comment] if reply.comment else [])
+
+    # -- legacy mode (planning.enabled: false) ------------------------------------------------
+
+    def _legacy_loop(self) -> None:
+        messages = [
+            self._system("legacy"),
+            _user(render("legacy_request.md.j2", issue=prompt_view(self.issue))),
+        ]
+        while True:
+            reply = self._chat("legacy", messages)
+            messages.append(_assistant(reply.content, reply.tool_calls))
+            finish = (
+                self._run_tool_calls("legacy", reply.tool_calls, messages)
+                if reply.tool_calls
+                else ("completed", reply.content or "")
+            )
+            if finish is not None:
+                self.store.append("completion", done=True, summary={}, comment=finish[1])
+                raise StopPass(
+                    "completed" if finish[0] == "completed" else "failed", finish[1] or "done"
+                )
+
+    # -- model calls and bookkeeping ------------------------------------------------------------
+
+    def _system(self, phase: str) -> dict[str, Any]:
+        planning = self.config.planning
+        return {
+            "role": "system",
+            "content": render(
+                "system_planning.md.j2",
+                phase=phase,
+                strategy=planning.strategy,
+                decomposition_level=planning.decomposition_level,
+                reflection_interval=planning.reflection.trigger_interval,
+            ),
+        }
+
+    def _structured(
+        self, kind: str, messages: list[dict[str, Any]], schema: Any, current_plan: Any = None
+    ) -> Any:
+        self._check_budget()
+        rules = PlanRules(
+            max_subtasks=self.config.planning.max_subtasks,
+            tool_names=self.tools.names() | {FINISH_TASK.name},
+            current_plan=current_plan,
+        )
+        return self.model.structured(kind, messages, schema, rules)
+
+    def _chat(self, kind: str, messages: list[dict[str, Any]]) -> Any:
+        self._check_budget()
+        return self.model.chat(kind, messages, [*self.tools.specs(), FINISH_TASK])
+
+    def _check_budget(self) -> None:
+        budget = self.config.budget
+        if self.usage.model_calls >= budget.max_model_calls:
+            raise StopPass(
+                "in_progress", f"budget: {budget.max_model_calls} model calls per pass reached"
+            )
+        if self.usage.total_tokens >= budget.max_total_tokens:
+            raise StopPass(
+                "in_progress", f"budget: {budget.max_total_tokens} tokens per pass reached"
+            )
+        if time.monotonic() - self._started >= budget.max_wall_seconds:
+            raise StopPass(
+                "in_progress", f"budget: {budget.max_wall_seconds:g} seconds per pass reached"
+            )
+
+    def _record_call(self, record: CallRecord) -> None:
+        self.usage.add(record.prompt_tokens, record.completion_tokens)
+        self.store.append(
+            "model_call",
+            kind=record.kind,
+            model=record.model,
+            prompt_tokens=record.prompt_tokens,
+            completion_tokens=record.completion_tokens,
+            total_tokens=record.total_tokens,
+            latency_ms=record.latency_ms,
+            attempts=record.attempts,
+            outcome=record.outcome,
+        )
+
+    def snapshot(
+        self, status: PassStatus, reason: str, messages: list[str] | None = None
+    ) -> PassResult:
+        state = self._state()
+        return PassResult(
+            status=status,
+            stop_reason=reason,
+            goal=state.plan.goal_understanding.main_objective if state.plan else "",
+            plan=state.plan,
+            tasks=state.tasks(),
+            revision=state.revision,
+            revision_reason=state.revision_reason,
+            previous_progress=state.previous_progress,
+            usage=self.usage.model_copy(),
+            actions=self.action_counter,
+            messages=list(messages or []),
+            questions=list(self.questions),
+            summary=self.summary,
+            history_path=str(self.store.filepath),
+        )
+
+    def _report(self, result: PassResult) -> None:
+        if self.reporter is None:
+            return
+        try:
+            self.reporter.update(result)
+        except Exception:  # reporting must never end the pass
+            log.exception("progress reporter failed")
+
+
+def _user(content: str) -> dict[str, Any]:
+    return {"role": "user", "content": content}
+
+
+def _assistant(content: str | None, calls: list[ToolCall]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {
+                    "name": c.name,
+                    "arguments": c.raw_arguments or json.dumps(c.arguments),
+                },
+            }
+            for c in calls
+        ]
+    return message
+
+
+def _tool_message(call_id: str, content: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": content}

@@ -1,0 +1,305 @@
+"""Every JSON document of the planning process (seed: planning-process.md §2, §7.4.3, §10).
+
+Models are lenient about extra keys (models add commentary) and strict about what we use.
+Semantic checks of a plan (ids, dependencies, order, limits, tools) run inside validation when a
+`PlanRules` object is passed as validation context, so a bad plan is re-asked like bad JSON.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+
+
+class Doc(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class GoalUnderstanding(Doc):
+    main_objective: str = Field(min_length=1)
+    success_criteria: list[str] = Field(default_factory=list)
+    constraints: list[str] = Field(default_factory=list)
+    context: str = ""
+
+
+class Subtask(Doc):
+    id: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9_.\-]+$")
+    description: str
+    dependencies: list[str] = Field(default_factory=list)
+    estimated_complexity: Literal["low", "medium", "high"] = "medium"
+    required_tools: list[str] = Field(default_factory=list)
+
+
+class TaskDecomposition(Doc):
+    reasoning: str = ""
+    subtasks: list[Subtask] = Field(min_length=1)
+
+
+class PlannedAction(Doc):
+    task_id: str
+    action_type: str = "tool_call"
+    tool: str | None = None
+    purpose: str = ""
+    expected_outcome: str = ""
+    fallback_strategy: str = ""
+
+
+class ActionPlan(Doc):
+    execution_order: list[str] = Field(min_length=1)
+    actions: list[PlannedAction] = Field(default_factory=list)
+
+
+class Plan(Doc):
+    """The plan as stored in history: the three planning sections."""
+
+    goal_understanding: GoalUnderstanding
+    task_decomposition: TaskDecomposition
+    action_plan: ActionPlan
+
+    def subtask(self, task_id: str) -> Subtask | None:
+        return next((t for t in self.task_decomposition.subtasks if t.id == task_id), None)
+
+    def actions_for(self, task_id: str) -> list[PlannedAction]:
+        return [a for a in self.action_plan.actions if a.task_id == task_id]
+
+
+@dataclass(frozen=True)
+class PlanRules:
+    """What a plan must satisfy beyond its shape."""
+
+    max_subtasks: int = 100
+    tool_names: frozenset[str] | None = None
+    current_plan: Plan | None = None
+
+
+def plan_problems(plan: Plan, rules: PlanRules) -> list[str]:
+    """Every reason this plan cannot be executed; empty when it is valid."""
+    subtasks = plan.task_decomposition.subtasks
+    problems = _limit_problems(len(subtasks), rules.max_subtasks)
+    problems += _id_problems(subtasks)
+    ids = {task.id for task in subtasks}
+    problems += _dependency_problems(subtasks, ids)
+    problems += _cycle_problems(subtasks, ids)
+    problems += _order_problems(plan, ids)
+    problems += _action_problems(plan.action_plan.actions, ids, rules.tool_names)
+    return problems
+
+
+def _limit_problems(count: int, limit: int) -> list[str]:
+    return [f"the plan has {count} subtasks; at most {limit} are allowed"] if count > limit else []
+
+
+def _id_problems(subtasks: list[Subtask]) -> list[str]:
+    duplicates = _repeated(task.id for task in subtasks)
+    return [f"subtask id {task_id!r} is used more than once" for task_id in duplicates]
+
+
+def _dependency_problems(subtasks: list[Subtask], ids: set[str]) -> list[str]:
+    problems = []
+    for task in subtasks:
+        for dep in task.dependencies:
+            if dep == task.id:
+                problems.append(f"subtask {task.id!r} depends on itself")
+            elif dep not in ids:
+                problems.append(f"subtask {task.id!r} depends on {dep!r}, which does not exist")
+    return problems
+
+
+def _cycle_problems(subtasks: list[Subtask], ids: set[str]) -> list[str]:
+    """Kahn's algorithm: whatever cannot be ordered sits on a cycle (or depends on one)."""
+    remaining = {t.id: {d for d in t.dependencies if d in ids and d != t.id} for t in subtasks}
+    while ready := [task_id for task_id, deps in remaining.items() if not deps]:
+        for task_id in ready:
+            del remaining[task_id]
+        for deps in remaining.values():
+            deps.difference_update(ready)
+    if not remaining:
+        return []
+    return [f"dependencies form a cycle among: {', '.join(sorted(remaining))}"]
+
+
+def _order_problems(plan: Plan, ids: set[str]) -> list[str]:
+    order = plan.action_plan.execution_order
+    problems = [
+        f"execution_order names {t!r}, which is not a subtask" for t in order if t not in ids
+    ]
+    problems += [f"execution_order lists {t!r} more than once" for t in _repeated(order)]
+    problems += [f"execution_order leaves out subtask {t!r}" for t in sorted(ids - set(order))]
+    position = {task_id: index for index, task_id in enumerate(order)}
+    for task in plan.task_decomposition.subtasks:
+        for dep in task.dependencies:
+            if task.id in position and dep in position and position[dep] > position[task.id]:
+                problems.append(f"execution_order runs {task.id!r} before its dependency {dep!r}")
+    return problems
+
+
+def _repeated(items: Iterable[str]) -> list[str]:
+    counts = Counter(items)
+    return sorted(item for item, count in counts.items() if count > 1)
+
+
+def _action_problems(
+    actions: list[PlannedAction], ids: set[str], tool_names: frozenset[str] | None
+) -> list[str]:
+    problems = [
+        f"an action names task {a.task_id!r}, which is not a subtask"
+        for a in actions
+        if a.task_id not in ids
+    ]
+    if tool_names is not None:
+        unknown = sorted({a.tool for a in actions if a.tool and a.tool not in tool_names})
+        if unknown:
+            problems.append(
+                f"actions name tools that do not exist: {', '.join(unknown)}; "
+                f"available tools: {', '.join(sorted(tool_names))}"
+            )
+    return problems
+
+
+def _rules(info: ValidationInfo) -> PlanRules | None:
+    context = info.context
+    return context if isinstance(context, PlanRules) else None
+
+
+class PlanningError(Doc):
+    """§10.1.1: the model cannot plan yet and asks a person."""
+
+    type: str = "unclear_goal"
+    message: str
+    clarification_needed: list[str] = Field(default_factory=list)
+    assumptions: list[str] = Field(default_factory=list)
+
+
+class PlanningReply(Doc):
+    """The planning-phase reply: either a full plan or a planning error."""
+
+    phase: Literal["planning"] = "planning"
+    goal_understanding: GoalUnderstanding | None = None
+    task_decomposition: TaskDecomposition | None = None
+    action_plan: ActionPlan | None = None
+    error: PlanningError | None = None
+    comment: str = ""
+
+    @model_validator(mode="after")
+    def _complete_and_valid(self, info: ValidationInfo) -> PlanningReply:
+        if self.error is not None:
+            return self
+        if not (self.goal_understanding and self.task_decomposition and self.action_plan):
+            raise ValueError(
+                "a planning reply needs goal_understanding, task_decomposition and action_plan "
+                "(or an error object asking for clarification)"
+            )
+        rules = _rules(info)
+        problems = plan_problems(self.plan(), rules) if rules else []
+        if problems:
+            raise ValueError("the plan is not executable: " + "; ".join(problems))
+        return self
+
+    def plan(self) -> Plan:
+        assert self.goal_understanding and self.task_decomposition and self.action_plan
+        return Plan(
+            goal_understanding=self.goal_understanding,
+            task_decomposition=self.task_decomposition,
+            action_plan=self.action_plan,
+        )
+
+
+class Reflection(Doc):
+    action_evaluated: str = ""
+    status: Literal["success", "failure", "partial"]
+    evaluation: str
+    alignment_with_plan: str = ""
+    issues_identified: list[str] = Field(default_factory=list)
+    plan_revision_needed: bool
+
+
+class RevisionChange(Doc):
+    type: str = "modify_action"
+    details: str = ""
+
+
+class PlanRevision(Doc):
+    reason: str
+    changes: list[RevisionChange | str] = Field(default_factory=list)
+    updated_action_plan: ActionPlan
+    updated_subtasks: list[Subtask] | None = None
+    """Optional full replacement of the subtask list (new or split tasks)."""
+
+    def apply_to(self, plan: Plan) -> Plan:
+        subtasks = self.updated_subtasks or plan.task_decomposition.subtasks
+        decomposition = plan.task_decomposition.model_copy(update={"subtasks": subtasks})
+        return plan.model_copy(
+            update={"task_decomposition": decomposition, "action_plan": self.updated_action_plan}
+        )
+
+
+class ReflectionReply(Doc):
+    phase: Literal["reflection"] = "reflection"
+    reflection: Reflection
+    plan_revision: PlanRevision | None = None
+    comment: str = ""
+
+    @model_validator(mode="after")
+    def _revision_when_needed(self, info: ValidationInfo) -> ReflectionReply:
+        if not self.reflection.plan_revision_needed:
+            return self
+        if self.plan_revision is None:
+            raise ValueError("plan_revision_needed is true but plan_revision is missing")
+        rules = _rules(info)
+        if rules and rules.current_plan:
+            revised = self.plan_revision.apply_to(rules.current_plan)
+            problems = plan_problems(revised, rules)
+            if problems:
+                raise ValueError("the revised plan is not executable: " + "; ".join(problems))
+        return self
+
+
+class CompletionSummary(Doc):
+    goal_achieved: bool
+    tasks_completed: int = Field(ge=0)
+    tasks_failed: int = Field(default=0, ge=0)
+    key_outcomes: list[str] = Field(default_factory=list)
+
+
+class CompletionReply(Doc):
+    phase: Literal["completion"] = "completion"
+    summary: CompletionSummary
+    done: bool
+    comment: str = ""
+
+
+class InterventionSummary(Doc):
+    goal_achieved: bool = False
+    tasks_completed: int
+    tasks_failed: int
+    revision_attempts: int
+    reason: str
+    current_state: str
+    recommendations: list[str] = Field(default_factory=list)
+
+
+class HumanIntervention(Doc):
+    """§10.4: written by planner (not the model) when it must stop and ask a person."""
+
+    phase: Literal["completion"] = "completion"
+    status: Literal["requires_human_intervention"] = "requires_human_intervention"
+    summary: InterventionSummary
+    comment: str
+
+
+class FunctionCall(Doc):
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ExecutionRecord(Doc):
+    """The seed's execution-phase JSON, as recorded for each tool call."""
+
+    phase: Literal["execution"] = "execution"
+    current_task: str | None
+    function_call: FunctionCall
+    comment: str = ""

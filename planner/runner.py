@@ -1,0 +1,119 @@
+"""Assembles one pass from its parts; shared by the CLI, the demo and the CI entry points."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from planner.config import PlannerConfig
+from planner.coordinator import PlanningCoordinator
+from planner.history import PlanningHistoryStore
+from planner.interfaces import ProgressReporter, ToolProvider
+from planner.issue import IssueContext
+from planner.llm import OpenAIModel
+from planner.result import PassResult
+from planner.tools.registry import ToolRegistry
+from planner.tools.workspace import WorkspaceTools
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PassSetup:
+    """Everything a pass needs that is not the issue itself."""
+
+    config: PlannerConfig
+    workspace: Path
+    run_id: str = ""
+    reporter: ProgressReporter | None = None
+    extra_tools: tuple[ToolProvider, ...] = ()
+    model: Any = None
+
+
+def history_directory(config: PlannerConfig, workspace: Path) -> Path:
+    directory = Path(config.planning.history.directory)
+    return directory if directory.is_absolute() else workspace / directory
+
+
+def open_store(setup: PassSetup, issue: IssueContext) -> PlanningHistoryStore:
+    directory = history_directory(setup.config, setup.workspace)
+    exclude_from_git(setup.workspace, directory)
+    return PlanningHistoryStore(
+        directory, issue.repository, issue.number, setup.run_id or new_run_id()
+    )
+
+
+def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
+    """Run one planning pass on `issue` in `setup.workspace`."""
+    model = setup.model or OpenAIModel(setup.config.llm)
+    store = open_store(setup, issue)
+    for warning in store.warnings:
+        log.warning(warning)
+    workspace_tools = WorkspaceTools(
+        setup.workspace, setup.config.tools, protected=(store.directory,)
+    )
+    registry = ToolRegistry([workspace_tools, *setup.extra_tools])
+    try:
+        coordinator = PlanningCoordinator(
+            setup.config, model, registry, issue, store, setup.reporter
+        )
+        return coordinator.execute_with_planning()
+    finally:
+        registry.close()
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def exclude_from_git(workspace: Path, directory: Path) -> None:
+    """Keep planner's history out of commits without touching the repository's .gitignore."""
+    try:
+        relative = directory.resolve().relative_to(workspace.resolve())
+    except ValueError:
+        return
+    exclude = _git_dir(workspace) / "info" / "exclude"
+    if not exclude.parent.parent.is_dir():
+        return
+    pattern = f"/{relative.as_posix()}/"
+    existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    if pattern not in existing.splitlines():
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with exclude.open("a", encoding="utf-8") as handle:
+            handle.write(("" if existing.endswith("\n") or not existing else "\n") + pattern + "\n")
+
+
+def _git_dir(workspace: Path) -> Path:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--git-dir"],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return workspace / ".git"
+    path = Path(out)
+    return path if path.is_absolute() else workspace / path
+
+
+def repository_name(workspace: Path, env: Mapping[str, str] | None = None) -> str:
+    """owner/name from the origin remote, else the directory name."""
+    try:
+        url = subprocess.run(
+            ["git", "remote", "get-url", "origin"],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return workspace.resolve().name
+    tail = url.rstrip("/").removesuffix(".git").replace(":", "/").split("/")
+    return "/".join(tail[-2:]) if len(tail) >= 2 and tail[-2] else workspace.resolve().name

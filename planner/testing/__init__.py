@@ -1,0 +1,1 @@
+"""Test helpers for planner: scripted stand-ins for external services."""
