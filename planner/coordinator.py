@@ -207,10 +207,13 @@ class PlanningCoordinator:
             finish = ("completed", finish[1])
         return finish
 
+    def _check_action_budget(self) -> None:
+        limit = self.config.budget.max_actions
+        if self.action_counter >= limit:
+            raise StopPass("in_progress", f"budget: {limit} actions per pass reached")
+
     def _act(self, task_id: str, call: ToolCall) -> ToolResult:
-        budget = self.config.budget
-        if self.action_counter >= budget.max_actions:
-            raise StopPass("in_progress", f"budget: {budget.max_actions} actions per pass reached")
+        self._check_action_budget()
         if call.raw_arguments:
             result = ToolResult(ok=False, error="the tool arguments were not a JSON object")
         else:
@@ -314,7 +317,7 @@ class PlanningCoordinator:
                 tasks_failed=failed,
                 revision_attempts=state.revisions_since_human,
                 reason=f"the plan revision limit ({limit}) was reached",
-                current_state=f"{done}/{total} tasks complete; a further revision was wanted: {wanted}",
+                current_state=f"{done}/{total} tasks complete; wanted another revision: {wanted}",
                 recommendations=["Reply with guidance (`/planner <instructions>`)."],
             ),
             comment="Automatic processing is stuck, so a person needs to step in.",

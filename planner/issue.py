@@ -12,6 +12,7 @@ MAX_BODY_BYTES = 1_000_000
 
 HTML_COMMENT = re.compile(r"<!--.*?(-->|$)", re.DOTALL)
 INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad]")
+FENCE_TAG = re.compile(r"<\s*/?\s*untrusted-data", re.IGNORECASE)
 HIDDEN_ATTRIBUTES = re.compile(r"\s(?:hidden|style\s*=\s*\"[^\"]*display\s*:\s*none[^\"]*\")", re.I)
 
 
@@ -42,6 +43,7 @@ def sanitize_untrusted(text: str, limit_bytes: int = MAX_BODY_BYTES) -> str:
     cleaned = HTML_COMMENT.sub("", text)
     cleaned = INVISIBLE.sub("", unicodedata.normalize("NFC", cleaned))
     cleaned = HIDDEN_ATTRIBUTES.sub(" ", cleaned)
+    cleaned = FENCE_TAG.sub("[fence removed]", cleaned)  # data must not close its own fence
     return truncate_bytes(cleaned, limit_bytes)
 
 

@@ -6,13 +6,14 @@ import json
 from typing import Any
 
 from planner.history import latest_plan_of
+from planner.issue import sanitize_untrusted
 
 DIGEST_CHARS = 12_000
 
 
 def history_digest(entries: list[dict[str, Any]], limit: int = DIGEST_CHARS) -> str:
     """Past plans, task outcomes, reflections, revisions, questions and answers, newest kept."""
-    lines = [line for entry in entries if (line := _describe(entry))]
+    lines = [sanitize_untrusted(line, 4_000) for entry in entries if (line := _describe(entry))]
     text = "\n".join(lines)
     if len(text) <= limit:
         return text

@@ -1,0 +1,154 @@
+"""The `planner` command end to end: real processes, real HTTP, the scripted model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from planner.testing.scripted_server import ScriptedModelServer
+from tests.plans import completion, finish, git_repo, planning, write
+
+
+def planner(
+    *args: str, env: dict[str, str], cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PLANNING_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "planner", *args],
+        capture_output=True,
+        text=True,
+        env={**clean, **env},
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+def model_env(server: ScriptedModelServer) -> dict[str, str]:
+    return {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "scripted"}
+
+
+def issue_file(tmp_path: Path) -> Path:
+    path = tmp_path / "issue-7.md"
+    path.write_text("# Write a file\n\nPlease write a.txt.\n", encoding="utf-8")
+    return path
+
+
+def test_run_then_resume_in_a_second_process(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    repo = git_repo(tmp_path / "repo")
+    scripted_model.add(planning("task_1", "task_2"), write("a.txt"), finish(), write("b.txt"))
+    first = planner(
+        "run",
+        "--repo",
+        str(repo),
+        "--issue-file",
+        str(issue_file(tmp_path)),
+        "--max-actions",
+        "1",
+        env=model_env(scripted_model),
+    )
+    assert first.returncode == 0, first.stderr
+    assert "- [x] **task_1**: Do task_1" in first.stdout
+    assert "Status: in_progress (budget: 1 actions per pass reached)" in first.stdout
+    scripted_model.add(write("b.txt"), finish(), completion(completed=2))
+    second = planner(
+        "run",
+        "--repo",
+        str(repo),
+        "--issue-file",
+        str(issue_file(tmp_path)),
+        env=model_env(scripted_model),
+    )
+    assert second.returncode == 0, second.stderr
+    assert "*Progress: 2/2 (100%) complete*" in second.stdout
+    assert "Status: completed" in second.stdout
+    status = subprocess.run(["git", "status", "--short"], cwd=repo, capture_output=True, text=True)
+    assert status.stdout.split() == ["??", "a.txt", "??", "b.txt"]  # history is git-excluded
+
+
+def test_json_output_and_history_command(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    repo = git_repo(tmp_path / "repo")
+    scripted_model.add(planning("task_1"), write("a.txt"), finish(), completion())
+    run = planner(
+        "run",
+        "--repo",
+        str(repo),
+        "--issue-file",
+        str(issue_file(tmp_path)),
+        "--json",
+        "--repository",
+        "octo/repo",
+        env=model_env(scripted_model),
+    )
+    result = json.loads(run.stdout)
+    assert result["status"] == "completed" and result["usage"]["model_calls"] == 4
+    shown = planner(
+        "history", "--repo", str(repo), "--issue", "7", "--repository", "octo/repo", env={}
+    )
+    kinds = [line.split()[2] for line in shown.stdout.splitlines()]
+    assert kinds[:3] == ["run_start", "model_call", "plan"] and kinds[-1] == "run_end"
+    raw = planner(
+        "history",
+        "--repo",
+        str(repo),
+        "--issue",
+        "7",
+        "--repository",
+        "octo/repo",
+        "--json",
+        env={},
+    )
+    assert all(json.loads(line)["issue_id"] == "7" for line in raw.stdout.splitlines())
+
+
+def test_missing_api_key_names_the_variable(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo")
+    run = planner("run", "--repo", str(repo), "--issue-file", str(issue_file(tmp_path)), env={})
+    assert run.returncode == 2
+    assert "set the environment variable OPENAI_API_KEY" in run.stderr
+    assert not (repo / "planning_history").exists()
+
+
+def test_config_error_exits_2_before_any_side_effect(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo")
+    (repo / ".github").mkdir()
+    (repo / ".github" / "planner.yml").write_text("planning:\n  strategy: guess\n")
+    run = planner(
+        "run",
+        "--repo",
+        str(repo),
+        "--issue-file",
+        str(issue_file(tmp_path)),
+        env={"OPENAI_API_KEY": "k"},
+    )
+    assert run.returncode == 2
+    assert "planning.strategy = 'guess'" in run.stderr and "chain_of_thought" in run.stderr
+    assert not (repo / "planning_history").exists()
+    assert "planning_history" not in (repo / ".git" / "info" / "exclude").read_text()
+
+
+def test_unparseable_issue_file(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo")
+    bad = tmp_path / "issue.json"
+    bad.write_text("{not json")
+    run = planner("run", "--repo", str(repo), "--issue-file", str(bad), env={"OPENAI_API_KEY": "k"})
+    assert run.returncode == 2 and "cannot be parsed" in run.stderr
+
+
+def test_history_of_unknown_issue(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo")
+    shown = planner("history", "--repo", str(repo), "--issue", "99", env={})
+    assert shown.returncode == 0 and "no history for" in shown.stdout
+
+
+def test_demo_runs_with_the_scripted_model(tmp_path: Path) -> None:
+    demo = planner("demo", env={"TMPDIR": str(tmp_path)})
+    assert demo.returncode == 0, demo.stderr
+    assert "SCRIPTED MODEL: no LLM is involved" in demo.stdout
+    assert "Status: completed" in demo.stdout and "python -m unittest" in demo.stdout

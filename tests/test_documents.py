@@ -1,0 +1,128 @@
+"""Plan validation: every reason a plan is rejected, with a precise message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from planner.documents import PlanningReply, PlanRules, ReflectionReply
+
+
+def planning(subtasks: list[dict[str, Any]], order: list[str], **extra: Any) -> dict[str, Any]:
+    return {
+        "phase": "planning",
+        "goal_understanding": {"main_objective": "ship it"},
+        "task_decomposition": {"reasoning": "r", "subtasks": subtasks},
+        "action_plan": {"execution_order": order, "actions": extra.get("actions", [])},
+    }
+
+
+def task(task_id: str, *deps: str) -> dict[str, Any]:
+    return {"id": task_id, "description": f"do {task_id}", "dependencies": list(deps)}
+
+
+def rejected(document: dict[str, Any], rules: PlanRules | None = None) -> str:
+    with pytest.raises(ValidationError) as caught:
+        PlanningReply.model_validate(document, context=rules or PlanRules())
+    return str(caught.value)
+
+
+def test_a_valid_plan_passes() -> None:
+    reply = PlanningReply.model_validate(
+        planning([task("a"), task("b", "a")], ["a", "b"]), context=PlanRules()
+    )
+    assert [t.id for t in reply.plan().task_decomposition.subtasks] == ["a", "b"]
+
+
+def test_duplicate_ids() -> None:
+    assert "subtask id 'a' is used more than once" in rejected(
+        planning([task("a"), task("a")], ["a"])
+    )
+
+
+def test_dangling_dependency() -> None:
+    assert "subtask 'b' depends on 'zzz', which does not exist" in rejected(
+        planning([task("a"), task("b", "zzz")], ["a", "b"])
+    )
+
+
+def test_cycle() -> None:
+    message = rejected(
+        planning([task("a", "c"), task("b", "a"), task("c", "b"), task("d")], ["a", "b", "c", "d"])
+    )
+    assert "dependencies form a cycle among: a, b, c" in message
+
+
+def test_self_dependency() -> None:
+    assert "subtask 'a' depends on itself" in rejected(planning([task("a", "a")], ["a"]))
+
+
+def test_order_runs_task_before_dependency() -> None:
+    assert "execution_order runs 'b' before its dependency 'a'" in rejected(
+        planning([task("a"), task("b", "a")], ["b", "a"])
+    )
+
+
+def test_order_missing_unknown_and_repeated_tasks() -> None:
+    message = rejected(planning([task("a"), task("b")], ["a", "a", "x"]))
+    assert "execution_order names 'x', which is not a subtask" in message
+    assert "execution_order lists 'a' more than once" in message
+    assert "execution_order leaves out subtask 'b'" in message
+
+
+def test_too_many_subtasks() -> None:
+    message = rejected(
+        planning([task("a"), task("b"), task("c")], ["a", "b", "c"]), PlanRules(max_subtasks=2)
+    )
+    assert "the plan has 3 subtasks; at most 2 are allowed" in message
+
+
+def test_unknown_tool_lists_the_real_tools() -> None:
+    document = planning([task("a")], ["a"], actions=[{"task_id": "a", "tool": "github_magic"}])
+    message = rejected(document, PlanRules(tool_names=frozenset({"read_file", "write_file"})))
+    assert "actions name tools that do not exist: github_magic" in message
+    assert "available tools: read_file, write_file" in message
+
+
+def test_action_for_unknown_task() -> None:
+    document = planning([task("a")], ["a"], actions=[{"task_id": "q"}])
+    assert "an action names task 'q', which is not a subtask" in rejected(document)
+
+
+def test_incomplete_reply_without_error_is_rejected() -> None:
+    assert "needs goal_understanding, task_decomposition and action_plan" in rejected(
+        {"phase": "planning", "goal_understanding": {"main_objective": "x"}}
+    )
+
+
+def test_clarification_reply_needs_no_plan() -> None:
+    reply = PlanningReply.model_validate(
+        {
+            "phase": "planning",
+            "error": {
+                "type": "unclear_goal",
+                "message": "which file?",
+                "clarification_needed": ["Which file?"],
+            },
+        }
+    )
+    assert reply.error is not None and reply.error.clarification_needed == ["Which file?"]
+
+
+def test_revision_is_validated_against_the_current_plan() -> None:
+    plan = PlanningReply.model_validate(planning([task("a"), task("b", "a")], ["a", "b"])).plan()
+    reflection = {
+        "reflection": {"status": "failure", "evaluation": "x", "plan_revision_needed": True},
+        "plan_revision": {"reason": "r", "updated_action_plan": {"execution_order": ["b"]}},
+    }
+    with pytest.raises(ValidationError, match="execution_order leaves out subtask 'a'"):
+        ReflectionReply.model_validate(reflection, context=PlanRules(current_plan=plan))
+
+
+def test_revision_needed_without_revision_is_rejected() -> None:
+    with pytest.raises(ValidationError, match="plan_revision is missing"):
+        ReflectionReply.model_validate(
+            {"reflection": {"status": "failure", "evaluation": "x", "plan_revision_needed": True}}
+        )

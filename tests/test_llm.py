@@ -1,0 +1,120 @@
+"""The OpenAI-compatible client: retries, Retry-After, error mapping, usage records."""
+
+from __future__ import annotations
+
+import jinja2
+import pytest
+
+from planner.config import LLMConfig
+from planner.documents import CompletionReply
+from planner.errors import ApiError, ConfigError, ModelBehaviourError
+from planner.llm import CallRecord, OpenAIModel, extract_json
+from planner.prompts import render
+from planner.testing.scripted_server import ScriptedModelServer, reply_error, reply_json, reply_text
+
+DONE = {
+    "phase": "completion",
+    "done": True,
+    "summary": {"goal_achieved": True, "tasks_completed": 1},
+}
+MESSAGES = [{"role": "user", "content": "evaluate"}]
+
+
+def model(
+    server: ScriptedModelServer, sleeps: list[float], records: list[CallRecord], **settings: object
+) -> OpenAIModel:
+    config = LLMConfig.model_validate(
+        {"api_key": "k", "base_url": server.base_url, "model": "m", **settings}
+    )
+    return OpenAIModel(config, on_call=records.append, sleep=sleeps.append)
+
+
+def test_retry_after_is_honoured_and_capped(scripted_model: ScriptedModelServer) -> None:
+    scripted_model.add(
+        reply_error(429, "slow down", headers={"Retry-After": "7"}),
+        reply_error(503, "busy", headers={"Retry-After": "900"}),
+        reply_json("completion", DONE),
+    )
+    sleeps: list[float] = []
+    records: list[CallRecord] = []
+    reply = model(scripted_model, sleeps, records, max_retry_wait_seconds=30).structured(
+        "completion", MESSAGES, CompletionReply
+    )
+    assert reply.done is True
+    assert sleeps == [7.0, 30.0]
+    assert len(records) == 1 and records[0].attempts == 3 and records[0].outcome == "ok"
+    assert records[0].prompt_tokens > 0 and records[0].completion_tokens > 0
+
+
+def test_backoff_without_retry_after_grows(scripted_model: ScriptedModelServer) -> None:
+    scripted_model.add(reply_error(500), reply_error(502), reply_json("completion", DONE))
+    sleeps: list[float] = []
+    model(scripted_model, sleeps, []).structured("completion", MESSAGES, CompletionReply)
+    assert len(sleeps) == 2 and 0.5 <= sleeps[0] <= 1.0 and 1.0 <= sleeps[1] <= 2.0
+
+
+def test_retries_are_bounded(scripted_model: ScriptedModelServer) -> None:
+    scripted_model.add(*[reply_error(429, headers={"Retry-After": "0"}) for _ in range(3)])
+    records: list[CallRecord] = []
+    with pytest.raises(ApiError) as caught:
+        model(scripted_model, [], records, max_retries=2).structured(
+            "completion", MESSAGES, CompletionReply
+        )
+    assert caught.value.status == 429 and caught.value.retry_after == 0.0
+    assert records[-1].outcome == "error 429" and records[-1].attempts == 3
+
+
+def test_client_errors_are_not_retried_and_name_the_fix(
+    scripted_model: ScriptedModelServer,
+) -> None:
+    scripted_model.add(reply_error(401, "bad key"))
+    sleeps: list[float] = []
+    with pytest.raises(ApiError, match=r"HTTP 401.*check OPENAI_API_KEY"):
+        model(scripted_model, sleeps, []).structured("completion", MESSAGES, CompletionReply)
+    assert sleeps == []
+
+
+def test_unreachable_endpoint_is_an_api_error() -> None:
+    config = LLMConfig(api_key="k", base_url="http://127.0.0.1:9/v1", max_retries=1)  # type: ignore[arg-type]
+    sleeps: list[float] = []
+    with pytest.raises(ApiError, match="unreachable"):
+        OpenAIModel(config, sleep=sleeps.append).structured("completion", MESSAGES, CompletionReply)
+    assert len(sleeps) == 1
+
+
+def test_schema_violation_is_reasked_with_the_error(scripted_model: ScriptedModelServer) -> None:
+    scripted_model.add(reply_json("completion", {"done": "maybe"}), reply_json("completion", DONE))
+    reply = model(scripted_model, [], []).structured("completion", MESSAGES, CompletionReply)
+    assert reply.summary.tasks_completed == 1
+    reask = scripted_model.requests[1].body["messages"]
+    assert reask[-2] == {"role": "assistant", "content": '{"done": "maybe"}'}
+    assert "summary: Field required" in reask[-1]["content"]
+
+
+def test_two_bad_replies_raise_model_behaviour_error(scripted_model: ScriptedModelServer) -> None:
+    scripted_model.add(reply_text("completion", "nope"), reply_text("completion", "still nope"))
+    with pytest.raises(ModelBehaviourError) as caught:
+        model(scripted_model, [], []).structured("completion", MESSAGES, CompletionReply)
+    assert caught.value.kind == "completion" and caught.value.raw == "still nope"
+
+
+def test_missing_key_names_the_variable() -> None:
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        OpenAIModel(LLMConfig())
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": 1}', {"a": 1}),
+        ('Sure:\n```json\n{"a": 2}\n```', {"a": 2}),
+        ('prefix {"a": {"b": 3}} suffix', {"a": {"b": 3}}),
+    ],
+)
+def test_extract_json(text: str, expected: object) -> None:
+    assert extract_json(text) == expected
+
+
+def test_prompt_with_undefined_variable_fails() -> None:
+    with pytest.raises(jinja2.UndefinedError):
+        render("reask.md.j2", kind="planning")
