@@ -62,12 +62,9 @@ def bench_pass(runs: int = 20) -> None:
             own.append(total_ms - model_ms)
         server.assert_consumed()
     median, median_own = statistics.median(totals), statistics.median(own)
-    print(
-        f"(a) pass overhead, {runs} passes of {len(TASKS)} tasks / {actions} actions, zero-latency model:"
-    )
-    print(
-        f"    {median:.1f} ms per pass, {median / actions:.2f} ms per action (median, incl. local HTTP)"
-    )
+    shape = f"{runs} passes of {len(TASKS)} tasks / {actions} actions"
+    print(f"(a) pass overhead, {shape}, zero-latency model:")
+    print(f"    {median:.1f} ms per pass, {median / actions:.2f} ms per action (median, with HTTP)")
     print(
         f"    {median_own:.1f} ms per pass, {median_own / actions:.2f} ms per action "
         "excluding time inside model calls"
@@ -90,7 +87,7 @@ def bench_history() -> None:
             load_ms = (time.perf_counter() - started) * 1000
             assert len(loaded) == count
             print(
-                f"    {count:>7} entries: append {append_us:8.1f} µs/entry, full load {load_ms:9.1f} ms"
+                f"    {count:>7} entries: append {append_us:8.1f} µs/entry, load {load_ms:9.1f} ms"
             )
 
 

@@ -67,7 +67,7 @@ def test_past_executions_reads_only_that_issues_file(tmp_path: Path) -> None:
 def test_resume_in_a_second_process(tmp_path: Path) -> None:
     store(tmp_path).save_plan(PLAN)
     code = (
-        "import json, sys; from pathlib import Path; from planner.history import PlanningHistoryStore;"
+        "import json; from pathlib import Path; from planner.history import PlanningHistoryStore;"
         f"s = PlanningHistoryStore(Path({str(tmp_path / 'history')!r}), 'octo/repo', '7');"
         "print(json.dumps(s.get_latest_plan()['plan']))"
     )
