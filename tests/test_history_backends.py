@@ -197,7 +197,7 @@ def test_no_artifact_is_a_first_run_said_once(
         "no history: first run or expired artifact (no usable planner-history-7)"
     ]
     assert not fake.blob_requests()
-    assert not any(directory.glob("*")) if directory.exists() else True
+    assert not directory.exists() or not any(directory.iterdir())
 
 
 def test_expired_and_gone_artifacts_are_skipped(
@@ -235,15 +235,36 @@ def test_an_artifact_uploaded_by_a_fork_is_ignored(
     assert actions(directory) == ["ours"]
 
 
-def test_a_corrupt_archive_is_reported_and_the_run_goes_on(
-    tmp_path: Path, fake: FakeArtifactServer
+def test_a_corrupt_archive_is_reported_and_an_older_one_used(
+    tmp_path: Path, fake: FakeArtifactServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    fake.add(artifact_name(ISSUE), b"this is not a zip archive" * 10, "2026-01-01T00:00:00Z")
+    caplog.set_level(logging.INFO)
+    name, older = history_file(ISSUE, ["older"])
+    fake.add(artifact_name(ISSUE), make_zip({name: older}), "2026-01-01T00:00:00Z")
+    fake.add(artifact_name(ISSUE), b"this is not a zip archive" * 10, "2026-01-02T00:00:00Z")
+    directory = tmp_path / "planning_history"
+    restorer = backend(fake)
+
+    assert restorer.restore(directory, ISSUE) is True
+
+    assert actions(directory) == ["older"]
+    assert len(restorer.problems) == 1 and "no readable table of contents" in restorer.problems[0]
+    assert no_history_lines(caplog) == []
+
+
+def test_nothing_readable_is_no_history_said_once(
+    tmp_path: Path, fake: FakeArtifactServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    fake.add(artifact_name(ISSUE), b"PK\x03\x04 cut", "2026-01-02T00:00:00Z")
     restorer = backend(fake)
 
     assert restorer.restore(tmp_path / "planning_history", ISSUE) is False
 
-    assert any("no readable table of contents" in p for p in restorer.problems)
+    assert restorer.problems
+    assert no_history_lines(caplog) == [
+        "no history: nothing readable in the planner-history-7 artifacts"
+    ]
 
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["sized", "data-descriptors"])

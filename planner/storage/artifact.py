@@ -86,14 +86,22 @@ class ArtifactHistoryBackend:
     # -- HistoryBackend
 
     def restore(self, directory: Path, issue: str) -> bool:
-        """Download and extract the newest usable artifact; False when there is no history."""
-        for artifact in self.candidates(artifact_name(issue)):
+        """Extract the newest usable artifact (an older one if nothing in it can be read).
+
+        False when no history could be restored.
+        """
+        name = artifact_name(issue)
+        for artifact in self.candidates(name):
             data = self.download(artifact)
             if data is not None:
                 self.extract(artifact, data, directory)
-                return bool(history_files(directory))
-        log.info("no history: first run or expired artifact (no usable %s)", artifact_name(issue))
-        return bool(history_files(directory))
+                if history_files(directory):
+                    return True
+        if self.problems:
+            log.warning("no history: nothing readable in the %s artifacts", name)
+        else:
+            log.info("no history: first run or expired artifact (no usable %s)", name)
+        return False
 
     def save(self, directory: Path, issue: str) -> None:
         log.info(
