@@ -4,6 +4,7 @@
     python3 scripts/dev.py demo        # run the demo pass (scripted model unless OPENAI_API_KEY)
     python3 scripts/dev.py test        # the whole test suite
     python3 scripts/dev.py lint        # ruff + mypy
+    python3 scripts/dev.py lint-ci     # hadolint, zizmor, action-validator, GitLab component
     python3 scripts/dev.py bench       # benchmarks
 
 Each command creates .venv (if missing) and installs what it needs first. Standard library only.
@@ -84,6 +85,12 @@ def lint(args: list[str]) -> None:
     run(BIN / "mypy", "planner")
 
 
+def lint_ci(args: list[str]) -> None:
+    ensure_venv("dev")
+    ensure_node()
+    run(BIN / "python", ROOT / "scripts" / "lint_ci.py", *args)
+
+
 def fmt(args: list[str]) -> None:
     ensure_venv("dev")
     run(BIN / "ruff", "format", "planner", "tests", "scripts", "benchmarks", "entrypoint.py")
@@ -98,7 +105,14 @@ def bench(args: list[str]) -> None:
         run(BIN / "python", script, *args)
 
 
-COMMANDS = {"demo": demo, "test": test, "lint": lint, "format": fmt, "bench": bench}
+COMMANDS = {
+    "demo": demo,
+    "test": test,
+    "lint": lint,
+    "lint-ci": lint_ci,
+    "format": fmt,
+    "bench": bench,
+}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

@@ -1,0 +1,31 @@
+# The image of the planner action. GitHub builds it from this file on every workflow run, so it
+# stays small and everything in it is pinned. GitHub's rules for Docker actions: no USER (the
+# runner mounts the workspace owned by another user; entrypoint.py hands created files back) and
+# no WORKDIR (the runner sets the working directory to GITHUB_WORKSPACE itself).
+FROM python:3.12.12-slim-bookworm
+
+# git commits and pushes the issue's branch. Pinned to bookworm's 2.39 line rather than one exact
+# Debian revision: the archive keeps only the newest security revision (-0+deb12uN), so an exact
+# pin would stop every build of this action at the next git security update.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends 'git=1:2.39.*' \
+    && rm -rf /var/lib/apt/lists/*
+
+# Runtime dependencies only, pinned, in a venv without pip (the base image's pip installs into it).
+COPY requirements-runtime.txt /tmp/requirements-runtime.txt
+RUN python -m venv --without-pip /opt/planner \
+    && pip --python /opt/planner/bin/python install --no-cache-dir --disable-pip-version-check \
+        -r /tmp/requirements-runtime.txt \
+    && rm /tmp/requirements-runtime.txt
+
+# The package is not installed: /app is on sys.path because entrypoint.py lives there, and
+# planner/prompts.py finds /app/prompts beside the package (PLANNER_PROMPTS_DIR says so too).
+COPY planner /app/planner
+COPY prompts /app/prompts
+COPY entrypoint.py /app/entrypoint.py
+
+ENV PATH=/opt/planner/bin:$PATH \
+    PLANNER_PROMPTS_DIR=/app/prompts \
+    PYTHONUNBUFFERED=1
+
+ENTRYPOINT ["/opt/planner/bin/python", "/app/entrypoint.py"]

@@ -1,0 +1,271 @@
+"""What users install stays consistent: action.yml, its documentation, the Dockerfile's layout,
+the pinned runtime requirements, the example workflows and the GitLab component.
+
+The linters themselves (hadolint, zizmor, action-validator) run in `scripts/dev.py lint-ci`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+
+from planner.storage.artifact import ARTIFACT_PREFIX
+from scripts import action_docs, lint_ci
+
+ROOT = Path(__file__).resolve().parent.parent
+ACTION = ROOT / "action.yml"
+DOCKERFILE = ROOT / "Dockerfile"
+EXAMPLES = ROOT / "examples" / "github"
+COMPONENT = ROOT / "templates" / "planner" / "template.yml"
+USING = ROOT / "docs" / "using.md"
+FULL_SHA = re.compile(r"^[^@\s]+@[0-9a-f]{40}$")
+OUTPUTS = ["status", "pr_url", "branch", "comment_url", "tokens_used", "history_path"]
+
+
+def load(path: Path) -> dict[str, Any]:
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(document, dict)
+    return document
+
+
+def instructions(path: Path = DOCKERFILE) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of a Dockerfile, continuation lines joined."""
+    text = re.sub(r"\\\n", " ", path.read_text(encoding="utf-8"))
+    lines = [line.strip() for line in text.splitlines()]
+    return [
+        (line.split(None, 1)[0].upper(), line.split(None, 1)[1])
+        for line in lines
+        if line and not line.startswith("#")
+    ]
+
+
+# ---------------------------------------------------------------------------- action.yml
+
+
+def test_action_inputs_and_outputs() -> None:
+    action = load(ACTION)
+    assert action["runs"] == {"using": "docker", "image": "Dockerfile"}
+    for name, spec in action["inputs"].items():
+        assert re.fullmatch(r"[a-z][a-z0-9_]*", name), f"{name}: underscores only"
+        assert spec["description"].strip() and "default" in spec, name
+    assert action["inputs"]["github_token"]["default"] == "${{ github.token }}"
+    assert action["inputs"]["history_backend"]["default"] == "cache"
+    assert list(action["outputs"]) == OUTPUTS
+    for name, spec in action["outputs"].items():
+        assert "$GITHUB_OUTPUT" in spec["description"] and "value" not in spec, name
+
+
+def test_documented_tables_match_action_yml(tmp_path: Path) -> None:
+    assert action_docs.stale_documents(action_docs.default_documents(), load(ACTION)) == []
+
+    changed = load(ACTION)
+    changed["inputs"]["model"]["description"] = "Another description."
+    changed["outputs"]["extra"] = {"description": "A new output."}
+    assert action_docs.stale_documents([USING], changed) == [
+        f"{USING}: the inputs/outputs table differs from action.yml"
+    ]
+    copy = tmp_path / "using.md"
+    shutil.copy(USING, copy)
+    assert action_docs.main(["--write", "--action", str(ACTION), str(copy)]) == 0
+    assert copy.read_text(encoding="utf-8") == USING.read_text(encoding="utf-8")
+
+
+def test_the_documented_workflow_is_the_example_file() -> None:
+    blocks = re.findall(r"```yaml\n(.*?)```", USING.read_text(encoding="utf-8"), re.DOTALL)
+    assert (EXAMPLES / "planner.yml").read_text(encoding="utf-8") in blocks
+
+
+# ---------------------------------------------------------------------------- Dockerfile
+
+
+def test_dockerfile_follows_the_rules_for_docker_actions() -> None:
+    steps = instructions()
+    kinds = [kind for kind, _ in steps]
+    assert "USER" not in kinds and "WORKDIR" not in kinds
+    base = dict(steps)["FROM"]
+    assert re.fullmatch(r"python:\d+\.\d+\.\d+-slim-\w+", base), f"{base}: pin a patch version"
+    entrypoint = yaml.safe_load(dict(steps)["ENTRYPOINT"])
+    assert entrypoint[-1] == "/app/entrypoint.py" and all(p.startswith("/") for p in entrypoint)
+
+
+def test_the_image_layout_finds_its_package_and_prompts(tmp_path: Path) -> None:
+    """Lay the files out as the Dockerfile's COPY lines do and start a script beside the entry
+    point, with nothing of this checkout on sys.path: the package and every prompt are found."""
+    image = tmp_path / "image"
+    environment = {"PATH": os.environ["PATH"]}
+    for kind, arguments in instructions():
+        if kind == "COPY":
+            source, target = arguments.split()
+            place(ROOT / source, image / target.lstrip("/"))
+        if kind == "ENV":
+            environment |= dict(re.findall(r"(PLANNER_\w+)=(\S+)", arguments))
+    environment = {k: v.replace("/app", str(image / "app")) for k, v in environment.items()}
+    probe = image / "app" / "probe.py"
+    probe.write_text(
+        "import planner, planner.prompts\n"
+        "print(planner.__file__)\n"
+        "print(sorted(p.name for p in planner.prompts.prompts_dir().glob('*.j2')))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-s", str(probe)],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    package, prompts = completed.stdout.splitlines()
+    assert Path(package).is_relative_to(image / "app" / "planner")
+    assert prompts == str(sorted(p.name for p in (ROOT / "prompts").glob("*.j2")))
+    assert (image / "app" / "entrypoint.py").is_file()
+
+
+def place(source: Path, target: Path) -> None:
+    if source.is_dir():
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, target)
+
+
+def test_the_pinned_runtime_requirements_satisfy_pyproject() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    pins: dict[str, str] = {}
+    for line in (ROOT / "requirements-runtime.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            requirement = Requirement(line)
+            [specifier] = requirement.specifier
+            assert specifier.operator == "==", f"{line}: pin an exact version"
+            pins[canonical(requirement.name)] = specifier.version
+    for dependency in map(Requirement, project["dependencies"]):
+        version = pins.get(canonical(dependency.name))
+        assert version is not None, f"{dependency.name} is missing from requirements-runtime.txt"
+        assert dependency.specifier.contains(version), f"{dependency.name}=={version}"
+    dev_only = {canonical(Requirement(d).name) for d in project["optional-dependencies"]["dev"]}
+    assert not dev_only & set(pins), "dev tools do not belong in the image"
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# ----------------------------------------------------------------------------- workflows
+
+
+@pytest.mark.parametrize("name", ["planner.yml", "planner-artifact.yml"])
+def test_example_workflow_filters_queues_and_keeps_history(name: str) -> None:
+    workflow = load(EXAMPLES / name)
+    assert workflow["permissions"] == {}
+    # YAML 1.1 reads the key `on` as true.
+    assert workflow[True] == {
+        "issues": {"types": ["labeled"]},
+        "issue_comment": {"types": ["created"]},
+    }
+    [job] = workflow["jobs"].values()
+    condition = " ".join(job["if"].split())
+    for needed in ("sender.type != 'Bot'", "label.name == 'planner'", "'/planner')"):
+        assert needed in condition
+    assert job["permissions"] == {
+        "contents": "write",
+        "issues": "write",
+        "pull-requests": "write",
+        "actions": "read",
+    }
+    assert job["concurrency"]["group"] == "planner-issue-${{ github.event.issue.number }}"
+    assert job["concurrency"]["cancel-in-progress"] is False
+    assert job["timeout-minutes"] > 0
+    steps = job["steps"]
+    [action] = [s for s in steps if s.get("id") == "planner"]
+    assert int(action["with"]["max_minutes"]) < job["timeout-minutes"]
+    history_dir = action["with"]["history_dir"]
+    saving = [s for s in steps if s["uses"].split("@")[0] in SAVERS]
+    assert saving and all(
+        s["if"] == "always()" and s["with"]["path"] == history_dir for s in saving
+    )
+    check_history_steps(steps, action["with"]["history_backend"], history_dir)
+
+
+SAVERS = ("actions/cache/save", "actions/upload-artifact")
+
+
+def check_history_steps(steps: list[dict[str, Any]], backend: str, history_dir: str) -> None:
+    by_action = {step["uses"].split("@")[0]: step for step in steps}
+    issue = "${{ github.event.issue.number }}"
+    if backend == "cache":
+        restore, save = by_action["actions/cache/restore"], by_action["actions/cache/save"]
+        assert restore["with"]["path"] == history_dir
+        assert restore["with"]["restore-keys"] == f"planner-{issue}-"
+        assert restore["with"]["key"] == save["with"]["key"]
+        assert restore["with"]["key"].startswith(f"planner-{issue}-${{{{ github.run_id }}}}")
+    else:
+        upload = by_action["actions/upload-artifact"]
+        assert upload["with"]["name"] == f"{ARTIFACT_PREFIX}{issue}"
+
+
+def test_every_third_party_action_is_pinned_by_commit_sha() -> None:
+    for path in [*EXAMPLES.glob("*.yml"), *(ROOT / ".github" / "workflows").glob("*.yml")]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            match = re.search(r"uses:\s*(\S+)(.*)", line)
+            if not match or match[1].startswith("your-org/planner@"):
+                continue
+            assert FULL_SHA.match(match[1]), f"{path.name}: {match[1]} is not pinned by SHA"
+            assert re.search(r"# v\d+\.\d+\.\d+", match[2]), f"{path.name}: add a version comment"
+
+
+def test_repository_ci_runs_the_same_script_with_read_only_credentials() -> None:
+    workflow = load(ROOT / ".github" / "workflows" / "ci.yml")
+    assert workflow["permissions"] == {}
+    [job] = workflow["jobs"].values()
+    assert job["permissions"] == {"contents": "read"}
+    checkout = job["steps"][0]
+    assert checkout["with"]["persist-credentials"] is False
+    assert [step.get("run") for step in job["steps"] if "run" in step] == ["bash .ci/run"]
+    ci_run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    commands = re.findall(r"^python3 scripts/dev.py (\S+)$", ci_run, re.MULTILINE)
+    assert commands == ["test", "lint", "lint-ci"]
+
+
+# -------------------------------------------------------------------------------- GitLab
+
+
+def test_gitlab_component_declares_exactly_the_inputs_it_uses() -> None:
+    assert lint_ci.component_problems() == []
+    _, jobs = yaml.safe_load_all(COMPONENT.read_text(encoding="utf-8"))
+    job = jobs["planner"]
+    assert job["image"]["entrypoint"] == [""]
+    assert job["resource_group"] and job["cache"]["when"] == "always"
+    assert job["artifacts"]["when"] == "always"
+    assert job["script"] == [" ".join(yaml.safe_load(dict(instructions())["ENTRYPOINT"]))]
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (('INPUT_MODEL: "$[[ inputs.model ]]"', "INPUT_MODEL: x"), "'model' is declared but"),
+        (("$[[ inputs.stage ]]", "$[[ inputs.stages ]]"), "'stages' is used but not declared"),
+        (("INPUT_MAX_TOKENS:", "INPUT_MAX_TOKEN:"), "sets INPUT_MAX_TOKEN, which is no input"),
+        (("  resource_group: planner", "  resource_group: [planner"), "not valid YAML"),
+        (("\n---\n", "\n"), "needs two YAML documents"),
+    ],
+)
+def test_gitlab_component_check_finds_mistakes(
+    tmp_path: Path, change: tuple[str, str], problem: str
+) -> None:
+    text = COMPONENT.read_text(encoding="utf-8")
+    assert change[0] in text
+    broken = tmp_path / "template.yml"
+    broken.write_text(text.replace(change[0], change[1], 1), encoding="utf-8")
+
+    problems = lint_ci.component_problems(broken)
+
+    assert any(problem in p for p in problems), problems
