@@ -17,8 +17,7 @@ from planner.interfaces import ProgressReporter, ToolProvider
 from planner.issue import IssueContext
 from planner.llm import OpenAIModel
 from planner.result import PassResult
-from planner.tools.registry import ToolRegistry
-from planner.tools.workspace import WorkspaceTools
+from planner.tools import build_registry
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +53,9 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     store = open_store(setup, issue)
     for warning in store.warnings:
         log.warning(warning)
-    workspace_tools = WorkspaceTools(
-        setup.workspace, setup.config.tools, protected=(store.directory,)
+    registry = build_registry(
+        setup.config.tools, setup.workspace, (store.directory,), extra=setup.extra_tools
     )
-    registry = ToolRegistry([workspace_tools, *setup.extra_tools])
     try:
         coordinator = PlanningCoordinator(
             setup.config, model, registry, issue, store, setup.reporter

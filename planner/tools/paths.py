@@ -1,36 +1,150 @@
-"""Path confinement: every path a tool touches resolves inside the workspace."""
+"""Path confinement: every path a tool touches resolves inside the workspace.
+
+A refusal names the rule it applied, so the model (and a person reading the history) knows why:
+
+- no-nul-bytes, no-absolute-paths, no-parent-segments: the path as written;
+- no-encoded-escapes: percent-decoding the path would break one of the rules above (the path is
+  used literally, so `a%20b` means a file called `a%20b`, but `%2e%2e/` is still refused);
+- inside-workspace: after following symlinks the path leaves the workspace;
+- no-git-dir: any `.git` segment, compared case-insensitively as a case-insensitive file system
+  would (`.GIT/config`, `sub/.git/hooks`);
+- protected-path: planner's own state (history), and for writes its tool configuration;
+- no-workflow-edits: writes to CI definitions (`.github/workflows/`, `.gitlab-ci.yml`) unless
+  `tools.allow_workflow_edits` is set.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
+
+DRIVE = re.compile(r"^[A-Za-z]:")
+CI_DEFINITIONS = ((".github", "workflows"), (".gitlab-ci.yml",))
 
 
 class PathRefused(Exception):
     """A path was refused; the message names the rule."""
 
 
-def resolve_in_workspace(
-    root: Path, raw: str, *, protected: tuple[Path, ...] = (), for_write: bool = False
-) -> Path:
-    """Resolve `raw` against `root`, following symlinks, or raise PathRefused naming the rule."""
-    decoded = unquote(raw)
-    if "\0" in decoded:
-        raise PathRefused(f"refused {raw!r}: rule 'no-nul-bytes'")
-    relative = PurePosixPath(decoded.replace("\\", "/"))
-    if relative.is_absolute():
-        raise PathRefused(
-            f"refused {raw!r}: rule 'no-absolute-paths' (use a path relative to the repository)"
+@dataclass(frozen=True)
+class PathPolicy:
+    """Which paths of one workspace tools may read and write."""
+
+    root: Path
+    protected: tuple[Path, ...] = ()
+    write_protected: tuple[Path, ...] = ()
+    allow_workflow_edits: bool = False
+
+    @classmethod
+    def create(
+        cls,
+        root: Path,
+        protected: tuple[Path, ...] = (),
+        write_protected: tuple[Path, ...] = (),
+        allow_workflow_edits: bool = False,
+    ) -> PathPolicy:
+        """A policy with every path made absolute and symlink-free."""
+        return cls(
+            root.resolve(),
+            tuple(p.resolve() for p in protected),
+            tuple(p.resolve() for p in write_protected),
+            allow_workflow_edits,
         )
-    if ".." in relative.parts:
-        raise PathRefused(f"refused {raw!r}: rule 'no-parent-segments' ('..' is not allowed)")
-    resolved = (root / relative).resolve()
-    if resolved != root and root not in resolved.parents:
-        raise PathRefused(f"refused {raw!r}: rule 'inside-workspace' (a symlink leads outside)")
-    inside = resolved.relative_to(root)
-    if inside.parts[:1] == (".git",):
-        raise PathRefused(f"refused {raw!r}: rule 'no-git-dir' (.git is never touched)")
-    for guarded in protected:
-        if resolved == guarded or guarded in resolved.parents:
-            raise PathRefused(f"refused {raw!r}: rule 'protected-path' (planner's own state)")
-    return resolved
+
+    def resolve(self, raw: str, *, for_write: bool = False) -> Path:
+        """The real path `raw` names inside the workspace, or PathRefused naming the rule."""
+        written = _normalised(raw or ".")
+        _check_written(raw, written)
+        _check_decoded(raw, written)
+        try:
+            resolved = (self.root / written).resolve()
+        except (OSError, RuntimeError):
+            raise PathRefused(_refusal(raw, "inside-workspace", "a symlink loop")) from None
+        if resolved != self.root and self.root not in resolved.parents:
+            raise PathRefused(_refusal(raw, "inside-workspace", "a symlink leads outside"))
+        for parts in (written.parts, self.relative_parts(resolved)):
+            self._check_parts(raw, parts, for_write)
+        self._check_protected(raw, resolved, for_write)
+        return resolved
+
+    def relative_parts(self, resolved: Path) -> tuple[str, ...]:
+        return resolved.relative_to(self.root).parts
+
+    def hidden(self, path: Path) -> bool:
+        """True for entries listings and searches leave out (.git and protected state)."""
+        try:
+            parts = path.relative_to(self.root).parts
+        except ValueError:
+            return True
+        return _git_segment(parts) or any(_within(path, p) for p in self.protected)
+
+    def _check_parts(self, raw: str, parts: tuple[str, ...], for_write: bool) -> None:
+        if _git_segment(parts):
+            raise PathRefused(_refusal(raw, "no-git-dir", ".git is never touched"))
+        if for_write and not self.allow_workflow_edits and _ci_definition(parts):
+            raise PathRefused(
+                _refusal(
+                    raw,
+                    "no-workflow-edits",
+                    "CI definitions are not edited unless tools.allow_workflow_edits is set",
+                )
+            )
+
+    def _check_protected(self, raw: str, resolved: Path, for_write: bool) -> None:
+        guarded = self.protected + (self.write_protected if for_write else ())
+        if any(_within(resolved, p) for p in guarded):
+            raise PathRefused(
+                _refusal(raw, "protected-path", "planner's own state and configuration")
+            )
+
+
+def _normalised(raw: str) -> PurePosixPath:
+    return PurePosixPath(raw.replace("\\", "/"))
+
+
+def _check_written(raw: str, written: PurePosixPath, rule: str | None = None) -> None:
+    """The rules about how a path is spelled; `rule` overrides the name (for decoded forms)."""
+    if "\0" in str(written):
+        raise PathRefused(_refusal(raw, rule or "no-nul-bytes", "NUL bytes are not allowed"))
+    if written.is_absolute() or DRIVE.match(str(written)):
+        raise PathRefused(
+            _refusal(raw, rule or "no-absolute-paths", "use a path relative to the repository")
+        )
+    if ".." in written.parts:
+        raise PathRefused(_refusal(raw, rule or "no-parent-segments", "'..' is not allowed"))
+    if rule and _git_segment(written.parts):
+        raise PathRefused(_refusal(raw, rule, "it decodes to a .git path"))
+
+
+def _check_decoded(raw: str, written: PurePosixPath) -> None:
+    decoded = raw
+    for _ in range(3):  # double and triple encoding are the usual tricks
+        decoded = unquote(decoded)
+    if decoded != raw:
+        _check_written(raw, _normalised(decoded), "no-encoded-escapes")
+
+
+def _fold(part: str) -> str:
+    """How a case-insensitive file system compares a name (Windows also drops trailing dots)."""
+    return part.casefold().rstrip(" .") or part
+
+
+def _git_segment(parts: tuple[str, ...]) -> bool:
+    return any(_fold(part) == ".git" for part in parts)
+
+
+def _ci_definition(parts: tuple[str, ...]) -> bool:
+    folded = tuple(_fold(part) for part in parts)
+    return any(folded[: len(prefix)] == prefix for prefix in CI_DEFINITIONS)
+
+
+def _within(path: Path, guarded: Path) -> bool:
+    folded = str(path).casefold()
+    base = str(guarded).casefold()
+    return folded == base or folded.startswith(base.rstrip("/") + "/")
+
+
+def _refusal(raw: str, rule: str, why: str) -> str:
+    return f"refused {raw!r}: rule {rule!r} ({why})"

@@ -1,12 +1,15 @@
 """One registry in front of every ToolProvider: the only thing the coordinator calls.
 
 A call never raises: unknown tools, bad arguments and provider crashes all come back as a failed
-ToolResult the model can react to.
+ToolResult the model can react to. A provider may carry a `problem` (an MCP server that did not
+start or died): its tools are then left out of specs() and names(), and the problem is listed
+once in `problems`, for the log and the pass result.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from planner.interfaces import ToolProvider, ToolResult, ToolSpec
@@ -21,7 +24,8 @@ class ToolRegistry:
         self._providers: list[ToolProvider] = []
         self._routes: dict[str, ToolProvider] = {}
         self._specs: dict[str, ToolSpec] = {}
-        self.problems: list[str] = []
+        self._own_problems: list[str] = []
+        self._cleanups: list[Callable[[], None]] = []
         for provider in providers or []:
             self.add(provider)
 
@@ -29,21 +33,38 @@ class ToolRegistry:
         self._providers.append(provider)
         for spec in provider.list_tools():
             if spec.name in self._routes:
-                self.problems.append(f"tool {spec.name!r} is offered twice; the first one is kept")
+                self._report(f"tool {spec.name!r} is offered twice; the first one is kept")
                 continue
             self._routes[spec.name] = provider
             self._specs[spec.name] = spec
 
+    def add_cleanup(self, cleanup: Callable[[], None]) -> None:
+        """Run `cleanup` in close(), after every provider is closed (e.g. stop the MCP loop)."""
+        self._cleanups.append(cleanup)
+
+    @property
+    def problems(self) -> list[str]:
+        """Everything that went wrong with tools this pass, each once, oldest first."""
+        provider_problems = [_problem(p) for p in self._providers]
+        return self._own_problems + [p for p in provider_problems if p]
+
     def specs(self) -> list[ToolSpec]:
-        return list(self._specs.values())
+        return [spec for name, spec in self._specs.items() if self._available(name)]
+
+    def catalogue(self) -> list[ToolSpec]:
+        """specs() with one-line descriptions, for prompts that list the tools."""
+        return [
+            spec.model_copy(update={"description": one_line(spec.description)})
+            for spec in self.specs()
+        ]
 
     def names(self) -> frozenset[str]:
-        return frozenset(self._specs)
+        return frozenset(name for name in self._specs if self._available(name))
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         provider = self._routes.get(name)
         if provider is None:
-            available = ", ".join(sorted(self._specs)) or "(none)"
+            available = ", ".join(sorted(self.names())) or "(none)"
             return ToolResult(
                 ok=False, error=f"unknown tool {name!r}; available tools: {available}"
             )
@@ -55,7 +76,33 @@ class ToolRegistry:
 
     def close(self) -> None:
         for provider in self._providers:
-            try:
-                provider.close()
-            except Exception:
-                log.exception("closing a tool provider failed")
+            _quietly(provider.close, "closing a tool provider failed")
+        for cleanup in self._cleanups:
+            _quietly(cleanup, "tool cleanup failed")
+        self._cleanups.clear()
+
+    def _available(self, name: str) -> bool:
+        return not _problem(self._routes[name])
+
+    def _report(self, problem: str) -> None:
+        log.warning(problem)
+        self._own_problems.append(problem)
+
+
+def one_line(description: str, limit: int = 160) -> str:
+    """The first sentence of the first line, at most `limit` characters."""
+    first = description.strip().split("\n", 1)[0].strip()
+    sentence = first.split(". ", 1)[0].rstrip(".")
+    return sentence if len(sentence) <= limit else sentence[: limit - 3].rstrip() + "..."
+
+
+def _problem(provider: ToolProvider) -> str | None:
+    problem = getattr(provider, "problem", None)
+    return problem if isinstance(problem, str) else None
+
+
+def _quietly(action: Callable[[], None], message: str) -> None:
+    try:
+        action()
+    except Exception:
+        log.exception(message)

@@ -1,7 +1,8 @@
 """Built-in tools that work on the repository checkout, confined to it.
 
-Names and argument shapes follow the official filesystem MCP server where they overlap, so plans
-read the same whichever provider executes them.
+Names and argument shapes follow the official filesystem MCP server where they overlap
+(read_file, write_file, edit_file with {oldText, newText}, list_directory, search_files), so
+plans read the same whichever provider executes them.
 """
 
 from __future__ import annotations
@@ -12,34 +13,39 @@ from typing import Any
 
 from planner.config import ToolsConfig
 from planner.interfaces import ToolResult, ToolSpec
-from planner.tools.paths import PathRefused, resolve_in_workspace
+from planner.tools import arguments as args
+from planner.tools.arguments import BadArguments
+from planner.tools.edits import Edit, EditFailed, apply_edits, unified_diff
+from planner.tools.output import cap_text, looks_binary
+from planner.tools.paths import PathPolicy, PathRefused
+from planner.tools.search import FileSearch, SearchFailed
 
 Handler = Callable[[dict[str, Any]], ToolResult]
-
-PATH_ONLY = {
-    "type": "object",
-    "properties": {"path": {"type": "string", "description": "Path relative to the repository"}},
-    "required": ["path"],
-}
+PATH = {"type": "string", "description": "Path relative to the repository root"}
 
 
 class WorkspaceTools:
-    """read_file, write_file and list_directory inside one workspace directory."""
+    """read_file, write_file, edit_file, list_directory and search_files in one workspace."""
 
-    def __init__(self, root: Path, config: ToolsConfig, protected: tuple[Path, ...] = ()) -> None:
-        self.root = root.resolve()
+    def __init__(
+        self,
+        root: Path,
+        config: ToolsConfig,
+        protected: tuple[Path, ...] = (),
+        write_protected: tuple[Path, ...] = (),
+    ) -> None:
         self.config = config
-        self.protected = tuple(p.resolve() for p in protected)
+        self.policy = PathPolicy.create(
+            root, protected, write_protected, config.allow_workflow_edits
+        )
+        self.root = self.policy.root
+        self._search = FileSearch(self.policy, config)
         self._handlers: dict[str, tuple[ToolSpec, Handler]] = {
-            "read_file": (_spec("read_file", "Read a UTF-8 text file.", PATH_ONLY), self._read),
-            "write_file": (
-                _spec("write_file", "Create or overwrite a text file.", _WRITE),
-                self._write,
-            ),
-            "list_directory": (
-                _spec("list_directory", "List a directory's entries.", PATH_ONLY),
-                self._list,
-            ),
+            "read_file": (READ_FILE, self._read),
+            "write_file": (WRITE_FILE, self._write),
+            "edit_file": (EDIT_FILE, self._edit),
+            "list_directory": (LIST_DIRECTORY, self._list),
+            "search_files": (self._search.spec, self._search.run),
         }
 
     def list_tools(self) -> list[ToolSpec]:
@@ -51,64 +57,173 @@ class WorkspaceTools:
             return ToolResult(ok=False, error=f"unknown workspace tool {name!r}")
         try:
             return entry[1](arguments)
-        except PathRefused as refusal:
+        except (PathRefused, EditFailed, SearchFailed) as refusal:
             return ToolResult(ok=False, error=str(refusal))
-        except (KeyError, TypeError) as exc:
+        except BadArguments as exc:
             return ToolResult(ok=False, error=f"bad arguments for {name}: {exc}")
+        except FileNotFoundError:
+            return ToolResult(ok=False, error=f"{arguments.get('path')!r} does not exist")
         except OSError as exc:
             return ToolResult(ok=False, error=f"{name} failed: {exc.strerror or exc}")
 
     def close(self) -> None:
         return None
 
-    def _path(self, arguments: dict[str, Any], *, for_write: bool = False) -> Path:
-        raw = arguments["path"]
-        if not isinstance(raw, str):
-            raise TypeError("path must be a string")
-        return resolve_in_workspace(self.root, raw, protected=self.protected, for_write=for_write)
+    # -- read_file ----------------------------------------------------------------------------
 
     def _read(self, arguments: dict[str, Any]) -> ToolResult:
-        path = self._path(arguments)
-        data = path.read_bytes()
-        if b"\0" in data[:8192]:
-            return ToolResult(
-                ok=True, content=f"{arguments['path']} is a binary file ({len(data)} bytes)"
+        raw = args.text(arguments, "path")
+        start = args.optional_int(arguments, "start_line")
+        end = args.optional_int(arguments, "end_line")
+        path = self._existing_file(raw)
+        with path.open("rb") as handle:
+            head = handle.read(self.config.max_read_bytes + 1)
+            if looks_binary(head):
+                size = path.stat().st_size
+                return ToolResult(
+                    ok=True, content=f"{raw} is a binary file ({size} bytes), not shown"
+                )
+            if start is None and end is None:
+                return ToolResult(ok=True, content=self._capped(head, path))
+            handle.seek(0)
+            return ToolResult(ok=True, content=self._line_range(handle.read(), start, end))
+
+    def _capped(self, head: bytes, path: Path) -> str:
+        limit = self.config.max_read_bytes
+        text = head[:limit].decode("utf-8", errors="replace")
+        if len(head) > limit:
+            text += (
+                f"\n[cut: showing {limit} of {path.stat().st_size} bytes; "
+                "use start_line/end_line to read further]"
             )
-        text = data[: self.config.max_read_bytes].decode("utf-8", errors="replace")
-        if len(data) > self.config.max_read_bytes:
-            text += f"\n[cut: showing {self.config.max_read_bytes} of {len(data)} bytes]"
-        return ToolResult(ok=True, content=text)
+        return text
+
+    def _line_range(self, data: bytes, start: int | None, end: int | None) -> str:
+        lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+        first, last = (start or 1), min(end or len(lines), len(lines))
+        if first > len(lines):
+            return f"[the file has only {len(lines)} lines]"
+        chosen = "".join(lines[first - 1 : last])
+        note = f"[lines {first}-{last} of {len(lines)}]"
+        return cap_text(chosen, self.config.max_read_bytes, "lines") + ("\n" + note)
+
+    # -- write_file and edit_file ------------------------------------------------------------
 
     def _write(self, arguments: dict[str, Any]) -> ToolResult:
-        content = arguments["content"]
-        if not isinstance(content, str):
-            raise TypeError("content must be a string")
-        size = len(content.encode("utf-8"))
-        if size > self.config.max_write_bytes:
-            return ToolResult(ok=False, error=f"refused: {size} bytes exceeds max_write_bytes")
-        path = self._path(arguments, for_write=True)
+        raw = args.text(arguments, "path")
+        data = args.text(arguments, "content").encode("utf-8")
+        self._check_size(raw, len(data))
+        path = self.policy.resolve(raw, for_write=True)
+        if path.is_dir():
+            return ToolResult(ok=False, error=f"{raw!r} is a directory")
+        existed = path.exists()
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-        return ToolResult(ok=True, content=f"wrote {size} bytes to {arguments['path']}")
+        path.write_bytes(data)
+        verb = "replaced" if existed else "created"
+        return ToolResult(ok=True, content=f"{verb} {raw} ({len(data)} bytes)")
+
+    def _edit(self, arguments: dict[str, Any]) -> ToolResult:
+        raw = args.text(arguments, "path")
+        edits = [Edit.parse(i, e) for i, e in enumerate(args.object_list(arguments, "edits"))]
+        dry_run = args.flag(arguments, "dryRun")
+        path = self.policy.resolve(raw, for_write=True)
+        before = self._editable_text(raw, path)
+        after = apply_edits(before, edits)
+        self._check_size(raw, len(after.encode("utf-8")))
+        if not dry_run:
+            path.write_bytes(after.encode("utf-8"))
+        diff = unified_diff(raw, before, after) or "(no change)"
+        heading = "dry run, nothing written" if dry_run else f"applied {len(edits)} edit(s)"
+        return ToolResult(
+            ok=True, content=f"{heading}:\n{cap_text(diff, self.config.max_output_bytes, 'diff')}"
+        )
+
+    def _editable_text(self, raw: str, path: Path) -> str:
+        data = self._existing_file(raw, path).read_bytes()
+        if looks_binary(data):
+            raise EditFailed(f"{raw!r} is a binary file; edit_file only changes text")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise EditFailed(f"{raw!r} is not UTF-8 text; it was left unchanged") from None
+
+    def _check_size(self, raw: str, size: int) -> None:
+        limit = self.config.max_write_bytes
+        if size > limit:
+            raise PathRefused(
+                f"refused {raw!r}: rule 'max-write-bytes' ({size} bytes is more than {limit})"
+            )
+
+    # -- list_directory ----------------------------------------------------------------------
 
     def _list(self, arguments: dict[str, Any]) -> ToolResult:
-        path = self._path(arguments)
-        entries = sorted(path.iterdir(), key=lambda p: p.name)
+        raw = args.text(arguments, "path", ".")
+        path = self.policy.resolve(raw)
+        if not path.is_dir():
+            return ToolResult(ok=False, error=f"{raw!r} is not a directory")
+        entries = sorted(path.iterdir(), key=lambda entry: entry.name)
         lines = [
-            f"[{'DIR' if e.is_dir() else 'FILE'}] {e.name}" for e in entries if e.name != ".git"
+            f"[{'DIR' if entry.is_dir() else 'FILE'}] {entry.name}"
+            for entry in entries
+            if not self.policy.hidden(entry)
         ]
         return ToolResult(ok=True, content="\n".join(lines) or "(empty directory)")
 
+    def _existing_file(self, raw: str, path: Path | None = None) -> Path:
+        path = path or self.policy.resolve(raw)
+        if path.is_dir():
+            raise BadArguments(f"{raw!r} is a directory; use list_directory")
+        if not path.exists():
+            raise FileNotFoundError(raw)
+        return path
 
-_WRITE = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "description": "Path relative to the repository"},
-        "content": {"type": "string", "description": "The complete new file content"},
+
+def _spec(name: str, description: str, properties: dict[str, Any], required: list[str]) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        description=description,
+        parameters={"type": "object", "properties": properties, "required": required},
+    )
+
+
+READ_FILE = _spec(
+    "read_file",
+    "Read a text file, optionally only lines start_line..end_line (1-based, inclusive). "
+    "Long files are cut with a note; binary files are reported, not shown.",
+    {
+        "path": PATH,
+        "start_line": {"type": "integer", "minimum": 1},
+        "end_line": {"type": "integer", "minimum": 1},
     },
-    "required": ["path", "content"],
-}
-
-
-def _spec(name: str, description: str, parameters: dict[str, Any]) -> ToolSpec:
-    return ToolSpec(name=name, description=description, parameters=parameters)
+    ["path"],
+)
+WRITE_FILE = _spec(
+    "write_file",
+    "Create a text file or replace its whole content.",
+    {"path": PATH, "content": {"type": "string", "description": "The complete new content"}},
+    ["path", "content"],
+)
+EDIT_FILE = _spec(
+    "edit_file",
+    "Replace exact text in a file. Each oldText must occur exactly once; edits apply in order "
+    "and all-or-nothing. Returns a diff.",
+    {
+        "path": PATH,
+        "edits": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"oldText": {"type": "string"}, "newText": {"type": "string"}},
+                "required": ["oldText", "newText"],
+            },
+        },
+        "dryRun": {"type": "boolean", "description": "Only show the diff"},
+    },
+    ["path", "edits"],
+)
+LIST_DIRECTORY = _spec(
+    "list_directory",
+    "List a directory's entries as [DIR] name / [FILE] name.",
+    {"path": PATH},
+    ["path"],
+)

@@ -1,0 +1,54 @@
+"""Assembles the ToolRegistry of one pass: built-in tools first, then every MCP server."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from planner.config import ToolsConfig
+from planner.interfaces import ToolProvider
+from planner.tools.commands import CommandTool
+from planner.tools.mcp import McpHost
+from planner.tools.mcp_config import config_file_path, resolve_servers
+from planner.tools.registry import ToolRegistry
+from planner.tools.workspace import WorkspaceTools
+
+
+def build_registry(
+    config: ToolsConfig,
+    workspace: Path,
+    protected: tuple[Path, ...] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    extra: Sequence[ToolProvider] = (),
+) -> ToolRegistry:
+    """Every tool of the pass; MCP servers are started here and stopped by registry.close().
+
+    Raises ConfigError (before anything starts) when the MCP configuration is unusable, e.g.
+    it names an environment variable that is not set. `protected` paths (planner's history) are
+    neither read nor written by the built-in tools.
+    """
+    environment = os.environ if env is None else env
+    servers = resolve_servers(config, workspace, environment)
+    mcp_file = config_file_path(config, workspace)
+    registry = ToolRegistry(
+        [
+            WorkspaceTools(workspace, config, protected, (mcp_file,) if mcp_file else ()),
+            CommandTool(workspace, config, environment),
+            *extra,
+        ]
+    )
+    if servers:
+        _add_servers(registry, McpHost(servers, config, workspace))
+    return registry
+
+
+def _add_servers(registry: ToolRegistry, host: McpHost) -> None:
+    registry.add_cleanup(host.close)
+    try:
+        for server in host.start():
+            registry.add(server)
+    except BaseException:
+        registry.close()
+        raise

@@ -1,0 +1,157 @@
+"""run_command: an allow-listed argv, run in the workspace with an environment free of secrets.
+
+Never a shell string: the model sends an argv list, and it runs only when it starts with one of
+`tools.allowed_commands`. The command gets its own process group, so a timeout kills everything
+it started; output goes to temporary files (no pipe can fill up and block it) and comes back
+cut to `tools.max_output_bytes` per stream with the real sizes noted.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from planner.config import ToolsConfig
+from planner.interfaces import ToolResult, ToolSpec
+from planner.tools import arguments as args
+from planner.tools.arguments import BadArguments
+from planner.tools.output import cap_file
+
+SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "JWT")
+SECRET_PREFIXES = ("GITHUB_", "GITLAB_", "CI_JOB_", "OPENAI_", "ACTIONS_", "INPUT_")
+"""INPUT_ holds a GitHub Action's inputs, which include the tokens planner was given."""
+
+
+def is_secret_name(name: str) -> bool:
+    upper = name.upper()
+    return any(word in upper for word in SECRET_WORDS) or upper.startswith(SECRET_PREFIXES)
+
+
+def scrubbed_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without anything named like a token, key, password or CI credential."""
+    return {name: value for name, value in env.items() if not is_secret_name(name)}
+
+
+@dataclass
+class Finished:
+    exit_code: int | None
+    stdout: tuple[int, str]
+    stderr: tuple[int, str]
+    timed_out: bool
+
+
+class CommandTool:
+    """The run_command tool; offered only when some command prefix is allowed."""
+
+    def __init__(
+        self, root: Path, config: ToolsConfig, env: Mapping[str, str] | None = None
+    ) -> None:
+        self.root = root.resolve()
+        self.config = config
+        self.prefixes = config.command_prefixes
+        self.env = scrubbed_environment(os.environ if env is None else env)
+
+    def list_tools(self) -> list[ToolSpec]:
+        return [self._spec()] if self.prefixes else []
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        if name != "run_command":
+            return ToolResult(ok=False, error=f"unknown command tool {name!r}")
+        try:
+            argv = args.string_list(arguments, "argv")
+        except BadArguments as exc:
+            return ToolResult(ok=False, error=f"bad arguments for run_command: {exc}")
+        if not self._allowed(argv):
+            return ToolResult(ok=False, error=self._refusal(argv))
+        try:
+            finished = self._run(argv)
+        except OSError as exc:
+            return ToolResult(ok=False, error=f"could not start {argv[0]!r}: {exc.strerror or exc}")
+        return self._result(finished)
+
+    def close(self) -> None:
+        return None
+
+    def _allowed(self, argv: list[str]) -> bool:
+        return any(tuple(argv[: len(prefix)]) == prefix for prefix in self.prefixes)
+
+    def _refusal(self, argv: list[str]) -> str:
+        allowed = "; ".join(" ".join(prefix) for prefix in self.prefixes)
+        return f"refused {argv!r}: rule 'command-allow-list' (allowed prefixes: {allowed})"
+
+    def _run(self, argv: list[str]) -> Finished:
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            process = subprocess.Popen(
+                argv,
+                cwd=self.root,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+            timed_out = not _wait(process, self.config.command_timeout_seconds)
+            limit = self.config.max_output_bytes
+            return Finished(
+                process.returncode,
+                cap_file(out, limit, "stdout"),
+                cap_file(err, limit, "stderr"),
+                timed_out,
+            )
+
+    def _result(self, finished: Finished) -> ToolResult:
+        (out_size, out), (err_size, err) = finished.stdout, finished.stderr
+        content = (
+            f"exit code: {finished.exit_code}\n"
+            f"--- stdout ({out_size} bytes) ---\n{out}\n"
+            f"--- stderr ({err_size} bytes) ---\n{err}"
+        )
+        if finished.timed_out:
+            timeout = self.config.command_timeout_seconds
+            error = f"timed out after {timeout:g}s; the command and its children were killed"
+            return ToolResult(ok=False, error=error, content=content)
+        if finished.exit_code != 0:
+            return ToolResult(
+                ok=False, error=f"command exited with code {finished.exit_code}", content=content
+            )
+        return ToolResult(ok=True, content=content)
+
+    def _spec(self) -> ToolSpec:
+        allowed = "; ".join(" ".join(prefix) for prefix in self.prefixes)
+        return ToolSpec(
+            name="run_command",
+            description=(
+                "Run a command (argv list, no shell) in the repository and get its exit code "
+                f"and output. Allowed command prefixes: {allowed}. "
+                f"Timeout {self.config.command_timeout_seconds:g}s."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "argv": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": 'Program and arguments, e.g. ["python", "-m", "pytest"]',
+                    }
+                },
+                "required": ["argv"],
+            },
+        )
+
+
+def _wait(process: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait for the command; on timeout kill its whole process group. False if it timed out."""
+    try:
+        process.wait(timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        # The group is still ours: its leader is not reaped yet, so the id cannot be reused.
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        return False

@@ -1,0 +1,114 @@
+"""Which MCP servers a pass starts: `tools.mcpServers`, a `.mcp.json`-style file, `${VAR}`s.
+
+Everything is checked before any server starts, and every problem is reported at once as a
+ConfigError. Expanded values (which may hold tokens) live only in the returned objects; error
+messages name variables, never their values.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from planner.config import McpServerConfig, ToolsConfig
+from planner.errors import ConfigError
+
+VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+EXPANDED_FIELDS = ("command", "args", "env", "cwd", "url", "headers")
+
+
+def resolve_servers(
+    config: ToolsConfig, workspace: Path, env: Mapping[str, str]
+) -> dict[str, McpServerConfig]:
+    """Every configured server with its variables expanded, or ConfigError listing problems."""
+    servers = {**load_file_servers(config, workspace), **config.mcpServers}
+    problems: list[str] = []
+    expanded = {
+        name: expand_server(name, server, env, problems) for name, server in servers.items()
+    }
+    if problems:
+        raise ConfigError("MCP server configuration:\n" + "\n".join(f"  - {p}" for p in problems))
+    return expanded
+
+
+def config_file_path(config: ToolsConfig, workspace: Path) -> Path | None:
+    if config.mcp_config_file is None:
+        return None
+    path = Path(config.mcp_config_file)
+    return path if path.is_absolute() else workspace / path
+
+
+def load_file_servers(config: ToolsConfig, workspace: Path) -> dict[str, McpServerConfig]:
+    """The servers of tools.mcp_config_file (`{"mcpServers": {...}}`); none when unset."""
+    path = config_file_path(config, workspace)
+    if path is None:
+        return {}
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"tools.mcp_config_file {path} cannot be read: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"tools.mcp_config_file {path} is not valid JSON: {exc}") from None
+    entries = document.get("mcpServers") if isinstance(document, dict) else None
+    if not isinstance(entries, dict):
+        raise ConfigError(f"tools.mcp_config_file {path} must hold an object with 'mcpServers'")
+    return _validated(path, entries)
+
+
+def _validated(path: Path, entries: dict[str, Any]) -> dict[str, McpServerConfig]:
+    servers: dict[str, McpServerConfig] = {}
+    problems: list[str] = []
+    for name, entry in entries.items():
+        try:
+            servers[name] = McpServerConfig.model_validate(entry)
+        except ValidationError as exc:
+            problems += [_field_problem(path, name, error) for error in exc.errors()]
+    if problems:
+        raise ConfigError(f"tools.mcp_config_file {path}:\n" + "\n".join(problems))
+    return servers
+
+
+def _field_problem(path: Path, name: str, error: Any) -> str:
+    where = ".".join(str(part) for part in ("mcpServers", name, *error["loc"]))
+    return f"  - {where}: {error['msg']}"
+
+
+def expand_server(
+    name: str, server: McpServerConfig, env: Mapping[str, str], problems: list[str]
+) -> McpServerConfig:
+    """A copy of `server` with `${VAR}` expanded in every string a server is started with."""
+    updates = {
+        field: _expand(getattr(server, field), f"mcpServers.{name}.{field}", env, problems)
+        for field in EXPANDED_FIELDS
+    }
+    return server.model_copy(update=updates)
+
+
+def _expand(value: Any, where: str, env: Mapping[str, str], problems: list[str]) -> Any:
+    if isinstance(value, str):
+        return _expand_text(value, where, env, problems)
+    if isinstance(value, list):
+        return [_expand(item, f"{where}[{i}]", env, problems) for i, item in enumerate(value)]
+    if isinstance(value, dict):
+        return {key: _expand(item, f"{where}.{key}", env, problems) for key, item in value.items()}
+    return value
+
+
+def _expand_text(text: str, where: str, env: Mapping[str, str], problems: list[str]) -> str:
+    def substitute(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        value = env.get(name, "")
+        if value:
+            return value
+        if default is not None:
+            return default
+        if name not in env:
+            problems.append(f"{where} uses ${{{name}}}, which is not set (no default given)")
+        return ""
+
+    return VARIABLE.sub(substitute, text)

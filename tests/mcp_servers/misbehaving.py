@@ -1,0 +1,49 @@
+"""A stdio MCP server (built with the `mcp` package) whose tools misbehave on request.
+
+    python tests/mcp_servers/misbehaving.py
+
+Tools: echo (works), fail (the tool reports an error), crash (the process dies mid-call),
+hang (never answers; for call timeouts). Used by the tests and the benchmark. With
+MISBEHAVING_PID_FILE set it writes its process id there at start.
+"""
+
+from __future__ import annotations
+
+import os
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("misbehaving")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+def fail(message: str) -> str:
+    """Raise an error with the given message."""
+    raise ValueError(message)
+
+
+@server.tool()
+def crash() -> str:
+    """Kill this server process in the middle of the call."""
+    os._exit(17)
+
+
+@server.tool()
+async def hang() -> str:
+    """Never return."""
+    await anyio.sleep_forever()
+    return "unreachable"
+
+
+if __name__ == "__main__":
+    if "MISBEHAVING_PID_FILE" in os.environ:  # lets tests check the process is gone afterwards
+        with open(os.environ["MISBEHAVING_PID_FILE"], "w") as handle:
+            handle.write(str(os.getpid()))
+    server.run("stdio")

@@ -1,0 +1,189 @@
+"""run_command: allow-list, timeout kill, output caps, scrubbed environment, exit codes."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from planner.config import ToolsConfig
+from planner.tools.commands import CommandTool, is_secret_name
+
+PYTHON = sys.executable
+
+
+def command_tool(
+    root: Path, *prefixes: str, env: dict[str, str] | None = None, **config: object
+) -> CommandTool:
+    settings = ToolsConfig.model_validate({"allowed_commands": list(prefixes), **config})
+    return CommandTool(root, settings, env)
+
+
+def python_prefix() -> str:
+    return f"{shlex.quote(PYTHON)} -c"
+
+
+def test_allowed_command_runs_in_the_workspace_and_returns_its_exit_code(tmp_path: Path) -> None:
+    tool = command_tool(tmp_path, python_prefix())
+    result = tool.call("run_command", {"argv": [PYTHON, "-c", "import os; print(os.getcwd())"]})
+    assert result.ok
+    assert result.content.splitlines()[:3] == [
+        "exit code: 0",
+        f"--- stdout ({len(str(tmp_path)) + 1} bytes) ---",
+        str(tmp_path.resolve()),
+    ]
+    failing = tool.call("run_command", {"argv": [PYTHON, "-c", "import sys; sys.exit(3)"]})
+    assert not failing.ok
+    assert failing.error == "command exited with code 3"
+    assert failing.content.startswith("exit code: 3\n")
+
+
+def test_commands_outside_the_allow_list_are_refused_naming_the_rule(tmp_path: Path) -> None:
+    tool = command_tool(tmp_path, "git status", "python -m pytest")
+    for argv in (
+        ["rm", "-rf", "."],
+        ["git", "push"],
+        ["python", "-m", "pip", "install", "x"],
+        ["git"],
+    ):
+        result = tool.call("run_command", {"argv": argv})
+        assert not result.ok
+        assert result.error == (
+            f"refused {argv!r}: rule 'command-allow-list' "
+            "(allowed prefixes: git status; python -m pytest)"
+        )
+
+
+def test_without_an_allow_list_run_command_is_not_offered(tmp_path: Path) -> None:
+    tool = command_tool(tmp_path)
+    assert tool.list_tools() == []
+    result = tool.call("run_command", {"argv": ["ls"]})
+    assert result.error is not None and "rule 'command-allow-list'" in result.error
+    offered = command_tool(tmp_path, "make test").list_tools()
+    assert [spec.name for spec in offered] == ["run_command"]
+    assert "Allowed command prefixes: make test" in offered[0].description
+
+
+def test_a_shell_string_is_not_accepted(tmp_path: Path) -> None:
+    tool = command_tool(tmp_path, "echo")
+    result = tool.call("run_command", {"argv": "echo hi; rm -rf /"})
+    assert result.error == (
+        "bad arguments for run_command: argument 'argv' must be a non-empty array of strings"
+    )
+
+
+def test_missing_program_is_reported(tmp_path: Path) -> None:
+    tool = command_tool(tmp_path, "no-such-program-planner")
+    result = tool.call("run_command", {"argv": ["no-such-program-planner", "--x"]})
+    assert result.error == "could not start 'no-such-program-planner': No such file or directory"
+
+
+def _dies(pid: int) -> bool:
+    """True once `pid` is gone or a zombie; SIGKILL lands asynchronously, so poll (bounded)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except FileNotFoundError:
+            return True
+        if "State:\tZ" in status:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    script = (
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        "open('child.pid', 'w').write(str(child.pid))\n"
+        "print('started', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    tool = command_tool(tmp_path, python_prefix(), command_timeout_seconds=2)
+    result = tool.call("run_command", {"argv": [PYTHON, "-c", script]})
+    assert not result.ok
+    assert result.error == "timed out after 2s; the command and its children were killed"
+    assert "started" in result.content
+    assert _dies(int((tmp_path / "child.pid").read_text()))
+
+
+def test_output_is_capped_with_sizes_noted(tmp_path: Path) -> None:
+    script = "import sys; print('A' * 30000 + 'END'); sys.stderr.write('e' * 10)"
+    tool = command_tool(tmp_path, python_prefix(), max_output_bytes=1000)
+    result = tool.call("run_command", {"argv": [PYTHON, "-c", script]})
+    assert result.ok
+    assert "--- stdout (30004 bytes) ---" in result.content
+    assert "[stdout: 30004 bytes, cut to the first and last 500 bytes]" in result.content
+    assert "END\n" in result.content  # the tail is kept
+    assert "--- stderr (10 bytes) ---\neeeeeeeeee" in result.content
+    assert len(result.content) < 1300
+
+
+def test_environment_is_scrubbed_of_tokens_and_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLANNER_TEST_FAKE_TOKEN", "ghp_fake0123456789")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_fake")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    monkeypatch.setenv("CI_JOB_TOKEN", "glcbt-fake")
+    monkeypatch.setenv("DB_PASSWORD", "hunter2")
+    monkeypatch.setenv("INPUT_GITHUB-TOKEN", "ghs_input")
+    monkeypatch.setenv("PLANNER_TEST_HARMLESS", "visible")
+    script = "import os; print('\\n'.join(f'{k}={v}' for k, v in sorted(os.environ.items())))"
+    result = command_tool(tmp_path, python_prefix()).call(
+        "run_command", {"argv": [PYTHON, "-c", script]}
+    )
+    assert result.ok
+    assert "PLANNER_TEST_HARMLESS=visible" in result.content
+    for leaked in ("ghp_fake", "ghs_fake", "sk-fake", "glcbt-fake", "hunter2", "ghs_input"):
+        assert leaked not in result.content
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("GITHUB_TOKEN", True),
+        ("GITHUB_WORKSPACE", True),
+        ("GITLAB_USER_LOGIN", True),
+        ("ACTIONS_ID_TOKEN_REQUEST_URL", True),
+        ("ACTIONS_RUNTIME_URL", True),
+        ("AWS_SECRET_ACCESS_KEY", True),
+        ("npm_config__authToken", True),
+        ("CI_JOB_JWT_V2", True),
+        ("OPENAI_BASE_URL", True),
+        ("my_credentials_file", True),
+        ("PATH", False),
+        ("HOME", False),
+        ("LANG", False),
+        ("CI", False),
+        ("PYTHONPATH", False),
+    ],
+)
+def test_secret_names(name: str, secret: bool) -> None:
+    assert is_secret_name(name) is secret
+
+
+def test_allowed_commands_are_validated_as_command_lines() -> None:
+    with pytest.raises(ValueError, match="cannot be split"):
+        ToolsConfig.model_validate({"allowed_commands": ["'unclosed"]})
+    with pytest.raises(ValueError, match="is empty"):
+        ToolsConfig.model_validate({"allowed_commands": ["  "]})
+    assert ToolsConfig(allowed_commands=["npm run 'unit tests'"]).command_prefixes == [
+        ("npm", "run", "unit tests")
+    ]
+
+
+def test_env_argument_defaults_to_the_process_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLANNER_TEST_MARKER", "from-os-environ")
+    tool = command_tool(tmp_path, python_prefix())
+    script = "import os; print(os.environ.get('PLANNER_TEST_MARKER'))"
+    assert "from-os-environ" in tool.call("run_command", {"argv": [PYTHON, "-c", script]}).content
+    explicit = command_tool(tmp_path, python_prefix(), env={"PATH": os.environ["PATH"]})
+    assert "None" in explicit.call("run_command", {"argv": [PYTHON, "-c", script]}).content
