@@ -100,7 +100,8 @@ def _run(args: argparse.Namespace) -> int:
     issue = load_issue_file(args.issue_file, repository, args.issue_id)
     if args.instruction:
         issue = issue.model_copy(update={"instruction": args.instruction})
-    result = run_pass(PassSetup(config=config, workspace=args.repo), issue)
+    setup = PassSetup(config=config, workspace=args.repo, config_path=args.config)
+    result = run_pass(setup, issue)
     print(result.model_dump_json(indent=2) if args.json else describe(result))
     return 1 if result.status == "failed" else 0
 

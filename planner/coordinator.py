@@ -147,7 +147,7 @@ class PlanningCoordinator:
                 render(
                     "planning_request.md.j2",
                     issue=view,
-                    tools=self.tools.specs(),
+                    tools=self.tools.catalogue(),
                     history=history_digest(self.store.entries()),
                     max_subtasks=self.config.planning.max_subtasks,
                 )

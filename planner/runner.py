@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.config import PlannerConfig
+from planner.config import DEFAULT_CONFIG_PATH, PlannerConfig
 from planner.coordinator import PlanningCoordinator
 from planner.history import PlanningHistoryStore
 from planner.interfaces import ProgressReporter, ToolProvider
@@ -32,6 +32,14 @@ class PassSetup:
     reporter: ProgressReporter | None = None
     extra_tools: tuple[ToolProvider, ...] = ()
     model: Any = None
+    config_path: Path | None = None
+    """The config file this pass was configured from; the model may read but never write it."""
+
+
+def config_files(setup: PassSetup) -> tuple[Path, ...]:
+    """Files that decide what a pass may do: writing them would widen the next pass's rights."""
+    default = setup.workspace / DEFAULT_CONFIG_PATH
+    return (default,) if setup.config_path in (None, default) else (default, setup.config_path)
 
 
 def history_directory(config: PlannerConfig, workspace: Path) -> Path:
@@ -54,15 +62,21 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     for warning in store.warnings:
         log.warning(warning)
     registry = build_registry(
-        setup.config.tools, setup.workspace, (store.directory,), extra=setup.extra_tools
+        setup.config.tools,
+        setup.workspace,
+        (store.directory,),
+        write_protected=config_files(setup),
+        extra=setup.extra_tools,
     )
     try:
         coordinator = PlanningCoordinator(
             setup.config, model, registry, issue, store, setup.reporter
         )
-        return coordinator.execute_with_planning()
+        result = coordinator.execute_with_planning()
     finally:
         registry.close()
+    # Tool servers that failed are worth a person's attention even when the pass went on.
+    return result.model_copy(update={"messages": [*result.messages, *registry.problems]})
 
 
 def new_run_id() -> str:

@@ -20,6 +20,7 @@ def build_registry(
     workspace: Path,
     protected: tuple[Path, ...] = (),
     *,
+    write_protected: tuple[Path, ...] = (),
     env: Mapping[str, str] | None = None,
     extra: Sequence[ToolProvider] = (),
 ) -> ToolRegistry:
@@ -27,14 +28,17 @@ def build_registry(
 
     Raises ConfigError (before anything starts) when the MCP configuration is unusable, e.g.
     it names an environment variable that is not set. `protected` paths (planner's history) are
-    neither read nor written by the built-in tools.
+    neither read nor written by the built-in tools; `write_protected` ones (planner's own config)
+    are readable but never written, so a pass cannot widen the permissions of the next one.
     """
     environment = os.environ if env is None else env
     servers = resolve_servers(config, workspace, environment)
     mcp_file = config_file_path(config, workspace)
     registry = ToolRegistry(
         [
-            WorkspaceTools(workspace, config, protected, (mcp_file,) if mcp_file else ()),
+            WorkspaceTools(
+                workspace, config, protected, (*write_protected, *((mcp_file,) if mcp_file else ()))
+            ),
             CommandTool(workspace, config, environment),
             *extra,
         ]

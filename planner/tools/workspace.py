@@ -7,6 +7,7 @@ plans read the same whichever provider executes them.
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -90,7 +91,7 @@ class WorkspaceTools:
 
     def _capped(self, head: bytes, path: Path) -> str:
         limit = self.config.max_read_bytes
-        text = head[:limit].decode("utf-8", errors="replace")
+        text = decode_text(head[:limit])
         if len(head) > limit:
             text += (
                 f"\n[cut: showing {limit} of {path.stat().st_size} bytes; "
@@ -99,7 +100,7 @@ class WorkspaceTools:
         return text
 
     def _line_range(self, data: bytes, start: int | None, end: int | None) -> str:
-        lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+        lines = decode_text(data).splitlines(keepends=True)
         first, last = (start or 1), min(end or len(lines), len(lines))
         if first > len(lines):
             return f"[the file has only {len(lines)} lines]"
@@ -227,3 +228,14 @@ LIST_DIRECTORY = _spec(
     {"path": PATH},
     ["path"],
 )
+
+
+NOT_UTF8_NOTE = "[planner: this file is not valid UTF-8; undecodable bytes are shown as \ufffd]\n"
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 text, saying so when bytes had to be replaced (a cut at the end is not an error)."""
+    try:
+        return codecs.getincrementaldecoder("utf-8")("strict").decode(data, final=False)
+    except UnicodeDecodeError:
+        return NOT_UTF8_NOTE + data.decode("utf-8", errors="replace")
