@@ -429,3 +429,28 @@ def test_a_broken_tool_server_is_reported_in_the_result(harness: Harness) -> Non
     result = harness.run(**{"tools.mcpServers": servers})
     assert result.status == "completed"
     assert any("ghost" in message for message in result.messages)
+
+
+def test_a_persons_instruction_after_intervention_allows_new_revisions(harness: Harness) -> None:
+    limit = {"planning.revision.max_revisions": 1}
+    harness.server.add(
+        planning("task_1"),
+        write("../a"),
+        reflection(True, revision(["task_1"], reason="first")),
+        write("../b"),
+        reflection(True, revision(["task_1"], reason="second")),
+    )
+    assert harness.run(**limit).status == "needs_human"
+    harness.server.add(write("../c"), reflection(True, revision(["task_1"], reason="third")))
+    assert harness.run(**limit).status == "needs_human"  # nobody answered: still at the limit
+    harness.server.add(
+        write("../d"),
+        reflection(True, revision(["task_1"], reason="after guidance")),
+        write("ok.txt"),
+        finish(),
+        completion(),
+    )
+    guided = ISSUE.model_copy(update={"instruction": "write ok.txt instead"})
+    result = harness.run(guided, **limit)
+    assert result.status == "completed" and result.revision == 2
+    assert result.revision_reason == "after guidance"
