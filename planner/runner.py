@@ -33,6 +33,8 @@ class PassSetup:
     reporter: ProgressReporter | None = None
     extra_tools: tuple[ToolProvider, ...] = ()
     model: Any = None
+    protected: tuple[Path, ...] = ()
+    """Paths the workspace tools refuse to touch besides the history (e.g. `.planner/`)."""
 
 
 def history_directory(config: PlannerConfig, workspace: Path) -> Path:
@@ -55,7 +57,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     for warning in store.warnings:
         log.warning(warning)
     workspace_tools = WorkspaceTools(
-        setup.workspace, setup.config.tools, protected=(store.directory,)
+        setup.workspace, setup.config.tools, protected=(store.directory, *setup.protected)
     )
     registry = ToolRegistry([workspace_tools, *setup.extra_tools])
     try:
