@@ -343,20 +343,18 @@ class IssueRun:
     def execute(
         self, *, model: Any, extra_tools: tuple[ToolProvider, ...], history: HistoryBackend | None
     ) -> CiOutcome:
-        self._start()
+        # The 'working' comment comes before the first model call. If it cannot be written,
+        # nothing has been written and the error goes to the entry point as it is.
+        self._load_earlier_runs()
+        self._write_comment()
         try:
+            self._set_label(self.config.forge.label_working)
             outcome = self._work(model, extra_tools, history)
         except Exception as exc:  # whatever broke, the comment must say how the run ended
             log.exception("the run failed")
             outcome = CiOutcome(status="failed", reason=self.forge.redact(f"{exc}"))
         self._finish(outcome, _tracking_state(outcome.status))
         return outcome
-
-    def _start(self) -> None:
-        """The 'working' comment and label, before the first model call."""
-        self._load_earlier_runs()
-        self._write_comment()
-        self._set_label(self.config.forge.label_working)
 
     def _work(
         self, model: Any, extra_tools: tuple[ToolProvider, ...], history: HistoryBackend | None
@@ -514,6 +512,11 @@ class IssueRun:
         outcome.branch = self.branch
         outcome.comment_url = self.comment.url if self.comment else ""
         outcome.pr_url = outcome.pr_url or self.view.pull_url
+        result = self.view.result
+        if result is not None and result.usage.model_calls:
+            outcome.tokens_used = result.usage.total_tokens
+            outcome.model_calls = result.usage.model_calls
+            outcome.history_path = result.history_path
 
 
 class TrackingReporter:

@@ -226,6 +226,18 @@ def test_a_failure_after_the_pass_started_still_ends_in_the_comment(rig: Rig) ->
     assert fake.branch_exists("planner/issue-1")  # the work was pushed before the PR failed
     assert fake.issues[1].labels == ["planner", "planner:needs-input"]
     assert rig.sleeps == [1.0, 2.0]
+    assert outcome.tokens_used > 0 and outcome.model_calls == 6 and outcome.history_path
+
+
+def test_a_failure_right_after_the_working_comment_still_ends_in_it(rig: Rig) -> None:
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    fake.fail("POST", r"/issues/1/labels$", 403, body={"message": "Resource not accessible"})
+    outcome = rig.run(labeled_event(), [], event_name="issues")
+    assert outcome.status == "failed" and "issues: write" in outcome.reason
+    [comment] = tracking_comments(fake)
+    assert "❌ Failed" in comment.body and "Resource not accessible" in comment.body
+    assert fake.issues[1].labels == ["planner", "planner:needs-input"]
 
 
 def test_forbidden_pr_creation_tells_how_to_fix_it_in_the_comment(rig: Rig) -> None:

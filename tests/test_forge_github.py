@@ -72,6 +72,16 @@ def test_tracking_comment_is_created_once_then_edited(fake_github: FakeGitHub) -
     assert [r.method for r in fake_github.writes()] == ["POST", "PATCH"]
 
 
+def test_a_deleted_tracking_comment_is_posted_again(fake_github: FakeGitHub) -> None:
+    fake_github.add_issue(1, "Issue")
+    forge = adapter(fake_github)
+    first = forge.upsert_tracking_comment(1, "working")
+    del fake_github.comments[int(first.id)]  # someone deleted it while the pass ran
+    second = forge.upsert_tracking_comment(1, "done")
+    assert second.id != first.id
+    assert [c.body for c in fake_github.comments_on(1)] == [f"{TRACKING_MARKER}\ndone"]
+
+
 def test_unchanged_tracking_body_is_not_rewritten(fake_github: FakeGitHub) -> None:
     fake_github.add_issue(1, "Issue")
     forge = adapter(fake_github)

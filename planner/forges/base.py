@@ -16,6 +16,9 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
+from planner.errors import ApiError
+from planner.interfaces import Forge
+
 log = logging.getLogger(__name__)
 
 MARKER_PREFIX = "<!-- planner:"
@@ -219,9 +222,18 @@ class ForgeAdapter(ABC):
         elif existing.body == self.redact(body):
             return existing
         else:
-            written = self.edit_comment(number, existing.id, body)
+            written = self._edit_or_repost(number, existing, body)
         self._tracking[number] = written
         return written
+
+    def _edit_or_repost(self, number: int, existing: CommentData, body: str) -> CommentData:
+        try:
+            return self.edit_comment(number, existing.id, body)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+            log.warning("the tracking comment %s was deleted; posting a new one", existing.id)
+            return self.post_comment(number, body)
 
     def set_status_label(
         self, number: int, label: str | None, status_labels: Sequence[str], current: Sequence[str]
@@ -258,3 +270,8 @@ class ForgeAdapter(ABC):
 
 def _is_tracking(comment: CommentData) -> bool:
     return comment.trusted and TRACKING_MARKER in comment.body
+
+
+def as_forge(adapter: ForgeAdapter) -> Forge:
+    """Every adapter is a planner.interfaces.Forge (mypy checks this assignment)."""
+    return adapter
