@@ -209,6 +209,45 @@ class ToolsConfig(Section):
         return [tuple(shlex.split(prefix)) for prefix in self.allowed_commands]
 
 
+BRANCH_PREFIX_PATTERN = r"^[A-Za-z0-9._/-]+$"
+
+
+class ForgeConfig(Section):
+    """forge — how planner is triggered on GitHub/GitLab and what it writes there."""
+
+    trigger_label: str = Field(default="planner", min_length=1)
+    """Adding this label to an issue starts a pass."""
+    trigger_phrase: str = Field(default="/planner", min_length=1)
+    """A comment containing this phrase (case-insensitive, on a word boundary) starts a pass;
+    the text after it is the instruction for that pass."""
+    trigger_on_opened: bool = False
+    """Also start a pass when an issue is opened."""
+    trigger_on_assigned: bool = False
+    """Also start a pass when an issue is assigned."""
+    label_working: str = "planner:working"
+    """Status label while a pass runs."""
+    label_needs_input: str = "planner:needs-input"
+    """Status label when a person must answer, resume or fix something."""
+    label_done: str = "planner:done"
+    """Status label when the plan is complete."""
+    branch_prefix: str = Field(default="planner/issue-", pattern=BRANCH_PREFIX_PATTERN)
+    """The issue's branch is this prefix followed by the issue number."""
+    draft_pr: bool = True
+    """Open the pull/merge request as a draft while the plan is unfinished."""
+    allowed_users: list[str] = Field(default_factory=list)
+    """Users who may trigger a pass without write access to the repository."""
+    allowed_bots: list[str] = Field(default_factory=list)
+    """Bot accounts whose events may trigger a pass (bots never do otherwise)."""
+    commit_name: str | None = None
+    """Commit author name; None uses the platform's bot (github-actions[bot] on GitHub)."""
+    commit_email: str | None = None
+    """Commit author e-mail; None uses the platform bot's no-reply address."""
+    api_max_retries: int = Field(default=5, ge=0)
+    """Retries of a forge API request on 5xx, 429 and secondary rate limits."""
+    api_max_wait_seconds: float = Field(default=60.0, ge=0)
+    """Upper bound of one wait between retries; a longer rate-limit reset is an error."""
+
+
 class PlannerConfig(Section):
     """The whole configuration file."""
 
@@ -220,6 +259,8 @@ class PlannerConfig(Section):
     """Per-pass limits."""
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     """Workspace tools and MCP servers."""
+    forge: ForgeConfig = Field(default_factory=ForgeConfig)
+    """GitHub/GitLab/local triggers, labels, branch and pull request settings."""
 
 
 ENV_KEYS: dict[str, str] = {

@@ -11,7 +11,26 @@ MAX_BODY_BYTES = 1_000_000
 """Issue bodies and comments longer than this are cut for the prompt (with a note)."""
 
 HTML_COMMENT = re.compile(r"<!--.*?(-->|$)", re.DOTALL)
-INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad]")
+INVISIBLE = re.compile(
+    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\U000e0000-\U000e007f]"
+)
+"""Zero-width, bidi controls, soft hyphen and Unicode tag characters (invisible "ASCII")."""
+HIDING_STYLE = (
+    r"(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d])"
+    r"|opacity\s*:\s*0(?![.\d]))"
+)
+HIDDEN_ELEMENT = re.compile(
+    r"<([a-z][a-z0-9]*)\b[^>]*?\s(?:hidden\b|aria-hidden\s*=\s*\"true\"|style\s*=\s*\"[^\"]*"
+    + HIDING_STYLE
+    + r"[^\"]*\")[^>]*>.*?</\1\s*>",
+    re.IGNORECASE | re.DOTALL,
+)
+"""An element a person never sees (hidden attribute or hiding style), with its content."""
+MARKDOWN_COMMENT = re.compile(
+    r"^[ \t]{0,3}\[[^\]\n]*\]:[ \t]*(?:#|<>)(?:[ \t]+(?:\([^\n]*\)|\"[^\n]*\"|'[^\n]*'))?[ \t]*$",
+    re.MULTILINE,
+)
+"""`[//]: # (text)`: a link reference definition used as a comment; it never renders."""
 FENCE_TAG = re.compile(r"<\s*/?\s*untrusted-data", re.IGNORECASE)
 HIDDEN_ATTRIBUTES = re.compile(r"\s(?:hidden|style\s*=\s*\"[^\"]*display\s*:\s*none[^\"]*\")", re.I)
 
@@ -40,8 +59,10 @@ class IssueContext(BaseModel):
 
 def sanitize_untrusted(text: str, limit_bytes: int = MAX_BODY_BYTES) -> str:
     """Strip what a person cannot see but a model would read, then cap the size."""
-    cleaned = HTML_COMMENT.sub("", text)
-    cleaned = INVISIBLE.sub("", unicodedata.normalize("NFC", cleaned))
+    cleaned = INVISIBLE.sub("", unicodedata.normalize("NFC", text))
+    cleaned = HTML_COMMENT.sub("", cleaned)
+    cleaned = HIDDEN_ELEMENT.sub("", cleaned)
+    cleaned = MARKDOWN_COMMENT.sub("", cleaned)
     cleaned = HIDDEN_ATTRIBUTES.sub(" ", cleaned)
     cleaned = FENCE_TAG.sub("[fence removed]", cleaned)  # data must not close its own fence
     return truncate_bytes(cleaned, limit_bytes)

@@ -34,6 +34,8 @@ class PassSetup:
     model: Any = None
     config_path: Path | None = None
     """The config file this pass was configured from; the model may read but never write it."""
+    protected: tuple[Path, ...] = ()
+    """Paths the workspace tools refuse to touch besides the history (e.g. `.planner/`)."""
 
 
 def config_files(setup: PassSetup) -> tuple[Path, ...]:
@@ -64,7 +66,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     registry = build_registry(
         setup.config.tools,
         setup.workspace,
-        (store.directory,),
+        (store.directory, *setup.protected),
         write_protected=config_files(setup),
         extra=setup.extra_tools,
     )

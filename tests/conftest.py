@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from planner.testing.scripted_server import ScriptedModelServer
+from tests.fake_forge import FakeGitHub, FakeGitLab
 
 
 @pytest.fixture
@@ -25,3 +27,24 @@ def scripted_model() -> Iterator[ScriptedModelServer]:
         server.stop()
     # Checked after stop() so a failing check never leaves the server thread running.
     server.assert_consumed()
+
+
+@pytest.fixture
+def fake_github(tmp_path: Path) -> Iterator[FakeGitHub]:
+    """A running fake GitHub; any request that GitHub's OpenAPI document rejects fails the test."""
+    forge = FakeGitHub(tmp_path / "fake-github").start()
+    try:
+        yield forge
+    finally:
+        forge.stop()
+    assert forge.openapi_problems == [], "\n".join(forge.openapi_problems)
+
+
+@pytest.fixture
+def fake_gitlab(tmp_path: Path) -> Iterator[FakeGitLab]:
+    """A running fake GitLab (project acme/widgets, id 42)."""
+    forge = FakeGitLab(tmp_path / "fake-gitlab").start()
+    try:
+        yield forge
+    finally:
+        forge.stop()

@@ -1,0 +1,344 @@
+"""A fake GitHub (REST v3 under the GHES-style prefix /api/v3, plus git smart HTTP).
+
+In-memory issues, comments, labels, collaborator permissions and pull requests, shaped like the
+real responses for every field planner reads. Every API request is checked against GitHub's
+OpenAPI description (tests/fixtures/github/openapi-subset.json); problems are collected in
+`openapi_problems` and the fixture fails the test at teardown if there are any.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlencode
+
+from tests.fake_forge.core import JSON, FakeServerBase, Reply
+from tests.support.openapi import OpenApiChecker
+
+SUBSET = Path(__file__).resolve().parent.parent / "fixtures" / "github" / "openapi-subset.json"
+_CHECKER: OpenApiChecker | None = None
+
+
+def checker() -> OpenApiChecker:
+    global _CHECKER
+    if _CHECKER is None:
+        _CHECKER = OpenApiChecker.load(SUBSET)
+    return _CHECKER
+
+
+@dataclass
+class GhIssue:
+    number: int
+    title: str
+    body: str = ""
+    state: str = "open"
+    locked: bool = False
+    labels: list[str] = field(default_factory=list)
+    author: str = "Codertocat"
+    created_at: str = ""
+    updated_at: str = ""
+
+
+@dataclass
+class GhComment:
+    id: int
+    issue: int
+    body: str
+    user: str
+    user_type: str = "User"
+    association: str = "OWNER"
+    created_at: str = ""
+    updated_at: str = ""
+
+
+@dataclass
+class GhPull:
+    number: int
+    head: str
+    base: str
+    title: str
+    body: str
+    draft: bool
+    head_repo: str
+    state: str = "open"
+
+
+class FakeGitHub(FakeServerBase):
+    api_prefix = "/api/v3"
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        repository: str = "Codertocat/Hello-World",
+        token: str = "ghs_fakeInstallationToken0123456789abcd",
+        page_size: int = 2,
+    ) -> None:
+        self.repository = repository
+        super().__init__(root, token)
+        self.page_size = page_size
+        self.issues: dict[int, GhIssue] = {}
+        self.comments: dict[int, GhComment] = {}
+        self.pulls: dict[int, GhPull] = {}
+        self.permissions: dict[str, str] = {}
+        self.token_user = ("github-actions[bot]", "Bot")
+        self.actions_may_create_prs = True
+        self.drafts_supported = True
+        self.openapi_problems: list[str] = []
+        self._next_comment = 1000
+        self._add_routes()
+
+    # -- test helpers ----------------------------------------------------------------------------
+
+    def add_issue(self, number: int, title: str, body: str = "", **fields: Any) -> GhIssue:
+        now = self.now()
+        issue = GhIssue(number, title, body, created_at=now, updated_at=now, **fields)
+        self.issues[number] = issue
+        return issue
+
+    def add_comment(
+        self, issue: int, body: str, user: str = "Codertocat", **fields: Any
+    ) -> GhComment:
+        self._next_comment += 1
+        now = self.now()
+        comment = GhComment(
+            self._next_comment, issue, body, user, created_at=now, updated_at=now, **fields
+        )
+        self.comments[comment.id] = comment
+        return comment
+
+    def comments_on(self, issue: int) -> list[GhComment]:
+        return sorted((c for c in self.comments.values() if c.issue == issue), key=lambda c: c.id)
+
+    def comment_json(self, comment: GhComment) -> JSON:
+        return self._comment(comment)
+
+    def authorized(self, headers: Any) -> bool:
+        return headers.get("Authorization") in (f"Bearer {self.token}", f"token {self.token}")
+
+    def git_user_ok(self, username: str, password: str) -> bool:
+        return username == "x-access-token" and password == self.token
+
+    def check_request(self, method: str, raw_path: str, body: JSON) -> None:
+        for problem in checker().check(method, raw_path, None, body):
+            self.openapi_problems.append(f"{method} {raw_path}: {problem}")
+
+    # -- routes ----------------------------------------------------------------------------------
+
+    def _add_routes(self) -> None:
+        repo = re.escape("/repos/" + self.repository)
+        table = [
+            ("GET", "", self._get_repo),
+            ("GET", r"/issues/(?P<n>\d+)", self._get_issue),
+            ("GET", r"/issues/(?P<n>\d+)/comments", self._list_comments),
+            ("POST", r"/issues/(?P<n>\d+)/comments", self._create_comment),
+            ("PATCH", r"/issues/comments/(?P<id>\d+)", self._edit_comment),
+            ("POST", r"/issues/(?P<n>\d+)/labels", self._add_labels),
+            ("DELETE", r"/issues/(?P<n>\d+)/labels/(?P<name>[^/]+)", self._remove_label),
+            ("GET", r"/collaborators/(?P<user>[^/]+)/permission", self._permission),
+            ("GET", r"/pulls", self._list_pulls),
+            ("POST", r"/pulls", self._create_pull),
+            ("GET", r"/pulls/(?P<n>\d+)", self._get_pull),
+            ("PATCH", r"/pulls/(?P<n>\d+)", self._update_pull),
+        ]
+        self.routes = [(m, re.compile(repo + suffix), handler) for m, suffix, handler in table]
+
+    def _get_repo(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        owner, name = self.repository.split("/")
+        return (
+            200,
+            {
+                "id": 1,
+                "name": name,
+                "full_name": self.repository,
+                "owner": {"login": owner},
+                "default_branch": "main",
+                "private": False,
+            },
+            {},
+        )
+
+    def _get_issue(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        number = int(m["n"])
+        if number in self.pulls:
+            return 200, self._pull_as_issue(self.pulls[number]), {}
+        issue = self.issues.get(number)
+        return (200, self._issue(issue), {}) if issue else (404, {"message": "Not Found"}, {})
+
+    def _list_comments(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        items = [self._comment(c) for c in self.comments_on(int(m["n"]))]
+        return self._page(items, q, f"/repos/{self.repository}/issues/{m['n']}/comments")
+
+    def _create_comment(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        number = int(m["n"])
+        if number not in self.issues and number not in self.pulls:
+            return 404, {"message": "Not Found"}, {}
+        if not isinstance(body, dict) or not isinstance(body.get("body"), str):
+            return 422, {"message": "Validation Failed"}, {}
+        login, kind = self.token_user
+        comment = self.add_comment(number, body["body"], login, user_type=kind, association="NONE")
+        return 201, self._comment(comment), {}
+
+    def _edit_comment(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        comment = self.comments.get(int(m["id"]))
+        if comment is None:
+            return 404, {"message": "Not Found"}, {}
+        comment.body = body["body"]
+        comment.updated_at = self.now()
+        return 200, self._comment(comment), {}
+
+    def _add_labels(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        issue = self.issues.get(int(m["n"]))
+        if issue is None:
+            return 404, {"message": "Not Found"}, {}
+        for name in body["labels"]:
+            if name not in issue.labels:
+                issue.labels.append(name)
+        return 200, [self._label(name) for name in issue.labels], {}
+
+    def _remove_label(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        issue = self.issues.get(int(m["n"]))
+        name = unquote(m["name"].replace("%2F", "/"))
+        if issue is None or name not in issue.labels:
+            return 404, {"message": "Label does not exist"}, {}
+        issue.labels.remove(name)
+        return 200, [self._label(label) for label in issue.labels], {}
+
+    def _permission(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        user = unquote(m["user"])
+        if user not in self.permissions:
+            return 404, {"message": f"{user} is not a user"}, {}
+        permission = self.permissions[user]
+        role = {"admin": "admin", "write": "write", "read": "read"}.get(permission, "none")
+        return 200, {"permission": permission, "role_name": role, "user": {"login": user}}, {}
+
+    def _list_pulls(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        pulls = [p for p in self.pulls.values() if q.get("state", "open") in (p.state, "all")]
+        if "head" in q:  # GitHub filters by `user:ref`
+            pulls = [p for p in pulls if f"{p.head_repo.split('/')[0]}:{p.head}" == q["head"]]
+        return 200, [self._pull(p) for p in pulls], {}
+
+    def _create_pull(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        if not self.actions_may_create_prs and self.token_user[1] == "Bot":
+            message = "GitHub Actions is not permitted to create or approve pull requests."
+            return 403, {"message": message, "documentation_url": "https://docs.github.com"}, {}
+        if body.get("draft") and not self.drafts_supported:
+            return 422, _validation("Draft pull requests are not supported in this repository."), {}
+        head, base = body["head"], body["base"]
+        if any(p.head == head and p.state == "open" for p in self.pulls.values()):
+            owner = self.repository.split("/")[0]
+            return 422, _validation(f"A pull request already exists for {owner}:{head}."), {}
+        problem = self._branch_problem(head, base)
+        if problem:
+            return 422, _validation(problem), {}
+        number = 1 + max([*self.issues, *self.pulls, 0])
+        pull = GhPull(
+            number,
+            head,
+            base,
+            body["title"],
+            body.get("body") or "",
+            bool(body.get("draft")),
+            self.repository,
+        )
+        self.pulls[number] = pull
+        return 201, self._pull(pull), {}
+
+    def _branch_problem(self, head: str, base: str) -> str:
+        branches = self.branches()
+        if head not in branches:
+            return f"head: {head} does not exist"
+        if branches[head] == branches.get(base):
+            return f"No commits between {base} and {head}"
+        return ""
+
+    def _get_pull(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        pull = self.pulls.get(int(m["n"]))
+        return (200, self._pull(pull), {}) if pull else (404, {"message": "Not Found"}, {})
+
+    def _update_pull(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        pull = self.pulls.get(int(m["n"]))
+        if pull is None:
+            return 404, {"message": "Not Found"}, {}
+        pull.title = body.get("title", pull.title)
+        pull.body = body.get("body", pull.body)
+        return 200, self._pull(pull), {}
+
+    # -- shapes ----------------------------------------------------------------------------------
+
+    def _page(self, items: list[JSON], q: dict[str, str], path: str) -> Reply:
+        per_page = min(int(q.get("per_page", 30)), self.page_size)
+        page = int(q.get("page", 1))
+        chunk = items[(page - 1) * per_page : page * per_page]
+        headers = {}
+        if page * per_page < len(items):
+            query = urlencode({**q, "per_page": q.get("per_page", 30), "page": page + 1})
+            headers["Link"] = f'<{self.api_url}{path}?{query}>; rel="next"'
+        return 200, chunk, headers
+
+    def _user(self, login: str, kind: str = "User") -> JSON:
+        return {"login": login, "id": abs(hash(login)) % 10_000_000, "type": kind}
+
+    def _label(self, name: str) -> JSON:
+        return {"id": abs(hash(name)) % 10_000_000, "name": name, "color": "ededed"}
+
+    def _issue(self, issue: GhIssue) -> JSON:
+        return {
+            "number": issue.number,
+            "title": issue.title,
+            "body": issue.body,
+            "state": issue.state,
+            "locked": issue.locked,
+            "labels": [self._label(name) for name in issue.labels],
+            "user": self._user(issue.author),
+            "html_url": f"{self.base_url}/{self.repository}/issues/{issue.number}",
+            "created_at": issue.created_at,
+            "updated_at": issue.updated_at,
+        }
+
+    def _pull_as_issue(self, pull: GhPull) -> JSON:
+        return {
+            "number": pull.number,
+            "title": pull.title,
+            "body": pull.body,
+            "state": pull.state,
+            "locked": False,
+            "labels": [],
+            "user": self._user(self.token_user[0], "Bot"),
+            "html_url": f"{self.base_url}/{self.repository}/pull/{pull.number}",
+            "pull_request": {"url": f"{self.api_url}/repos/{self.repository}/pulls/{pull.number}"},
+        }
+
+    def _comment(self, comment: GhComment) -> JSON:
+        return {
+            "id": comment.id,
+            "body": comment.body,
+            "user": self._user(comment.user, comment.user_type),
+            "author_association": comment.association,
+            "created_at": comment.created_at,
+            "updated_at": comment.updated_at,
+            "html_url": f"{self.base_url}/{self.repository}/issues/{comment.issue}"
+            f"#issuecomment-{comment.id}",
+        }
+
+    def _pull(self, pull: GhPull) -> JSON:
+        return {
+            "number": pull.number,
+            "html_url": f"{self.base_url}/{self.repository}/pull/{pull.number}",
+            "title": pull.title,
+            "body": pull.body,
+            "draft": pull.draft,
+            "state": pull.state,
+            "head": {"ref": pull.head, "repo": {"full_name": pull.head_repo}},
+            "base": {"ref": pull.base, "repo": {"full_name": self.repository}},
+        }
+
+
+def _validation(message: str) -> JSON:
+    return {
+        "message": "Validation Failed",
+        "errors": [{"resource": "PullRequest", "code": "custom", "message": message}],
+        "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+    }

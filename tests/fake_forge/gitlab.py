@@ -1,0 +1,278 @@
+"""A fake GitLab (REST v4 under /api/v4, plus git smart HTTP).
+
+In-memory issues (by iid), notes, labels, project members, users and merge requests, shaped like
+GitLab's responses for every field planner reads; pagination with `x-next-page`. Requests are
+validated the way GitLab does for the parameters planner sends (required ones missing -> 400).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.fake_forge.core import JSON, FakeServerBase, Reply
+
+
+@dataclass
+class GlIssue:
+    iid: int
+    title: str
+    description: str = ""
+    state: str = "opened"
+    discussion_locked: bool | None = None
+    labels: list[str] = field(default_factory=list)
+    author: str = "dana"
+
+
+@dataclass
+class GlNote:
+    id: int
+    iid: int
+    body: str
+    author: str
+    system: bool = False
+    created_at: str = ""
+
+
+@dataclass
+class GlMergeRequest:
+    iid: int
+    source_branch: str
+    target_branch: str
+    title: str
+    description: str
+    state: str = "opened"
+    source_project_id: int = 42
+
+
+class FakeGitLab(FakeServerBase):
+    api_prefix = "/api/v4"
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        repository: str = "acme/widgets",
+        project_id: int = 42,
+        token: str = "glpat-fakeProjectToken0123456789",
+        page_size: int = 2,
+    ) -> None:
+        self.repository = repository
+        super().__init__(root, token)
+        self.project_id = project_id
+        self.page_size = page_size
+        self.issues: dict[int, GlIssue] = {}
+        self.notes: dict[int, GlNote] = {}
+        self.merge_requests: dict[int, GlMergeRequest] = {}
+        self.users: dict[str, int] = {"dana": 7}
+        self.members: dict[int, int] = {}
+        self.token_user = (901, f"project_{project_id}_bot_5f2a")
+        self._next_note = 9100
+        self._add_routes()
+
+    # -- test helpers ----------------------------------------------------------------------------
+
+    def add_issue(self, iid: int, title: str, description: str = "", **fields: Any) -> GlIssue:
+        issue = GlIssue(iid, title, description, **fields)
+        self.issues[iid] = issue
+        return issue
+
+    def add_note(self, iid: int, body: str, author: str = "dana", system: bool = False) -> GlNote:
+        self._next_note += 1
+        note = GlNote(self._next_note, iid, body, author, system, self.now())
+        self.notes[note.id] = note
+        return note
+
+    def notes_on(self, iid: int) -> list[GlNote]:
+        return sorted((n for n in self.notes.values() if n.iid == iid), key=lambda n: n.id)
+
+    def authorized(self, headers: Any) -> bool:
+        return headers.get("PRIVATE-TOKEN") == self.token or (
+            headers.get("Authorization") == f"Bearer {self.token}"
+        )
+
+    def git_user_ok(self, username: str, password: str) -> bool:
+        return bool(username) and password == self.token
+
+    # -- routes ----------------------------------------------------------------------------------
+
+    def _add_routes(self) -> None:
+        project = (
+            rf"/projects/(?:{self.project_id}|{re.escape(self.repository.replace('/', '%2F'))})"
+        )
+        table = [
+            ("GET", project, self._get_project),
+            ("GET", project + r"/issues/(?P<n>\d+)", self._get_issue),
+            ("PUT", project + r"/issues/(?P<n>\d+)", self._update_issue),
+            ("GET", project + r"/issues/(?P<n>\d+)/notes", self._list_notes),
+            ("POST", project + r"/issues/(?P<n>\d+)/notes", self._create_note),
+            ("PUT", project + r"/issues/(?P<n>\d+)/notes/(?P<id>\d+)", self._edit_note),
+            ("GET", project + r"/members/all/(?P<user>\d+)", self._member),
+            ("GET", project + r"/merge_requests", self._list_mrs),
+            ("POST", project + r"/merge_requests", self._create_mr),
+            ("GET", project + r"/merge_requests/(?P<n>\d+)", self._get_mr),
+            ("PUT", project + r"/merge_requests/(?P<n>\d+)", self._update_mr),
+            ("GET", r"/users", self._find_users),
+            ("GET", r"/user", self._current_user),
+        ]
+        self.routes = [(m, re.compile(pattern), handler) for m, pattern, handler in table]
+
+    def _get_project(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        return (
+            200,
+            {
+                "id": self.project_id,
+                "path_with_namespace": self.repository,
+                "default_branch": "main",
+                "web_url": f"{self.base_url}/{self.repository}",
+            },
+            {},
+        )
+
+    def _get_issue(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        issue = self.issues.get(int(m["n"]))
+        return (200, self._issue(issue), {}) if issue else (404, {"message": "404 Not found"}, {})
+
+    def _update_issue(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        issue = self.issues.get(int(m["n"]))
+        if issue is None:
+            return 404, {"message": "404 Not found"}, {}
+        for name in _split(body.get("add_labels")):
+            if name not in issue.labels:
+                issue.labels.append(name)
+        issue.labels = [n for n in issue.labels if n not in _split(body.get("remove_labels"))]
+        return 200, self._issue(issue), {}
+
+    def _list_notes(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        notes = self.notes_on(int(m["n"]))
+        if q.get("sort") == "desc":
+            notes.reverse()
+        per_page = min(int(q.get("per_page", 20)), self.page_size)
+        page = int(q.get("page", 1))
+        chunk = notes[(page - 1) * per_page : page * per_page]
+        more = page * per_page < len(notes)
+        headers = {"x-page": str(page), "x-next-page": str(page + 1) if more else ""}
+        return 200, [self._note(note) for note in chunk], headers
+
+    def _create_note(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        if int(m["n"]) not in self.issues:
+            return 404, {"message": "404 Not found"}, {}
+        if not isinstance(body, dict) or not body.get("body"):
+            return 400, {"error": "body is missing"}, {}
+        note = self.add_note(int(m["n"]), body["body"], self.token_user[1])
+        return 201, self._note(note), {}
+
+    def _edit_note(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        note = self.notes.get(int(m["id"]))
+        if note is None or note.iid != int(m["n"]):
+            return 404, {"message": "404 Note Not Found"}, {}
+        if note.author != self.token_user[1]:
+            return 403, {"message": "403 Forbidden"}, {}
+        note.body = body["body"]
+        return 200, self._note(note), {}
+
+    def _member(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        user_id = int(m["user"])
+        if user_id not in self.members:
+            return 404, {"message": "404 Not found"}, {}
+        username = next((name for name, uid in self.users.items() if uid == user_id), "?")
+        return 200, {"id": user_id, "username": username, "access_level": self.members[user_id]}, {}
+
+    def _list_mrs(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        found = [
+            mr
+            for mr in self.merge_requests.values()
+            if q.get("state", "all") in (mr.state, "all")
+            and q.get("source_branch", mr.source_branch) == mr.source_branch
+        ]
+        return 200, [self._mr(mr) for mr in found], {}
+
+    def _create_mr(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        missing = [k for k in ("source_branch", "target_branch", "title") if not body.get(k)]
+        if missing:
+            return 400, {"error": f"{', '.join(missing)} is missing"}, {}
+        source = body["source_branch"]
+        for mr in self.merge_requests.values():
+            if mr.source_branch == source and mr.state == "opened":
+                message = (
+                    f"Another open merge request already exists for this source branch: !{mr.iid}"
+                )
+                return 409, {"message": [message]}, {}
+        if source not in self.branches():
+            return 400, {"message": {"source_branch": ["is invalid"]}}, {}
+        iid = 1 + max([*self.merge_requests, 0])
+        mr = GlMergeRequest(
+            iid, source, body["target_branch"], body["title"], body.get("description") or ""
+        )
+        self.merge_requests[iid] = mr
+        return 201, self._mr(mr), {}
+
+    def _get_mr(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        mr = self.merge_requests.get(int(m["n"]))
+        return (200, self._mr(mr), {}) if mr else (404, {"message": "404 Not found"}, {})
+
+    def _update_mr(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        mr = self.merge_requests.get(int(m["n"]))
+        if mr is None:
+            return 404, {"message": "404 Not found"}, {}
+        mr.title = body.get("title", mr.title)
+        mr.description = body.get("description", mr.description)
+        return 200, self._mr(mr), {}
+
+    def _find_users(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        name = q.get("username", "")
+        found = [{"id": uid, "username": n} for n, uid in self.users.items() if n == name]
+        return 200, found, {}
+
+    def _current_user(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        user_id, username = self.token_user
+        return 200, {"id": user_id, "username": username, "bot": True}, {}
+
+    # -- shapes ----------------------------------------------------------------------------------
+
+    def _issue(self, issue: GlIssue) -> JSON:
+        return {
+            "iid": issue.iid,
+            "project_id": self.project_id,
+            "title": issue.title,
+            "description": issue.description,
+            "state": issue.state,
+            "discussion_locked": issue.discussion_locked,
+            "labels": list(issue.labels),
+            "author": {"username": issue.author},
+            "web_url": f"{self.base_url}/{self.repository}/-/issues/{issue.iid}",
+        }
+
+    def _note(self, note: GlNote) -> JSON:
+        return {
+            "id": note.id,
+            "body": note.body,
+            "author": {"id": self.users.get(note.author, 0), "username": note.author},
+            "created_at": note.created_at,
+            "system": note.system,
+            "noteable_type": "Issue",
+            "noteable_iid": note.iid,
+        }
+
+    def _mr(self, mr: GlMergeRequest) -> JSON:
+        return {
+            "iid": mr.iid,
+            "project_id": self.project_id,
+            "source_project_id": mr.source_project_id,
+            "target_project_id": self.project_id,
+            "source_branch": mr.source_branch,
+            "target_branch": mr.target_branch,
+            "title": mr.title,
+            "description": mr.description,
+            "state": mr.state,
+            "draft": mr.title.startswith(("Draft:", "[Draft]", "(Draft)")),
+            "web_url": f"{self.base_url}/{self.repository}/-/merge_requests/{mr.iid}",
+        }
+
+
+def _split(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [part.strip() for part in str(value or "").split(",") if part.strip()]

@@ -1,0 +1,81 @@
+"""A CI job in a box: a fake forge, a fresh checkout per run, a scripted model, run_for_event."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planner.ci import CiOutcome, run_for_event
+from planner.testing.scripted_server import ScriptedModelServer, Step
+from planner.triggers import Platform
+from tests.fake_forge.core import FakeServerBase
+from tests.fake_forge.gitlab import FakeGitLab
+from tests.fake_forge.scenario import clone, model_config
+
+
+@dataclass
+class Rig:
+    platform: Platform
+    fake: FakeServerBase
+    tmp: Path
+    runs: int = 0
+    prompts: list[str] = field(default_factory=list)
+    """Every message text the model received, run after run."""
+    sleeps: list[float] = field(default_factory=list)
+
+    @property
+    def history(self) -> Path:
+        return self.tmp / "history"  # survives between jobs, like a cache restore
+
+    def env(self, **extra: str) -> dict[str, str]:
+        fake = self.fake
+        if self.platform == "github":
+            base = {
+                "GITHUB_API_URL": fake.api_url,
+                "GITHUB_SERVER_URL": fake.base_url,
+                "GITHUB_REPOSITORY": fake.repository,
+                "GITHUB_TOKEN": fake.token,
+                "GITHUB_RUN_ID": str(1000 + self.runs),
+            }
+        else:
+            assert isinstance(fake, FakeGitLab)
+            base = {
+                "GITLAB_TOKEN": fake.token,
+                "CI_API_V4_URL": fake.api_url,
+                "CI_SERVER_URL": fake.base_url,
+                "CI_SERVER_HOST": "127.0.0.1",
+                "CI_PROJECT_ID": str(fake.project_id),
+                "CI_PROJECT_PATH": fake.repository,
+                "CI_PIPELINE_SOURCE": "trigger",
+                "CI_PIPELINE_URL": f"{fake.base_url}/{fake.repository}/-/pipelines/{self.runs}",
+            }
+        return {**base, **extra}
+
+    def run(
+        self,
+        event: dict[str, Any] | None,
+        script: Sequence[Step] = (),
+        *,
+        event_name: str | None = None,
+        env: dict[str, str] | None = None,
+        **overrides: Any,
+    ) -> CiOutcome:
+        """One CI job on a fresh checkout of the default branch; the script must be used up."""
+        self.runs += 1
+        workspace = clone(self.fake.bare, self.tmp / f"job-{self.runs}")
+        with ScriptedModelServer(script) as model:
+            outcome = run_for_event(
+                self.platform,
+                workspace=workspace,
+                config=model_config(model.base_url, self.history, **overrides),
+                env=env or self.env(),
+                event=event,
+                event_name=event_name,
+                sleep=self.sleeps.append,
+            )
+            self.prompts += [json.dumps(r.body, ensure_ascii=False) for r in model.requests]
+            model.assert_consumed()
+        return outcome

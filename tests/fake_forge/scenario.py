@@ -1,0 +1,132 @@
+"""Building blocks for forge tests: scripted passes, payload variants, workspaces, configs."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from planner.config import PlannerConfig, load_config
+from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
+from tests.fake_forge.core import git
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+WEBHOOKS = FIXTURES / "github" / "webhooks"
+GITLAB = FIXTURES / "gitlab"
+
+
+def github_payload(name: str) -> dict[str, Any]:
+    """A real @octokit/webhooks-examples payload (deep copy, safe to edit)."""
+    return copy.deepcopy(json.loads((WEBHOOKS / f"{name}.json").read_text(encoding="utf-8")))
+
+
+def gitlab_payload(name: str) -> dict[str, Any]:
+    return copy.deepcopy(json.loads((GITLAB / f"{name}.json").read_text(encoding="utf-8")))
+
+
+def labeled_event(label: str = "planner", number: int = 1) -> dict[str, Any]:
+    payload = github_payload("issues.labeled")
+    payload["label"]["name"] = label
+    payload["issue"]["number"] = number
+    return payload
+
+
+def comment_event(
+    body: str, comment: dict[str, Any] | None = None, number: int = 1
+) -> dict[str, Any]:
+    """issue_comment.created with our body; `comment` (from the fake) supplies id and time."""
+    payload = github_payload("issue_comment.created")
+    payload["issue"]["number"] = number
+    payload["comment"]["body"] = body
+    if comment is not None:
+        payload["comment"]["id"] = comment["id"]
+        payload["comment"]["created_at"] = comment["created_at"]
+    return payload
+
+
+def clone(bare: Path, into: Path) -> Path:
+    """A checkout of the default branch, as a CI job starts with (origin without credentials)."""
+    git(bare.parent, "clone", "-q", str(bare), str(into))
+    return into
+
+
+def model_config(base_url: str, history: Path, **overrides: Any) -> PlannerConfig:
+    env = {"OPENAI_API_KEY": "scripted", "OPENAI_BASE_URL": base_url, "OPENAI_MODEL": "scripted"}
+    values = {"planning.history.directory": str(history), "llm.max_retries": 0, **overrides}
+    return load_config(None, env=env, overrides=values)
+
+
+def one_file_plan(path: str, content: str, goal: str) -> list[Step]:
+    """A whole pass: plan one task, write one file, finish, complete."""
+    plan = {
+        "phase": "planning",
+        "goal_understanding": {
+            "main_objective": goal,
+            "success_criteria": [f"{path} exists"],
+            "constraints": [],
+            "context": "",
+        },
+        "task_decomposition": {
+            "reasoning": "One file is enough.",
+            "subtasks": [
+                {
+                    "id": "task_1",
+                    "description": f"Write {path}",
+                    "dependencies": [],
+                    "estimated_complexity": "low",
+                    "required_tools": ["write_file"],
+                }
+            ],
+        },
+        "action_plan": {
+            "execution_order": ["task_1"],
+            "actions": [
+                {
+                    "task_id": "task_1",
+                    "action_type": "tool_call",
+                    "tool": "write_file",
+                    "purpose": f"create {path}",
+                    "expected_outcome": f"{path} written",
+                }
+            ],
+        },
+        "comment": "Plan ready.",
+    }
+    done = {
+        "phase": "completion",
+        "done": True,
+        "comment": "All tasks completed",
+        "summary": {
+            "goal_achieved": True,
+            "tasks_completed": 1,
+            "tasks_failed": 0,
+            "key_outcomes": [f"{path} added"],
+        },
+    }
+    return [
+        reply_json("planning", plan),
+        reply_tool_calls("execute", [("write_file", {"path": path, "content": content})]),
+        reply_tool_calls(
+            "execute", [("finish_task", {"status": "completed", "summary": f"Wrote {path}."})]
+        ),
+        reply_json("completion", done),
+    ]
+
+
+def branch_log(bare: Path, branch: str, base: str = "main") -> list[str]:
+    """Subjects of the commits on `branch` that `base` does not have, newest first."""
+    out = git(bare, "log", "--format=%s", f"{base}..{branch}")
+    return out.splitlines()
+
+
+def commit_message(bare: Path, ref: str) -> str:
+    return git(bare, "log", "-1", "--format=%B", ref)
+
+
+def commit_author(bare: Path, ref: str) -> str:
+    return git(bare, "log", "-1", "--format=%an <%ae>", ref)
+
+
+def file_on(bare: Path, ref: str, path: str) -> str:
+    return git(bare, "show", f"{ref}:{path}")
