@@ -49,7 +49,14 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     run = commands.add_parser("run", help="run one planning pass on a local git working tree")
     _common(run)
-    run.add_argument("--issue-file", type=Path, required=True, help="JSON, YAML or Markdown issue")
+    source = run.add_mutually_exclusive_group(required=True)
+    source.add_argument("--issue-file", type=Path, help="JSON, YAML or Markdown issue")
+    source.add_argument(
+        "--issue",
+        type=int,
+        help="issue N of the local forge (REPO/.planner/issues/N.md): branch, commit, "
+        "tracking comment and pull request kept as files",
+    )
     run.add_argument("--issue-id", help="issue number (default: from the file)")
     run.add_argument(
         "--instruction", default="", help="instruction for this run, as after /planner"
@@ -96,6 +103,8 @@ def _run(args: argparse.Namespace) -> int:
     config = _config(args)
     if not args.repo.is_dir():
         raise UserInputError(f"--repo {args.repo} is not a directory")
+    if args.issue is not None:
+        return _run_local_forge(args, config)
     repository = args.repository or repository_name(args.repo)
     issue = load_issue_file(args.issue_file, repository, args.issue_id)
     if args.instruction:
@@ -104,6 +113,29 @@ def _run(args: argparse.Namespace) -> int:
     result = run_pass(setup, issue)
     print(result.model_dump_json(indent=2) if args.json else describe(result))
     return 1 if result.status == "failed" else 0
+
+
+def _run_local_forge(args: argparse.Namespace, config: PlannerConfig) -> int:
+    from planner.ci import run_for_event
+
+    event = {"issue": args.issue, "instruction": args.instruction, "actor": "local"}
+    outcome = run_for_event(
+        "local", workspace=args.repo, config=config, env=os.environ, event=event
+    )
+    if args.json:
+        print(outcome.model_dump_json(indent=2))
+    else:
+        print(f"Status: {outcome.status} ({outcome.reason})")
+        for label, value in (
+            ("Branch", outcome.branch),
+            ("Pull request", outcome.pr_url),
+            ("Tracking comment", outcome.comment_url),
+            ("History", outcome.history_path),
+        ):
+            if value:
+                print(f"{label}: {value}")
+        print(f"Model calls: {outcome.model_calls}, tokens: {outcome.tokens_used}")
+    return outcome.exit_code
 
 
 def describe(result: PassResult) -> str:

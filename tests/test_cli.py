@@ -152,3 +152,35 @@ def test_demo_runs_with_the_scripted_model(tmp_path: Path) -> None:
     assert demo.returncode == 0, demo.stderr
     assert "SCRIPTED MODEL: no LLM is involved" in demo.stdout
     assert "Status: completed" in demo.stdout and "python -m unittest" in demo.stdout
+
+
+def test_run_on_the_local_forge(tmp_path: Path, scripted_model: ScriptedModelServer) -> None:
+    repo = git_repo(tmp_path / "repo")
+    issues = repo / ".planner" / "issues"
+    issues.mkdir(parents=True)
+    (issues / "3.md").write_text("# Write a file\n\nPlease write a.txt.\n", encoding="utf-8")
+    scripted_model.add(planning("task_1"), write("a.txt"), finish(), completion())
+    run = planner(
+        "run", "--repo", str(repo), "--issue", "3", "--json", env=model_env(scripted_model)
+    )
+    assert run.returncode == 0, run.stderr
+    outcome = json.loads(run.stdout)
+    assert outcome["status"] == "completed" and outcome["branch"] == "planner/issue-3"
+    log = subprocess.run(
+        ["git", "log", "--format=%s", "planner/issue-3"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert len(log.splitlines()) == 2  # the initial commit and planner's one commit
+    comments = list((issues / "3" / "comments").glob("*.json"))
+    assert len(comments) == 1
+    body = json.loads(comments[0].read_text())["body"]
+    assert "- [x] **task_1**: Do task_1" in body
+    assert (repo / ".planner" / "pulls").is_dir()
+
+
+def test_run_needs_exactly_one_issue_source(tmp_path: Path) -> None:
+    run = planner("run", "--repo", str(tmp_path), env={})
+    assert run.returncode == 2 and "one of the arguments --issue-file --issue" in run.stderr
