@@ -56,6 +56,9 @@ class RequireBearer:
 def main() -> None:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
+    # Listen before announcing the port: the kernel queues early connections until uvicorn
+    # accepts, instead of refusing them while it is still starting (a race under load).
+    listener.listen(64)
     print(f"PORT {listener.getsockname()[1]}", flush=True)
     app = RequireBearer(server.streamable_http_app(), sys.argv[1])
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
