@@ -123,3 +123,55 @@ def git_repo(root: Path) -> Path:
         check=True,
     )
     return root
+
+
+# -- replanning decisions (replanning.md §2.4) ---------------------------------------------------
+
+
+def decision(
+    needed: bool = False, confidence: float = 0.9, reasoning: str = "looks fine", **fields: Any
+) -> dict[str, Any]:
+    """One replan decision object; extra fields (replan_type, replan_level, ...) pass through."""
+    return {"replan_needed": needed, "confidence": confidence, "reasoning": reasoning, **fields}
+
+
+def review(**phases: dict[str, Any]) -> Step:
+    """The combined planning review; phases not given are judged fine."""
+    document = {
+        phase: phases.get(phase, decision())
+        for phase in ("goal_understanding", "task_decomposition", "action_sequence")
+    }
+    return reply_json("replan_review", document)
+
+
+def review_only(**phases: dict[str, Any]) -> Step:
+    """A review covering only the phases given (after a level 3/4 replan)."""
+    return reply_json("replan_review", phases)
+
+
+def review_ok() -> Step:
+    return review()
+
+
+def execution_decision(needed: bool = False, **fields: Any) -> Step:
+    return reply_json("replan_execution", {"replan_decision": decision(needed, **fields)})
+
+
+def evaluation(needed: bool = False, **fields: Any) -> Step:
+    """The §8 final-evaluation decision (before the completion call)."""
+    fields.setdefault("evaluation_result", "failure" if needed else "success")
+    return reply_json("replan_reflection", {"replan_decision": decision(needed, **fields)})
+
+
+def evaluation_ok() -> Step:
+    return evaluation()
+
+
+def planned(*task_ids: str, **kwargs: Any) -> list[Step]:
+    """The planning reply and its (approving) review: the start of every default pass."""
+    return [planning(*task_ids, **kwargs), review_ok()]
+
+
+def completed(done: bool = True, completed: int = 1) -> list[Step]:
+    """The final evaluation (no revision) and the completion reply: the end of a pass."""
+    return [evaluation_ok(), completion(done=done, completed=completed)]
