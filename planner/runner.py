@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import subprocess
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,8 @@ class PassSetup:
     reporter: ProgressReporter | None = None
     extra_tools: tuple[ToolProvider, ...] = ()
     model: Any = None
+    clock: Callable[[], datetime] | None = None
+    """Current time (aware); tests inject one so clarification timeouts need no sleeping."""
 
 
 def history_directory(config: PlannerConfig, workspace: Path) -> Path:
@@ -60,7 +63,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     registry = ToolRegistry([workspace_tools, *setup.extra_tools])
     try:
         coordinator = PlanningCoordinator(
-            setup.config, model, registry, issue, store, setup.reporter
+            setup.config, model, registry, issue, store, setup.reporter, setup.clock
         )
         return coordinator.execute_with_planning()
     finally:

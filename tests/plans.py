@@ -175,3 +175,34 @@ def planned(*task_ids: str, **kwargs: Any) -> list[Step]:
 def completed(done: bool = True, completed: int = 1) -> list[Step]:
     """The final evaluation (no revision) and the completion reply: the end of a pass."""
     return [evaluation_ok(), completion(done=done, completed=completed)]
+
+
+def revise_reply(order: list[str], subtasks: list[dict[str, Any]] | None = None) -> Step:
+    """The level-2 replacement (a plan revision of the remaining work)."""
+    return reply_json("replan_revise", revision(order, subtasks, reason="route around the error"))
+
+
+def actions_reply(*task_ids: str, tool: str = "write_file") -> Step:
+    """The level-3 replacement: a new action plan for the same subtasks."""
+    actions = [{"task_id": t, "tool": tool, "purpose": f"again {t}"} for t in task_ids]
+    return reply_json(
+        "replan_actions",
+        {"action_plan": {"execution_order": list(task_ids), "actions": actions}, "comment": "ok"},
+    )
+
+
+def tasks_reply(*task_ids: str) -> Step:
+    """The level-4 replacement: subtasks decomposed again with their action plan."""
+    document = plan_doc(*task_ids)
+    return reply_json(
+        "replan_tasks",
+        {
+            "task_decomposition": document["task_decomposition"],
+            "action_plan": document["action_plan"],
+        },
+    )
+
+
+def goal_reply(*task_ids: str) -> Step:
+    """The level-5 replacement: a whole new plan."""
+    return reply_json("replan_goal", plan_doc(*task_ids))

@@ -83,16 +83,29 @@ class ReplanPromptBuilder:
 
     # -- the decision format ({replan_decision_format} of the seed) -------------------------
 
-    def decision_format(self, phase: str, key: str | None = "replan_decision") -> str:
+    def decision_format(
+        self, phase: str, key: str | None = "replan_decision", common: bool = True
+    ) -> str:
+        """The JSON shape of a decision; common=False leaves out the fields every phase shares
+        except replan_type (the combined review states them once)."""
         types = " | ".join(PHASE_TYPES[phase])
-        fields = [*COMMON_FIELDS, *PHASE_FIELDS[phase]]
+        shared = COMMON_FIELDS if common else (("replan_type", "TYPES"),)
+        fields = [*shared, *PHASE_FIELDS[phase]]
         shapes = [(name, f'"{types}"' if shape == "TYPES" else shape) for name, shape in fields]
         body = ",\n".join(f'  "{name}": {shape}' for name, shape in shapes)
         document = "{\n" + body + "\n}"
         return f'{{"{key}": {document}}}' if key else document
 
+    def common_format(self) -> str:
+        return ",\n".join(
+            f'  "{name}": {shape}' for name, shape in COMMON_FIELDS if name != "replan_type"
+        )
+
     def _section_format(self, phase: str) -> str:
-        return f'the value of "{phase}" in your reply:\n' + self.decision_format(phase, None)
+        return (
+            f'the value of "{phase}" in your reply: the fields every decision has (see the top), '
+            "and:\n" + self.decision_format(phase, None, common=False)
+        )
 
     # -- §4.2, §5.2, §6.2: the planning phases --------------------------------------------
 
@@ -101,7 +114,7 @@ class ReplanPromptBuilder:
     ) -> str:
         return render(
             "replan_goal_understanding.md.j2",
-            goal_understanding=inputs.plan.goal_understanding.model_dump_json(indent=1),
+            goal_understanding=inputs.plan.goal_understanding.model_dump_json(),
             issue=inputs.issue,
             context=_context(inputs),
             format=format_text or self.decision_format("goal_understanding"),
@@ -112,7 +125,7 @@ class ReplanPromptBuilder:
     ) -> str:
         return render(
             "replan_task_decomposition.md.j2",
-            task_decomposition=inputs.plan.task_decomposition.model_dump_json(indent=1),
+            task_decomposition=inputs.plan.task_decomposition.model_dump_json(),
             goal=inputs.plan.goal_understanding.main_objective,
             tools=tool_lines(inputs.tools),
             format=format_text or self.decision_format("task_decomposition"),
@@ -123,7 +136,7 @@ class ReplanPromptBuilder:
     ) -> str:
         return render(
             "replan_action_sequence.md.j2",
-            action_plan=inputs.plan.action_plan.model_dump_json(indent=1),
+            action_plan=inputs.plan.action_plan.model_dump_json(),
             subtasks=_subtask_lines(inputs.plan),
             tools=tool_lines(inputs.tools, status=True),
             format=format_text or self.decision_format("action_sequence"),
@@ -146,7 +159,11 @@ class ReplanPromptBuilder:
             for phase in phases
         ]
         return render(
-            "replan_plan_review.md.j2", sections=sections, keys=_keys(phases), answer=answer
+            "replan_plan_review.md.j2",
+            sections=sections,
+            keys=_keys(phases),
+            common=self.common_format(),
+            answer=answer,
         )
 
     # -- §7.2 execution, §8.2 monitoring and reflection -------------------------------------
