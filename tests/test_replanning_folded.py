@@ -11,7 +11,6 @@ import pytest
 from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_tool_calls
 from tests.harness import Harness
 from tests.plans import (
-    completion,
     decision,
     finish,
     plan_doc,
@@ -185,13 +184,13 @@ def test_completion_reply_revises_the_plan_before_it_is_recorded(harness: Harnes
     assert len(harness.of_type("completion")) == 1  # the first reply did not complete the work
 
 
-def test_missing_folded_review_lets_the_plan_go_ahead(harness: Harness) -> None:
+def test_missing_folded_review_falls_back_to_a_review_call(harness: Harness) -> None:
+    from tests.plans import review
+
     harness.server.add(
-        reply_json("planning", plan_doc("task_1")),
-        finish(),
-        completion(),
+        reply_json("planning", plan_doc("task_1")), review(), finish(), folded_completion()
     )
     result = harness.run(**FOLDED)
     assert result.status == "completed"
+    assert harness.kinds() == ["planning", "replan_review", "execute", "completion"]
     assert harness.of_type("plan_review")[0]["outcome"] == "accepted"
-    assert not harness.of_type("replan_decision")

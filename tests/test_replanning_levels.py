@@ -291,3 +291,29 @@ def test_folded_tool_call_is_a_tool_not_an_action(harness: Harness) -> None:
     result = harness.run()
     assert result.status == "completed"
     assert "unknown tool 'request_replan'" in harness.of_type("action")[0]["error"]
+
+
+def test_goal_recheck_that_cannot_plan_asks_the_people(harness: Harness) -> None:
+    from planner.testing.scripted_server import reply_json
+
+    cannot = {
+        "phase": "planning",
+        "comment": "unclear",
+        "error": {
+            "message": "two readings of the issue",
+            "clarification_needed": ["Which reading is meant?"],
+            "assumptions": ["the first one"],
+        },
+    }
+    harness.server.add(*fail_after_first_task(5), reply_json("replan_goal", cannot))
+    result = harness.run()
+    assert result.status == "needs_human" and result.questions == ["Which reading is meant?"]
+    assert [n.kind for n in result.notifications] == ["clarification"]
+    assert "- the first one" in result.notifications[0].body
+    failed = next(e for e in harness.of_type("replan_decision") if e["level"] == 5)
+    assert failed["result"] == "failure" and "questions" in failed["override_reason"]
+    # The answer re-enters goal understanding with it.
+    harness.server.add(goal_reply("task_x"), review(), write("x.txt"), finish(), *completed())
+    again = harness.answer("The second reading.")
+    assert again.status == "completed" and [t.id for t in again.tasks] == ["task_x"]
+    assert "The second reading." in harness.prompt(harness.kinds().index("replan_goal", 7))

@@ -259,11 +259,11 @@ class ReplanManager:
                 return
 
     def _review_decisions(self, phases: list[Phase]) -> dict[str, Any] | None:
-        if self.folded:
-            folded, self._folded_review = self._folded_review, None
-            if folded is None:
-                return None  # nothing to read: the plan goes ahead unreviewed
-            return self.parse_review_response(json.dumps(folded), phases)
+        folded, self._folded_review = self._folded_review, None
+        if self.folded and folded is not None and not self._answer:
+            return self.parse_review_response(json.dumps(folded), list(phases))
+        # Separate mode, or folded with nothing to read (the reply omitted its review, the
+        # pass resumed after a stop, or a person answered): one review call.
         inputs = PlanningInputs(
             plan=self._plan(),
             issue=prompt_view(self.issue),
@@ -289,7 +289,7 @@ class ReplanManager:
                 self.record_decision(context, None, Verdict("continue", "unparseable"))
                 continue
             verdict = self.should_override(decision, context.phase, "review", answered)
-            if verdict.action == "continue":
+            if verdict.action in ("continue", "assume"):
                 self._act(context, decision, verdict)
                 continue
             for later in contexts[index + 1 :]:
@@ -367,7 +367,9 @@ class ReplanManager:
         return self.prompts.build_folded_review(list(PLANNING_PHASES)) if self.folded else ""
 
     def folded_completion_instruction(self) -> str:
-        return self.prompts.build_folded_completion() if self.folded else ""
+        if not self.folded:
+            return ""
+        return self.prompts.build_folded_completion(self._take_answer())
 
     # -- hooks: questions -------------------------------------------------------------------
 
@@ -612,6 +614,7 @@ class ReplanManager:
             assumptions_to_make=error.assumptions,
         )
         verdict = self.controls.question_verdict(self._state(), "clarification")
+        context = replace(context, phase="goal_understanding")  # its answer re-enters phase 1
         if verdict.action == "ask":
             self._ask(context, asked, verdict)
         self.record_decision(context, asked, verdict)

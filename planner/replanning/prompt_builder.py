@@ -132,13 +132,16 @@ class ReplanPromptBuilder:
         )
 
     def build_action_sequence_prompt(
-        self, inputs: PlanningInputs, format_text: str | None = None
+        self, inputs: PlanningInputs, format_text: str | None = None, see_above: bool = False
     ) -> str:
+        """see_above: the task decomposition section of the same review already lists the
+        subtasks and tools, so they are referred to instead of repeated."""
+        above = "(as in the task decomposition decision point above)"
         return render(
             "replan_action_sequence.md.j2",
             action_plan=inputs.plan.action_plan.model_dump_json(),
-            subtasks=_subtask_lines(inputs.plan),
-            tools=tool_lines(inputs.tools, status=True),
+            subtasks=above if see_above else _subtask_lines(inputs.plan),
+            tools=above + ", all available" if see_above else tool_lines(inputs.tools, True),
             format=format_text or self.decision_format("action_sequence"),
         )
 
@@ -146,16 +149,14 @@ class ReplanPromptBuilder:
         self, inputs: PlanningInputs, phases: Sequence[str], answer: str = ""
     ) -> str:
         """The three planning decision points (or those still owed) in one request."""
+        see_above = "task_decomposition" in phases
         builders = {
             "goal_understanding": self.build_goal_understanding_prompt,
             "task_decomposition": self.build_task_decomposition_prompt,
-            "action_sequence": self.build_action_sequence_prompt,
+            "action_sequence": lambda i, f: self.build_action_sequence_prompt(i, f, see_above),
         }
         sections = [
-            {
-                "name": phase,
-                "text": builders[phase](inputs, self._section_format(phase)),
-            }
+            {"name": phase, "text": builders[phase](inputs, self._section_format(phase))}
             for phase in phases
         ]
         return render(
@@ -199,8 +200,12 @@ class ReplanPromptBuilder:
             format=self.decision_format("goal_understanding", None),
         )
 
-    def build_folded_completion(self) -> str:
-        return render("replan_folded_completion.md.j2", format=self.decision_format("reflection"))
+    def build_folded_completion(self, answer: str = "") -> str:
+        return render(
+            "replan_folded_completion.md.j2",
+            format=self.decision_format("reflection"),
+            answer=answer,
+        )
 
     def build_folded_execution(self) -> str:
         return render("replan_folded_execution.md.j2")
