@@ -15,8 +15,9 @@ tools.py           request_replan, the folded-mode execution tool
 
 from planner.replanning.decision import ReplanDecision
 from planner.replanning.levels import LEVELS, Level
-from planner.replanning.manager import ReplanManager, ReplanStatistics
+from planner.replanning.manager import ReplanManager
 from planner.replanning.prompt_builder import ReplanPromptBuilder
+from planner.replanning.statistics import ReplanStatistics
 
 __all__ = [
     "LEVELS",
