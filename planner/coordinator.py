@@ -189,6 +189,7 @@ class PlanningCoordinator:
         assert state.plan is not None
         self.store.append("task", task_id=task_id, status="in_progress")
         self._report(self.snapshot("in_progress", f"working on {task_id}"))
+        self._last_action = None
         messages = [self._system("execution"), _user(self._task_prompt(task_id, state))]
         nudged = False
         while True:
@@ -265,7 +266,6 @@ class PlanningCoordinator:
             self._reflect(task_id, f"task {task_id} reported failure: {summary}")
 
     def _task_prompt(self, task_id: str, state: IssueState) -> str:
-        assert state.plan is not None
         prompt = self._plain_task_prompt(task_id, state)
         if self.replan.folded:
             prompt += "\n" + self.replan.prompts.build_folded_execution()

@@ -51,7 +51,7 @@ def action_facts(
     call: ToolCall,
     result: ToolResult,
 ) -> ActionFacts:
-    arguments = json.dumps(call.arguments, ensure_ascii=False)[:ARGUMENT_CHARS]
+    arguments = sanitize_untrusted(json.dumps(call.arguments, ensure_ascii=False), ARGUMENT_CHARS)
     outcome = "failed" if not result.ok else "succeeded"
     trigger = (
         f"action {call.name} failed: {_first_line(result.error)}"
@@ -65,7 +65,7 @@ def action_facts(
         trigger=trigger,
         executed_action=f"{call.name}({arguments}) for task {task_id}: {outcome}",
         execution_result=sanitize_untrusted(result.content, RESULT_CHARS),
-        error_info=result.error or "",
+        error_info=sanitize_untrusted(result.error or "", RESULT_CHARS),
         can_retry=not result.ok,
     )
 
@@ -164,4 +164,6 @@ def evaluation_facts(state: IssueState, snapshot: PassResult) -> EvaluationFacts
 
 
 def _first_line(text: str | None) -> str:
-    return (text or "").strip().splitlines()[0][:160] if (text or "").strip() else "unknown error"
+    """A short, safe trigger key: tool errors may carry repository or server text."""
+    cleaned = sanitize_untrusted(text or "", 2_000).strip()
+    return cleaned.splitlines()[0][:160] if cleaned else "unknown error"
