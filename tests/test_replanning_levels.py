@@ -317,3 +317,37 @@ def test_goal_recheck_that_cannot_plan_asks_the_people(harness: Harness) -> None
     again = harness.answer("The second reading.")
     assert again.status == "completed" and [t.id for t in again.tasks] == ["task_x"]
     assert "The second reading." in harness.prompt(harness.kinds().index("replan_goal", 7))
+
+
+@pytest.mark.parametrize(
+    ("level", "carry", "reenters", "review"),
+    [
+        (1, True, "execution", []),
+        (2, True, "execution", []),
+        (3, True, "action_sequence", ["action_sequence"]),
+        (4, False, "task_decomposition", ["task_decomposition", "action_sequence"]),
+        (
+            5,
+            False,
+            "goal_understanding",
+            ["goal_understanding", "task_decomposition", "action_sequence"],
+        ),
+    ],
+)
+def test_level_table_matches_the_seed(
+    level: int, carry: bool, reenters: str, review: list[str]
+) -> None:
+    """§7.4 (re-entry) and §11.4.3 (progress carry-over), as the levels declare them."""
+    from planner.replanning.levels import LEVELS
+
+    spec = LEVELS[level]
+    assert (spec.carry_progress, spec.reenters, spec.review_phases) == (carry, reenters, review)
+
+
+def test_level_5_clears_progress(harness: Harness) -> None:
+    harness.server.add(*fail_after_first_task(5), goal_reply("task_1", "task_2"), review())
+    harness.server.allow_leftovers = True
+    harness.run(**{"budget.max_model_calls": 7})
+    revised = next(c for c in harness.reporter.checklists if "Revised #1" in c)
+    assert "- [ ] **task_1**" in revised and "**Previous Progress**: 1/2" in revised
+    assert harness.of_type("revision")[0]["carry_progress"] is False
