@@ -210,3 +210,21 @@ def test_statistics_after_a_pass(harness: Harness) -> None:
     }
     assert stats.by_outcome["executed_with_warning"] == 1
     assert stats.remaining["execution.max_partial_replans"] == 1 and stats.remaining["total"] == 9
+
+
+def test_review_owed_when_the_pass_stopped_is_done_first_next_run(harness: Harness) -> None:
+    from tests.plans import planning, review
+
+    harness.server.add(planning("task_1"))
+    first = harness.run(**{"budget.max_model_calls": 1})
+    assert first.status == "in_progress" and harness.of_type("plan")
+    harness.server.add(review(), finish(), *completed())
+    second = harness.run()
+    assert second.status == "completed"
+    assert harness.kinds() == [
+        "planning",
+        "replan_review",
+        "execute",
+        "replan_reflection",
+        "completion",
+    ]
