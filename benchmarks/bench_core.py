@@ -24,17 +24,17 @@ from planner.history import PlanningHistoryStore
 from planner.issue import IssueContext
 from planner.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, Step
-from tests.plans import completion, finish, planning, write
+from tests.plans import completed, finish, planned, write
 
 TASKS = [f"task_{n}" for n in range(1, 6)]
 ISSUE = IssueContext(repository="bench/repo", number="1", title="Benchmark", body="Write files.")
 
 
 def pass_script() -> list[Step]:
-    steps = [planning(*TASKS)]
+    steps = planned(*TASKS)  # the plan and its replanning review (on by default)
     for task in TASKS:
         steps += [write(f"{task}-a.txt"), write(f"{task}-b.txt"), finish()]
-    return [*steps, completion(completed=len(TASKS))]
+    return [*steps, *completed(completed=len(TASKS))]
 
 
 def one_pass(server: ScriptedModelServer, root: Path) -> tuple[float, float, int]:

@@ -63,6 +63,113 @@ class HistoryConfig(Section):
     """History directory, relative to the repository root unless absolute."""
 
 
+class LLMDecisionConfig(Section):
+    """planning.replanning.llm_decision — how far replan decisions are trusted (§9.3)."""
+
+    min_confidence_threshold: float = Field(default=0.5, ge=0, le=1)
+    """Below this confidence a proposed replan is not executed (0.5-0.8 runs with a warning)."""
+    require_user_confirmation_on_low_confidence: bool = True
+    """Between user_confirmation_threshold and min_confidence_threshold, ask a person first;
+    false keeps the current plan instead."""
+    user_confirmation_threshold: float = Field(default=0.3, ge=0, le=1)
+    """Below this confidence the decision is not trusted at all and the plan is kept."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LLMDecisionConfig:
+        if self.user_confirmation_threshold > self.min_confidence_threshold:
+            raise ValueError(
+                f"user_confirmation_threshold ({self.user_confirmation_threshold}) must not "
+                f"exceed min_confidence_threshold ({self.min_confidence_threshold})"
+            )
+        return self
+
+
+class GoalReplanConfig(Section):
+    """planning.replanning.goal_understanding — questions to people (§4, §9.1)."""
+
+    max_clarification_requests: int = Field(default=2, ge=0)
+    """Questions planner may put to people about one piece of work (clarifications and
+    low-confidence confirmations from any phase); past this it proceeds on its assumptions."""
+    auto_assume_on_no_response: bool = True
+    """Without an answer after auto_assume_timeout_minutes, the next run proceeds on the
+    assumptions it stated; false waits for an answer indefinitely."""
+    auto_assume_timeout_minutes: float = Field(default=30, ge=0)
+    """How long to wait for an answer before assuming (checked when the next run starts)."""
+
+
+class DecompositionReplanConfig(Section):
+    """planning.replanning.task_decomposition (§5, §9.1)."""
+
+    max_redecomposition_attempts: int = Field(default=3, ge=0)
+    """Level-4 replans (subtasks decomposed again)."""
+
+
+class ActionSequenceReplanConfig(Section):
+    """planning.replanning.action_sequence (§6, §9.1)."""
+
+    max_regeneration_attempts: int = Field(default=3, ge=0)
+    """Level-3 replans (whole action plan generated again)."""
+
+
+class ExecutionReplanConfig(Section):
+    """planning.replanning.execution (§7, §9.1)."""
+
+    max_action_retries: int = Field(default=3, ge=0)
+    """Level-1 replans (the failed action run again as it was)."""
+    max_partial_replans: int = Field(default=2, ge=0)
+    """Level-2 replans decided during execution (remaining work planned again)."""
+
+
+class ReflectionReplanConfig(Section):
+    """planning.replanning.reflection (§8, §9.1)."""
+
+    max_plan_revisions: int = Field(default=2, ge=0)
+    """Plan revisions decided at the final evaluation, after every task has run."""
+
+
+class GlobalReplanConfig(Section):
+    """planning.replanning.global — limits across phases (§9.1, §9.2, §13.3)."""
+
+    max_total_replans: int = Field(default=10, ge=0)
+    """Executed replans of every kind, questions to people included."""
+    infinite_loop_detection: bool = True
+    """Refuse a replan that repeats the same approach to the same trigger too often."""
+    same_trigger_max_count: int = Field(default=2, ge=1)
+    """Replans allowed with the same trigger and approach; the next one is skipped and the
+    model is asked for a different approach."""
+
+
+class ReplanningConfig(Section):
+    """planning.replanning — model-decided replanning at every phase (seed: replanning.md §12)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
+
+    enabled: bool = True
+    """Let the model decide after each phase whether to go back to an earlier one; false keeps
+    the plain reflection/revision path of planning.reflection and planning.revision."""
+    decision_mode: Literal["separate", "folded"] = "separate"
+    """Not a seed key. "separate": each decision is its own short model call (the seed's
+    design). "folded": the decision rides in the phase's own reply (the planning reply, a
+    request_replan tool during execution, the completion reply) and costs no extra call, but
+    the model judges its own output while writing it, execution is only evaluated when the
+    model volunteers a request_replan call, and periodic checks disappear. See
+    docs/replanning.md."""
+    llm_decision: LLMDecisionConfig = Field(default_factory=LLMDecisionConfig)
+    """Confidence thresholds."""
+    goal_understanding: GoalReplanConfig = Field(default_factory=GoalReplanConfig)
+    """Clarification limits and automatic assumptions."""
+    task_decomposition: DecompositionReplanConfig = Field(default_factory=DecompositionReplanConfig)
+    """Re-decomposition limit."""
+    action_sequence: ActionSequenceReplanConfig = Field(default_factory=ActionSequenceReplanConfig)
+    """Action plan regeneration limit."""
+    execution: ExecutionReplanConfig = Field(default_factory=ExecutionReplanConfig)
+    """Retry and partial replan limits."""
+    reflection: ReflectionReplanConfig = Field(default_factory=ReflectionReplanConfig)
+    """Final-evaluation revision limit."""
+    global_: GlobalReplanConfig = Field(default_factory=GlobalReplanConfig, alias="global")
+    """Overall limit and loop detection (YAML key `global`)."""
+
+
 class PlanningConfig(Section):
     """planning — the five-phase planning process (seed: planning-process.md §9.1)."""
 
@@ -80,6 +187,8 @@ class PlanningConfig(Section):
     """Plan revision settings."""
     history: HistoryConfig = Field(default_factory=HistoryConfig)
     """History storage settings."""
+    replanning: ReplanningConfig = Field(default_factory=ReplanningConfig)
+    """Replanning decided by the model at every phase (replanning.md)."""
 
 
 class LLMConfig(Section):
@@ -270,6 +379,9 @@ ENV_KEYS: dict[str, str] = {
     "REFLECTION_ENABLED": "planning.reflection.enabled",
     "REFLECTION_INTERVAL": "planning.reflection.trigger_interval",
     "MAX_PLAN_REVISIONS": "planning.revision.max_revisions",
+    "REPLANNING_ENABLED": "planning.replanning.enabled",
+    "REPLANNING_MIN_CONFIDENCE": "planning.replanning.llm_decision.min_confidence_threshold",
+    "MAX_TOTAL_REPLANS": "planning.replanning.global.max_total_replans",
     "OPENAI_MODEL": "llm.model",
     "OPENAI_BASE_URL": "llm.base_url",
     "OPENAI_API_KEY": "llm.api_key",
@@ -357,16 +469,32 @@ def _describe(exc: ValidationError, sources: Mapping[str, str]) -> str:
         allowed = (
             _allowed_keys(error["loc"]) if error["type"] == "extra_forbidden" else error["msg"]
         )
-        origin = sources.get(path, "defaults")
+        origin = sources.get(path) or _sources_below(sources, path)
         lines.append(f"  - {path} = {value} (from {origin}): {allowed}")
     return "\n".join(lines)
+
+
+def _sources_below(sources: Mapping[str, str], path: str) -> str:
+    """Where the keys inside a section came from (for errors about a whole section)."""
+    below = sorted({origin for key, origin in sources.items() if key.startswith(path + ".")})
+    return "; ".join(below) or "defaults"
 
 
 def _allowed_keys(loc: tuple[int | str, ...]) -> str:
     model: type[BaseModel] = PlannerConfig
     for part in loc[:-1]:
-        annotation = model.model_fields[str(part)].annotation
+        field = _field_named(model, str(part))
+        annotation = field.annotation if field else None
         if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
             break
         model = annotation
-    return f"unknown key; allowed here: {', '.join(sorted(model.model_fields))}"
+    names = (field.alias or name for name, field in model.model_fields.items())
+    return f"unknown key; allowed here: {', '.join(sorted(names))}"
+
+
+def _field_named(model: type[BaseModel], key: str) -> Any:
+    """The field a config key names (a YAML key may be a field's alias, e.g. `global`)."""
+    return next(
+        (f for name, f in model.model_fields.items() if key in (name, f.alias)),
+        None,
+    )

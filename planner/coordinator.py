@@ -4,6 +4,11 @@ plan (or resume) -> execute tasks in execution_order with tool calls -> reflect 
 every N actions -> revise within limits -> completion. Control flow uses two small exceptions:
 StopPass ends the pass with a status, PlanChanged abandons the current task after a revision.
 Every decision is appended to the history the moment it is made, so a crash loses nothing.
+
+With planning.replanning enabled (the default), the model's replan decisions (replanning.md)
+take the place of the reflection call: the coordinator calls the ReplanManager's hooks after
+the plan exists, at the reflection trigger points and before completion; the manager decides,
+records and carries out replans and raises PlanChanged / StopPass like everything else here.
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, NoReturn
 
 from planner.config import PlannerConfig
 from planner.documents import (
@@ -20,16 +27,20 @@ from planner.documents import (
     FunctionCall,
     HumanIntervention,
     InterventionSummary,
+    Plan,
     PlanningReply,
     PlanRules,
     ReflectionReply,
 )
 from planner.errors import ApiError, ModelBehaviourError
+from planner.flow import PlanChanged, StopPass
 from planner.history import PlanningHistoryStore
-from planner.interfaces import ProgressReporter, ToolCall, ToolResult, ToolSpec
+from planner.interfaces import DocT, ProgressReporter, ToolCall, ToolResult, ToolSpec
 from planner.issue import IssueContext, prompt_view
 from planner.llm import CallRecord
 from planner.prompts import render
+from planner.replanning.manager import ReplanManager
+from planner.replanning.tools import REQUEST_REPLAN
 from planner.result import PassResult, PassStatus, Usage, render_checklist
 from planner.state import IssueState
 from planner.summaries import history_digest, task_actions_digest
@@ -52,18 +63,6 @@ FINISH_TASK = ToolSpec(
 )
 
 
-class StopPass(Exception):
-    def __init__(self, status: PassStatus, reason: str, messages: list[str] | None = None) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-        self.messages = messages or []
-
-
-class PlanChanged(Exception):
-    """The plan was revised while a task ran; pick the next task from the new plan."""
-
-
 class PlanningCoordinator:
     def __init__(
         self,
@@ -73,6 +72,7 @@ class PlanningCoordinator:
         issue: IssueContext,
         store: PlanningHistoryStore,
         reporter: ProgressReporter | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.config = config
         self.model = model
@@ -84,7 +84,10 @@ class PlanningCoordinator:
         self.action_counter = 0
         self.questions: list[str] = []
         self.summary: Any = None
+        self.clock = clock or (lambda: datetime.now(UTC))
         self._started = time.monotonic()
+        self._last_action: tuple[ToolCall, ToolResult] | None = None
+        self.replan = ReplanManager(config, store, self, issue, self.clock)
         model.on_call = self._record_call
 
     # -- the pass ---------------------------------------------------------------------------
@@ -122,14 +125,19 @@ class PlanningCoordinator:
             self._legacy_loop()
         if state.completed and not self.issue.instruction:
             raise StopPass("completed", "the plan was already completed")
+        if self.replan.active:
+            self.replan.resume()
+            state = self._state()
         if state.plan is None or state.completed:
             self._plan()
         while True:
+            if self.replan.active:
+                self.replan.review_if_pending()
             state = self._state()
             task_id = state.next_task()
-            if task_id is None:
-                raise self._complete(state)
             try:
+                if task_id is None:
+                    self._finish(state)
                 self._execute_task(task_id, state)
             except PlanChanged:
                 continue
@@ -140,25 +148,23 @@ class PlanningCoordinator:
     # -- phase 1-3: planning --------------------------------------------------------------------
 
     def _plan(self) -> None:
-        view = prompt_view(self.issue)
+        request = render("planning_request.md.j2", **self.planning_variables())
+        folded = self.replan.folded_planning_instruction()
         messages = [
             self._system("planning"),
-            _user(
-                render(
-                    "planning_request.md.j2",
-                    issue=view,
-                    tools=self.tools.catalogue(),
-                    history=history_digest(self.store.entries()),
-                    max_subtasks=self.config.planning.max_subtasks,
-                )
-            ),
+            _user(request + ("\n" + folded if folded else "")),
         ]
         reply = self._structured("planning", messages, PlanningReply)
         if reply.error is not None:
             self.store.append(
-                "clarification", error=reply.error.model_dump(), comment=reply.comment
+                "clarification",
+                error=reply.error.model_dump(),
+                comment=reply.comment,
+                asked_at=_iso(self.clock()),
             )
             self.questions = list(reply.error.clarification_needed)
+            if self.replan.active:
+                self.replan.planning_question(reply.error)
             raise StopPass(
                 "needs_human",
                 f"clarification needed: {reply.error.message}",
@@ -166,6 +172,16 @@ class PlanningCoordinator:
             )
         self.store.save_plan(reply.plan().model_dump())
         self._report(self.snapshot("in_progress", "planned"))
+        if self.replan.active:
+            self.replan.review_if_pending(reply.replan_review)
+
+    def planning_variables(self) -> dict[str, Any]:
+        return {
+            "issue": prompt_view(self.issue),
+            "tools": self.tools.catalogue(),
+            "history": history_digest(self.store.entries()),
+            "max_subtasks": self.config.planning.max_subtasks,
+        }
 
     # -- phase 4: execution -----------------------------------------------------------------
 
@@ -173,6 +189,7 @@ class PlanningCoordinator:
         assert state.plan is not None
         self.store.append("task", task_id=task_id, status="in_progress")
         self._report(self.snapshot("in_progress", f"working on {task_id}"))
+        self._last_action = None
         messages = [self._system("execution"), _user(self._task_prompt(task_id, state))]
         nudged = False
         while True:
@@ -200,9 +217,13 @@ class PlanningCoordinator:
                 )
                 messages.append(_tool_message(call.id, "noted"))
                 continue
-            result = self._act(task_id, call)
+            if call.name == REQUEST_REPLAN.name and self.replan.folded:
+                answer = self.replan.folded_execution(task_id, call.arguments, self._last_action)
+                messages.append(_tool_message(call.id, answer))
+                continue
+            result = self._evaluate_action(task_id, call, self._act(task_id, call))
+            self._last_action = (call, result)
             messages.append(_tool_message(call.id, result.for_model()))
-            self._maybe_reflect(task_id, call, result)
         if finish and finish[0] not in ("completed", "failed"):
             finish = ("completed", finish[1])
         return finish
@@ -237,10 +258,20 @@ class PlanningCoordinator:
     def _finish_task(self, task_id: str, status: str, summary: str) -> None:
         self.store.append("task", task_id=task_id, status=status, summary=summary)
         self._report(self.snapshot("in_progress", f"{task_id} {status}"))
-        if status == "failed" and self._reflection_wanted(failed=True):
+        if status != "failed" or not self._reflection_wanted(failed=True):
+            return
+        if self.replan.separate:
+            self.replan.after_task_failure(task_id, summary)
+        elif not self.replan.active:
             self._reflect(task_id, f"task {task_id} reported failure: {summary}")
 
     def _task_prompt(self, task_id: str, state: IssueState) -> str:
+        prompt = self._plain_task_prompt(task_id, state)
+        if self.replan.folded:
+            prompt += "\n" + self.replan.prompts.build_folded_execution()
+        return prompt
+
+    def _plain_task_prompt(self, task_id: str, state: IssueState) -> str:
         assert state.plan is not None
         return render(
             "execute_task.md.j2",
@@ -263,10 +294,20 @@ class PlanningCoordinator:
         interval = reflection.trigger_interval
         return not failed and interval > 0 and self.action_counter % interval == 0
 
-    def _maybe_reflect(self, task_id: str, call: ToolCall, result: ToolResult) -> None:
-        if self._reflection_wanted(failed=not result.ok):
-            outcome = "failed: " + str(result.error) if not result.ok else "succeeded"
-            self._reflect(task_id, f"action {call.name} for {task_id} {outcome}")
+    def _evaluate_action(self, task_id: str, call: ToolCall, result: ToolResult) -> ToolResult:
+        """At the reflection trigger points: reflect (replanning off) or take the replan
+        decision (replanning on; folded mode leaves it to the model's request_replan call)."""
+        while self._reflection_wanted(failed=not result.ok):
+            if not self.replan.active:
+                outcome = "failed: " + str(result.error) if not result.ok else "succeeded"
+                self._reflect(task_id, f"action {call.name} for {task_id} {outcome}")
+                return result
+            if not self.replan.separate:
+                return result
+            if self.replan.after_action(task_id, call, result) != "retry":
+                return result
+            result = self._act(task_id, call)
+        return result
 
     def _reflect(self, task_id: str, trigger: str) -> None:
         state = self._state()
@@ -331,19 +372,28 @@ class PlanningCoordinator:
 
     # -- completion -----------------------------------------------------------------------------
 
+    def _finish(self, state: IssueState) -> NoReturn:
+        """No task is left: the §8 final evaluation may revise the plan, else complete."""
+        if self.replan.separate:
+            self.replan.final_evaluation()
+            state = self._state()
+        raise self._complete(state)
+
     def _complete(self, state: IssueState) -> StopPass:
+        request = render(
+            "completion_request.md.j2",
+            plan=state.plan,
+            tasks=state.tasks(),
+            checklist=render_checklist(self.snapshot("in_progress", "")),
+        )
+        folded = self.replan.folded_completion_instruction()
         messages = [
             self._system("completion"),
-            _user(
-                render(
-                    "completion_request.md.j2",
-                    plan=state.plan,
-                    tasks=state.tasks(),
-                    checklist=render_checklist(self.snapshot("in_progress", "")),
-                )
-            ),
+            _user(request + ("\n" + folded if folded else "")),
         ]
         reply = self._structured("completion", messages, CompletionReply)
+        if self.replan.folded:
+            self.replan.folded_final(reply.replan_decision)
         self.store.append(
             "completion", done=reply.done, summary=reply.summary.model_dump(), comment=reply.comment
         )
@@ -394,16 +444,54 @@ class PlanningCoordinator:
         self, kind: str, messages: list[dict[str, Any]], schema: Any, current_plan: Any = None
     ) -> Any:
         self._check_budget()
-        rules = PlanRules(
+        return self.model.structured(kind, messages, schema, self.plan_rules(current_plan))
+
+    def _chat(self, kind: str, messages: list[dict[str, Any]]) -> Any:
+        self._check_budget()
+        extra = [REQUEST_REPLAN] if self.replan.folded and kind == "execute" else []
+        return self.model.chat(kind, messages, [*self.tools.specs(), FINISH_TASK, *extra])
+
+    # -- the replanning port (planner.replanning.port.ReplanPort) -------------------------------
+
+    def plan_rules(self, current_plan: Plan | None) -> PlanRules:
+        return PlanRules(
             max_subtasks=self.config.planning.max_subtasks,
             tool_names=self.tools.names() | {FINISH_TASK.name},
             current_plan=current_plan,
         )
-        return self.model.structured(kind, messages, schema, rules)
 
-    def _chat(self, kind: str, messages: list[dict[str, Any]]) -> Any:
+    def ask_document(
+        self,
+        kind: str,
+        prompt: str,
+        schema: type[DocT],
+        context: Any = None,
+        system: str = "replanning",
+    ) -> DocT:
         self._check_budget()
-        return self.model.chat(kind, messages, [*self.tools.specs(), FINISH_TASK])
+        messages = [self._system(system), _user(prompt)]
+        document: DocT = self.model.structured(kind, messages, schema, context)
+        return document
+
+    def ask_text(self, kind: str, prompt: str, schema: type[Any]) -> str:
+        self._check_budget()
+        messages = [self._system("replanning"), _user(prompt)]
+        return str(self.model.structured_text(kind, messages, schema))
+
+    def tool_specs(self) -> list[ToolSpec]:
+        return self.tools.specs()
+
+    def checklist(self) -> str:
+        return render_checklist(self.snapshot("in_progress", ""), max_chars=6_000)
+
+    def issue_state(self) -> IssueState:
+        return self._state()
+
+    def snapshot_now(self) -> PassResult:
+        return self.snapshot("in_progress", "")
+
+    def progress(self, reason: str) -> None:
+        self._report(self.snapshot("in_progress", reason))
 
     def _check_budget(self) -> None:
         budget = self.config.budget
@@ -447,12 +535,15 @@ class PlanningCoordinator:
             revision=state.revision,
             revision_reason=state.revision_reason,
             previous_progress=state.previous_progress,
+            plan_started_at=state.plan_started_at,
+            plan_history=list(state.plan_history),
             usage=self.usage.model_copy(),
             actions=self.action_counter,
             messages=list(messages or []),
-            questions=list(self.questions),
+            questions=list(self.questions or self.replan.questions),
             summary=self.summary,
             history_path=str(self.store.filepath),
+            notifications=list(self.replan.notifications),
         )
 
     def _report(self, result: PassResult) -> None:
@@ -462,6 +553,10 @@ class PlanningCoordinator:
             self.reporter.update(result)
         except Exception:  # reporting must never end the pass
             log.exception("progress reporter failed")
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _user(content: str) -> dict[str, Any]:

@@ -106,8 +106,13 @@ def demo_script() -> list[Step]:
             "key_outcomes": ["CONTRIBUTING.md explains `python -m unittest`"],
         },
     }
+    fine = {"replan_needed": False, "confidence": 0.9, "reasoning": "The plan is sound."}
     return [
         reply_json("planning", plan),
+        reply_json(
+            "replan_review",
+            {"goal_understanding": fine, "task_decomposition": fine, "action_sequence": fine},
+        ),
         reply_tool_calls("execute", [("read_file", {"path": "README.md"})]),
         reply_tool_calls(
             "execute",
@@ -124,6 +129,10 @@ def demo_script() -> list[Step]:
         reply_tool_calls(
             "execute",
             [("finish_task", {"status": "completed", "summary": "Wrote CONTRIBUTING.md."})],
+        ),
+        reply_json(
+            "replan_reflection",
+            {"replan_decision": {**fine, "evaluation_result": "success", "achievement_rate": 100}},
         ),
         reply_json("completion", done),
     ]

@@ -183,6 +183,9 @@ class PlanningReply(Doc):
     action_plan: ActionPlan | None = None
     error: PlanningError | None = None
     comment: str = ""
+    replan_review: Any = None
+    """Folded replanning only: the model's own decisions on the three planning phases, parsed
+    leniently by planner.replanning (a bad review never makes the plan re-asked)."""
 
     @model_validator(mode="after")
     def _complete_and_valid(self, info: ValidationInfo) -> PlanningReply:
@@ -270,6 +273,8 @@ class CompletionReply(Doc):
     summary: CompletionSummary
     done: bool
     comment: str = ""
+    replan_decision: Any = None
+    """Folded replanning only: the §8 decision of the final evaluation (parsed leniently)."""
 
 
 class InterventionSummary(Doc):

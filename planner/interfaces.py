@@ -80,6 +80,10 @@ class Model(Protocol):
         context: Any = None,
     ) -> DocT: ...
 
+    def structured_text(
+        self, kind: str, messages: Sequence[dict[str, Any]], schema: type[BaseModel]
+    ) -> str: ...
+
     def chat(
         self, kind: str, messages: Sequence[dict[str, Any]], tools: Sequence[ToolSpec]
     ) -> ChatReply: ...

@@ -107,6 +107,13 @@ class OpenAIModel:
                 ]
         raise AssertionError("unreachable")
 
+    def structured_text(
+        self, kind: str, messages: Sequence[dict[str, Any]], schema: type[BaseModel]
+    ) -> str:
+        """One request with the schema as response format; the raw reply, unparsed and never
+        re-asked (replan decisions parse leniently and fall back to "no replan")."""
+        return self._content(kind, messages, self._response_format(kind, schema))
+
     def chat(
         self, kind: str, messages: Sequence[dict[str, Any]], tools: Sequence[ToolSpec]
     ) -> ChatReply:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -10,6 +11,11 @@ from planner.documents import CompletionSummary, Plan
 
 PassStatus = Literal["completed", "in_progress", "needs_human", "failed"]
 TaskStatus = Literal["pending", "in_progress", "completed", "failed"]
+NotificationKind = Literal[
+    "plan_revision", "replan_override", "clarification", "assumptions", "escalation"
+]
+COMMENT_LIMIT = 65_000
+"""GitHub refuses comments over 65,536 characters; a safe default for render_checklist."""
 
 
 class Usage(BaseModel):
@@ -34,6 +40,33 @@ class TaskView(BaseModel):
     summary: str = ""
 
 
+class Notification(BaseModel):
+    """A message for the people on the issue, posted by the forge layer as its own comment.
+
+    kinds: plan_revision (§11.2, a replan was executed), replan_override (§11.2, the system
+    refused the model's replan), clarification (§11.3, questions and the assumptions used if
+    nobody answers), assumptions (no answer came in time; planner proceeds on them),
+    escalation (a replan could not run and there is no alternative; a person must act).
+    Snapshots carry every notification of the pass so far: post each `id` once.
+    """
+
+    id: str
+    kind: NotificationKind
+    body: str
+    timestamp: str
+
+
+class PreviousPlan(BaseModel):
+    """A plan that a revision replaced, with its tasks as they stood then (§11.4.4)."""
+
+    number: int
+    """0 for the original plan, N for the plan made by revision #N."""
+    started_at: str = ""
+    reason: str = ""
+    """Why this plan was made (empty for the original plan)."""
+    tasks: list[TaskView] = Field(default_factory=list)
+
+
 class PassResult(BaseModel):
     """What one pass achieved, for the forge and CI layers and for people."""
 
@@ -45,12 +78,18 @@ class PassResult(BaseModel):
     revision: int = 0
     revision_reason: str = ""
     previous_progress: tuple[int, int] | None = None
+    plan_started_at: str = ""
+    """When the current plan (original or revision) was recorded."""
+    plan_history: list[PreviousPlan] = Field(default_factory=list)
+    """Plans replaced by revisions, oldest first."""
     usage: Usage = Field(default_factory=Usage)
     actions: int = 0
     messages: list[str] = Field(default_factory=list)
     questions: list[str] = Field(default_factory=list)
     summary: CompletionSummary | None = None
     history_path: str = ""
+    notifications: list[Notification] = Field(default_factory=list)
+    """Comments for the issue produced by this pass so far (see Notification)."""
 
     @property
     def completed(self) -> bool:
@@ -65,8 +104,23 @@ MARKS = {"completed": "x", "failed": " ", "pending": " ", "in_progress": " "}
 SUFFIX = {"failed": " ❌ failed", "in_progress": " ⏳ in progress", "pending": "", "completed": ""}
 
 
-def render_checklist(result: PassResult) -> str:
-    """The plan as a markdown checklist (replanning.md §11.4.2 and §11.4.5)."""
+def render_checklist(result: PassResult, max_chars: int | None = None) -> str:
+    """The plan as a markdown checklist (replanning.md §11.4).
+
+    A revised plan adds its reason, the previous progress, the §11.4.5 footer and the earlier
+    plans folded into <details>. With max_chars, the oldest earlier plans are dropped first
+    until the text fits; the current checklist itself is never cut.
+    """
+    current = _current_checklist(result)
+    history = result.plan_history
+    for omitted in range(len(history) + 1):
+        text = current + _history_block(history[omitted:], omitted)
+        if max_chars is None or len(text) <= max_chars:
+            return text
+    return current
+
+
+def _current_checklist(result: PassResult) -> str:
     if not result.tasks:
         return "_No plan yet._\n"
     title = "## 📋 Execution Plan"
@@ -79,7 +133,45 @@ def render_checklist(result: PassResult) -> str:
     lines += ["", _progress_line(result)]
     if result.revision:
         lines.append(f"*Plan Revisions: {result.revision} times*")
+        if result.plan_started_at:
+            started = format_timestamp(result.plan_started_at)
+            lines.append(f"*Current Plan: #{result.revision + 1} (started at {started})*")
     return "\n".join(lines) + "\n"
+
+
+def _history_block(plans: list[PreviousPlan], omitted: int) -> str:
+    if not plans:
+        return ""
+    lines = ["", "<details>", "<summary>📜 Previous Plan History</summary>", ""]
+    if omitted:
+        lines += [f"_{omitted} older plan(s) omitted to fit the comment._", ""]
+    for plan in plans:
+        lines += _previous_plan(plan)
+    return "\n".join([*lines, "</details>"]) + "\n"
+
+
+def _previous_plan(plan: PreviousPlan) -> list[str]:
+    name = f"Revision #{plan.number}" if plan.number else "Original Plan"
+    started = f" ({format_timestamp(plan.started_at)})" if plan.started_at else ""
+    lines = [f"### {name}{started}"]
+    lines += [
+        f"- [{MARKS[t.status]}] {t.id}: {_one_line(t.description)}{SUFFIX[t.status]}"
+        for t in plan.tasks
+    ]
+    if plan.reason:
+        lines += ["", f"**Revision Reason**: {_one_line(plan.reason)}"]
+    return [*lines, ""]
+
+
+def format_timestamp(iso: str) -> str:
+    """2026-11-01T10:00:00.000Z -> 2026-11-01 10:00:00 UTC (what people read on the issue)."""
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if moment.tzinfo else "")
 
 
 def _revision_header(result: PassResult) -> list[str]:

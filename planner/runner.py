@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import subprocess
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,8 @@ class PassSetup:
     """The config file this pass was configured from; the model may read but never write it."""
     protected: tuple[Path, ...] = ()
     """Paths the workspace tools refuse to touch besides the history (e.g. `.planner/`)."""
+    clock: Callable[[], datetime] | None = None
+    """Current time (aware); tests inject one so clarification timeouts need no sleeping."""
 
 
 def config_files(setup: PassSetup) -> tuple[Path, ...]:
@@ -72,7 +75,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     )
     try:
         coordinator = PlanningCoordinator(
-            setup.config, model, registry, issue, store, setup.reporter
+            setup.config, model, registry, issue, store, setup.reporter, setup.clock
         )
         result = coordinator.execute_with_planning()
     finally:

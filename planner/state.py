@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from planner.documents import Plan
 from planner.history import latest_plan_of
-from planner.result import TaskStatus, TaskView
+from planner.result import PreviousPlan, TaskStatus, TaskView
 
 
 @dataclass
@@ -25,6 +25,8 @@ class IssueState:
     actions_by_task: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     completed: bool = False
     invalid_plan_entries: int = 0
+    plan_started_at: str = ""
+    plan_history: list[PreviousPlan] = field(default_factory=list)
 
     @classmethod
     def from_entries(cls, entries: Iterable[dict[str, Any]]) -> IssueState:
@@ -75,6 +77,8 @@ def _on_plan(state: IssueState, entry: dict[str, Any]) -> None:
     state.revision = 0
     state.revision_reason = ""
     state.previous_progress = None
+    state.plan_started_at = str(entry.get("timestamp", ""))
+    state.plan_history.clear()
     state.task_status.clear()
     state.task_summary.clear()
     state.actions_by_task.clear()
@@ -86,6 +90,15 @@ def _on_revision(state: IssueState, entry: dict[str, Any]) -> None:
     if plan is None:
         return
     state.previous_progress = state.progress()
+    state.plan_history.append(
+        PreviousPlan(
+            number=state.revision,
+            started_at=state.plan_started_at,
+            reason=state.revision_reason,
+            tasks=state.tasks(),
+        )
+    )
+    state.plan_started_at = str(entry.get("timestamp", ""))
     state.plan = plan
     state.revision = int(entry.get("revision") or state.revision + 1)
     state.revision_reason = str(entry.get("reason", ""))

@@ -72,6 +72,24 @@ def _intervention(entry: dict[str, Any]) -> str:
     return f"STOPPED FOR HUMAN INTERVENTION: {summary.get('reason', '')}"
 
 
+def _replan(entry: dict[str, Any]) -> str:
+    if entry.get("outcome") in ("no_replan", "superseded"):
+        return ""  # routine "carry on" decisions would only crowd out the history
+    decision = entry.get("llm_decision") or {}
+    level = f" level {entry['level']}" if entry.get("level") else ""
+    why = entry.get("override_reason") or decision.get("reasoning", "")
+    return (
+        f"REPLAN DECISION at {entry.get('phase')} ({entry.get('trigger')}):{level} "
+        f"{entry.get('outcome')}: {why}"
+    )
+
+
+def _resolved(entry: dict[str, Any]) -> str:
+    if entry.get("resolution") == "assumed":
+        return f"NO ANSWER IN TIME; PROCEEDING ON ASSUMPTIONS: {entry.get('assumptions', [])}"
+    return "THE USER ANSWERED THE QUESTIONS (see USER INSTRUCTION)"
+
+
 _DESCRIBERS = {
     "plan": _plan,
     "revision": _plan,
@@ -81,6 +99,8 @@ _DESCRIBERS = {
     "completion": _completion,
     "human_input": _human,
     "human_intervention": _intervention,
+    "replan_decision": _replan,
+    "clarification_resolved": _resolved,
 }
 
 

@@ -123,3 +123,86 @@ def git_repo(root: Path) -> Path:
         check=True,
     )
     return root
+
+
+# -- replanning decisions (replanning.md §2.4) ---------------------------------------------------
+
+
+def decision(
+    needed: bool = False, confidence: float = 0.9, reasoning: str = "looks fine", **fields: Any
+) -> dict[str, Any]:
+    """One replan decision object; extra fields (replan_type, replan_level, ...) pass through."""
+    return {"replan_needed": needed, "confidence": confidence, "reasoning": reasoning, **fields}
+
+
+def review(**phases: dict[str, Any]) -> Step:
+    """The combined planning review; phases not given are judged fine."""
+    document = {
+        phase: phases.get(phase, decision())
+        for phase in ("goal_understanding", "task_decomposition", "action_sequence")
+    }
+    return reply_json("replan_review", document)
+
+
+def review_only(**phases: dict[str, Any]) -> Step:
+    """A review covering only the phases given (after a level 3/4 replan)."""
+    return reply_json("replan_review", phases)
+
+
+def review_ok() -> Step:
+    return review()
+
+
+def execution_decision(needed: bool = False, **fields: Any) -> Step:
+    return reply_json("replan_execution", {"replan_decision": decision(needed, **fields)})
+
+
+def evaluation(needed: bool = False, **fields: Any) -> Step:
+    """The §8 final-evaluation decision (before the completion call)."""
+    fields.setdefault("evaluation_result", "failure" if needed else "success")
+    return reply_json("replan_reflection", {"replan_decision": decision(needed, **fields)})
+
+
+def evaluation_ok() -> Step:
+    return evaluation()
+
+
+def planned(*task_ids: str, **kwargs: Any) -> list[Step]:
+    """The planning reply and its (approving) review: the start of every default pass."""
+    return [planning(*task_ids, **kwargs), review_ok()]
+
+
+def completed(done: bool = True, completed: int = 1) -> list[Step]:
+    """The final evaluation (no revision) and the completion reply: the end of a pass."""
+    return [evaluation_ok(), completion(done=done, completed=completed)]
+
+
+def revise_reply(order: list[str], subtasks: list[dict[str, Any]] | None = None) -> Step:
+    """The level-2 replacement (a plan revision of the remaining work)."""
+    return reply_json("replan_revise", revision(order, subtasks, reason="route around the error"))
+
+
+def actions_reply(*task_ids: str, tool: str = "write_file") -> Step:
+    """The level-3 replacement: a new action plan for the same subtasks."""
+    actions = [{"task_id": t, "tool": tool, "purpose": f"again {t}"} for t in task_ids]
+    return reply_json(
+        "replan_actions",
+        {"action_plan": {"execution_order": list(task_ids), "actions": actions}, "comment": "ok"},
+    )
+
+
+def tasks_reply(*task_ids: str) -> Step:
+    """The level-4 replacement: subtasks decomposed again with their action plan."""
+    document = plan_doc(*task_ids)
+    return reply_json(
+        "replan_tasks",
+        {
+            "task_decomposition": document["task_decomposition"],
+            "action_plan": document["action_plan"],
+        },
+    )
+
+
+def goal_reply(*task_ids: str) -> Step:
+    """The level-5 replacement: a whole new plan."""
+    return reply_json("replan_goal", plan_doc(*task_ids))

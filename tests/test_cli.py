@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from planner.testing.scripted_server import ScriptedModelServer
-from tests.plans import completion, finish, git_repo, planning, write
+from tests.plans import completed, finish, git_repo, planned, write
 
 
 def planner(
@@ -40,7 +40,7 @@ def test_run_then_resume_in_a_second_process(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
     repo = git_repo(tmp_path / "repo")
-    scripted_model.add(planning("task_1", "task_2"), write("a.txt"), finish(), write("b.txt"))
+    scripted_model.add(*planned("task_1", "task_2"), write("a.txt"), finish(), write("b.txt"))
     first = planner(
         "run",
         "--repo",
@@ -54,7 +54,7 @@ def test_run_then_resume_in_a_second_process(
     assert first.returncode == 0, first.stderr
     assert "- [x] **task_1**: Do task_1" in first.stdout
     assert "Status: in_progress (budget: 1 actions per pass reached)" in first.stdout
-    scripted_model.add(write("b.txt"), finish(), completion(completed=2))
+    scripted_model.add(write("b.txt"), finish(), *completed(completed=2))
     second = planner(
         "run",
         "--repo",
@@ -74,7 +74,7 @@ def test_json_output_and_history_command(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
     repo = git_repo(tmp_path / "repo")
-    scripted_model.add(planning("task_1"), write("a.txt"), finish(), completion())
+    scripted_model.add(*planned("task_1"), write("a.txt"), finish(), *completed())
     run = planner(
         "run",
         "--repo",
@@ -87,7 +87,7 @@ def test_json_output_and_history_command(
         env=model_env(scripted_model),
     )
     result = json.loads(run.stdout)
-    assert result["status"] == "completed" and result["usage"]["model_calls"] == 4
+    assert result["status"] == "completed" and result["usage"]["model_calls"] == 6  # + 2 replan
     shown = planner(
         "history", "--repo", str(repo), "--issue", "7", "--repository", "octo/repo", env={}
     )
@@ -159,7 +159,7 @@ def test_run_on_the_local_forge(tmp_path: Path, scripted_model: ScriptedModelSer
     issues = repo / ".planner" / "issues"
     issues.mkdir(parents=True)
     (issues / "3.md").write_text("# Write a file\n\nPlease write a.txt.\n", encoding="utf-8")
-    scripted_model.add(planning("task_1"), write("a.txt"), finish(), completion())
+    scripted_model.add(*planned("task_1"), write("a.txt"), finish(), *completed())
     run = planner(
         "run", "--repo", str(repo), "--issue", "3", "--json", env=model_env(scripted_model)
     )

@@ -87,7 +87,7 @@ def test_a_second_local_run_edits_the_same_comment(repo: Path, tmp_path: Path) -
 
 def test_the_model_cannot_write_into_dot_planner(repo: Path, tmp_path: Path) -> None:
     steps = one_file_plan("CHANGELOG.md", "# Changes\n", "Changelog")
-    steps[1] = reply_tool_calls(
+    steps[2] = reply_tool_calls(
         "execute", [("write_file", {"path": ".planner/pulls/1.json", "content": "{}"})]
     )
     with ScriptedModelServer(steps) as model:
@@ -101,7 +101,7 @@ def test_the_model_cannot_write_into_dot_planner(repo: Path, tmp_path: Path) -> 
             event={"issue": "3", "actor": "me"},
         )
         model.assert_consumed()
-        tool_reply = json.dumps(model.requests[2].body)
+        tool_reply = json.dumps(model.requests[3].body)
     assert "protected-path" in tool_reply
     assert not (repo / ".planner" / "pulls" / "1.json").exists()
 

@@ -20,6 +20,7 @@ from planner.issue import IssueContext
 from planner.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_tool_calls
 from tests.mcp_servers.launch import filesystem_server, git_server, misbehaving_server
+from tests.plans import evaluation_ok, review_ok
 
 ISSUE = IssueContext(
     repository="demo/notes",
@@ -110,6 +111,7 @@ def test_mcp_tool_results_reach_the_model(
     workspace = make_repo(tmp_path / "repo")
     scripted_model.add(
         reply_json("planning", plan(("fs__read_text_file", "read"), ("fs__write_file", "write"))),
+        review_ok(),
         reply_tool_calls(
             "execute",
             [
@@ -121,6 +123,7 @@ def test_mcp_tool_results_reach_the_model(
             "execute", [("fs__write_file", {"path": "NOTES.md", "content": "A tiny project.\n"})]
         ),
         reply_tool_calls("execute", [FINISH]),
+        evaluation_ok(),
         reply_json("completion", DONE),
     )
     servers = {"fs": filesystem_server("."), "git": git_server()}
@@ -133,12 +136,12 @@ def test_mcp_tool_results_reach_the_model(
     planning_prompt = requests[0].body["messages"][-1]["content"]
     assert "- fs__read_text_file: Read the complete contents of a file" in planning_prompt
     assert "- git__git_status: Shows the working tree status" in planning_prompt
-    offered = offered_tools(requests[1].body)
+    offered = offered_tools(requests[2].body)
     assert offered["fs__write_file"]["parameters"]["required"] == ["path", "content"]
-    readme, status = tool_messages(requests[2].body)
+    readme, status = tool_messages(requests[3].body)
     assert readme == "# Notes demo\n\nA tiny project.\n"
     assert "On branch main" in status
-    assert tool_messages(requests[3].body)[-1].startswith("Successfully wrote to NOTES.md")
+    assert tool_messages(requests[4].body)[-1].startswith("Successfully wrote to NOTES.md")
     assert (workspace / "NOTES.md").read_text(encoding="utf-8") == "A tiny project.\n"
 
 
@@ -149,8 +152,10 @@ def test_plan_naming_an_unknown_tool_is_reasked_with_the_real_tools(
     scripted_model.add(
         reply_json("planning", plan(("github_get_file_contents", "read the README"))),
         reply_json("planning", plan(("mis__echo", "say something"))),
+        review_ok(),
         reply_tool_calls("execute", [("mis__echo", {"text": "hello"})]),
         reply_tool_calls("execute", [FINISH]),
+        evaluation_ok(),
         reply_json("completion", DONE),
     )
     config = config_for(scripted_model, {"mis": misbehaving_server()})
@@ -170,7 +175,7 @@ def test_plan_naming_an_unknown_tool_is_reasked_with_the_real_tools(
         "finish_task",
     } <= listed
     assert "github_get_file_contents" not in listed
-    assert tool_messages(scripted_model.requests[3].body) == ["hello"]
+    assert tool_messages(scripted_model.requests[4].body) == ["hello"]
 
 
 def test_a_server_dying_mid_pass_is_left_out_and_the_pass_goes_on(
@@ -180,16 +185,18 @@ def test_a_server_dying_mid_pass_is_left_out_and_the_pass_goes_on(
     workspace = make_repo(tmp_path / "repo")
     scripted_model.add(
         reply_json("planning", plan(("mis__crash", "crash"), ("write_file", "write"))),
+        review_ok(),
         reply_tool_calls("execute", [("mis__crash", {})]),
         reply_tool_calls("execute", [("write_file", {"path": "NOTES.md", "content": "ok\n"})]),
         reply_tool_calls("execute", [FINISH]),
+        evaluation_ok(),
         reply_json("completion", DONE),
     )
     config = config_for(scripted_model, {"mis": misbehaving_server()})
     result = run_pass(PassSetup(config=config, workspace=workspace), ISSUE)
 
     assert result.status == "completed", result.stop_reason
-    before, after = scripted_model.requests[1].body, scripted_model.requests[2].body
+    before, after = scripted_model.requests[2].body, scripted_model.requests[3].body
     assert "mis__echo" in offered_tools(before)
     assert not [name for name in offered_tools(after) if name.startswith("mis__")]
     assert tool_messages(after) == ["ERROR: MCP server 'mis' died during the call"]
@@ -233,10 +240,12 @@ def test_history_records_mcp_calls_like_builtin_ones(
     workspace = make_repo(tmp_path / "repo")
     scripted_model.add(
         reply_json("planning", plan(("mis__echo", "echo"))),
+        review_ok(),
         reply_tool_calls(
             "execute", [("mis__echo", {"text": "recorded"}), ("mis__fail", {"message": "no"})]
         ),
         reply_tool_calls("execute", [FINISH]),
+        evaluation_ok(),
         reply_json("completion", DONE),
     )
     config = config_for(scripted_model, {"mis": misbehaving_server()})

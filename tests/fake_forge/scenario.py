@@ -10,6 +10,7 @@ from typing import Any
 from planner.config import PlannerConfig, load_config
 from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
 from tests.fake_forge.core import git
+from tests.plans import evaluation_ok, review_ok
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 WEBHOOKS = FIXTURES / "github" / "webhooks"
@@ -106,10 +107,12 @@ def one_file_plan(path: str, content: str, goal: str) -> list[Step]:
     }
     return [
         reply_json("planning", plan),
+        review_ok(),
         reply_tool_calls("execute", [("write_file", {"path": path, "content": content})]),
         reply_tool_calls(
             "execute", [("finish_task", {"status": "completed", "summary": f"Wrote {path}."})]
         ),
+        evaluation_ok(),
         reply_json("completion", done),
     ]
 

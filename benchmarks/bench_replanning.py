@@ -1,0 +1,183 @@
+"""What replanning costs: model calls and prompt size per pass, off / separate / folded.
+
+    .venv/bin/python benchmarks/bench_replanning.py
+
+One pass of 5 tasks x 2 actions against the scripted model server, with the default config
+(reflection every 3 actions). Two scenarios:
+  clean    every action succeeds
+  failure  task_3's first action fails and the model revises the remaining plan (level 2)
+Modes:
+  off       planning.replanning.enabled: false (the core's reflection/revision path)
+  separate  replanning on, each decision its own call (the default)
+  folded    replanning on, decision_mode: folded (decisions inside the phases' own replies)
+Prompt size counts every character of every message sent; tokens are the usage the server
+reports (its estimate is ~4 characters per token, the same for every mode).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from planner.config import load_config
+from planner.history import PlanningHistoryStore
+from planner.issue import IssueContext
+from planner.runner import PassSetup, run_pass
+from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_tool_calls
+from tests.plans import (
+    completion,
+    decision,
+    evaluation,
+    execution_decision,
+    finish,
+    plan_doc,
+    reflection,
+    review,
+    revise_reply,
+    revision,
+    write,
+)
+
+TASKS = [f"task_{n}" for n in range(1, 6)]
+ISSUE = IssueContext(repository="bench/repo", number="1", title="Benchmark", body="Write files.")
+MODES = {
+    "off": {"planning.replanning.enabled": False},
+    "separate": {},
+    "folded": {"planning.replanning.decision_mode": "folded"},
+}
+PARTIAL = {"confidence": 0.9, "replan_type": "partial_replan", "replan_level": 2}
+
+
+class Script:
+    """Builds the scripted conversation of one pass for one mode."""
+
+    def __init__(self, mode: str, interval: int = 3) -> None:
+        self.mode, self.interval = mode, interval
+        self.actions = 0
+        self.steps: list[Step] = []
+
+    def plan(self) -> None:
+        document = plan_doc(*TASKS)
+        if self.mode == "folded":
+            fine = {
+                p: decision()
+                for p in ("goal_understanding", "task_decomposition", "action_sequence")
+            }
+            document["replan_review"] = fine
+        self.steps.append(reply_json("planning", document))
+        if self.mode == "separate":
+            self.steps.append(review())
+
+    def action(self, path: str) -> None:
+        self.steps.append(write(path))
+        self.actions += 1
+        if self.interval and self.actions % self.interval == 0:
+            checkpoint = {
+                "off": reflection(False, status="success"),
+                "separate": execution_decision(False),
+            }
+            if self.mode in checkpoint:
+                self.steps.append(checkpoint[self.mode])
+
+    def failed_action(self) -> None:
+        self.steps.append(write("../refused"))
+        self.actions += 1
+        if self.mode == "off":
+            self.steps.append(reflection(True, revision(TASKS, reason="write inside")))
+            return
+        if self.mode == "separate":
+            self.steps.append(execution_decision(True, **PARTIAL))
+        else:
+            call = {"reasoning": "write inside", **PARTIAL}
+            self.steps.append(reply_tool_calls("execute", [("request_replan", call)]))
+        self.steps.append(revise_reply(TASKS))
+
+    def task(self, task_id: str) -> None:
+        self.action(f"{task_id}-a.txt")
+        self.action(f"{task_id}-b.txt")
+        self.steps.append(finish())
+
+    def complete(self) -> None:
+        done = completion(completed=len(TASKS))
+        if self.mode == "separate":
+            self.steps.append(evaluation())
+        if self.mode == "folded":
+            body = json.loads(done.content or "{}")
+            body["replan_decision"] = decision(evaluation_result="success")
+            done = reply_json("completion", body)
+        self.steps.append(done)
+
+
+def clean(script: Script) -> None:
+    script.plan()
+    for task in TASKS:
+        script.task(task)
+    script.complete()
+
+
+def failure(script: Script) -> None:
+    script.plan()
+    for task in TASKS:
+        if task == "task_3":
+            script.failed_action()  # the plan is revised; task_3 starts again
+        script.task(task)
+    script.complete()
+
+
+def measure(scenario: Callable[[Script], None], mode: str, root: Path) -> dict[str, Any]:
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    script = Script(mode)
+    scenario(script)
+    with ScriptedModelServer(script.steps) as server:
+        env = {"OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": server.base_url}
+        config = load_config(None, env=env, overrides=MODES[mode])
+        result = run_pass(PassSetup(config=config, workspace=root), ISSUE)
+        server.assert_consumed()
+        chars = [_chars(r.body) for r in server.requests]
+        kinds = [r.kind or "" for r in server.requests]
+    assert result.status == "completed", result.stop_reason
+    store = PlanningHistoryStore(root / "planning_history", ISSUE.repository, ISSUE.number)
+    calls = [e for e in store.entries() if e["type"] == "model_call"]
+    decision_calls = [k for k in kinds if k.startswith("replan_") and k != "replan_revise"]
+    return {
+        "calls": result.usage.model_calls,
+        "decision_calls": len(decision_calls),
+        "prompt_chars": sum(chars),
+        "decision_chars": sum(c for c, k in zip(chars, kinds, strict=True) if k in decision_calls),
+        "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
+        "completion_tokens": sum(c["completion_tokens"] for c in calls),
+    }
+
+
+def _chars(body: dict[str, Any]) -> int:
+    return sum(len(str(m.get("content") or "")) for m in body["messages"])
+
+
+def main() -> None:
+    header = (
+        f"{'scenario':<9} {'mode':<9} {'calls':>5} {'decis.':>6} {'prompt chars':>12} "
+        f"{'in decis.':>9} {'prompt tok':>10} {'compl. tok':>10}"
+    )
+    print(header)
+    print("-" * len(header))
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, scenario in (("clean", clean), ("failure", failure)):
+            for mode in MODES:
+                row = measure(scenario, mode, Path(tmp) / f"{name}-{mode}")
+                print(
+                    f"{name:<9} {mode:<9} {row['calls']:>5} {row['decision_calls']:>6} "
+                    f"{row['prompt_chars']:>12,} {row['decision_chars']:>9,} "
+                    f"{row['prompt_tokens']:>10,} {row['completion_tokens']:>10,}"
+                )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+"""Replanning decided by the model at every phase, bounded by the system (replanning.md).
+
+decision.py        ReplanDecision (§2.4/§2.5 + phase extras), phases, replan types (§2.6)
+levels.py          levels 1-5 (§7.4) and the phase each one re-enters
+controls.py        limits, confidence bands, loop detection (§9, §13.3, §13.4)
+state.py           counts and pending work derived from history (§10.2)
+facts.py           what decision prompts are told (§2.3)
+prompt_builder.py  ReplanPromptBuilder (§14.3), templates in prompts/replan_*.md.j2
+executor.py        carrying out a replan: the model writes, planner validates
+notices.py         markdown for the issue (§11.2, §11.3)
+manager.py         ReplanManager (§14.2) and the coordinator's hooks
+port.py            what the manager needs from the coordinator
+tools.py           request_replan, the folded-mode execution tool
+"""
+
+from planner.replanning.decision import ReplanDecision
+from planner.replanning.levels import LEVELS, Level
+from planner.replanning.manager import ReplanManager
+from planner.replanning.prompt_builder import ReplanPromptBuilder
+from planner.replanning.statistics import ReplanStatistics
+
+__all__ = [
+    "LEVELS",
+    "Level",
+    "ReplanDecision",
+    "ReplanManager",
+    "ReplanPromptBuilder",
+    "ReplanStatistics",
+]

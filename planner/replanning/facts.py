@@ -1,0 +1,169 @@
+"""What a decision prompt is told about the situation (replanning.md §2.3), built from state.
+
+Facts are plain data so a decision that asked a person can be asked again, with the answer,
+in a later run (they are stored in the `replan_decision` entry).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from planner.interfaces import ToolCall, ToolResult
+from planner.issue import sanitize_untrusted
+from planner.result import PassResult, render_checklist
+from planner.state import IssueState
+from planner.summaries import task_actions_digest
+
+RESULT_CHARS = 1_500
+ARGUMENT_CHARS = 500
+
+
+@dataclass(frozen=True)
+class ActionFacts:
+    """§7.2: the action just executed and where the plan stands."""
+
+    task_id: str
+    trigger: str
+    executed_action: str
+    execution_result: str
+    error_info: str
+    completed_count: int
+    total_count: int
+    error_count: int
+    consecutive_errors: int
+    remaining_actions: str
+    can_retry: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ActionFacts:
+        return cls(**{**data, "can_retry": False})
+
+
+def action_facts(
+    state: IssueState,
+    entries: list[dict[str, Any]],
+    task_id: str,
+    call: ToolCall,
+    result: ToolResult,
+) -> ActionFacts:
+    arguments = sanitize_untrusted(json.dumps(call.arguments, ensure_ascii=False), ARGUMENT_CHARS)
+    outcome = "failed" if not result.ok else "succeeded"
+    trigger = (
+        f"action {call.name} failed: {_first_line(result.error)}"
+        if not result.ok
+        else (f"checkpoint after {call.name} for {task_id}")
+    )
+    return _facts(
+        state,
+        entries,
+        task_id=task_id,
+        trigger=trigger,
+        executed_action=f"{call.name}({arguments}) for task {task_id}: {outcome}",
+        execution_result=sanitize_untrusted(result.content, RESULT_CHARS),
+        error_info=sanitize_untrusted(result.error or "", RESULT_CHARS),
+        can_retry=not result.ok,
+    )
+
+
+def task_failure_facts(
+    state: IssueState, entries: list[dict[str, Any]], task_id: str, summary: str
+) -> ActionFacts:
+    return _facts(
+        state,
+        entries,
+        task_id=task_id,
+        trigger=f"task {task_id} failed",
+        executed_action=f"finish_task(status=failed) for task {task_id}",
+        execution_result=sanitize_untrusted(summary, RESULT_CHARS),
+        error_info=f"the model reported task {task_id} as failed",
+        can_retry=True,
+    )
+
+
+def _facts(state: IssueState, entries: list[dict[str, Any]], **fields: Any) -> ActionFacts:
+    done, total = state.progress()
+    outcomes = _action_outcomes_of_current_plan(entries)
+    return ActionFacts(
+        completed_count=done,
+        total_count=total,
+        error_count=outcomes.count(False),
+        consecutive_errors=_trailing_failures(outcomes),
+        remaining_actions=remaining_actions(state),
+        **fields,
+    )
+
+
+def _action_outcomes_of_current_plan(entries: list[dict[str, Any]]) -> list[bool]:
+    outcomes: list[bool] = []
+    for entry in entries:
+        if entry.get("type") in ("plan", "revision"):
+            outcomes.clear()
+        elif entry.get("type") == "action":
+            outcomes.append(bool(entry.get("ok")))
+    return outcomes
+
+
+def _trailing_failures(outcomes: list[bool]) -> int:
+    count = 0
+    for ok in reversed(outcomes):
+        if ok:
+            break
+        count += 1
+    return count
+
+
+def remaining_actions(state: IssueState) -> str:
+    if state.plan is None:
+        return ""
+    lines = []
+    for view in state.tasks():
+        if view.status == "completed":
+            continue
+        planned = "; ".join(
+            f"{a.tool or a.action_type}: {a.purpose}" for a in state.plan.actions_for(view.id)
+        )
+        lines.append(
+            f"- {view.id} ({view.status}): {view.description}"
+            + (f" [planned: {planned}]" if planned else "")
+        )
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class EvaluationFacts:
+    """§8.2: the overall result once every task has run."""
+
+    goal: str
+    success_criteria: str
+    execution_summary: str
+    completed_actions: str
+    current_state: str
+
+
+def evaluation_facts(state: IssueState, snapshot: PassResult) -> EvaluationFacts:
+    assert state.plan is not None
+    goal = state.plan.goal_understanding
+    views = state.tasks()
+    done, total = state.progress()
+    failed = sum(1 for view in views if view.status == "failed")
+    summary = [f"{done}/{total} tasks completed, {failed} failed."]
+    summary += [f"- {v.id} ({v.status}): {v.summary or 'no summary'}" for v in views]
+    actions = [a for view in views for a in state.actions_by_task.get(view.id, [])]
+    return EvaluationFacts(
+        goal=goal.main_objective,
+        success_criteria="\n".join(f"- {c}" for c in goal.success_criteria),
+        execution_summary="\n".join(summary),
+        completed_actions=task_actions_digest(actions, limit=4_000),
+        current_state=render_checklist(snapshot, max_chars=6_000),
+    )
+
+
+def _first_line(text: str | None) -> str:
+    """A short, safe trigger key: tool errors may carry repository or server text."""
+    cleaned = sanitize_untrusted(text or "", 2_000).strip()
+    return cleaned.splitlines()[0][:160] if cleaned else "unknown error"

@@ -1,0 +1,336 @@
+"""ReplanPromptBuilder: the decision prompts of each phase (replanning.md §4.2-§8.2, §14.3).
+
+One template per phase lives in prompts/. The three planning decision points share one call
+(the combined review): the planning reply produces all three sections at once, so one request
+judges them together, each under the seed's own wording and criteria.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from planner.documents import Plan
+from planner.interfaces import ToolSpec
+from planner.prompts import render
+from planner.replanning.decision import PHASE_TITLES, PHASE_TYPES, ReplanDecision
+from planner.replanning.facts import ActionFacts, EvaluationFacts
+
+COMMON_FIELDS: tuple[tuple[str, str], ...] = (
+    ("replan_needed", "true | false"),
+    ("confidence", "0.0-1.0"),
+    ("reasoning", '"why you decided this"'),
+    ("replan_type", "TYPES"),
+    ("target_phase", '"goal_understanding | task_decomposition | action_sequence | execution"'),
+    ("replan_level", "1-5"),
+    ("issues_found", '["problem", ...]'),
+    ("recommended_actions", '["action", ...]'),
+    ("clarification_needed", "true | false"),
+    ("clarification_questions", '["question for the people on the issue", ...]'),
+)
+PHASE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "goal_understanding": (
+        ("assumptions_to_make", '["what you will assume if nobody answers", ...]'),
+    ),
+    "task_decomposition": (
+        ("missing_steps", '["step", ...]'),
+        ("recommended_granularity", '"finer | coarser | as is, and why"'),
+        ("scope_adjustment", '"..."'),
+    ),
+    "action_sequence": (
+        ("unavailable_tools", '["tool", ...]'),
+        ("alternative_tools", '["tool", ...]'),
+        ("dependency_issues", '["issue", ...]'),
+        ("plan_adjustments", '["adjustment", ...]'),
+    ),
+    "execution": (
+        ("error_classification", '"transient | persistent | fatal"'),
+        ("recovery_strategy", '"..."'),
+        ("affected_actions", '["task id or action", ...]'),
+    ),
+    "reflection": (
+        ("evaluation_result", '"success | partial_success | failure"'),
+        ("achievement_rate", "0-100"),
+        ("issues_identified", '["issue", ...]'),
+        ("additional_actions", '["action to add", ...]'),
+        ("revision_scope", '"minor | moderate | major"'),
+    ),
+}
+REVIEW_QUESTIONS = {
+    "goal_understanding": "is the goal understood well enough? is anything unclear?",
+    "task_decomposition": "is the decomposition appropriate and executable? is anything missing?",
+    "action_sequence": "is the action plan executable? are the tools available?",
+}
+ISSUE_CHARS = 8_000
+HISTORY_CHARS = 4_000
+
+
+@dataclass(frozen=True)
+class PlanningInputs:
+    """What the planning decision points look at."""
+
+    plan: Plan
+    issue: dict[str, Any]
+    tools: list[ToolSpec]
+    history: str
+
+
+class ReplanPromptBuilder:
+    def __init__(self, max_subtasks: int = 100) -> None:
+        self.max_subtasks = max_subtasks
+
+    # -- the decision format ({replan_decision_format} of the seed) -------------------------
+
+    def decision_format(
+        self, phase: str, key: str | None = "replan_decision", common: bool = True
+    ) -> str:
+        """The JSON shape of a decision; common=False leaves out the fields every phase shares
+        except replan_type (the combined review states them once)."""
+        types = " | ".join(PHASE_TYPES[phase])
+        shared = COMMON_FIELDS if common else (("replan_type", "TYPES"),)
+        fields = [*shared, *PHASE_FIELDS[phase]]
+        shapes = [(name, f'"{types}"' if shape == "TYPES" else shape) for name, shape in fields]
+        body = ",\n".join(f'  "{name}": {shape}' for name, shape in shapes)
+        document = "{\n" + body + "\n}"
+        return f'{{"{key}": {document}}}' if key else document
+
+    def common_format(self) -> str:
+        return ",\n".join(
+            f'  "{name}": {shape}' for name, shape in COMMON_FIELDS if name != "replan_type"
+        )
+
+    def _section_format(self, phase: str) -> str:
+        return (
+            f'the value of "{phase}" in your reply: the fields every decision has (see the top), '
+            "and:\n" + self.decision_format(phase, None, common=False)
+        )
+
+    # -- §4.2, §5.2, §6.2: the planning phases --------------------------------------------
+
+    def build_goal_understanding_prompt(
+        self, inputs: PlanningInputs, format_text: str | None = None
+    ) -> str:
+        return render(
+            "replan_goal_understanding.md.j2",
+            goal_understanding=inputs.plan.goal_understanding.model_dump_json(),
+            issue=inputs.issue,
+            context=_context(inputs),
+            format=format_text or self.decision_format("goal_understanding"),
+        )
+
+    def build_task_decomposition_prompt(
+        self, inputs: PlanningInputs, format_text: str | None = None
+    ) -> str:
+        return render(
+            "replan_task_decomposition.md.j2",
+            task_decomposition=inputs.plan.task_decomposition.model_dump_json(),
+            goal=inputs.plan.goal_understanding.main_objective,
+            tools=tool_lines(inputs.tools),
+            format=format_text or self.decision_format("task_decomposition"),
+        )
+
+    def build_action_sequence_prompt(
+        self, inputs: PlanningInputs, format_text: str | None = None, see_above: bool = False
+    ) -> str:
+        """see_above: the task decomposition section of the same review already lists the
+        subtasks and tools, so they are referred to instead of repeated."""
+        above = "(as in the task decomposition decision point above)"
+        return render(
+            "replan_action_sequence.md.j2",
+            action_plan=inputs.plan.action_plan.model_dump_json(),
+            subtasks=above if see_above else _subtask_lines(inputs.plan),
+            tools=above + ", all available" if see_above else tool_lines(inputs.tools, True),
+            format=format_text or self.decision_format("action_sequence"),
+        )
+
+    def build_plan_review_prompt(
+        self, inputs: PlanningInputs, phases: Sequence[str], answer: str = ""
+    ) -> str:
+        """The three planning decision points (or those still owed) in one request."""
+        see_above = "task_decomposition" in phases
+        builders = {
+            "goal_understanding": self.build_goal_understanding_prompt,
+            "task_decomposition": self.build_task_decomposition_prompt,
+            "action_sequence": lambda i, f: self.build_action_sequence_prompt(i, f, see_above),
+        }
+        sections = [
+            {"name": phase, "text": builders[phase](inputs, self._section_format(phase))}
+            for phase in phases
+        ]
+        return render(
+            "replan_plan_review.md.j2",
+            sections=sections,
+            keys=_keys(phases),
+            common=self.common_format(),
+            answer=answer,
+        )
+
+    # -- §7.2 execution, §8.2 monitoring and reflection -------------------------------------
+
+    def build_execution_prompt(self, facts: ActionFacts, answer: str = "") -> str:
+        return render(
+            "replan_execution.md.j2",
+            **{k: v for k, v in facts.to_dict().items() if k not in ("task_id", "can_retry")},
+            format=self.decision_format("execution"),
+            answer=answer,
+        )
+
+    def build_reflection_prompt(self, facts: EvaluationFacts, answer: str = "") -> str:
+        return render(
+            "replan_reflection.md.j2",
+            goal=facts.goal,
+            success_criteria=facts.success_criteria,
+            execution_summary=facts.execution_summary,
+            completed_actions=facts.completed_actions,
+            current_state=facts.current_state,
+            format=self.decision_format("reflection"),
+            answer=answer,
+        )
+
+    # -- folded mode: the decision inside the phase's own reply ------------------------------
+
+    def build_folded_review(self, phases: Sequence[str]) -> str:
+        sections = [{"name": p, "question": REVIEW_QUESTIONS[p]} for p in phases]
+        return render(
+            "replan_folded_review.md.j2",
+            keys=_keys(phases),
+            sections=sections,
+            format=self.decision_format("goal_understanding", None),
+        )
+
+    def build_folded_completion(self, answer: str = "") -> str:
+        return render(
+            "replan_folded_completion.md.j2",
+            format=self.decision_format("reflection"),
+            answer=answer,
+        )
+
+    def build_folded_execution(self) -> str:
+        return render("replan_folded_execution.md.j2")
+
+    # -- escalation and replan execution --------------------------------------------------
+
+    def build_alternative_prompt(
+        self, phase: str, decision: ReplanDecision, reason: str, blocked: str
+    ) -> str:
+        return render(
+            "replan_alternative.md.j2",
+            phase=PHASE_TITLES.get(phase, phase).lower(),
+            reason=reason,
+            decision=decision.model_dump_json(exclude_defaults=True),
+            blocked=blocked,
+            format=self.decision_format(phase if phase in PHASE_FIELDS else "execution"),
+        )
+
+    def build_revise_prompt(
+        self,
+        plan: Plan,
+        decision: ReplanDecision,
+        *,
+        level_name: str,
+        trigger: str,
+        checklist: str,
+        completed: list[str],
+    ) -> str:
+        return render(
+            "replan_revise.md.j2",
+            plan=plan,
+            decision=decision,
+            level_name=level_name,
+            trigger=trigger,
+            checklist=checklist,
+            completed=completed,
+        )
+
+    def build_regenerate_actions_prompt(
+        self,
+        plan: Plan,
+        decision: ReplanDecision,
+        tools: list[ToolSpec],
+        completed: list[str],
+        folded: str = "",
+    ) -> str:
+        return render(
+            "replan_regenerate_actions.md.j2",
+            plan=plan,
+            decision=decision,
+            tools=tool_lines(tools),
+            completed=completed,
+            folded=folded,
+        )
+
+    def build_redecompose_prompt(
+        self,
+        plan: Plan,
+        decision: ReplanDecision,
+        tools: list[ToolSpec],
+        checklist: str,
+        folded: str = "",
+    ) -> str:
+        return render(
+            "replan_redecompose.md.j2",
+            plan=plan,
+            decision=decision,
+            tools=tool_lines(tools),
+            checklist=checklist,
+            max_subtasks=self.max_subtasks,
+            folded=folded,
+        )
+
+    def build_goal_recheck_prompt(
+        self,
+        planning: dict[str, Any],
+        reason: str,
+        issues: list[str],
+        answer: str = "",
+        folded: str = "",
+    ) -> str:
+        """The planning request itself (`planning` holds its variables) plus why it runs again."""
+        return render(
+            "replan_goal_recheck.md.j2",
+            **planning,
+            reason=reason,
+            issues=issues,
+            answer=answer,
+            folded=folded,
+        )
+
+
+def tool_lines(tools: list[ToolSpec], status: bool = False) -> str:
+    state = "available — " if status else ""
+    lines = [f"- {tool.name}: {state}{_one_line(tool.description)}" for tool in tools]
+    return "\n".join(lines) or "- (no tools)"
+
+
+def _subtask_lines(plan: Plan) -> str:
+    return "\n".join(
+        f"- {t.id}: {_one_line(t.description)} (depends on: {', '.join(t.dependencies) or 'none'};"
+        f" tools: {', '.join(t.required_tools) or 'none'})"
+        for t in plan.task_decomposition.subtasks
+    )
+
+
+def _context(inputs: PlanningInputs) -> str:
+    issue = inputs.issue
+    parts = []
+    if issue.get("instruction"):
+        parts.append(
+            '<untrusted-data source="instruction for this run">\n'
+            f"{issue['instruction']}\n</untrusted-data>"
+        )
+    history = inputs.history[-HISTORY_CHARS:] if inputs.history else ""
+    parts.append(
+        '<untrusted-data source="planning history">\n'
+        f"{history or '(none: this is the first plan for this issue)'}\n</untrusted-data>"
+    )
+    return "\n\n".join(parts)
+
+
+def _keys(phases: Sequence[str]) -> str:
+    return json.dumps({phase: {"...": "..."} for phase in phases})
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
