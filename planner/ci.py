@@ -38,7 +38,7 @@ from planner.gitops import GitWorkspace, Identity
 from planner.history import PlanningHistoryStore
 from planner.interfaces import HistoryBackend, ToolProvider
 from planner.issue import Comment, IssueContext
-from planner.result import PassResult, render_checklist
+from planner.result import Notification, PassResult, render_checklist
 from planner.runner import PassSetup, history_directory, repository_name, run_pass
 from planner.state import IssueState
 from planner.tracking import (
@@ -66,6 +66,9 @@ log = logging.getLogger(__name__)
 OutcomeStatus = Literal["skipped", "stopped", "completed", "in_progress", "needs_human", "failed"]
 CLOSES = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#(\d+)\b", re.IGNORECASE)
 QUESTION_MARKER = "<!-- planner:question -->"
+NOTIFICATION_MARKER = "<!-- planner:notification -->"
+ASKING_KINDS = frozenset({"clarification", "escalation"})
+"""Notifications that already ask a person to act, so no generic question is posted."""
 PULL_MARKER = "<!-- planner:pull-request -->"
 
 
@@ -302,6 +305,7 @@ class IssueRun:
         self.branch = f"{config.forge.branch_prefix}{target.number}"
         self.labels = list(target.issue.labels)
         self.comment: CommentData | None = None
+        self.posted: set[str] = set()
         self.view = TrackingView(
             state="working",
             actor=trigger.actor.login,
@@ -485,6 +489,7 @@ class IssueRun:
         forge = self.config.forge
         label = forge.label_done if state == "completed" else forge.label_needs_input
         steps: list[Callable[[], None]] = [self._write_comment, lambda: self._set_label(label)]
+        steps.append(self._post_notifications)
         if state == "needs_human":
             steps.append(self._ask)
         for step in steps:
@@ -494,10 +499,25 @@ class IssueRun:
                 log.exception("could not write the final status to the issue")
         self._fill(outcome)
 
+    def _post_notifications(self) -> None:
+        """Each notification of the pass (plan revision, clarification, ...) once, on its own."""
+        result = self.view.result
+        for note in result.notifications if result is not None else []:
+            if note.id in self.posted:
+                continue
+            self.posted.add(note.id)  # a failed post is logged, not retried on every update
+            self.forge.post_comment(self.number, self._notification_body(note))
+
+    def _notification_body(self, note: Notification) -> str:
+        """The notice, inert; one that asks a person to act also mentions who started the run."""
+        mention = f"@{self.trigger.actor.login} " if note.kind in ASKING_KINDS else ""
+        lead = f"{mention}planner needs your input.\n\n" if mention else ""
+        return f"{NOTIFICATION_MARKER}\n{lead}{neutralize(note.body)}"
+
     def _ask(self) -> None:
         """A separate comment, because a person must act (it notifies them)."""
         result = self.view.result
-        if result is None:
+        if result is None or any(n.kind in ASKING_KINDS for n in result.notifications):
             return
         safe = safe_result(result)
         lines = [QUESTION_MARKER, f"@{self.trigger.actor.login} planner needs your input here."]
@@ -529,6 +549,7 @@ class TrackingReporter:
         if isinstance(snapshot, PassResult):
             self.run.view.result = snapshot
             self.run._write_comment()
+            self.run._post_notifications()
 
 
 FINAL_STATES: dict[str, TrackingState] = {

@@ -17,9 +17,11 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from planner.forges.base import TRACKING_MARKER
-from planner.result import PassResult, render_checklist
+from planner.result import PassResult, TaskView, render_checklist
 
 MAX_COMMENT_CHARS = 65_536
+CHECKLIST_CHARS = 50_000
+"""The checklist with its folded plan history; older plans go first, the current one never."""
 RUNS_START = "<!-- planner:runs -->"
 RUNS_END = "<!-- /planner:runs -->"
 CUT_NOTE = "\n\n…(cut to fit the comment size limit)"
@@ -66,16 +68,26 @@ def neutralize(text: str) -> str:
 
 def safe_result(result: PassResult) -> PassResult:
     """A copy whose model-written texts are neutralised (for checklists we publish)."""
-    tasks = [t.model_copy(update={"description": neutralize(t.description)}) for t in result.tasks]
+    history = [
+        plan.model_copy(
+            update={"reason": neutralize(plan.reason), "tasks": _safe_tasks(plan.tasks)}
+        )
+        for plan in result.plan_history
+    ]
     return result.model_copy(
         update={
             "goal": neutralize(result.goal),
             "revision_reason": neutralize(result.revision_reason),
-            "tasks": tasks,
+            "tasks": _safe_tasks(result.tasks),
+            "plan_history": history,
             "messages": [neutralize(m) for m in result.messages],
             "questions": [neutralize(q) for q in result.questions],
         }
     )
+
+
+def _safe_tasks(tasks: list[TaskView]) -> list[TaskView]:
+    return [t.model_copy(update={"description": neutralize(t.description)}) for t in tasks]
 
 
 def render_tracking(view: TrackingView, limit: int = MAX_COMMENT_CHARS) -> str:
@@ -125,7 +137,7 @@ def _compose(view: TrackingView, runs: list[str], omitted: int, message_limit: i
         f"{TRACKING_MARKER}\n### 🤖 planner · {TITLES[view.state]}",
         _started(view),
         _why(view, result, message_limit),
-        render_checklist(result).strip() if result is not None and result.tasks else "",
+        render_checklist(result, CHECKLIST_CHARS).strip() if result and result.tasks else "",
         _links(view),
         _usage(result),
         _next_step(view),

@@ -115,6 +115,19 @@ def _phrase_command(text: str, config: ForgeConfig) -> tuple[Command, str] | Non
     return None if rest is None else parse_command(rest)
 
 
+def _answer(
+    body: str, issue: Any, on_pull: bool, config: ForgeConfig
+) -> tuple[Command, str] | None:
+    """A plain reply on an issue that waits for input answers it (no phrase needed).
+
+    Whether its author may trigger a run is decided later, like for any other trigger.
+    """
+    if on_pull or not isinstance(issue, Mapping) or not body.strip():
+        return None
+    waiting = config.label_needs_input in _names(issue.get("labels"))
+    return ("run", body.strip()) if waiting else None
+
+
 def _bot_skip(actor: Actor, config: ForgeConfig) -> Skip | None:
     if actor.is_bot and actor.login not in config.allowed_bots:
         return Skip(reason=f"the sender @{actor.login} is a bot (not in forge.allowed_bots)")
@@ -227,11 +240,11 @@ def _github_comment(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger 
     skip = _bot_skip(actor, config)
     if skip:
         return skip
-    parsed = _phrase_command(body, config)
+    on_pull = bool(issue.get("pull_request"))
+    parsed = _phrase_command(body, config) or _answer(body, issue, on_pull, config)
     if parsed is None:
         return Skip(reason=f"the comment does not contain {config.trigger_phrase!r}")
     number = _int(_at(issue, "issue.number"), "issue.number")
-    on_pull = bool(issue.get("pull_request"))
     return Trigger(
         platform="github",
         kind="pr_comment" if on_pull else "comment",
@@ -405,10 +418,11 @@ def _gitlab_note_trigger(
     noteable = attributes.get("noteable_type")
     if noteable not in ("Issue", "MergeRequest"):
         return Skip(reason=f"comments on {noteable or 'unknown'} do not trigger planner")
-    parsed = _phrase_command(body, config)
+    on_issue = noteable == "Issue"
+    issue = payload.get("issue") if on_issue else None
+    parsed = _phrase_command(body, config) or _answer(body, issue, not on_issue, config)
     if parsed is None:
         return Skip(reason=f"the comment does not contain {config.trigger_phrase!r}")
-    on_issue = noteable == "Issue"
     target = _need(payload, "issue" if on_issue else "merge_request")
     where = "issue" if on_issue else "merge_request"
     number = _int(_at(target, f"{where}.iid"), f"{where}.iid")

@@ -205,8 +205,9 @@ def test_needs_input_posts_one_question_and_no_pull_request(rig: Rig) -> None:
     tracking, asked = comments
     assert "🙋 Needs your input" in tracking.body and "first-timers" in tracking.body
     assert "No changes so far" in tracking.body
-    assert asked.body.startswith("<!-- planner:question -->")
-    assert "@Codertocat" in asked.body and "first-timers?" in asked.body
+    assert asked.body.startswith("<!-- planner:notification -->\n@Codertocat planner needs")
+    assert "## ❓ Clarification Needed (AI Decision)" in asked.body
+    assert "first-timers?" in asked.body
     assert fake.pulls == {} and not fake.branch_exists("planner/issue-1")
     assert fake.issues[1].labels == ["planner", "planner:needs-input"]
 

@@ -355,3 +355,20 @@ def test_local_trigger_commands() -> None:
     )
     with pytest.raises(UserInputError):
         local_trigger("zero", CONFIG)
+
+
+@pytest.mark.parametrize("platform", ["github", "gitlab"])
+def test_a_plain_reply_answers_only_an_issue_that_waits_for_input(platform: str) -> None:
+    def parse(labels: list[str]) -> Any:
+        if platform == "github":
+            payload = comment_event("Use Python 3.12, please.")
+            payload["issue"]["labels"] = [{"name": name} for name in labels]
+            return parse_github_event("issue_comment", payload, CONFIG)
+        payload = gitlab_payload("note_hook_issue")
+        payload["object_attributes"]["note"] = "Use Python 3.12, please."
+        payload["issue"]["labels"] = [{"title": name} for name in labels]
+        return parse_gitlab_event(payload, CONFIG)
+
+    answered = trigger(parse(["planner", "planner:needs-input"]))
+    assert (answered.command, answered.instruction) == ("run", "Use Python 3.12, please.")
+    assert "does not contain '/planner'" in skip(parse(["planner"]))
