@@ -30,7 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from planner.action_inputs import Settings, read_inputs, secret_values, settings_from
+from planner.action_inputs import (
+    Settings,
+    load_action_config,
+    read_inputs,
+    secret_values,
+    settings_from,
+)
 from planner.action_io import (
     Console,
     append_text,
@@ -87,14 +93,14 @@ def main(env: Mapping[str, str] | None = None, stream: TextIO | None = None) -> 
         return exc.exit_code
     except Exception as exc:  # a bug: still say so in the log's terms and set the outputs
         console.error(f"planner failed unexpectedly: {type(exc).__name__}: {exc}")
-        traceback.print_exc(file=console.stream)
+        console.text(traceback.format_exc().rstrip())
         write_outputs(job, bare_outputs("failed"))
         return 1
 
 
 def run(job: Job) -> int:
     settings = settings_from(job.inputs)
-    config = load_config(job, settings)
+    config = load_action_config(settings, job.workspace, job.env)
     trigger, event, event_name = early_trigger(job, config)
     from planner.triggers import Skip
 
@@ -114,12 +120,6 @@ def run(job: Job) -> int:
 
 
 # -- before the skip decision ------------------------------------------------------------------
-
-
-def load_config(job: Job, settings: Settings) -> PlannerConfig:
-    from planner.action_inputs import load_action_config
-
-    return load_action_config(settings, job.workspace, job.env)
 
 
 def early_trigger(
@@ -303,5 +303,4 @@ def write_summary(job: Job, markdown: str) -> None:
         append_text(Path(target), markdown)
         return
     with job.console.group("planner: summary"):
-        for line in markdown.splitlines():
-            job.console.line(line)
+        job.console.text(markdown.rstrip())

@@ -21,6 +21,7 @@ from typing import TextIO
 
 PREFIX = "planner: "
 DOTENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def escape_data(text: str) -> str:
@@ -37,11 +38,19 @@ class Console:
         self.sections = 0
 
     def line(self, text: str) -> None:
+        """One line exactly as given: for the commands this module writes itself."""
         self.stream.write(text + "\n")
         self.stream.flush()
 
     def say(self, text: str) -> None:
-        self.line(PREFIX + text)
+        """A message, every line of it prefixed (no line of it can pass for a command)."""
+        for part in LINE_BREAK.split(text):
+            self.line(PREFIX + part)
+
+    def text(self, text: str) -> None:
+        """Free text (a summary, a traceback): a line that would read as a command is prefixed."""
+        for part in LINE_BREAK.split(text):
+            self.line(PREFIX + part if part.lstrip().startswith("::") else part)
 
     def mask(self, secrets: Iterable[str]) -> None:
         """GitHub replaces these values by *** in the log from here on (GitLab masks variables)."""
@@ -70,9 +79,10 @@ class Console:
         self.sections += 1
         name = f"planner_{self.sections}"
         if self.github:
-            self.line(f"::group::{title}")
+            self.line(f"::group::{escape_data(title)}")
         else:
-            self.line(f"\x1b[0Ksection_start:{int(time.time())}:{name}\r\x1b[0K{title}")
+            heading = " ".join(LINE_BREAK.split(title))
+            self.line(f"\x1b[0Ksection_start:{int(time.time())}:{name}\r\x1b[0K{heading}")
         try:
             yield
         finally:
@@ -101,8 +111,7 @@ class ConsoleHandler(logging.Handler):
             else:
                 self.console.say(message)
             if record.exc_info and record.levelno >= logging.ERROR:
-                for line in "".join(traceback.format_exception(*record.exc_info)).splitlines():
-                    self.console.line(line)
+                self.console.text("".join(traceback.format_exception(*record.exc_info)).rstrip())
         except Exception:  # a log line must never end the run
             self.handleError(record)
 

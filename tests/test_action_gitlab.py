@@ -154,6 +154,6 @@ def test_a_bad_input_of_the_component_exits_2_without_a_request(
 
     assert finished.returncode == 2
     assert "planner: error: invalid action inputs:" in finished.lines
-    assert "  - input draft_pr = 'maybe': must be true or false" in finished.lines
+    assert "planner:   - input draft_pr = 'maybe': must be true or false" in finished.lines
     assert fake.log == []
     assert read_dotenv(workspace / "planner.env")["PLANNER_STATUS"] == "failed"

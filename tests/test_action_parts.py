@@ -187,6 +187,19 @@ def test_log_records_become_lines_and_annotations() -> None:
     assert lines[3] == "Traceback (most recent call last):" and lines[-1] == "ValueError: boom"
 
 
+def test_no_logged_text_can_pass_for_a_workflow_command() -> None:
+    stream = io.StringIO()
+    console = Console(stream, "github")
+    console.say("label 'x\n::add-mask::planner' is not ours\r::stop-commands::abc")
+    console.text("## Plan\n  ::set-output name=x::y\n- [x] task")
+    with console.group("title\n::error::injected"):
+        pass
+    lines = stream.getvalue().splitlines()
+    commands = [line for line in lines if line.lstrip().startswith("::")]
+    assert commands == ["::group::title%0A::error::injected", "::endgroup::"]
+    assert "planner:   ::set-output name=x::y" in lines and "- [x] task" in lines
+
+
 def test_dotenv_values_are_single_lines(tmp_path: Path) -> None:
     write_dotenv(tmp_path / "planner.env", {"PLANNER_STATUS": "done", "PLANNER_X": "a\nb"})
     assert read_dotenv(tmp_path / "planner.env") == {"PLANNER_STATUS": "done", "PLANNER_X": "a b"}
@@ -229,3 +242,44 @@ def test_nothing_is_given_back_when_root_owns_the_workspace(tmp_path: Path) -> N
     owner = tmp_path.stat().st_uid
     assert give_back(tmp_path, 0) == 0
     assert (tmp_path / "file").stat().st_uid == owner
+
+
+# -- the job summary ---------------------------------------------------------------------------
+
+
+def test_the_summary_lists_history_problems_and_defuses_model_text(tmp_path: Path) -> None:
+    from planner.action_summary import SummaryFacts, open_history, render_summary
+    from planner.ci import CiOutcome
+    from tests.plans import plan_doc
+
+    history = open_history(tmp_path, "o/r", 3)
+    assert history is not None
+    plan = plan_doc("task_1", "task_2")
+    plan["goal_understanding"]["main_objective"] = "Ship <img src=x> for @alice"
+    history.save_plan(plan)
+    history.append("task", task_id="task_1", status="completed")
+    outcome = CiOutcome(
+        status="needs_human",
+        reason="waiting for @bob",
+        issue_number=3,
+        pr_url="https://gitlab.example.com/o/r/-/merge_requests/4",
+        model_calls=2,
+        tokens_used=99,
+    )
+    facts = SummaryFacts(
+        issue_url="https://gitlab.example.com/o/r/-/issues/3",
+        model="gpt-test",
+        history_backend="artifact",
+        history=history,
+        workspace=tmp_path,
+        problems=["artifacts of job 7: dropped <b>x</b>: corrupt"],
+    )
+    summary = render_summary(outcome, facts)
+    assert summary.startswith("### planner: 🙋 needs your input · issue #3\n")
+    assert "waiting for @\u200bbob" in summary
+    assert "| Pull request | [!4](https://gitlab.example.com/o/r/-/merge_requests/4) |" in summary
+    assert "| Usage | 2 model call(s), 99 tokens (gpt-test) |" in summary
+    assert f"`{history.filepath.name}` (artifact)" in summary
+    assert "**Goal**: Ship &lt;img src=x&gt; for @\u200balice" in summary
+    assert "- [x] **task_1**" in summary and "- [ ] **task_2**" in summary
+    assert "- artifacts of job 7: dropped &lt;b&gt;x&lt;/b&gt;: corrupt" in summary
