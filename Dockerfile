@@ -23,6 +23,9 @@ RUN python -m venv --without-pip /opt/planner \
 COPY planner /app/planner
 COPY prompts /app/prompts
 COPY entrypoint.py /app/entrypoint.py
+# Bytecode at build time, not in every job: each job starts a fresh container, and the skip path
+# (an event that is not for the planner) should cost little more than starting Python.
+RUN /opt/planner/bin/python -m compileall -q /app/planner
 
 ENV PATH=/opt/planner/bin:$PATH \
     PLANNER_PROMPTS_DIR=/app/prompts \

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Container entry point; all logic lives in the planner package."""
+"""Container entry point of the GitHub Action and the GitLab component; see planner/action.py."""
 
 import sys
 
-from planner.cli import main
+from planner.action import main
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:] or None))
+    sys.exit(main())

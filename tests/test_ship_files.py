@@ -27,7 +27,7 @@ ACTION = ROOT / "action.yml"
 DOCKERFILE = ROOT / "Dockerfile"
 EXAMPLES = ROOT / "examples" / "github"
 COMPONENT = ROOT / "templates" / "planner" / "template.yml"
-USING = ROOT / "docs" / "using.md"
+README = ROOT / "README.md"
 FULL_SHA = re.compile(r"^[^@\s]+@[0-9a-f]{40}$")
 OUTPUTS = ["status", "pr_url", "branch", "comment_url", "tokens_used", "history_path"]
 
@@ -71,18 +71,27 @@ def test_documented_tables_match_action_yml(tmp_path: Path) -> None:
     changed = load(ACTION)
     changed["inputs"]["model"]["description"] = "Another description."
     changed["outputs"]["extra"] = {"description": "A new output."}
-    assert action_docs.stale_documents([USING], changed) == [
-        f"{USING}: the inputs/outputs table differs from action.yml"
+    assert action_docs.default_documents() == [README]
+    assert action_docs.stale_documents([README], changed) == [
+        f"{README}: the inputs/outputs table differs from action.yml"
     ]
-    copy = tmp_path / "using.md"
-    shutil.copy(USING, copy)
+    copy = tmp_path / "README.md"
+    shutil.copy(README, copy)
     assert action_docs.main(["--write", "--action", str(ACTION), str(copy)]) == 0
-    assert copy.read_text(encoding="utf-8") == USING.read_text(encoding="utf-8")
+    assert copy.read_text(encoding="utf-8") == README.read_text(encoding="utf-8")
 
 
 def test_the_documented_workflow_is_the_example_file() -> None:
-    blocks = re.findall(r"```yaml\n(.*?)```", USING.read_text(encoding="utf-8"), re.DOTALL)
+    blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
     assert (EXAMPLES / "planner.yml").read_text(encoding="utf-8") in blocks
+
+
+def test_every_relative_link_in_the_readme_leads_to_a_file() -> None:
+    links = re.findall(r"\]\(([^)#\s]+)\)", README.read_text(encoding="utf-8"))
+    relative = [link for link in links if "://" not in link]
+    assert relative, "the README links the example workflows and the component"
+    missing = [link for link in relative if not (ROOT / link).exists()]
+    assert missing == []
 
 
 # ---------------------------------------------------------------------------- Dockerfile

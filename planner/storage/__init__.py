@@ -4,14 +4,18 @@
   the backend only reports what it finds.
 - `artifact`: the backend downloads the newest unexpired `planner-history-<issue>` artifact
   through GitHub's REST API; the workflow uploads the directory with actions/upload-artifact.
+  On GitLab it tops the job's cache up from the planner job's newest artifacts archive.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from planner.errors import ConfigError
 from planner.interfaces import HistoryBackend
 from planner.storage.artifact import ArtifactHistoryBackend, artifact_name
 from planner.storage.cache import CacheHistoryBackend
+from planner.storage.gitlab import GitLabArtifactBackend
 
 BACKEND_NAMES = ("cache", "artifact")
 
@@ -19,7 +23,9 @@ __all__ = [
     "BACKEND_NAMES",
     "ArtifactHistoryBackend",
     "CacheHistoryBackend",
+    "GitLabArtifactBackend",
     "artifact_name",
+    "gitlab_history_backend",
     "history_backend",
 ]
 
@@ -30,5 +36,31 @@ def history_backend(name: str, *, api_url: str, repository: str, token: str) -> 
         return CacheHistoryBackend()
     if name == "artifact":
         return ArtifactHistoryBackend(api_url, repository, token)
+    allowed = " or ".join(BACKEND_NAMES)
+    raise ConfigError(f"history_backend = {name!r}: must be {allowed}")
+
+
+def gitlab_history_backend(
+    name: str,
+    *,
+    api_url: str,
+    project: str,
+    token: str,
+    job_name: str,
+    project_dir: Path,
+    current_job: str = "",
+) -> HistoryBackend:
+    """The backend called `name` in a GitLab job (the component uses `artifact`)."""
+    if name == "cache":
+        return CacheHistoryBackend()
+    if name == "artifact":
+        return GitLabArtifactBackend(
+            api_url,
+            project,
+            token,
+            job_name=job_name,
+            project_dir=project_dir,
+            current_job=current_job,
+        )
     allowed = " or ".join(BACKEND_NAMES)
     raise ConfigError(f"history_backend = {name!r}: must be {allowed}")

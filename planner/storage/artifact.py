@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -153,27 +154,7 @@ class ArtifactHistoryBackend:
         return self.read_body(response, host)
 
     def read_body(self, response: requests.Response, host: str) -> bytes:
-        """The body as far as it arrives: a cut-off download is reported, not discarded."""
-        response.raw.enforce_content_length = False  # else urllib3 drops the last chunk read
-        chunks: list[bytes] = []
-        received, error = 0, ""
-        try:
-            for chunk in response.iter_content(CHUNK):
-                chunks.append(chunk)
-                received += len(chunk)
-                if received > self.max_bytes:
-                    self.report(f"the artifact is larger than {self.max_bytes} bytes; cut short")
-                    break
-        except requests.RequestException as exc:
-            error = f" ({exc})"
-        finally:
-            response.close()
-        expected = response.headers.get("Content-Length", "")
-        short = expected.isdigit() and received < int(expected) and received <= self.max_bytes
-        if error or short:
-            of = f" of {expected}" if expected.isdigit() else ""
-            self.report(f"the download from {host} broke off after {received}{of} bytes{error}")
-        return b"".join(chunks)
+        return read_capped(response, host, self.max_bytes, self.report)
 
     def extract(self, artifact: Artifact, data: bytes, directory: Path) -> None:
         expected = (artifact.digest or "").removeprefix("sha256:")
@@ -208,6 +189,32 @@ class ArtifactHistoryBackend:
         """A damaged download or archive: logged, and kept for the run's summary."""
         self.problems.append(problem)
         log.warning(problem)
+
+
+def read_capped(
+    response: requests.Response, host: str, max_bytes: int, report: Callable[[str], None]
+) -> bytes:
+    """The body as far as it arrives: a cut-off download is reported, not discarded."""
+    response.raw.enforce_content_length = False  # else urllib3 drops the last chunk read
+    chunks: list[bytes] = []
+    received, error = 0, ""
+    try:
+        for chunk in response.iter_content(CHUNK):
+            chunks.append(chunk)
+            received += len(chunk)
+            if received > max_bytes:
+                report(f"the artifact is larger than {max_bytes} bytes; cut short")
+                break
+    except requests.RequestException as exc:
+        error = f" ({exc})"
+    finally:
+        response.close()
+    expected = response.headers.get("Content-Length", "")
+    short = expected.isdigit() and received < int(expected) and received <= max_bytes
+    if error or short:
+        of = f" of {expected}" if expected.isdigit() else ""
+        report(f"the download from {host} broke off after {received}{of} bytes{error}")
+    return b"".join(chunks)
 
 
 def usable_artifact(item: dict[str, Any]) -> bool:

@@ -5,7 +5,12 @@ A real ThreadingHTTPServer on 127.0.0.1 that serves
 - the forge's REST API (routes supplied by the flavour: github.py / gitlab.py), with token
   checks, a request log, injectable failures and a deterministic clock;
 - the repository over git's smart HTTP protocol through `git http-backend` (a real bare
-  repository), accepting only the token in an Authorization header.
+  repository), accepting only the token in an Authorization header;
+- "blob storage" at /blob/<key> for redirected downloads (artifacts): no token needed, and a
+  request that carries one (Authorization or PRIVATE-TOKEN) is refused with 403, as pre-signed
+  storage URLs are.
+
+An API handler may answer bytes (served as application/zip) instead of JSON.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 JSON = Any
 Reply = tuple[int, JSON, dict[str, str]]
 Handler = Callable[[re.Match[str], dict[str, str], JSON], Reply]
+BLOB_PATH = re.compile(r"^/blob/(?P<key>[0-9a-f]+)$")
+CREDENTIAL_HEADERS = ("Authorization", "PRIVATE-TOKEN", "JOB-TOKEN")
 GIT_PATH = re.compile(r"^/(?P<repo>.+?\.git)/(?P<rest>info/refs|git-upload-pack|git-receive-pack)$")
 START = datetime(2025, 3, 3, 10, 0, 0, tzinfo=UTC)
 
@@ -71,6 +78,7 @@ class FakeServerBase:
         self.routes: list[tuple[str, re.Pattern[str], Handler]] = []
         self._lock = threading.RLock()
         self._ticks = 0
+        self.blobs: dict[str, bytes] = {}
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.git_root = root / "git"
@@ -133,11 +141,25 @@ class FakeServerBase:
             Failure(method, re.compile(path_pattern), status, headers or {}, body, times)
         )
 
+    def publish_blob(self, data: bytes) -> str:
+        """Put `data` in the fake blob storage; the pre-signed URL it is served at."""
+        key = os.urandom(8).hex()
+        with self._lock:
+            self.blobs[key] = data
+        return f"{self.base_url}/blob/{key}"
+
+    def blob_requests(self) -> list[LoggedRequest]:
+        return [entry for entry in self.log if entry.path.startswith("/blob/")]
+
     def writes(self) -> list[LoggedRequest]:
         return [entry for entry in self.log if entry.write]
 
     def api_requests(self, method: str | None = None) -> list[LoggedRequest]:
-        return [e for e in self.log if not e.git and (method is None or e.method == method)]
+        return [
+            e
+            for e in self.log
+            if not e.git and not BLOB_PATH.match(e.path) and method in (None, e.method)
+        ]
 
     def branches(self) -> dict[str, str]:
         out = git(
@@ -180,6 +202,9 @@ class FakeServerBase:
         git_match = GIT_PATH.match(parts.path)
         if git_match:
             return self._git(method, git_match, parts.query, headers, raw_body)
+        blob_match = BLOB_PATH.match(parts.path)
+        if blob_match:
+            return self._blob(method, blob_match["key"], parts.path, headers)
         body = _json_body(raw_body)
         entry = LoggedRequest(
             method,
@@ -193,8 +218,24 @@ class FakeServerBase:
             self.log.append(entry)
         status, data, extra = self._api(method, parts.path, raw_path, query, headers, body)
         entry.status = status
+        if isinstance(data, bytes):
+            return status, {"Content-Type": "application/zip", **extra}, data
         payload = b"" if data is None else json.dumps(data).encode()
         return status, {"Content-Type": "application/json", **extra}, payload
+
+    def _blob(
+        self, method: str, key: str, path: str, headers: Any
+    ) -> tuple[int, dict[str, str], bytes]:
+        sent = [value for name in CREDENTIAL_HEADERS for value in headers.get_all(name) or []]
+        entry = LoggedRequest(method, path, {}, None, authorization=sent)
+        with self._lock:
+            self.log.append(entry)
+            data = self.blobs.get(key)
+        if sent:
+            entry.status = 403
+            return 403, {}, b"<Error>Only the signature may authorize this request</Error>"
+        entry.status = 200 if data is not None else 404
+        return entry.status, {"Content-Type": "application/zip"}, data or b""
 
     def _api(
         self, method: str, path: str, raw_path: str, query: dict[str, str], headers: Any, body: JSON

@@ -1,13 +1,15 @@
 """A fake GitHub (REST v3 under the GHES-style prefix /api/v3, plus git smart HTTP).
 
-In-memory issues, comments, labels, collaborator permissions and pull requests, shaped like the
-real responses for every field planner reads. Every API request is checked against GitHub's
-OpenAPI description (tests/fixtures/github/openapi-subset.json); problems are collected in
-`openapi_problems` and the fixture fails the test at teardown if there are any.
+In-memory issues, comments, labels, collaborator permissions, pull requests and workflow
+artifacts (listed by name, downloaded through a 302 to the fake blob storage, 410 once gone),
+shaped like the real responses for every field planner reads. Every API request is checked
+against GitHub's OpenAPI description (tests/fixtures/github/openapi-subset.json); problems are
+collected in `openapi_problems` and the fixture fails the test at teardown if there are any.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +17,7 @@ from typing import Any
 from urllib.parse import unquote, urlencode
 
 from tests.fake_forge.core import JSON, FakeServerBase, Reply
+from tests.support.fake_artifacts import StoredArtifact
 from tests.support.openapi import OpenApiChecker
 
 SUBSET = Path(__file__).resolve().parent.parent / "fixtures" / "github" / "openapi-subset.json"
@@ -87,6 +90,7 @@ class FakeGitHub(FakeServerBase):
         self.actions_may_create_prs = True
         self.drafts_supported = True
         self.openapi_problems: list[str] = []
+        self.artifacts: list[StoredArtifact] = []
         self._next_comment = 1000
         self._add_routes()
 
@@ -108,6 +112,16 @@ class FakeGitHub(FakeServerBase):
         )
         self.comments[comment.id] = comment
         return comment
+
+    def add_artifact(
+        self, name: str, data: bytes, created_at: str, **options: Any
+    ) -> StoredArtifact:
+        """An artifact as actions/upload-artifact leaves it (options: expired, gone, ...)."""
+        artifact = StoredArtifact(len(self.artifacts) + 1, name, data, created_at, **options)
+        if artifact.digest is None:
+            artifact.digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        self.artifacts.append(artifact)
+        return artifact
 
     def comments_on(self, issue: int) -> list[GhComment]:
         return sorted((c for c in self.comments.values() if c.issue == issue), key=lambda c: c.id)
@@ -142,6 +156,8 @@ class FakeGitHub(FakeServerBase):
             ("POST", r"/pulls", self._create_pull),
             ("GET", r"/pulls/(?P<n>\d+)", self._get_pull),
             ("PATCH", r"/pulls/(?P<n>\d+)", self._update_pull),
+            ("GET", r"/actions/artifacts", self._list_artifacts),
+            ("GET", r"/actions/artifacts/(?P<id>\d+)/(?P<format>zip)", self._download_artifact),
         ]
         self.routes = [(m, re.compile(repo + suffix), handler) for m, suffix, handler in table]
 
@@ -265,6 +281,21 @@ class FakeGitHub(FakeServerBase):
         pull.title = body.get("title", pull.title)
         pull.body = body.get("body", pull.body)
         return 200, self._pull(pull), {}
+
+    def _list_artifacts(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        named = [a for a in self.artifacts if q.get("name") in (None, a.name)]
+        newest = sorted(named, key=lambda a: a.created_at, reverse=True)
+        page = newest[: int(q.get("per_page", 30))]
+        listed = [a.to_api(self.api_url, self.repository) for a in page]
+        return 200, {"total_count": len(named), "artifacts": listed}, {}
+
+    def _download_artifact(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        artifact = next((a for a in self.artifacts if a.id == int(m["id"])), None)
+        if artifact is None:
+            return 404, {"message": "Not Found"}, {}
+        if artifact.gone:
+            return 410, {"message": "Artifact has expired"}, {}
+        return 302, None, {"Location": self.publish_blob(artifact.data)}
 
     # -- shapes ----------------------------------------------------------------------------------
 

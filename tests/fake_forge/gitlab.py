@@ -1,7 +1,9 @@
 """A fake GitLab (REST v4 under /api/v4, plus git smart HTTP).
 
-In-memory issues (by iid), notes, labels, project members, users and merge requests, shaped like
-GitLab's responses for every field planner reads; pagination with `x-next-page`. Requests are
+In-memory issues (by iid), notes, labels, project members, users, merge requests and CI jobs with
+artifacts archives (served directly or through a 302 to the fake object storage, 404 once
+expired), shaped like GitLab's responses for every field planner reads; pagination with
+`x-next-page`. Requests are
 validated the way GitLab does for the parameters planner sends (required ones missing -> 400).
 """
 
@@ -47,6 +49,20 @@ class GlMergeRequest:
     source_project_id: int = 42
 
 
+@dataclass
+class GlJob:
+    id: int
+    name: str
+    status: str
+    created_at: str
+    archive: bytes | None = None
+    expire_at: str | None = "2999-01-01T00:00:00.000Z"
+    redirect: bool = False
+    """Object storage with direct download: the API answers 302 to a pre-signed URL."""
+    deleted: bool = False
+    """Listed with an archive, but the archive is gone (expired and removed meanwhile)."""
+
+
 class FakeGitLab(FakeServerBase):
     api_prefix = "/api/v4"
 
@@ -66,6 +82,7 @@ class FakeGitLab(FakeServerBase):
         self.issues: dict[int, GlIssue] = {}
         self.notes: dict[int, GlNote] = {}
         self.merge_requests: dict[int, GlMergeRequest] = {}
+        self.jobs: dict[int, GlJob] = {}
         self.users: dict[str, int] = {"dana": 7}
         self.members: dict[int, int] = {}
         self.token_user = (901, f"project_{project_id}_bot_5f2a")
@@ -84,6 +101,11 @@ class FakeGitLab(FakeServerBase):
         note = GlNote(self._next_note, iid, body, author, system, self.now())
         self.notes[note.id] = note
         return note
+
+    def add_job(self, name: str, status: str = "success", **fields: Any) -> GlJob:
+        job = GlJob(5000 + len(self.jobs) + 1, name, status, self.now(), **fields)
+        self.jobs[job.id] = job
+        return job
 
     def notes_on(self, iid: int) -> list[GlNote]:
         return sorted((n for n in self.notes.values() if n.iid == iid), key=lambda n: n.id)
@@ -114,6 +136,8 @@ class FakeGitLab(FakeServerBase):
             ("POST", project + r"/merge_requests", self._create_mr),
             ("GET", project + r"/merge_requests/(?P<n>\d+)", self._get_mr),
             ("PUT", project + r"/merge_requests/(?P<n>\d+)", self._update_mr),
+            ("GET", project + r"/jobs", self._list_jobs),
+            ("GET", project + r"/jobs/(?P<id>\d+)/artifacts", self._job_artifacts),
             ("GET", r"/users", self._find_users),
             ("GET", r"/user", self._current_user),
         ]
@@ -221,6 +245,23 @@ class FakeGitLab(FakeServerBase):
         mr.description = body.get("description", mr.description)
         return 200, self._mr(mr), {}
 
+    def _list_jobs(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        jobs = sorted(self.jobs.values(), key=lambda job: job.id, reverse=True)
+        per_page = min(int(q.get("per_page", 20)), self.page_size)
+        page = int(q.get("page", 1))
+        chunk = jobs[(page - 1) * per_page : page * per_page]
+        more = page * per_page < len(jobs)
+        headers = {"x-page": str(page), "x-next-page": str(page + 1) if more else ""}
+        return 200, [self._job(job) for job in chunk], headers
+
+    def _job_artifacts(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        job = self.jobs.get(int(m["id"]))
+        if job is None or job.archive is None or job.deleted:
+            return 404, {"message": "404 Not found"}, {}
+        if job.redirect:
+            return 302, None, {"Location": self.publish_blob(job.archive)}
+        return 200, job.archive, {}
+
     def _find_users(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         name = q.get("username", "")
         found = [{"id": uid, "username": n} for n, uid in self.users.items() if n == name]
@@ -255,6 +296,29 @@ class FakeGitLab(FakeServerBase):
             "noteable_type": "Issue",
             "noteable_iid": note.iid,
         }
+
+    def _job(self, job: GlJob) -> JSON:
+        shaped: dict[str, Any] = {
+            "id": job.id,
+            "name": job.name,
+            "status": job.status,
+            "stage": "test",
+            "ref": "main",
+            "created_at": job.created_at,
+            "artifacts": [],
+            "artifacts_expire_at": None,
+            "pipeline": {"id": job.id - 4000, "project_id": self.project_id, "ref": "main"},
+            "web_url": f"{self.base_url}/{self.repository}/-/jobs/{job.id}",
+        }
+        if job.archive is not None:
+            size = len(job.archive)
+            shaped["artifacts_file"] = {"filename": "artifacts.zip", "size": size}
+            shaped["artifacts"] = [
+                {"file_type": "archive", "size": size, "filename": "artifacts.zip"},
+                {"file_type": "metadata", "size": 150, "filename": "metadata.gz"},
+            ]
+            shaped["artifacts_expire_at"] = job.expire_at
+        return shaped
 
     def _mr(self, mr: GlMergeRequest) -> JSON:
         return {

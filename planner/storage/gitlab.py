@@ -1,0 +1,251 @@
+"""GitLab: the history in the job's `cache:`, topped up from the planner job's newest artifacts.
+
+The component's job keeps the history directory in `cache:` (fast, but per runner unless a
+distributed cache is set up) and in `artifacts:` (durable, `expire_in`). On a new runner the
+cache is empty, and on a runner that has not run the planner for a while it is stale, so restore()
+also fetches the newest archive of a finished job of the same name:
+
+    GET /projects/:id/jobs?per_page=100&page=N   newest first; success or failed, unexpired archive
+    GET /projects/:id/jobs/:job_id/artifacts     the zip, or 302 to object storage
+
+and merges it file by file: history files are append-only, so of two copies the longer is newer.
+Not `/jobs/artifacts/:ref/download?job=`: that looks only at the latest successful pipeline, and
+the pipeline of an event the planner skipped has a job without artifacts. The redirect to object
+storage is followed by hand, without the PRIVATE-TOKEN header. save() is the job's: its `cache:`
+and `artifacts:` both have `when: always`.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import requests
+
+from planner.errors import ApiError
+from planner.storage.archive import DEFAULT_MAX_BYTES, atomic_write, extract_archive
+from planner.storage.artifact import read_capped
+from planner.storage.files import history_files
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = "planner-history"
+FINISHED = ("success", "failed")
+MAX_PAGES = 10
+TOKEN_HINT = "GITLAB_TOKEN needs the api (or read_api) scope to read job artifacts"
+
+
+@dataclass(frozen=True)
+class Job:
+    """A finished job whose artifacts archive may hold the history."""
+
+    id: int
+
+
+class GitLabArtifactBackend:
+    """Restores the history directory from the cache and the newest planner job's artifacts."""
+
+    def __init__(
+        self,
+        api_url: str,
+        project: str,
+        token: str,
+        *,
+        job_name: str,
+        project_dir: Path,
+        current_job: str = "",
+        timeout: float = 60.0,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        self.base = f"{api_url.rstrip('/')}/projects/{quote(project, safe='')}/jobs"
+        self.job_name = job_name
+        self.project_dir = project_dir
+        self.current_job = current_job
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+        self.problems: list[str] = []
+        self.api = requests.Session()
+        self.api.headers.update({"PRIVATE-TOKEN": token, "User-Agent": USER_AGENT})
+        self.blob = requests.Session()
+        self.blob.headers["User-Agent"] = USER_AGENT
+
+    # -- HistoryBackend
+
+    def restore(self, directory: Path, issue: str) -> bool:
+        cached = len(history_files(directory))
+        log.info("the job's cache brought %d history file(s) in %s", cached, directory)
+        inside = self.archive_path(directory)
+        if inside is not None:
+            self.top_up(directory, inside)
+        if history_files(directory):
+            return True
+        log.info("no history: first run, or the cache and the %s artifacts expired", self.job_name)
+        return False
+
+    def save(self, directory: Path, issue: str) -> None:
+        log.info(
+            "history of issue %s stays in %s for the job's cache and artifacts", issue, directory
+        )
+
+    # -- steps
+
+    def archive_path(self, directory: Path) -> Path | None:
+        """Where `directory` sits in an artifacts archive (paths are relative to the project)."""
+        try:
+            return directory.resolve().relative_to(self.project_dir.resolve())
+        except ValueError:
+            self.report(
+                f"the history directory {directory} is outside CI_PROJECT_DIR, "
+                "so the job's artifacts cannot carry it"
+            )
+            return None
+
+    def top_up(self, directory: Path, inside: Path) -> None:
+        """Merge in the newest readable archive (an older one if nothing in it can be read)."""
+        for job in self.candidates():
+            data = self.download(job)
+            if data is not None and self.take(job, data, directory, inside):
+                return
+
+    def take(self, job: Job, data: bytes, directory: Path, inside: Path) -> bool:
+        with tempfile.TemporaryDirectory(prefix="planner-artifacts-") as scratch:
+            self.unpack(job, data, Path(scratch))
+            source = Path(scratch) / inside
+            if not history_files(source):
+                log.info("the artifacts of job %d hold no history under %s/", job.id, inside)
+                return False
+            self.merge(source, directory, job)
+            return True
+
+    def candidates(self) -> Iterator[Job]:
+        """Finished jobs of this name with an unexpired archive, newest first, page by page."""
+        for page in range(1, MAX_PAGES + 1):
+            items, more = self.list_jobs(page)
+            usable = [Job(int(item["id"])) for item in items if self.usable(item)]
+            yield from sorted(usable, key=lambda job: job.id, reverse=True)
+            if not more:
+                return
+
+    def usable(self, item: dict[str, Any]) -> bool:
+        return (
+            item.get("name") == self.job_name
+            and item.get("status") in FINISHED
+            and str(item.get("id")) != self.current_job
+            and has_archive(item)
+            and not expired(item.get("artifacts_expire_at"))
+        )
+
+    def list_jobs(self, page: int) -> tuple[list[dict[str, Any]], bool]:
+        response = self.request(self.base, params={"per_page": 100, "page": page})
+        if response.status_code != 200:
+            raise api_error("GET", self.base, response)
+        try:
+            items = response.json()
+        except ValueError:
+            raise ApiError(
+                f"GitLab API GET {self.base} did not answer JSON", service="gitlab"
+            ) from None
+        listed = (
+            [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+        )
+        return listed, bool(response.headers.get("x-next-page"))
+
+    def download(self, job: Job) -> bytes | None:
+        """The archive's bytes, or None if it expired or was deleted meanwhile (404)."""
+        url = f"{self.base}/{job.id}/artifacts"
+        response = self.request(url, allow_redirects=False)
+        if response.status_code == 404:
+            log.info("the artifacts of job %d expired before they could be downloaded", job.id)
+            return None
+        if response.is_redirect:
+            return self.fetch_blob(response.headers["Location"])
+        if response.status_code == 200:
+            return response.content
+        raise api_error("GET", url, response)
+
+    def fetch_blob(self, location: str) -> bytes:
+        """Object storage: without the token; a download cut off midway is kept as far as it got."""
+        host = urlsplit(location).netloc
+        try:
+            response = self.blob.get(location, timeout=self.timeout, stream=True)
+        except requests.RequestException as exc:
+            raise ApiError(f"artifact storage {host} could not be reached: {exc}") from None
+        if response.status_code != 200:
+            raise ApiError(
+                f"artifact storage {host} answered {response.status_code}",
+                status=response.status_code,
+                service="artifact storage",
+            )
+        return read_capped(response, host, self.max_bytes, self.report)
+
+    def unpack(self, job: Job, data: bytes, scratch: Path) -> None:
+        result = extract_archive(data, scratch, max_bytes=self.max_bytes)
+        for problem in result.problems:
+            self.report(f"artifacts of job {job.id}: {problem}")
+
+    def merge(self, source: Path, directory: Path, job: Job) -> None:
+        """Each history file from the archive replaces a shorter (older) local copy."""
+        taken, kept = 0, 0
+        for path in history_files(source):
+            target = directory / path.relative_to(source)
+            if target.is_file() and target.stat().st_size >= path.stat().st_size:
+                kept += 1
+                continue
+            atomic_write(target, path.read_bytes())
+            taken += 1
+        log.info(
+            "artifacts of job %d: restored %d history file(s), kept %d newer local one(s)",
+            job.id,
+            taken,
+            kept,
+        )
+
+    # -- HTTP
+
+    def request(self, url: str, **options: Any) -> requests.Response:
+        try:
+            return self.api.get(url, timeout=self.timeout, **options)
+        except requests.RequestException as exc:
+            raise ApiError(f"GitLab API GET {url} failed: {exc}", service="gitlab") from None
+
+    def report(self, problem: str) -> None:
+        """A damaged download or archive: logged, and kept for the run's summary."""
+        self.problems.append(problem)
+        log.warning(problem)
+
+
+def has_archive(item: dict[str, Any]) -> bool:
+    files = item.get("artifacts") or []
+    archive = any(isinstance(f, dict) and f.get("file_type") == "archive" for f in files)
+    return archive or bool(item.get("artifacts_file"))
+
+
+def expired(expires_at: Any) -> bool:
+    """Past its `artifacts_expire_at` (None: kept until deleted)."""
+    if not expires_at:
+        return False
+    try:
+        stamp = datetime.fromisoformat(str(expires_at).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return stamp <= datetime.now(UTC)
+
+
+def api_error(method: str, url: str, response: requests.Response) -> ApiError:
+    status = response.status_code
+    try:
+        message = str(response.json().get("message", ""))
+    except (ValueError, AttributeError):
+        message = response.text[:200]
+    hint = f"; {TOKEN_HINT}" if status in (401, 403) else ""
+    return ApiError(
+        f"GitLab API {method} {url} answered {status}: {message}{hint}",
+        status=status,
+        service="gitlab",
+    )
