@@ -147,7 +147,7 @@ def test_label_then_comment_after_a_cache_round_trip_continues_the_plan(
     if as_root:
         hand_to_runner_user(first_workspace)
     first, workspace, files = runner.job(
-        "issues", labeled(fake), STEPS[:3], workspace=first_workspace, max_model_calls="3"
+        "issues", labeled(fake), STEPS[:4], workspace=first_workspace, max_model_calls="4"
     )
 
     assert first.returncode == 0, first.stdout
@@ -168,7 +168,7 @@ def test_label_then_comment_after_a_cache_round_trip_continues_the_plan(
     summary = (files / "step_summary").read_text(encoding="utf-8")
     assert "### planner: ⏸️ in progress" in summary and "issue #1" in summary
     assert "- [x] **task_1**: Write CHANGELOG.md" in summary
-    assert "3 model call(s)" in summary and outputs["pr_url"] in summary
+    assert "4 model call(s)" in summary and outputs["pr_url"] in summary
     assert f"`{history_name(fake)}` (cache)" in summary
     assert "::group::planner: issues.labeled by @Codertocat on #1 (run)" in first.lines
     assert "::endgroup::" in first.lines
@@ -182,11 +182,11 @@ def test_label_then_comment_after_a_cache_round_trip_continues_the_plan(
     fresh = clone(fake.bare, tmp_path / "workspace-fresh")
     shutil.copytree(cache, fresh / HISTORY_DIR)  # actions/cache/restore on another runner
     second, _, files = runner.job(
-        "issue_comment", commented(fake, "/planner"), STEPS[3:], workspace=fresh
+        "issue_comment", commented(fake, "/planner"), STEPS[4:], workspace=fresh
     )
 
     assert second.returncode == 0, second.stdout
-    assert runner.kinds == ["completion"]  # no second planning call: the plan continued
+    assert runner.kinds == ["replan_reflection", "completion"]  # the plan continued: no planning
     [again] = tracking(fake)
     assert again.id == comment.id and "✅ Done" in again.body
     assert list(fake.pulls) == [pull.number]
@@ -214,7 +214,7 @@ def test_artifact_backend_skips_expired_and_gone_artifacts_and_follows_the_redir
     runner: Runner, fake: FakeGitHub, tmp_path: Path
 ) -> None:
     first, workspace, _ = runner.job(
-        "issues", labeled(fake), STEPS[:3], history_backend="artifact", max_model_calls="3"
+        "issues", labeled(fake), STEPS[:4], history_backend="artifact", max_model_calls="4"
     )
     assert first.returncode == 0, first.stdout
     no_history = [line for line in first.lines if "no history" in line]
@@ -232,12 +232,12 @@ def test_artifact_backend_skips_expired_and_gone_artifacts_and_follows_the_redir
     second, fresh, files = runner.job(
         "issue_comment",
         commented(fake, "/planner"),
-        STEPS[3:],
+        STEPS[4:],
         history_backend="artifact",
     )
 
     assert second.returncode == 0, second.stdout
-    assert runner.kinds == ["completion"]
+    assert runner.kinds == ["replan_reflection", "completion"]
     downloads = [r.path for r in fake.api_requests("GET") if r.path.endswith("/zip")]
     assert [path.split("/")[-2] for path in downloads[-2:]] == [str(gone.id), str(good.id)]
     [blob] = fake.blob_requests()[-1:]

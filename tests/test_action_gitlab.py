@@ -91,7 +91,7 @@ def history_name(fake: FakeGitLab) -> str:
 def test_issue_hook_then_note_on_a_new_runner_continues_from_the_job_artifacts(
     pipelines: Pipelines, fake: FakeGitLab
 ) -> None:
-    first, workspace = pipelines.job(gitlab_payload("issue_hook"), STEPS[:3], max_model_calls="3")
+    first, workspace = pipelines.job(gitlab_payload("issue_hook"), STEPS[:4], max_model_calls="4")
 
     assert first.returncode == 0, first.stdout
     assert not any(line.startswith("::") for line in first.lines)  # no GitHub commands
@@ -117,10 +117,10 @@ def test_issue_hook_then_note_on_a_new_runner_continues_from_the_job_artifacts(
     fake.add_job("planner")  # an event the planner skipped: no history, no artifacts
     fake.add_job("build", archive=b"not ours")
     fake.add_job("planner", status="running")  # this very job
-    second, fresh = pipelines.job(note_payload(fake, "/planner"), STEPS[3:])
+    second, fresh = pipelines.job(note_payload(fake, "/planner"), STEPS[4:])
 
     assert second.returncode == 0, second.stdout
-    assert pipelines.kinds == ["completion"]  # the plan continued: no planning call
+    assert pipelines.kinds == ["replan_reflection", "completion"]  # the plan continued: no planning
     [again] = tracking(fake)
     assert again.id == note.id and "✅ Done" in again.body
     assert list(fake.merge_requests) == [mr.iid]
