@@ -9,6 +9,7 @@ wait is bounded and every attempt is visible.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import random
@@ -130,7 +131,7 @@ class OpenAIModel:
             return {"type": "json_object"}
         return {
             "type": "json_schema",
-            "json_schema": {"name": kind, "schema": schema.model_json_schema(), "strict": False},
+            "json_schema": {"name": kind, "schema": json_schema_of(schema), "strict": False},
         }
 
     def _content(
@@ -192,6 +193,18 @@ class OpenAIModel:
         )
         if self.on_call is not None:
             self.on_call(record)
+
+
+@functools.cache
+def _schema_text(schema: type[BaseModel]) -> str:
+    # Generating a schema costs milliseconds and the document classes never change.
+    return json.dumps(schema.model_json_schema())
+
+
+def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a document class (a fresh copy: callers may not mutate the cache)."""
+    loaded: dict[str, Any] = json.loads(_schema_text(schema))
+    return loaded
 
 
 def _tool_call(call: Any) -> ToolCall:
