@@ -42,6 +42,7 @@ from planner.result import Notification, PassResult, render_checklist
 from planner.runner import PassSetup, history_directory, repository_name, run_pass
 from planner.state import IssueState
 from planner.tracking import (
+    CHECKLIST_CHARS,
     TrackingState,
     TrackingView,
     earlier_runs,
@@ -440,7 +441,7 @@ class IssueRun:
         outcomes = safe.summary.key_outcomes if safe.summary else []
         lines = [PULL_MARKER, f"Closes {self.forge.issue_reference(self.number)}", ""]
         lines += [f"- {neutralize(item)}" for item in outcomes]
-        lines += ["", render_checklist(safe).strip(), ""]
+        lines += ["", render_checklist(safe, CHECKLIST_CHARS).strip(), ""]
         if self.comment is not None and self.comment.url:
             lines.append(f"Progress and history: [tracking comment]({self.comment.url})")
         lines.append("_Planned and implemented by planner; review before merging._")
