@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -106,31 +106,28 @@ def exclude_from_git(workspace: Path, directory: Path) -> None:
 
 
 def _git_dir(workspace: Path) -> Path:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--git-dir"],
-            cwd=workspace,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
+    out = _git_output(workspace, "rev-parse", "--git-dir")
+    if out is None:
         return workspace / ".git"
     path = Path(out)
     return path if path.is_absolute() else workspace / path
 
 
-def repository_name(workspace: Path, env: Mapping[str, str] | None = None) -> str:
+def repository_name(workspace: Path) -> str:
     """owner/name from the origin remote, else the directory name."""
-    try:
-        url = subprocess.run(
-            ["git", "remote", "get-url", "origin"],
-            cwd=workspace,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
+    url = _git_output(workspace, "remote", "get-url", "origin")
+    if url is None:
         return workspace.resolve().name
     tail = url.rstrip("/").removesuffix(".git").replace(":", "/").split("/")
     return "/".join(tail[-2:]) if len(tail) >= 2 and tail[-2] else workspace.resolve().name
+
+
+def _git_output(workspace: Path, *args: str) -> str | None:
+    """A git command's stripped stdout, or None when git fails or is missing."""
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=workspace, capture_output=True, text=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return done.stdout.strip()

@@ -17,25 +17,22 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import requests
 
 from planner.errors import ApiError
 from planner.storage.archive import DEFAULT_MAX_BYTES, ExtractReport, extract_archive
+from planner.storage.download import ArchiveDownloader
 from planner.storage.files import history_files
 
 log = logging.getLogger(__name__)
 
 ARTIFACT_PREFIX = "planner-history-"
 API_VERSION = "2022-11-28"
-USER_AGENT = "planner-history"
-CHUNK = 16 * 1024
 PERMISSION_HINT = "the workflow needs `permissions: actions: read` to read artifacts"
 
 
@@ -69,20 +66,21 @@ class ArtifactHistoryBackend:
         max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         self.base = f"{api_url.rstrip('/')}/repos/{repository}/actions/artifacts"
-        self.timeout = timeout
         self.max_bytes = max_bytes
         self.problems: list[str] = []
-        self.api = requests.Session()
-        self.api.headers.update(
-            {
-                "Accept": "application/vnd.github+json",
-                "X-GitHub-Api-Version": API_VERSION,
-                "User-Agent": USER_AGENT,
-                "Authorization": f"Bearer {token}",
-            }
+        headers = {
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": API_VERSION,
+            "Authorization": f"Bearer {token}",
+        }
+        self.http = ArchiveDownloader(
+            "github",
+            headers,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            report=self.report,
+            error_for=api_error,
         )
-        self.blob = requests.Session()
-        self.blob.headers["User-Agent"] = USER_AGENT
 
     # -- HistoryBackend
 
@@ -126,35 +124,11 @@ class ArtifactHistoryBackend:
         return sorted(chosen, key=lambda artifact: (artifact.created_at, artifact.id), reverse=True)
 
     def download(self, artifact: Artifact) -> bytes | None:
-        """The archive's bytes, or None if it expired meanwhile (410)."""
-        url = f"{self.base}/{artifact.id}/zip"
-        response = self.request(url, allow_redirects=False)
-        if response.status_code == 410:
-            log.info("artifact %d expired before it could be downloaded", artifact.id)
-            return None
-        if response.is_redirect:
-            return self.fetch_blob(response.headers["Location"])
-        if response.status_code == 200:
-            return response.content
-        raise api_error("GET", url, response)
-
-    def fetch_blob(self, location: str) -> bytes:
-        """Download without the token; a download cut off midway is kept as far as it got."""
-        host = urlsplit(location).netloc
-        try:
-            response = self.blob.get(location, timeout=self.timeout, stream=True)
-        except requests.RequestException as exc:
-            raise ApiError(f"artifact storage {host} could not be reached: {exc}") from None
-        if response.status_code != 200:
-            raise ApiError(
-                f"artifact storage {host} answered {response.status_code}",
-                status=response.status_code,
-                service="artifact storage",
-            )
-        return self.read_body(response, host)
-
-    def read_body(self, response: requests.Response, host: str) -> bytes:
-        return read_capped(response, host, self.max_bytes, self.report)
+        return self.http.archive(
+            f"{self.base}/{artifact.id}/zip",
+            gone_status=410,
+            gone_message=f"artifact {artifact.id} expired before it could be downloaded",
+        )
 
     def extract(self, artifact: Artifact, data: bytes, directory: Path) -> None:
         expected = (artifact.digest or "").removeprefix("sha256:")
@@ -169,14 +143,8 @@ class ArtifactHistoryBackend:
 
     # -- HTTP
 
-    def request(self, url: str, **options: Any) -> requests.Response:
-        try:
-            return self.api.get(url, timeout=self.timeout, **options)
-        except requests.RequestException as exc:
-            raise ApiError(f"GitHub API GET {url} failed: {exc}", service="github") from None
-
     def get_json(self, url: str, params: dict[str, Any]) -> dict[str, Any]:
-        response = self.request(url, params=params)
+        response = self.http.get(url, params=params)
         if response.status_code != 200:
             raise api_error("GET", url, response)
         try:
@@ -189,32 +157,6 @@ class ArtifactHistoryBackend:
         """A damaged download or archive: logged, and kept for the run's summary."""
         self.problems.append(problem)
         log.warning(problem)
-
-
-def read_capped(
-    response: requests.Response, host: str, max_bytes: int, report: Callable[[str], None]
-) -> bytes:
-    """The body as far as it arrives: a cut-off download is reported, not discarded."""
-    response.raw.enforce_content_length = False  # else urllib3 drops the last chunk read
-    chunks: list[bytes] = []
-    received, error = 0, ""
-    try:
-        for chunk in response.iter_content(CHUNK):
-            chunks.append(chunk)
-            received += len(chunk)
-            if received > max_bytes:
-                report(f"the artifact is larger than {max_bytes} bytes; cut short")
-                break
-    except requests.RequestException as exc:
-        error = f" ({exc})"
-    finally:
-        response.close()
-    expected = response.headers.get("Content-Length", "")
-    short = expected.isdigit() and received < int(expected) and received <= max_bytes
-    if error or short:
-        of = f" of {expected}" if expected.isdigit() else ""
-        report(f"the download from {host} broke off after {received}{of} bytes{error}")
-    return b"".join(chunks)
 
 
 def usable_artifact(item: dict[str, Any]) -> bool:

@@ -24,18 +24,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import requests
 
 from planner.errors import ApiError
 from planner.storage.archive import DEFAULT_MAX_BYTES, atomic_write, extract_archive
-from planner.storage.artifact import read_capped
+from planner.storage.download import ArchiveDownloader
 from planner.storage.files import history_files
 
 log = logging.getLogger(__name__)
 
-USER_AGENT = "planner-history"
 FINISHED = ("success", "failed")
 MAX_PAGES = 10
 TOKEN_HINT = "GITLAB_TOKEN needs the api (or read_api) scope to read job artifacts"
@@ -67,13 +66,16 @@ class GitLabArtifactBackend:
         self.job_name = job_name
         self.project_dir = project_dir
         self.current_job = current_job
-        self.timeout = timeout
         self.max_bytes = max_bytes
         self.problems: list[str] = []
-        self.api = requests.Session()
-        self.api.headers.update({"PRIVATE-TOKEN": token, "User-Agent": USER_AGENT})
-        self.blob = requests.Session()
-        self.blob.headers["User-Agent"] = USER_AGENT
+        self.http = ArchiveDownloader(
+            "gitlab",
+            {"PRIVATE-TOKEN": token},
+            timeout=timeout,
+            max_bytes=max_bytes,
+            report=self.report,
+            error_for=api_error,
+        )
 
     # -- HistoryBackend
 
@@ -142,7 +144,7 @@ class GitLabArtifactBackend:
         )
 
     def list_jobs(self, page: int) -> tuple[list[dict[str, Any]], bool]:
-        response = self.request(self.base, params={"per_page": 100, "page": page})
+        response = self.http.get(self.base, params={"per_page": 100, "page": page})
         if response.status_code != 200:
             raise api_error("GET", self.base, response)
         try:
@@ -157,32 +159,9 @@ class GitLabArtifactBackend:
         return listed, bool(response.headers.get("x-next-page"))
 
     def download(self, job: Job) -> bytes | None:
-        """The archive's bytes, or None if it expired or was deleted meanwhile (404)."""
         url = f"{self.base}/{job.id}/artifacts"
-        response = self.request(url, allow_redirects=False)
-        if response.status_code == 404:
-            log.info("the artifacts of job %d expired before they could be downloaded", job.id)
-            return None
-        if response.is_redirect:
-            return self.fetch_blob(response.headers["Location"])
-        if response.status_code == 200:
-            return response.content
-        raise api_error("GET", url, response)
-
-    def fetch_blob(self, location: str) -> bytes:
-        """Object storage: without the token; a download cut off midway is kept as far as it got."""
-        host = urlsplit(location).netloc
-        try:
-            response = self.blob.get(location, timeout=self.timeout, stream=True)
-        except requests.RequestException as exc:
-            raise ApiError(f"artifact storage {host} could not be reached: {exc}") from None
-        if response.status_code != 200:
-            raise ApiError(
-                f"artifact storage {host} answered {response.status_code}",
-                status=response.status_code,
-                service="artifact storage",
-            )
-        return read_capped(response, host, self.max_bytes, self.report)
+        gone = f"the artifacts of job {job.id} expired before they could be downloaded"
+        return self.http.archive(url, gone_status=404, gone_message=gone)
 
     def unpack(self, job: Job, data: bytes, scratch: Path) -> None:
         result = extract_archive(data, scratch, max_bytes=self.max_bytes)
@@ -207,12 +186,6 @@ class GitLabArtifactBackend:
         )
 
     # -- HTTP
-
-    def request(self, url: str, **options: Any) -> requests.Response:
-        try:
-            return self.api.get(url, timeout=self.timeout, **options)
-        except requests.RequestException as exc:
-            raise ApiError(f"GitLab API GET {url} failed: {exc}", service="gitlab") from None
 
     def report(self, problem: str) -> None:
         """A damaged download or archive: logged, and kept for the run's summary."""
