@@ -74,6 +74,19 @@ class LLMDecisionConfig(Section):
     user_confirmation_threshold: float = Field(default=0.3, ge=0, le=1)
     """Below this confidence the decision is not trusted at all and the plan is kept."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _follow_min_confidence(cls, data: Any) -> Any:
+        """A lowered min_confidence_threshold takes the unset user threshold down with it,
+        so REPLANNING_MIN_CONFIDENCE=0.2 alone is a valid configuration."""
+        if not isinstance(data, dict) or "user_confirmation_threshold" in data:
+            return data
+        try:
+            minimum = float(data.get("min_confidence_threshold", 0.5))
+        except (TypeError, ValueError):
+            return data  # the field validator reports the bad value
+        return {**data, "user_confirmation_threshold": min(0.3, minimum)}
+
     @model_validator(mode="after")
     def _ordered(self) -> LLMDecisionConfig:
         if self.user_confirmation_threshold > self.min_confidence_threshold:

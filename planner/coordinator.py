@@ -36,7 +36,7 @@ from planner.errors import ApiError, ModelBehaviourError
 from planner.flow import PlanChanged, StopPass
 from planner.history import PlanningHistoryStore
 from planner.interfaces import DocT, ProgressReporter, ToolCall, ToolResult, ToolSpec
-from planner.issue import IssueContext, prompt_view
+from planner.issue import IssueContext, prompt_view, sanitize_untrusted
 from planner.llm import CallRecord
 from planner.prompts import render
 from planner.replanning.manager import ReplanManager
@@ -89,6 +89,11 @@ class PlanningCoordinator:
         self._last_action: tuple[ToolCall, ToolResult] | None = None
         self.replan = ReplanManager(config, store, self, issue, self.clock)
         model.on_call = self._record_call
+        if self.replan.active and "max_revisions" in config.planning.revision.model_fields_set:
+            log.warning(
+                "planning.revision.max_revisions (MAX_PLAN_REVISIONS) only applies with "
+                "replanning off; the planning.replanning limits apply instead"
+            )
 
     # -- the pass ---------------------------------------------------------------------------
 
@@ -128,7 +133,7 @@ class PlanningCoordinator:
         if self.replan.active:
             self.replan.resume()
             state = self._state()
-        if state.plan is None or state.completed:
+        if state.plan is None or state.completed or self._new_work_requested(state):
             self._plan()
         while True:
             if self.replan.active:
@@ -141,6 +146,11 @@ class PlanningCoordinator:
                 self._execute_task(task_id, state)
             except PlanChanged:
                 continue
+
+    def _new_work_requested(self, state: IssueState) -> bool:
+        """A person's instruction arrived but the plan has nothing left to run: plan again,
+        with the whole history in context, instead of judging the old plan once more."""
+        return bool(self.issue.instruction.strip()) and state.next_task() is None
 
     def _state(self) -> IssueState:
         return IssueState.from_entries(self.store.entries())
@@ -296,7 +306,10 @@ class PlanningCoordinator:
 
     def _evaluate_action(self, task_id: str, call: ToolCall, result: ToolResult) -> ToolResult:
         """At the reflection trigger points: reflect (replanning off) or take the replan
-        decision (replanning on; folded mode leaves it to the model's request_replan call)."""
+        decision (replanning on; folded mode leaves it to the model's request_replan call).
+        Legacy mode has no plan to reflect on: the model sees the result and carries on."""
+        if not self.config.planning.enabled:
+            return result
         while self._reflection_wanted(failed=not result.ok):
             if not self.replan.active:
                 outcome = "failed: " + str(result.error) if not result.ok else "succeeded"
@@ -317,7 +330,7 @@ class PlanningCoordinator:
                 render(
                     "reflection_request.md.j2",
                     plan=state.plan,
-                    trigger=trigger,
+                    trigger=sanitize_untrusted(trigger, 4_000),
                     task_id=task_id,
                     checklist=render_checklist(self.snapshot("in_progress", "")),
                     actions=task_actions_digest(state.actions_by_task.get(task_id, [])),
@@ -384,6 +397,7 @@ class PlanningCoordinator:
             "completion_request.md.j2",
             plan=state.plan,
             tasks=state.tasks(),
+            instruction=prompt_view(self.issue)["instruction"],
             checklist=render_checklist(self.snapshot("in_progress", "")),
         )
         folded = self.replan.folded_completion_instruction()

@@ -79,18 +79,30 @@ class PlanningHistoryStore:
         revision = reflection.get("plan_revision") or {}
         self.append(
             "revision",
-            revision=len(self.get_revision_history()) + 1,
+            revision=self._revisions_of_current_plan() + 1,
             reason=revision.get("reason", ""),
             changes=revision.get("changes", []),
             updated_plan=revised_plan,
             reflection=reflection.get("reflection", {}),
         )
 
+    def _revisions_of_current_plan(self) -> int:
+        """Revisions since the latest plan entry: a new plan starts counting at #1 again."""
+        count = 0
+        for entry in self.entries():
+            if entry.get("type") == "plan":
+                count = 0
+            elif entry.get("type") == "revision":
+                count += 1
+        return count
+
     def save_reflection(self, reflection: dict[str, Any]) -> None:
         self.append("reflection", evaluation=reflection)
 
     def _append_to_file(self, entry: dict[str, Any]) -> None:
-        line = (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        text = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
+        # Models emit lone surrogates ("\ud83d"); as JSON escapes they stay valid and readable.
+        line = text.encode("utf-8", errors="backslashreplace")
         try:
             fd = os.open(self.filepath, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:

@@ -64,8 +64,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     """Run one planning pass on `issue` in `setup.workspace`."""
     model = setup.model or OpenAIModel(setup.config.llm)
     store = open_store(setup, issue)
-    for warning in store.warnings:
-        log.warning(warning)
+    store.entries()  # read once up front: damaged lines are reported before anything runs
     registry = build_registry(
         setup.config.tools,
         setup.workspace,
@@ -80,8 +79,10 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         result = coordinator.execute_with_planning()
     finally:
         registry.close()
-    # Tool servers that failed are worth a person's attention even when the pass went on.
-    return result.model_copy(update={"messages": [*result.messages, *registry.problems]})
+    # Damaged history lines and failed tool servers are worth a person's attention even when
+    # the pass went on (the store already logged each damaged line once).
+    notes = [*store.warnings, *registry.problems]
+    return result.model_copy(update={"messages": [*result.messages, *notes]})
 
 
 def new_run_id() -> str:

@@ -114,5 +114,5 @@ def task_actions_digest(actions: list[dict[str, Any]], limit: int = 6_000) -> st
         lines.append(
             f"- {call.get('name')}({arguments}) -> {outcome}: {str(action.get('result', ''))[:300]}"
         )
-    text = "\n".join(lines)
+    text = sanitize_untrusted("\n".join(lines))
     return text if len(text) <= limit else "[earlier actions omitted]\n" + text[-limit:]

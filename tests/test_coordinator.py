@@ -362,6 +362,28 @@ def test_model_not_done_needs_a_person(harness: Harness) -> None:
     assert harness.run().status == "needs_human"
 
 
+@pytest.mark.parametrize("replanning", [True, False])
+def test_guidance_after_the_last_task_plans_the_new_work(
+    harness: Harness, replanning: bool
+) -> None:
+    mode = {"planning.replanning.enabled": replanning}
+    first_plan = planned("task_1") if replanning else [planning("task_1")]
+    ending = completed(done=False) if replanning else [completion(done=False)]
+    harness.server.add(*first_plan, finish(), *ending)
+    assert harness.run(**mode).status == "needs_human"
+    second_plan = planned("task_2") if replanning else [planning("task_2")]
+    done = completed() if replanning else [completion()]
+    harness.server.add(*second_plan, write("extra.txt"), finish(), *done)
+    guided = ISSUE.model_copy(update={"instruction": "also write extra.txt"})
+    result = harness.run(guided, **mode)
+    assert result.status == "completed" and [t.id for t in result.tasks] == ["task_2"]
+    planning_prompts = [r for r in harness.server.requests if r.kind == "planning"]
+    assert "also write extra.txt" in planning_prompts[-1].body["messages"][1]["content"]
+    assert "COMPLETION done=False" in planning_prompts[-1].body["messages"][1]["content"]
+    completion_prompt = harness.server.requests[-1].body["messages"][1]["content"]
+    assert '<untrusted-data source="instruction for this run">' in completion_prompt
+
+
 def test_legacy_mode_runs_the_plain_tool_loop(harness: Harness) -> None:
     from planner.testing.scripted_server import reply_tool_calls
 
@@ -372,6 +394,29 @@ def test_legacy_mode_runs_the_plain_tool_loop(harness: Harness) -> None:
     result = harness.run(**{"planning.enabled": False})
     assert result.status == "completed" and (harness.workspace / "l.txt").exists()
     assert "plan" not in harness.types()
+
+
+@pytest.mark.parametrize("replanning", [True, False])
+def test_legacy_mode_survives_failed_actions_and_many_actions(
+    harness: Harness, replanning: bool
+) -> None:
+    from planner.testing.scripted_server import reply_tool_calls
+
+    def legacy_write(path: str) -> Any:
+        return reply_tool_calls("legacy", [("write_file", {"path": path, "content": "x"})])
+
+    harness.server.add(
+        legacy_write("../outside"),  # refused: a failed action
+        legacy_write("a"),
+        legacy_write("b"),
+        legacy_write("c"),  # past the reflection interval
+        reply_tool_calls("legacy", [("finish_task", {"status": "completed", "summary": "ok"})]),
+    )
+    overrides = {"planning.enabled": False, "planning.replanning.enabled": replanning}
+    result = harness.run(**overrides)
+    assert result.status == "completed" and result.actions == 4
+    kinds = {r.kind for r in harness.server.requests}
+    assert kinds == {"legacy"}  # no reflection or replan decision without a plan
 
 
 def test_api_errors_fail_the_pass_with_the_status(harness: Harness) -> None:
@@ -473,3 +518,14 @@ def test_a_persons_instruction_after_intervention_allows_new_revisions(harness: 
     result = harness.run(guided, **limit)
     assert result.status == "completed" and result.revision == 2
     assert result.revision_reason == "after guidance"
+
+
+def test_damaged_history_lines_are_reported_in_the_result(harness: Harness) -> None:
+    directory = harness.workspace / "planning_history"
+    PlanningHistoryStore(directory, "octo/repo", "7").append("run_start")
+    with PlanningHistoryStore(directory, "octo/repo", "7").filepath.open("ab") as handle:
+        handle.write(b'{"type": "plan", "plan": {trunc\n')
+    harness.server.add(*planned("task_1"), finish(), *completed())
+    result = harness.run()
+    assert result.status == "completed"
+    assert any("skipped an unreadable history line" in m for m in result.messages)

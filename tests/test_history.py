@@ -145,3 +145,40 @@ def test_unwritable_directory_is_a_clear_error(tmp_path: Path) -> None:
     history.filepath.mkdir()  # a directory where the file should be
     with pytest.raises(HistoryError, match="cannot open history"):
         history.save_plan(PLAN)
+
+
+def test_lone_surrogates_from_a_model_are_recorded_not_lost(tmp_path: Path) -> None:
+    history = store(tmp_path)
+    history.append("action", arguments={"content": "broken emoji \ud83d here"})
+    history.append("task", task_id="after")
+    reader = store(tmp_path)
+    entries = reader.entries()
+    assert [e["type"] for e in entries] == ["action", "task"] and reader.warnings == []
+    assert entries[0]["arguments"]["content"] == "broken emoji \ud83d here"
+
+
+def test_an_append_waits_for_a_writer_holding_the_lock(tmp_path: Path) -> None:
+    """The lock, not the kernel's append atomicity, keeps a truncated-line repair and the
+    next entry together; a second writer must wait while the first holds it."""
+    import fcntl
+
+    history = store(tmp_path)
+    history.save_plan(PLAN)
+    before = history.filepath.read_bytes()
+    code = (
+        "from pathlib import Path; from planner.history import PlanningHistoryStore;"
+        f"PlanningHistoryStore(Path({str(history.directory)!r}), 'octo/repo', '7')"
+        ".append('task', task_id='late')"
+    )
+    holder = os.open(history.filepath, os.O_RDWR)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        writer = subprocess.Popen([sys.executable, "-c", code])
+        with pytest.raises(subprocess.TimeoutExpired):
+            writer.wait(timeout=2)  # blocked on the lock (a fast exit would fail this)
+        assert history.filepath.read_bytes() == before
+    finally:
+        fcntl.flock(holder, fcntl.LOCK_UN)
+        os.close(holder)
+    assert writer.wait(timeout=30) == 0
+    assert [e["type"] for e in store(tmp_path).entries()] == ["plan", "task"]

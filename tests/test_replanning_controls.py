@@ -216,8 +216,11 @@ def test_config_keys_defaults_and_env_overrides() -> None:
 
 
 def test_config_errors_name_the_key_and_the_source(tmp_path: Path) -> None:
+    lowered = load_config(None, env={"REPLANNING_MIN_CONFIDENCE": "0.2"})
+    assert lowered.planning.replanning.llm_decision.user_confirmation_threshold == 0.2
+    conflicting = {"planning.replanning.llm_decision.user_confirmation_threshold": 0.4}
     with pytest.raises(ConfigError) as error:
-        load_config(None, env={"REPLANNING_MIN_CONFIDENCE": "0.2"})
+        load_config(None, env={"REPLANNING_MIN_CONFIDENCE": "0.2"}, overrides=conflicting)
     message = str(error.value)
     assert "must not exceed min_confidence_threshold" in message
     assert "environment variable REPLANNING_MIN_CONFIDENCE" in message
@@ -262,6 +265,7 @@ def test_medium_confidence_executes_with_a_logged_warning(
     record = next(e for e in harness.of_type("replan_decision") if e["executed"])
     assert record["outcome"] == "executed_with_warning" and "below 80%" in record["warning"]
     assert "⚠️ executed with a warning: confidence 60% is below 80%" in result.notifications[0].body
+    assert "executed with a warning: confidence 60% is below 80%" in caplog.text
 
 
 def test_low_confidence_asks_the_user_then_the_answer_decides(harness: Harness) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 from planner.documents import PlanningError
 from planner.flow import PlanChanged, StopPass
 from planner.interfaces import ToolCall, ToolResult
-from planner.issue import prompt_view
+from planner.issue import prompt_view, sanitize_untrusted
 from planner.replanning.controls import Verdict
 from planner.replanning.decision import PLANNING_PHASES, Phase, ReplanDecision, ReviewReply
 from planner.replanning.facts import (
@@ -212,7 +212,7 @@ class ReplanManager(DecisionPipeline):
         )
 
     def _on_answer(self, question: PendingQuestion) -> None:
-        answer = "\n\n".join(question.answers)
+        answer = sanitize_untrusted("\n\n".join(question.answers), 20_000)
         self.store.append(
             "clarification_resolved",
             question_id=question.id,

@@ -61,6 +61,7 @@ class DecisionPipeline:
         self.port = port
         self.issue = issue
         self.clock = clock
+        self.planning_enabled = config.planning.enabled
         self.controls = ReplanControls(self.settings)
         self.prompts = ReplanPromptBuilder(config.planning.max_subtasks)
         self.executor = ReplanExecutor(port, self.prompts)
@@ -73,7 +74,8 @@ class DecisionPipeline:
 
     @property
     def active(self) -> bool:
-        return self.settings.enabled
+        # Without a plan (legacy mode) there is nothing to send back to an earlier phase.
+        return self.settings.enabled and self.planning_enabled
 
     @property
     def separate(self) -> bool:
@@ -220,6 +222,8 @@ class DecisionPipeline:
     ) -> HookOutcome:
         plan_after = self._plan().model_dump(mode="json") if change is not None else None
         self.record_decision(context, decision, verdict, plan_after=plan_after, **done)
+        if verdict.warning:
+            log.warning("replan at %s %s", context.phase, verdict.warning)
         if change is None:
             return "retry"  # a retry changes neither plan nor checklist: nothing to announce
         self._folded_review = change.folded_review
