@@ -43,7 +43,7 @@ from planner.replanning.manager import ReplanManager
 from planner.replanning.tools import REQUEST_REPLAN
 from planner.result import PassResult, PassStatus, Usage, render_checklist
 from planner.state import IssueState
-from planner.summaries import history_digest, task_actions_digest
+from planner.summaries import assumptions_in_force, history_digest, task_actions_digest
 from planner.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -165,6 +165,8 @@ class PlanningCoordinator:
             _user(request + ("\n" + folded if folded else "")),
         ]
         reply = self._structured("planning", messages, PlanningReply)
+        if reply.error is not None and self._questions_used() >= self._question_limit():
+            reply = self._plan_on_assumptions(messages, reply)
         if reply.error is not None:
             self.store.append(
                 "clarification",
@@ -184,6 +186,28 @@ class PlanningCoordinator:
         self._report(self.snapshot("in_progress", "planned"))
         if self.replan.active:
             self.replan.review_if_pending(reply.replan_review)
+
+    def _question_limit(self) -> int:
+        return self.config.planning.replanning.goal_understanding.max_clarification_requests
+
+    def _questions_used(self) -> int:
+        return sum(1 for entry in self.store.entries() if entry.get("type") == "clarification")
+
+    def _plan_on_assumptions(self, messages: list[dict[str, Any]], asking: PlanningReply) -> Any:
+        """The question budget is spent: the model must plan on its stated assumptions."""
+        assert asking.error is not None
+        assumptions = [sanitize_untrusted(a, 1_000) for a in asking.error.assumptions]
+        self.store.append("assumed", assumptions=assumptions, reason="question limit reached")
+        if self.replan.active:
+            self.replan.planning_assumed(assumptions)
+        instruction = render(
+            "plan_on_assumptions.md.j2",
+            asked=self._questions_used(),
+            limit=self._question_limit(),
+            assumptions=assumptions,
+        )
+        conversation = [*messages, _assistant(asking.model_dump_json(), []), _user(instruction)]
+        return self._structured("planning", conversation, PlanningReply)
 
     def planning_variables(self) -> dict[str, Any]:
         return {
@@ -291,6 +315,7 @@ class PlanningCoordinator:
             task=state.plan.subtask(task_id),
             actions=state.plan.actions_for(task_id),
             earlier=task_actions_digest(state.actions_by_task.get(task_id, [])),
+            assumptions=assumptions_in_force(self.store.entries()),
         )
 
     # -- phase 5: monitoring and reflection -------------------------------------------------------

@@ -84,6 +84,21 @@ def _replan(entry: dict[str, Any]) -> str:
     )
 
 
+def assumptions_in_force(entries: list[dict[str, Any]]) -> list[str]:
+    """Assumptions planner proceeds on because nobody answered (or no more questions were
+    allowed), so every later prompt works from them rather than only a comment saying so."""
+    found: list[str] = []
+    for entry in entries:
+        assumed = entry.get("type") == "assumed" or entry.get("resolution") == "assumed"
+        if entry.get("type") in ("assumed", "clarification_resolved") and assumed:
+            found += [sanitize_untrusted(str(a), 1_000) for a in entry.get("assumptions") or []]
+    return found
+
+
+def _assumed(entry: dict[str, Any]) -> str:
+    return f"PLANNED ON ASSUMPTIONS ({entry.get('reason', '')}): {entry.get('assumptions', [])}"
+
+
 def _resolved(entry: dict[str, Any]) -> str:
     if entry.get("resolution") == "assumed":
         return f"NO ANSWER IN TIME; PROCEEDING ON ASSUMPTIONS: {entry.get('assumptions', [])}"
@@ -91,6 +106,7 @@ def _resolved(entry: dict[str, Any]) -> str:
 
 
 _DESCRIBERS = {
+    "assumed": _assumed,
     "plan": _plan,
     "revision": _plan,
     "task": _task,

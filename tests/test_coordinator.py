@@ -529,3 +529,31 @@ def test_damaged_history_lines_are_reported_in_the_result(harness: Harness) -> N
     result = harness.run()
     assert result.status == "completed"
     assert any("skipped an unreadable history line" in m for m in result.messages)
+
+
+def test_past_the_question_limit_the_model_plans_on_its_assumptions(harness: Harness) -> None:
+    from planner.testing.scripted_server import reply_json
+
+    ask = {
+        "phase": "planning",
+        "error": {
+            "type": "unclear_goal",
+            "message": "which audience?",
+            "clarification_needed": ["Maintainers or first-timers?"],
+            "assumptions": ["the guide is for first-time contributors"],
+        },
+    }
+    limit = {"planning.replanning.goal_understanding.max_clarification_requests": 1}
+    harness.server.add(reply_json("planning", ask))
+    assert harness.run(**limit).status == "needs_human"
+    harness.server.add(reply_json("planning", ask), *planned("task_1"), finish(), *completed())
+    answered = ISSUE.model_copy(update={"instruction": "not sure, you decide"})
+    result = harness.run(answered, **limit)
+    assert result.status == "completed"
+    assert harness.types().count("clarification") == 1  # no second question was posted
+    insist = harness.server.requests[2].body["messages"][-1]["content"]
+    assert "Do not ask again" in insist and "first-time contributors" in insist
+    execute = next(r for r in harness.server.requests if r.kind == "execute")
+    prompt = execute.body["messages"][1]["content"]
+    assert "Assumptions in force" in prompt and "first-time contributors" in prompt
+    assert any(n.kind == "assumptions" for n in result.notifications)

@@ -74,6 +74,7 @@ def test_execute_task_prompt() -> None:
         task=plan.subtask("task_2"),
         actions=plan.actions_for("task_2"),
         earlier="- write_file(...) -> ok",
+        assumptions=["the guide is for first-time contributors"],
     )
     assert_snapshot("execute_task.txt", prompt)
 

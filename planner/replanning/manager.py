@@ -187,6 +187,12 @@ class ReplanManager(DecisionPipeline):
         )
         self.recorder.notify("clarification", body, new_id())
 
+    def planning_assumed(self, assumptions: list[str]) -> None:
+        """No more questions allowed: the plan is made on these assumptions; people are told."""
+        reason = "The limit of questions for this issue is reached"
+        body = assumptions_notice(reason, assumptions, self.recorder.now())
+        self.recorder.notify("assumptions", body, new_id())
+
     def resume(self) -> None:
         """Start of a run: finish an interrupted replan, then settle a pending question."""
         try:
