@@ -94,6 +94,24 @@ def test_the_documented_workflow_is_the_example_file() -> None:
     assert (EXAMPLES / "planner.yml").read_text(encoding="utf-8") in blocks
 
 
+def test_the_documented_bot_condition_is_the_examples_with_one_bot_let_through() -> None:
+    """allowed_bots needs the job-level if widened; the README shows how, in step with it."""
+    blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    [snippet] = [yaml.safe_load(b) for b in blocks if b.lstrip().startswith("if:")]
+    [job] = load(EXAMPLES / "planner.yml")["jobs"].values()
+    bots = "github.event.sender.type != 'Bot'"
+    widened = f"({bots} || github.event.sender.login == 'renovate[bot]')"
+    assert snippet["if"] == job["if"].replace(bots, widened, 1) != job["if"]
+    description = " ".join(load(ACTION)["inputs"]["allowed_bots"]["description"].split())
+    assert "github.event.sender.login == 'renovate[bot]'" in description
+
+
+def test_the_readme_quotes_the_draft_note_the_tracking_comment_shows() -> None:
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    [note] = re.findall(r'the tracking comment says "([^"]+)"', readme)
+    assert f'"{note}"' in (ROOT / "planner" / "ci.py").read_text(encoding="utf-8")
+
+
 def test_every_relative_link_in_the_readme_leads_to_a_file() -> None:
     links = re.findall(r"\]\(([^)#\s]+)\)", README.read_text(encoding="utf-8"))
     relative = [link for link in links if "://" not in link]
