@@ -14,6 +14,7 @@ one, including those of events the planner skipped (since GitLab 16.11 each edit
 fires a Comments webhook, so editing the tracking comment starts a pipeline), and a skipped job on
 a runner with a stale cache uploads that stale history as the newest archive. Up to
 MAX_ARCHIVES archives that hold history are merged, newest first.
+
 Not `/jobs/artifacts/:ref/download?job=`: that looks only at the latest successful pipeline, and
 the pipeline of an event the planner skipped has a job without artifacts. The redirect to object
 storage is followed by hand, without the PRIVATE-TOKEN header. save() is the job's: its `cache:`
