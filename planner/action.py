@@ -55,7 +55,15 @@ if TYPE_CHECKING:
     from planner.triggers import Platform, Skip, Trigger
 
 DOTENV_FILE = "planner.env"
-OUTPUT_NAMES = ("status", "pr_url", "branch", "comment_url", "tokens_used", "history_path")
+OUTPUT_NAMES = (
+    "status",
+    "issue_number",
+    "pr_url",
+    "branch",
+    "comment_url",
+    "tokens_used",
+    "history_path",
+)
 CLOCK_SLACK_SECONDS = 2.0
 """File times come from a coarser clock than time.time(): count a little before the start."""
 
@@ -273,6 +281,8 @@ def issue_url(job: Job, outcome: CiOutcome) -> str:
 def outputs_of(outcome: CiOutcome, history_path: str) -> dict[str, str]:
     return {
         "status": outcome.status,
+        # The issue acted on (a PR comment's is the PR's closing issue): names the artifact.
+        "issue_number": "" if outcome.issue_number is None else str(outcome.issue_number),
         "pr_url": outcome.pr_url,
         "branch": outcome.branch,
         "comment_url": outcome.comment_url,

@@ -478,7 +478,12 @@ class IssueRun:
 
     def _set_label(self, label: str) -> None:
         forge = self.config.forge
-        status = (forge.label_working, forge.label_needs_input, forge.label_done)
+        status = (
+            forge.label_working,
+            forge.label_needs_input,
+            forge.label_paused,
+            forge.label_done,
+        )
         self.labels = self.forge.set_status_label(self.number, label, status, self.labels)
 
     def _finish(self, outcome: CiOutcome, state: TrackingState) -> None:
@@ -487,8 +492,7 @@ class IssueRun:
         if outcome.status in ("failed", "stopped") and outcome.reason:
             self.view.reason = outcome.reason
         self.view.earlier_runs.append(run_line(self.view))
-        forge = self.config.forge
-        label = forge.label_done if state == "completed" else forge.label_needs_input
+        label = _status_label(self.config.forge, state)
         steps: list[Callable[[], None]] = [self._write_comment, lambda: self._set_label(label)]
         steps.append(self._post_notifications)
         if state == "needs_human":
@@ -563,6 +567,14 @@ FINAL_STATES: dict[str, TrackingState] = {
 
 def _tracking_state(status: OutcomeStatus) -> TrackingState:
     return FINAL_STATES.get(status, "stopped")
+
+
+def _status_label(forge: ForgeConfig, state: TrackingState) -> str:
+    """The label a run ends with. Only needs_human gets the one under which a plain reply
+    answers: a paused, failed or stopped run waits for an explicit phrase."""
+    if state == "completed":
+        return forge.label_done
+    return forge.label_needs_input if state == "needs_human" else forge.label_paused
 
 
 def _platform_identity(platform: str, env: Mapping[str, str]) -> Identity:

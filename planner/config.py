@@ -349,7 +349,11 @@ class ForgeConfig(Section):
     label_working: str = "planner:working"
     """Status label while a pass runs."""
     label_needs_input: str = "planner:needs-input"
-    """Status label when a person must answer, resume or fix something."""
+    """Status label when a person must answer a question (needs_human). While it is set, any
+    plain comment from someone with write access is taken as the answer and starts a pass."""
+    label_paused: str = "planner:paused"
+    """Status label when a pass paused at its budget, failed or was stopped: only a comment with
+    the trigger phrase (such as `/planner resume`) starts the next pass."""
     label_done: str = "planner:done"
     """Status label when the plan is complete."""
     branch_prefix: str = Field(default="planner/issue-", pattern=BRANCH_PREFIX_PATTERN)

@@ -181,6 +181,11 @@ def read_entries(path: Path, warnings: list[str] | None = None) -> Iterator[dict
             yield entry
 
 
+def is_entry(raw: bytes) -> bool:
+    """Whether one raw line of a history file is an entry readers keep."""
+    return _parse_line(raw) is not None
+
+
 def _parse_line(raw: bytes) -> dict[str, Any] | None:
     try:
         value = json.loads(raw.decode("utf-8"))

@@ -249,6 +249,51 @@ def test_artifact_backend_skips_expired_and_gone_artifacts_and_follows_the_redir
     assert "(artifact)" in (files / "step_summary").read_text(encoding="utf-8")
 
 
+def test_a_pull_request_comment_works_on_the_issue_and_outputs_its_number(
+    runner: Runner, fake: FakeGitHub
+) -> None:
+    """On a PR comment the event's number is the PR's: history and outputs use the issue's."""
+    first, workspace, files = runner.job(
+        "issues", labeled(fake), STEPS[:4], history_backend="artifact", max_model_calls="4"
+    )
+    assert first.returncode == 0, first.stdout
+    assert read_outputs(files / "set_output")["issue_number"] == "1"
+    [pull] = fake.pulls.values()
+    assert pull.number != 1
+    # the workflow's upload step, named after the output
+    good = fake.add_artifact(
+        "planner-history-1", zip_directory(workspace / HISTORY_DIR), "2026-01-01T00:00:00Z"
+    )
+    made = fake.comment_json(fake.add_comment(pull.number, "/planner"))
+    payload = comment_event("/planner", made, pull.number)
+    payload["issue"]["pull_request"] = {"url": f"{fake.api_url}/pulls/{pull.number}"}
+    payload["repository"]["full_name"] = fake.repository
+
+    second, fresh, files = runner.job(
+        "issue_comment", payload, STEPS[4:], history_backend="artifact"
+    )
+
+    assert second.returncode == 0, second.stdout
+    assert runner.kinds == ["replan_reflection", "completion"]  # the issue's plan continued
+    outputs = read_outputs(files / "set_output")
+    assert outputs["status"] == "completed" and outputs["issue_number"] == "1"
+    assert outputs["history_path"] == history_name(fake)
+    listed = [
+        r.query.get("name") for r in fake.api_requests("GET") if r.path.endswith("/artifacts")
+    ]
+    assert listed == ["planner-history-1", "planner-history-1"]
+    downloads = [r.path for r in fake.api_requests("GET") if r.path.endswith("/zip")]
+    assert [path.split("/")[-2] for path in downloads] == [str(good.id)]
+    assert (fresh / history_name(fake)).is_file()
+
+
+def test_a_skipped_event_leaves_the_issue_number_empty(runner: Runner, fake: FakeGitHub) -> None:
+    finished, _, files = runner.job("issues", labeled(fake, "bug"), [])
+    assert finished.returncode == 0
+    outputs = read_outputs(files / "set_output")
+    assert outputs["status"] == "skipped" and outputs["issue_number"] == ""
+
+
 # -- paths that must not write -----------------------------------------------------------------
 
 

@@ -101,7 +101,7 @@ def test_issue_hook_then_note_on_a_new_runner_continues_from_the_job_artifacts(
     assert branch_log(fake.bare, "planner/issue-12") == [f"planner: {TITLE} (#12)"]
     [mr] = fake.merge_requests.values()
     report = read_dotenv(workspace / "planner.env")
-    assert report["PLANNER_STATUS"] == "in_progress"
+    assert report["PLANNER_STATUS"] == "in_progress" and report["PLANNER_ISSUE_NUMBER"] == "12"
     assert report["PLANNER_PR_URL"].endswith(f"/-/merge_requests/{mr.iid}")
     assert report["PLANNER_BRANCH"] == "planner/issue-12"
     assert report["PLANNER_HISTORY_PATH"] == history_name(fake)

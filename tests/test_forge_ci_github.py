@@ -46,6 +46,23 @@ def comment_trigger(fake: FakeGitHub, body: str, number: int = 1) -> dict[str, A
     return comment_event(body, made, number)
 
 
+def plain_reply(fake: FakeGitHub, body: str, number: int = 1) -> dict[str, Any]:
+    """A comment without the phrase; the event carries the issue's labels as they are now."""
+    event = comment_trigger(fake, body, number)
+    event["issue"]["labels"] = [{"name": name} for name in fake.issues[number].labels]
+    return event
+
+
+def assert_chatter_is_skipped(rig: Rig, fake: FakeGitHub) -> None:
+    """A paused, failed or stopped run waits for the phrase: plain comments start nothing."""
+    writes_before = len(fake.writes())
+    outcome = rig.run(
+        plain_reply(fake, "Thanks, I will look at it."), [], event_name="issue_comment"
+    )
+    assert outcome.status == "skipped" and "does not contain '/planner'" in outcome.reason
+    assert len(fake.writes()) == writes_before
+
+
 def test_label_then_comment_continues_on_the_same_branch_comment_and_pr(rig: Rig) -> None:
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
@@ -132,7 +149,8 @@ def test_an_unfinished_pass_opens_a_draft_and_resume_finishes_it(rig: Rig) -> No
     assert pull.draft
     [comment] = tracking_comments(fake)
     assert "⏸️ Paused" in comment.body and "/planner resume" in comment.body
-    assert fake.issues[1].labels == ["planner", "planner:needs-input"]
+    assert fake.issues[1].labels == ["planner", "planner:paused"]
+    assert_chatter_is_skipped(rig, fake)
 
     resumed = rig.run(
         comment_trigger(fake, "/planner resume"), steps[3:], event_name="issue_comment"
@@ -153,8 +171,9 @@ def test_stop_updates_the_comment_and_labels_without_a_pass(rig: Rig) -> None:
     assert stopped.status == "stopped" and stopped.exit_code == 0
     [comment] = tracking_comments(fake)
     assert "⏹️ Stopped" in comment.body and "- [x] **task_1**" in comment.body
-    assert fake.issues[1].labels == ["planner", "planner:needs-input"]
+    assert fake.issues[1].labels == ["planner", "planner:paused"]
     assert [r for r in fake.writes() if r.git] == pushes_before
+    assert_chatter_is_skipped(rig, fake)
 
 
 def test_replan_passes_the_reason_as_the_instruction(rig: Rig) -> None:
@@ -212,6 +231,25 @@ def test_needs_input_posts_one_question_and_no_pull_request(rig: Rig) -> None:
     assert fake.issues[1].labels == ["planner", "planner:needs-input"]
 
 
+def test_the_final_label_replaces_every_other_status_label(rig: Rig) -> None:
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    stale = ["planner:paused", "planner:done", "planner:needs-input", "planner:working"]
+    fake.issues[1].labels = ["bug", "planner", *stale]
+    question = {
+        "phase": "planning",
+        "error": {"type": "unclear_goal", "message": "For whom?", "clarification_needed": ["?"]},
+        "comment": "Who reads it?",
+    }
+    outcome = rig.run(labeled_event(), [reply_json("planning", question)], event_name="issues")
+    assert outcome.status == "needs_human"
+    assert fake.issues[1].labels == ["bug", "planner", "planner:needs-input"]
+
+    stopped = rig.run(comment_trigger(fake, "/planner stop"), [], event_name="issue_comment")
+    assert stopped.status == "stopped"
+    assert fake.issues[1].labels == ["bug", "planner", "planner:paused"]
+
+
 def test_a_failure_after_the_pass_started_still_ends_in_the_comment(rig: Rig) -> None:
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
@@ -225,7 +263,7 @@ def test_a_failure_after_the_pass_started_still_ends_in_the_comment(rig: Rig) ->
     assert "❌ Failed" in comment.body and "HTTP 502" in comment.body
     assert "- [x] **task_2**" in comment.body  # the plan's progress is still shown
     assert fake.branch_exists("planner/issue-1")  # the work was pushed before the PR failed
-    assert fake.issues[1].labels == ["planner", "planner:needs-input"]
+    assert fake.issues[1].labels == ["planner", "planner:paused"]
     assert rig.sleeps == [1.0, 2.0]
     assert outcome.tokens_used > 0 and outcome.model_calls == 8 and outcome.history_path
 
@@ -238,7 +276,8 @@ def test_a_failure_right_after_the_working_comment_still_ends_in_it(rig: Rig) ->
     assert outcome.status == "failed" and "issues: write" in outcome.reason
     [comment] = tracking_comments(fake)
     assert "❌ Failed" in comment.body and "Resource not accessible" in comment.body
-    assert fake.issues[1].labels == ["planner", "planner:needs-input"]
+    assert fake.issues[1].labels == ["planner", "planner:paused"]
+    assert_chatter_is_skipped(rig, fake)
 
 
 def test_forbidden_pr_creation_tells_how_to_fix_it_in_the_comment(rig: Rig) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from planner.errors import ApiError, ConfigError
 from planner.storage import CacheHistoryBackend, GitLabArtifactBackend, gitlab_history_backend
+from planner.storage.gitlab import MAX_ARCHIVES
 from tests.fake_forge import FakeGitLab
 
 UUID = "0c8e1a5e-2f7e-5b8e-9d1c-000000000012"
@@ -77,7 +78,7 @@ def test_a_stale_cache_copy_is_replaced_by_the_longer_artifact_copy(
     assert (history / "new-issue.jsonl").read_bytes() == lines(1)
 
 
-def test_the_newest_usable_job_wins_and_unusable_ones_are_passed_over(
+def test_usable_jobs_are_merged_and_unusable_ones_are_passed_over(
     fake_gitlab: FakeGitLab, project: Path
 ) -> None:
     older = fake_gitlab.add_job(
@@ -99,8 +100,67 @@ def test_the_newest_usable_job_wins_and_unusable_ones_are_passed_over(
     assert sorted(p.name for p in history.iterdir()) == [f"{UUID}.jsonl"]
     assert (history / f"{UUID}.jsonl").read_bytes() == lines(4)
     downloads = [r.path for r in fake_gitlab.api_requests() if r.path.endswith("/artifacts")]
-    assert downloads == [f"/api/v4/projects/42/jobs/{newest.id}/artifacts"]
+    assert downloads == [f"/api/v4/projects/42/jobs/{job.id}/artifacts" for job in (newest, older)]
     assert older.id < newest.id
+
+
+def test_a_stale_newest_archive_does_not_hide_the_longer_history_of_an_older_one(
+    fake_gitlab: FakeGitLab, project: Path
+) -> None:
+    """A skipped pipeline (a comment edit) on a runner with an old cache uploaded old history."""
+    history = project / "planning_history"
+    history.mkdir()
+    (history / f"{UUID}.jsonl").write_bytes(lines(1))  # this runner's cache, older still
+    fake_gitlab.add_job("planner", archive=archive({f"planning_history/{UUID}.jsonl": lines(6)}))
+    fake_gitlab.add_job("planner", archive=archive({f"planning_history/{UUID}.jsonl": lines(2)}))
+
+    assert backend(fake_gitlab, project).restore(history, "12")
+
+    assert (history / f"{UUID}.jsonl").read_bytes() == lines(6)
+
+
+def test_a_damaged_copy_never_beats_a_longer_readable_one(
+    fake_gitlab: FakeGitLab, project: Path
+) -> None:
+    damaged = lines(3) + b"\x00garbage that is no entry at all" * 40 + b"\n" + b"{not json\n" * 20
+    fake_gitlab.add_job("planner", archive=archive({f"planning_history/{UUID}.jsonl": lines(5)}))
+    fake_gitlab.add_job("planner", archive=archive({f"planning_history/{UUID}.jsonl": damaged}))
+    history = project / "planning_history"
+    history.mkdir()
+    (history / "cached.jsonl").write_bytes(lines(4))
+    longer_but_worse = lines(2) + b'{"type": "action", "cut off' * 30 + b"\n"
+    fake_gitlab.add_job(
+        "planner", archive=archive({"planning_history/cached.jsonl": longer_but_worse})
+    )
+    assert len(damaged) > len(lines(5)) and len(longer_but_worse) > len(lines(4))
+
+    assert backend(fake_gitlab, project).restore(history, "12")
+
+    assert (history / f"{UUID}.jsonl").read_bytes() == lines(5)
+    assert (history / "cached.jsonl").read_bytes() == lines(4)
+
+
+def test_at_most_max_archives_with_history_are_merged(
+    fake_gitlab: FakeGitLab, project: Path
+) -> None:
+    oldest = fake_gitlab.add_job(
+        "planner", archive=archive({f"planning_history/{UUID}.jsonl": lines(9)})
+    )
+    for count in (2, 4, 3):
+        fake_gitlab.add_job(
+            "planner", archive=archive({f"planning_history/{UUID}.jsonl": lines(count)})
+        )
+    fake_gitlab.add_job("planner", archive=archive({"README.md": b"no history: does not count"}))
+    store = backend(fake_gitlab, project)
+    store.max_archives = 3
+    history = project / "planning_history"
+
+    assert store.restore(history, "12")
+
+    assert (history / f"{UUID}.jsonl").read_bytes() == lines(4)
+    downloads = [r.path for r in fake_gitlab.api_requests() if r.path.endswith("/artifacts")]
+    assert len(downloads) == 4 and f"/jobs/{oldest.id}/" not in " ".join(downloads)
+    assert GitLabArtifactBackend.max_archives == MAX_ARCHIVES == 5
 
 
 def test_artifacts_deleted_meanwhile_or_unreadable_fall_back_to_an_older_job(

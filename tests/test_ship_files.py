@@ -29,7 +29,15 @@ EXAMPLES = ROOT / "examples" / "github"
 COMPONENT = ROOT / "templates" / "planner" / "template.yml"
 README = ROOT / "README.md"
 FULL_SHA = re.compile(r"^[^@\s]+@[0-9a-f]{40}$")
-OUTPUTS = ["status", "pr_url", "branch", "comment_url", "tokens_used", "history_path"]
+OUTPUTS = [
+    "status",
+    "issue_number",
+    "pr_url",
+    "branch",
+    "comment_url",
+    "tokens_used",
+    "history_path",
+]
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -84,6 +92,24 @@ def test_documented_tables_match_action_yml(tmp_path: Path) -> None:
 def test_the_documented_workflow_is_the_example_file() -> None:
     blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
     assert (EXAMPLES / "planner.yml").read_text(encoding="utf-8") in blocks
+
+
+def test_the_documented_bot_condition_is_the_examples_with_one_bot_let_through() -> None:
+    """allowed_bots needs the job-level if widened; the README shows how, in step with it."""
+    blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    [snippet] = [yaml.safe_load(b) for b in blocks if b.lstrip().startswith("if:")]
+    [job] = load(EXAMPLES / "planner.yml")["jobs"].values()
+    bots = "github.event.sender.type != 'Bot'"
+    widened = f"({bots} || github.event.sender.login == 'renovate[bot]')"
+    assert snippet["if"] == job["if"].replace(bots, widened, 1) != job["if"]
+    description = " ".join(load(ACTION)["inputs"]["allowed_bots"]["description"].split())
+    assert "github.event.sender.login == 'renovate[bot]'" in description
+
+
+def test_the_readme_quotes_the_draft_note_the_tracking_comment_shows() -> None:
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    [note] = re.findall(r'the tracking comment says "([^"]+)"', readme)
+    assert f'"{note}"' in (ROOT / "planner" / "ci.py").read_text(encoding="utf-8")
 
 
 def test_every_relative_link_in_the_readme_leads_to_a_file() -> None:
@@ -190,8 +216,11 @@ def test_example_workflow_filters_queues_and_keeps_history(name: str) -> None:
         "pull-requests": "write",
         "actions": "read",
     }
-    assert job["concurrency"]["group"] == "planner-issue-${{ github.event.issue.number }}"
+    # One run at a time per repository: the event's number is a PR's on a PR comment, and the
+    # cache backend keeps every issue's history in one rolling cache.
+    assert job["concurrency"]["group"] == "planner-${{ github.repository }}"
     assert job["concurrency"]["cancel-in-progress"] is False
+    assert "github.event.issue.number" not in (EXAMPLES / name).read_text(encoding="utf-8")
     assert job["timeout-minutes"] > 0
     steps = job["steps"]
     [action] = [s for s in steps if s.get("id") == "planner"]
@@ -199,7 +228,7 @@ def test_example_workflow_filters_queues_and_keeps_history(name: str) -> None:
     history_dir = action["with"]["history_dir"]
     saving = [s for s in steps if s["uses"].split("@")[0] in SAVERS]
     assert saving and all(
-        s["if"] == "always()" and s["with"]["path"] == history_dir for s in saving
+        s["if"].startswith("always()") and s["with"]["path"] == history_dir for s in saving
     )
     check_history_steps(steps, action["with"]["history_backend"], history_dir)
 
@@ -209,16 +238,21 @@ SAVERS = ("actions/cache/save", "actions/upload-artifact")
 
 def check_history_steps(steps: list[dict[str, Any]], backend: str, history_dir: str) -> None:
     by_action = {step["uses"].split("@")[0]: step for step in steps}
-    issue = "${{ github.event.issue.number }}"
     if backend == "cache":
         restore, save = by_action["actions/cache/restore"], by_action["actions/cache/save"]
         assert restore["with"]["path"] == history_dir
-        assert restore["with"]["restore-keys"] == f"planner-{issue}-"
-        assert restore["with"]["key"] == save["with"]["key"]
-        assert restore["with"]["key"].startswith(f"planner-{issue}-${{{{ github.run_id }}}}")
+        assert restore["with"]["restore-keys"] == "planner-history-"
+        assert (
+            restore["with"]["key"]
+            == save["with"]["key"]
+            == ("planner-history-${{ github.run_id }}-${{ github.run_attempt }}")
+        )
+        assert save["if"] == "always()"
     else:
         upload = by_action["actions/upload-artifact"]
+        issue = "${{ steps.planner.outputs.issue_number }}"
         assert upload["with"]["name"] == f"{ARTIFACT_PREFIX}{issue}"
+        assert upload["if"] == "always() && steps.planner.outputs.issue_number != ''"
 
 
 def test_every_third_party_action_is_pinned_by_commit_sha() -> None:

@@ -4,7 +4,7 @@
   the backend only reports what it finds.
 - `artifact`: the backend downloads the newest unexpired `planner-history-<issue>` artifact
   through GitHub's REST API; the workflow uploads the directory with actions/upload-artifact.
-  On GitLab it tops the job's cache up from the planner job's newest artifacts archive.
+  On GitLab it tops the job's cache up from the newest planner jobs' artifacts archives.
 """
 
 from __future__ import annotations

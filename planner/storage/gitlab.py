@@ -1,14 +1,20 @@
-"""GitLab: the history in the job's `cache:`, topped up from the planner job's newest artifacts.
+"""GitLab: the history in the job's `cache:`, topped up from the planner jobs' newest artifacts.
 
 The component's job keeps the history directory in `cache:` (fast, but per runner unless a
 distributed cache is set up) and in `artifacts:` (durable, `expire_in`). On a new runner the
 cache is empty, and on a runner that has not run the planner for a while it is stale, so restore()
-also fetches the newest archive of a finished job of the same name:
+also fetches the archives of the newest finished jobs of the same name:
 
     GET /projects/:id/jobs?per_page=100&page=N   newest first; success or failed, unexpired archive
     GET /projects/:id/jobs/:job_id/artifacts     the zip, or 302 to object storage
 
-and merges it file by file: history files are append-only, so of two copies the longer is newer.
+and merges them file by file: history files are append-only, so of several copies the one with
+the most readable entries is the newest. Not just the newest archive: every pipeline uploads
+one, including those of events the planner skipped (since GitLab 16.11 each edit of a comment
+fires a Comments webhook, so editing the tracking comment starts a pipeline), and a skipped job on
+a runner with a stale cache uploads that stale history as the newest archive. Up to
+MAX_ARCHIVES archives that hold history are merged, newest first.
+
 Not `/jobs/artifacts/:ref/download?job=`: that looks only at the latest successful pipeline, and
 the pipeline of an event the planner skipped has a job without artifacts. The redirect to object
 storage is followed by hand, without the PRIVATE-TOKEN header. save() is the job's: its `cache:`
@@ -31,12 +37,15 @@ import requests
 from planner.errors import ApiError
 from planner.storage.archive import DEFAULT_MAX_BYTES, atomic_write, extract_archive
 from planner.storage.download import ArchiveDownloader
-from planner.storage.files import history_files
+from planner.storage.files import Weight, history_files, history_weight
 
 log = logging.getLogger(__name__)
 
 FINISHED = ("success", "failed")
 MAX_PAGES = 10
+MAX_ARCHIVES = 5
+"""Archives holding history merged per restore: enough to outlast a few skipped pipelines on
+runners with stale caches, few enough to keep the restore quick."""
 TOKEN_HINT = "GITLAB_TOKEN needs the api (or read_api) scope to read job artifacts"
 
 
@@ -48,7 +57,9 @@ class Job:
 
 
 class GitLabArtifactBackend:
-    """Restores the history directory from the cache and the newest planner job's artifacts."""
+    """Restores the history directory from the cache and the newest planner jobs' artifacts."""
+
+    max_archives: int = MAX_ARCHIVES
 
     def __init__(
         self,
@@ -109,20 +120,27 @@ class GitLabArtifactBackend:
             return None
 
     def top_up(self, directory: Path, inside: Path) -> None:
-        """Merge in the newest readable archive (an older one if nothing in it can be read)."""
+        """Merge in the newest `max_archives` archives that hold history (unreadable ones and
+        those without history do not count)."""
+        weights: dict[Path, Weight] = {}
+        merged = 0
         for job in self.candidates():
             data = self.download(job)
-            if data is not None and self.take(job, data, directory, inside):
-                return
+            if data is not None and self.take(job, data, directory, inside, weights):
+                merged += 1
+                if merged >= self.max_archives:
+                    return
 
-    def take(self, job: Job, data: bytes, directory: Path, inside: Path) -> bool:
+    def take(
+        self, job: Job, data: bytes, directory: Path, inside: Path, weights: dict[Path, Weight]
+    ) -> bool:
         with tempfile.TemporaryDirectory(prefix="planner-artifacts-") as scratch:
             self.unpack(job, data, Path(scratch))
             source = Path(scratch) / inside
             if not history_files(source):
                 log.info("the artifacts of job %d hold no history under %s/", job.id, inside)
                 return False
-            self.merge(source, directory, job)
+            self.merge(source, directory, job, weights)
             return True
 
     def candidates(self) -> Iterator[Job]:
@@ -168,15 +186,22 @@ class GitLabArtifactBackend:
         for problem in result.problems:
             self.report(f"artifacts of job {job.id}: {problem}")
 
-    def merge(self, source: Path, directory: Path, job: Job) -> None:
-        """Each history file from the archive replaces a shorter (older) local copy."""
+    def merge(self, source: Path, directory: Path, job: Job, weights: dict[Path, Weight]) -> None:
+        """Each history file from the archive replaces a lighter (older) local copy.
+
+        `weights` remembers the local copies' weights across the archives of one restore.
+        """
         taken, kept = 0, 0
         for path in history_files(source):
             target = directory / path.relative_to(source)
-            if target.is_file() and target.stat().st_size >= path.stat().st_size:
+            if target not in weights and target.is_file():
+                weights[target] = history_weight(target)
+            weight = history_weight(path)
+            if target in weights and weights[target] >= weight:
                 kept += 1
                 continue
             atomic_write(target, path.read_bytes())
+            weights[target] = weight
             taken += 1
         log.info(
             "artifacts of job %d: restored %d history file(s), kept %d newer local one(s)",
