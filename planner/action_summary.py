@@ -18,7 +18,7 @@ from planner.tracking import neutralize, safe_result
 
 TITLES = {
     "completed": "✅ completed",
-    "in_progress": "⏸️ in progress (comment to continue)",
+    "in_progress": "⏸️ in progress (comment /planner to continue)",
     "needs_human": "🙋 needs your input",
     "stopped": "⏹️ stopped",
     "skipped": "⏭️ skipped",

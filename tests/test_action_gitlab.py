@@ -107,7 +107,7 @@ def test_issue_hook_then_note_on_a_new_runner_continues_from_the_job_artifacts(
     assert report["PLANNER_HISTORY_PATH"] == history_name(fake)
     assert int(report["PLANNER_TOKENS_USED"]) > 0
     assert "no history: first run, or the cache and the planner artifacts expired" in first.stdout
-    assert "### planner: ⏸️ in progress (comment to continue) · issue #12" in first.lines
+    assert "### planner: ⏸️ in progress (comment /planner to continue) · issue #12" in first.lines
     assert "- [x] **task_1**: Write FIX.md" in first.lines
     assert any("section_start" in line and "planner: summary" in line for line in first.lines)
 
