@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import uuid
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from planner.interfaces import ProgressReporter, ToolProvider
 from planner.issue import IssueContext
 from planner.llm import OpenAIModel
 from planner.result import PassResult
+from planner.safe_env import git_argv, git_environment
 from planner.tools import build_registry
 
 log = logging.getLogger(__name__)
@@ -126,7 +128,12 @@ def _git_output(workspace: Path, *args: str) -> str | None:
     """A git command's stripped stdout, or None when git fails or is missing."""
     try:
         done = subprocess.run(
-            ["git", *args], cwd=workspace, capture_output=True, text=True, check=True
+            git_argv(*args),
+            cwd=workspace,
+            env=git_environment(os.environ),
+            capture_output=True,
+            text=True,
+            check=True,
         )
     except (OSError, subprocess.CalledProcessError):
         return None

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from planner.config import ToolsConfig
-from planner.tools.commands import CommandTool, is_secret_name
+from planner.safe_env import is_secret_name
+from planner.tools.commands import CommandTool
 
 PYTHON = sys.executable
 

@@ -19,23 +19,10 @@ from typing import Any
 
 from planner.config import ToolsConfig
 from planner.interfaces import ToolResult, ToolSpec
+from planner.safe_env import scrubbed_environment
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
 from planner.tools.output import cap_file
-
-SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "JWT")
-SECRET_PREFIXES = ("GITHUB_", "GITLAB_", "CI_JOB_", "OPENAI_", "ACTIONS_", "INPUT_")
-"""INPUT_ holds a GitHub Action's inputs, which include the tokens planner was given."""
-
-
-def is_secret_name(name: str) -> bool:
-    upper = name.upper()
-    return any(word in upper for word in SECRET_WORDS) or upper.startswith(SECRET_PREFIXES)
-
-
-def scrubbed_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """`env` without anything named like a token, key, password or CI credential."""
-    return {name: value for name, value in env.items() if not is_secret_name(name)}
 
 
 @dataclass
