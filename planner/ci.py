@@ -23,7 +23,7 @@ from typing import Any, Literal
 import requests
 from pydantic import BaseModel
 
-from planner.config import ForgeConfig, PlannerConfig
+from planner.config import ForgeConfig, McpServerConfig, PlannerConfig
 from planner.errors import UserInputError
 from planner.forges.base import (
     MARKER_PREFIX,
@@ -41,6 +41,7 @@ from planner.issue import Comment, IssueContext
 from planner.result import Notification, PassResult, render_checklist
 from planner.runner import PassSetup, history_directory, repository_name, run_pass
 from planner.state import IssueState
+from planner.tools.mcp_config import load_file_servers
 from planner.tracking import (
     CHECKLIST_CHARS,
     TrackingState,
@@ -366,11 +367,13 @@ class IssueRun:
     ) -> CiOutcome:
         git = GitWorkspace(self.workspace, self.forge.git_remote())
         base = self.forge.default_branch()
+        # Read from the default branch's checkout: the issue branch is the last pass's work.
+        mcp_servers = load_file_servers(self.config.tools, self.workspace)
         git.prepare(self.branch, base)
         issue = issue_context(
             self.forge, self.trigger, self.target, self.forge.list_comments(self.number)
         )
-        result = self._pass(issue, model, extra_tools, history)
+        result = self._pass(issue, model, extra_tools, history, mcp_servers)
         self.view.result = result
         commit = git.commit_all(self._commit_message(result), self._identity()) or ""
         if commit:
@@ -386,6 +389,7 @@ class IssueRun:
         model: Any,
         extra_tools: tuple[ToolProvider, ...],
         history: HistoryBackend | None,
+        mcp_servers: dict[str, McpServerConfig],
     ) -> PassResult:
         directory = history_directory(self.config, self.workspace)
         if history is not None:
@@ -397,6 +401,7 @@ class IssueRun:
             extra_tools=extra_tools,
             model=model,
             protected=(self.workspace / ".planner",) if self.forge.platform == "local" else (),
+            mcp_file_servers=mcp_servers,
         )
         try:
             return run_pass(setup, issue)

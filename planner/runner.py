@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from planner.config import DEFAULT_CONFIG_PATH, PlannerConfig
+from planner.config import DEFAULT_CONFIG_PATH, McpServerConfig, PlannerConfig
 from planner.coordinator import PlanningCoordinator
 from planner.history import PlanningHistoryStore
 from planner.interfaces import ProgressReporter, ToolProvider
@@ -41,6 +41,9 @@ class PassSetup:
     """Paths the workspace tools refuse to touch besides the history (e.g. `.planner/`)."""
     clock: Callable[[], datetime] | None = None
     """Current time (aware); tests inject one so clarification timeouts need no sleeping."""
+    mcp_file_servers: dict[str, McpServerConfig] | None = None
+    """The servers of tools.mcp_config_file as read before the issue branch was checked out
+    (planner.ci); None reads the file when the pass starts."""
 
 
 def config_files(setup: PassSetup) -> tuple[Path, ...]:
@@ -74,6 +77,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         (store.directory, *setup.protected),
         write_protected=config_files(setup),
         extra=setup.extra_tools,
+        file_servers=setup.mcp_file_servers,
     )
     try:
         coordinator = PlanningCoordinator(

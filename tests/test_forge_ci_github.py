@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -381,3 +382,27 @@ def test_the_github_path_never_imports_gitlab_code(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=Path.cwd()
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_mcp_servers_come_from_the_default_branch_not_the_issue_branch(
+    rig: Rig, tmp_path: Path
+) -> None:
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    started = tmp_path / "started"
+    started.mkdir()
+
+    def server(name: str) -> dict[str, Any]:
+        """A server that only records that it was started (then fails its handshake)."""
+        return {"command": sys.executable, "args": ["-c", f"open({str(started / name)!r}, 'w')"]}
+
+    trusted = {"mcpServers": {"checked": server("from-main")}}
+    planted = {"mcpServers": {"checked": server("replaced"), "planted": server("planted")}}
+    fake.push_branch("main", ".mcp.json", json.dumps(trusted))
+    fake.push_branch("planner/issue-1", ".mcp.json", json.dumps(planted))  # an earlier pass
+    script = one_file_plan("NOTES.md", "notes\n", "Write notes")
+    outcome = rig.run(
+        labeled_event(), script, event_name="issues", **{"tools.mcp_config_file": ".mcp.json"}
+    )
+    assert outcome.status == "completed"
+    assert [path.name for path in started.iterdir()] == ["from-main"]
