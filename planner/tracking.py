@@ -38,6 +38,7 @@ TITLES: dict[str, str] = {
     "stopped": "⏹️ Stopped",
 }
 MENTION = re.compile(r"@(?=[A-Za-z0-9_])")
+BARE_AMPERSAND = re.compile(r"&(?!(?:amp|lt|gt);)")
 
 
 @dataclass
@@ -107,12 +108,18 @@ def render_tracking(view: TrackingView, limit: int = MAX_COMMENT_CHARS) -> str:
 
 
 def earlier_runs(body: str) -> list[str]:
-    """The run-log lines of an existing tracking comment."""
+    """The run-log lines of an existing tracking comment, made inert (they are shown again)."""
     start, end = body.find(RUNS_START), body.find(RUNS_END)
     if start < 0 or end < start:
         return []
     section = body[start + len(RUNS_START) : end]
-    return [line for line in section.splitlines() if line.startswith("- ")]
+    return [_inert(line) for line in section.splitlines() if line.startswith("- ")]
+
+
+def _inert(line: str) -> str:
+    """neutralize() for a line that is copied run after run: what is escaped stays as it is."""
+    escaped = BARE_AMPERSAND.sub("&amp;", line).replace("<", "&lt;").replace(">", "&gt;")
+    return MENTION.sub("@\u200b", escaped)
 
 
 def run_line(view: TrackingView, now: datetime | None = None) -> str:
