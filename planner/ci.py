@@ -48,6 +48,7 @@ from planner.tracking import (
     TrackingView,
     earlier_runs,
     neutralize,
+    one_line,
     render_tracking,
     run_line,
     safe_result,
@@ -72,6 +73,11 @@ NOTIFICATION_MARKER = "<!-- planner:notification -->"
 ASKING_KINDS = frozenset({"clarification", "escalation"})
 """Notifications that already ask a person to act, so no generic question is posted."""
 PULL_MARKER = "<!-- planner:pull-request -->"
+OUTCOME_CHARS = 1_000
+OUTCOMES_CHARS = 10_000
+"""The outcomes beside the checklist (CHECKLIST_CHARS) keep the body under PULL_BODY_CHARS."""
+PULL_BODY_CHARS = 65_000
+"""GitHub refuses a pull request body over 65,536 characters; redaction may lengthen it a bit."""
 
 
 class CiOutcome(BaseModel):
@@ -442,15 +448,17 @@ class IssueRun:
         return f"{title} ({self.forge.issue_reference(self.number)})"
 
     def _pull_body(self, result: PassResult) -> str:
+        """Outcomes and checklist, within GitHub's body limit whatever the model wrote."""
         safe = safe_result(result)
         outcomes = safe.summary.key_outcomes if safe.summary else []
         lines = [PULL_MARKER, f"Closes {self.forge.issue_reference(self.number)}", ""]
-        lines += [f"- {neutralize(item)}" for item in outcomes]
+        lines += _outcome_lines(outcomes)
         lines += ["", render_checklist(safe, CHECKLIST_CHARS).strip(), ""]
         if self.comment is not None and self.comment.url:
             lines.append(f"Progress and history: [tracking comment]({self.comment.url})")
         lines.append("_Planned and implemented by planner; review before merging._")
-        return "\n".join(lines)
+        body = "\n".join(lines)
+        return body if len(body) <= PULL_BODY_CHARS else body[: PULL_BODY_CHARS - 40] + "\n…(cut)"
 
     # -- git identity ----------------------------------------------------------------------------
 
@@ -564,6 +572,19 @@ FINAL_STATES: dict[str, TrackingState] = {
     "needs_human": "needs_human",
     "failed": "failed",
 }
+
+
+def _outcome_lines(outcomes: list[str]) -> list[str]:
+    """The model's key outcomes as list items: each one line, all together OUTCOMES_CHARS."""
+    lines: list[str] = []
+    used = 0
+    for index, outcome in enumerate(outcomes):
+        line = f"- {one_line(neutralize(outcome), OUTCOME_CHARS)}"
+        used += len(line) + 1
+        if used > OUTCOMES_CHARS:
+            return [*lines, f"- …and {len(outcomes) - index} more outcomes"]
+        lines.append(line)
+    return lines
 
 
 def _tracking_state(status: OutcomeStatus) -> TrackingState:

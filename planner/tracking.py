@@ -166,10 +166,10 @@ def _why(view: TrackingView, result: PassResult | None, message_limit: int) -> s
     if view.state in ("working", "completed") and not view.reason:
         return ""
     reason = view.reason or (result.stop_reason if result else "")
-    lines = [f"**Why:** {_cut(neutralize(reason), message_limit)}"] if reason else []
+    lines = [f"**Why:** {one_line(neutralize(reason), message_limit)}"] if reason else []
     if result is not None and view.state != "working":
-        lines += [f"> {_cut(m, message_limit)}" for m in result.messages if m.strip()]
-        lines += [f"- ❓ {_cut(q, message_limit)}" for q in result.questions]
+        lines += [f"> {one_line(m, message_limit)}" for m in result.messages if m.strip()]
+        lines += [f"- ❓ {one_line(q, message_limit)}" for q in result.questions]
     return "\n".join(lines)
 
 
@@ -217,6 +217,7 @@ def _run_log(runs: list[str], omitted: int) -> str:
     return f"<details><summary>Run log</summary>\n\n{body}\n\n</details>"
 
 
-def _cut(text: str, limit: int) -> str:
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line, at most `limit` characters (an ellipsis marks a cut)."""
     one_line = " ".join(text.split())
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"

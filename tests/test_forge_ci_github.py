@@ -105,8 +105,6 @@ def test_the_working_comment_exists_before_the_first_model_call(rig: Rig) -> Non
 
 
 def _plan_of(step: Any) -> dict[str, Any]:
-    import json
-
     return json.loads(step.content)
 
 
@@ -423,3 +421,19 @@ def test_a_tracking_comment_planted_by_an_org_member_is_neither_edited_nor_copie
     assert ours.user == "github-actions[bot]" and outcome.comment_url.endswith(str(ours.id))
     assert "evil.test" not in ours.body and "octo-org" not in ours.body
     assert fake.comments[planted.id].body.startswith(f"{TRACKING_MARKER}\nfake")
+
+
+def test_a_pull_request_body_stays_under_githubs_limit_whatever_the_outcomes(rig: Rig) -> None:
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    script = demo_script()
+    done = _plan_of(script[-1])
+    done["summary"]["key_outcomes"] = [f"<b>{n}</b> " + "y" * 30_000 for n in range(40)]
+    script[-1] = reply_json("completion", done)
+    outcome = rig.run(labeled_event(), script, event_name="issues")
+    assert outcome.status == "completed" and outcome.pr_url
+    [pull] = fake.pulls.values()
+    assert len(pull.body) <= 65_536
+    assert "Closes #1" in pull.body and "- [x] **task_2**" in pull.body
+    first = next(line for line in pull.body.splitlines() if line.startswith("- &lt;b&gt;0"))
+    assert len(first) <= len("- ") + 1_000 and "more outcomes" in pull.body
