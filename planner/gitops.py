@@ -10,6 +10,8 @@ Every git command runs with an environment scrubbed of planner's secrets (planne
 with hooks, fsmonitor and the `ext::` transport switched off, because a pass can plant those in
 `.git/`. fetch and push also ignore credential helpers and speak only the remote's protocol (so a
 `url.*.insteadOf` in the repository's config cannot send them to a local path or over ssh).
+Filter drivers defined or changed after prepare() (by the pass) are switched off for the commit;
+the ones the checkout came with (git-lfs) keep working.
 """
 
 from __future__ import annotations
@@ -31,14 +33,16 @@ log = logging.getLogger(__name__)
 BASE_REF = "refs/planner/base"
 BRANCH_REF = "refs/planner/branch"
 MISSING_REF = "couldn't find remote ref"
-LOCAL_CONFIG = (("commit.gpgsign", "false"),)
+LOCAL_CONFIG = (("commit.gpgsign", "false"), ("maintenance.auto", "false"), ("gc.auto", "0"))
+"""No signing program, and no background gc left running after a command."""
 NETWORK_CONFIG = (
     ("credential.helper", ""),  # resets the list: no helper from the repository runs
     ("protocol.allow", "never"),  # the remote's own scheme is allowed again; ssh never is
     ("fetch.recurseSubmodules", "false"),
     ("push.recurseSubmodules", "no"),
-    ("maintenance.auto", "false"),
 )
+FILTER_OFF = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
+"""An empty command switches a filter driver off."""
 
 
 class GitError(PlannerError):
@@ -68,6 +72,8 @@ class GitWorkspace:
         self.remote = remote
         self.base_env = git_environment(os.environ if env is None else env)
         self.state: BranchState | None = None
+        self.filters: frozenset[tuple[str, str]] = frozenset()
+        """The filter driver settings prepare() found, before any pass could change them."""
 
     # -- the three steps -------------------------------------------------------------------------
 
@@ -80,15 +86,19 @@ class GitWorkspace:
             self.state = self._prepare_local(branch, base)
         else:
             self.state = self._prepare_remote(branch, base)
+        self.filters = self._filter_settings()
         log.info("on branch %s (%s)", branch, "new" if self.state.created else "continued")
         return self.state
 
     def commit_all(self, message: str, identity: Identity) -> str | None:
         """Commit every change in the working tree; None when there is nothing to commit."""
-        self._git("add", "-A")
-        if self._git("diff", "--cached", "--quiet", check=False).returncode == 0:
+        off = self._planted_filters_off()
+        self._git("add", "-A", config=off)
+        if self._git("diff", "--cached", "--quiet", "--no-ext-diff", check=False).returncode == 0:
             return None
-        self._git("commit", "--no-verify", "-q", "-F", "-", stdin=message, identity=identity)
+        self._git(
+            "commit", "--no-verify", "-q", "-F", "-", stdin=message, identity=identity, config=off
+        )
         return self.head()
 
     def push(self) -> bool:
@@ -150,6 +160,19 @@ class GitWorkspace:
                 f"them first:\n{changed}"
             )
 
+    def _filter_settings(self) -> frozenset[tuple[str, str]]:
+        listed = self._git("config", "-z", "--get-regexp", r"^filter\.", check=False).stdout
+        entries = (entry.partition("\n") for entry in listed.split("\0") if entry)
+        return frozenset((key, value) for key, _, value in entries)
+
+    def _planted_filters_off(self) -> tuple[tuple[str, str], ...]:
+        """`-c` settings that switch off every filter driver defined or changed since prepare()."""
+        new = self._filter_settings() - self.filters
+        drivers = sorted({key.rsplit(".", 1)[0] for key, _ in new})
+        if drivers:
+            log.warning("switched off filter drivers set up during the pass: %s", drivers)
+        return tuple((f"{driver}.{key}", value) for driver in drivers for key, value in FILTER_OFF)
+
     def _sha(self, ref: str, *, required: bool = True) -> str:
         done = self._git("rev-parse", "--verify", "--quiet", ref, check=False)
         if done.returncode != 0 and required:
@@ -170,8 +193,9 @@ class GitWorkspace:
         network: bool = False,
         stdin: str | None = None,
         identity: Identity | None = None,
+        config: tuple[tuple[str, str], ...] = (),
     ) -> subprocess.CompletedProcess[str]:
-        argv = git_argv(*args, config=self._config(network))
+        argv = git_argv(*args, config=(*self._config(network), *config))
         try:
             done = subprocess.run(
                 argv,

@@ -14,7 +14,7 @@ import pytest
 from planner.forges.base import GitRemote
 from planner.gitops import GitError, GitWorkspace, Identity
 from tests.fake_forge import FakeGitHub, git
-from tests.fake_forge.scenario import clone, commit_author, commit_message
+from tests.fake_forge.scenario import clone, commit_author, commit_message, file_on
 
 BOT = Identity("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
 
@@ -244,3 +244,31 @@ def subcommand(argv: list[str]) -> str:
     while rest and rest[0] == "-c":
         rest = rest[2:]
     return rest[0]
+
+
+def test_a_filter_driver_defined_or_changed_during_the_pass_never_runs(
+    fake_github: FakeGitHub, workspace: Path, tmp_path: Path
+) -> None:
+    # A clean filter runs on `git add`; a long-running one could outlive it and wait for the
+    # push. Drivers the checkout came with (git-lfs, say) keep working.
+    spies = tmp_path / "spies"
+    spies.mkdir()
+
+    def driver(name: str) -> str:
+        return f'sh -c "env > {spies}/{name}.env; cat"'
+
+    git(workspace, "config", "filter.lfs-like.clean", driver("lfs-like"))
+    git(workspace, "config", "filter.changed.clean", driver("changed-before"))
+    repo = GitWorkspace(workspace, remote(fake_github))
+    repo.prepare("planner/issue-1", "main")
+    # What the pass did, through an allowed command:
+    git(workspace, "config", "filter.planted.clean", driver("planted"))
+    git(workspace, "config", "filter.planted.process", driver("planted-process"))
+    git(workspace, "config", "filter.changed.process", driver("changed-after"))
+    attributes = "*.md filter=planted\n*.txt filter=changed\n*.bin filter=lfs-like\n"
+    (workspace / ".gitattributes").write_text(attributes, encoding="utf-8")
+    for name in ("NEW.md", "notes.txt", "data.bin"):
+        (workspace / name).write_text(f"{name}\n", encoding="utf-8")
+    assert repo.commit_all("msg\n", BOT) and repo.push()
+    assert sorted(p.name for p in spies.iterdir()) == ["lfs-like.env"]
+    assert file_on(fake_github.bare, "planner/issue-1", "NEW.md") == "NEW.md"
