@@ -23,7 +23,7 @@ from typing import Any, Literal
 import requests
 from pydantic import BaseModel
 
-from planner.config import ForgeConfig, PlannerConfig
+from planner.config import ForgeConfig, McpServerConfig, PlannerConfig
 from planner.errors import UserInputError
 from planner.forges.base import (
     MARKER_PREFIX,
@@ -41,12 +41,14 @@ from planner.issue import Comment, IssueContext
 from planner.result import Notification, PassResult, render_checklist
 from planner.runner import PassSetup, history_directory, repository_name, run_pass
 from planner.state import IssueState
+from planner.tools.mcp_config import load_file_servers
 from planner.tracking import (
     CHECKLIST_CHARS,
     TrackingState,
     TrackingView,
     earlier_runs,
     neutralize,
+    one_line,
     render_tracking,
     run_line,
     safe_result,
@@ -71,6 +73,11 @@ NOTIFICATION_MARKER = "<!-- planner:notification -->"
 ASKING_KINDS = frozenset({"clarification", "escalation"})
 """Notifications that already ask a person to act, so no generic question is posted."""
 PULL_MARKER = "<!-- planner:pull-request -->"
+OUTCOME_CHARS = 1_000
+OUTCOMES_CHARS = 10_000
+"""The outcomes beside the checklist (CHECKLIST_CHARS) keep the body under PULL_BODY_CHARS."""
+PULL_BODY_CHARS = 65_000
+"""GitHub refuses a pull request body over 65,536 characters; redaction may lengthen it a bit."""
 
 
 class CiOutcome(BaseModel):
@@ -366,11 +373,13 @@ class IssueRun:
     ) -> CiOutcome:
         git = GitWorkspace(self.workspace, self.forge.git_remote())
         base = self.forge.default_branch()
+        # Read from the default branch's checkout: the issue branch is the last pass's work.
+        mcp_servers = load_file_servers(self.config.tools, self.workspace)
         git.prepare(self.branch, base)
         issue = issue_context(
             self.forge, self.trigger, self.target, self.forge.list_comments(self.number)
         )
-        result = self._pass(issue, model, extra_tools, history)
+        result = self._pass(issue, model, extra_tools, history, mcp_servers)
         self.view.result = result
         commit = git.commit_all(self._commit_message(result), self._identity()) or ""
         if commit:
@@ -386,6 +395,7 @@ class IssueRun:
         model: Any,
         extra_tools: tuple[ToolProvider, ...],
         history: HistoryBackend | None,
+        mcp_servers: dict[str, McpServerConfig],
     ) -> PassResult:
         directory = history_directory(self.config, self.workspace)
         if history is not None:
@@ -397,6 +407,7 @@ class IssueRun:
             extra_tools=extra_tools,
             model=model,
             protected=(self.workspace / ".planner",) if self.forge.platform == "local" else (),
+            mcp_file_servers=mcp_servers,
         )
         try:
             return run_pass(setup, issue)
@@ -437,15 +448,17 @@ class IssueRun:
         return f"{title} ({self.forge.issue_reference(self.number)})"
 
     def _pull_body(self, result: PassResult) -> str:
+        """Outcomes and checklist, within GitHub's body limit whatever the model wrote."""
         safe = safe_result(result)
         outcomes = safe.summary.key_outcomes if safe.summary else []
         lines = [PULL_MARKER, f"Closes {self.forge.issue_reference(self.number)}", ""]
-        lines += [f"- {neutralize(item)}" for item in outcomes]
+        lines += _outcome_lines(outcomes)
         lines += ["", render_checklist(safe, CHECKLIST_CHARS).strip(), ""]
         if self.comment is not None and self.comment.url:
             lines.append(f"Progress and history: [tracking comment]({self.comment.url})")
         lines.append("_Planned and implemented by planner; review before merging._")
-        return "\n".join(lines)
+        body = "\n".join(lines)
+        return body if len(body) <= PULL_BODY_CHARS else body[: PULL_BODY_CHARS - 40] + "\n…(cut)"
 
     # -- git identity ----------------------------------------------------------------------------
 
@@ -563,6 +576,19 @@ FINAL_STATES: dict[str, TrackingState] = {
     "needs_human": "needs_human",
     "failed": "failed",
 }
+
+
+def _outcome_lines(outcomes: list[str]) -> list[str]:
+    """The model's key outcomes as list items: each one line, all together OUTCOMES_CHARS."""
+    lines: list[str] = []
+    used = 0
+    for index, outcome in enumerate(outcomes):
+        line = f"- {one_line(neutralize(outcome), OUTCOME_CHARS)}"
+        used += len(line) + 1
+        if used > OUTCOMES_CHARS:
+            return [*lines, f"- …and {len(outcomes) - index} more outcomes"]
+        lines.append(line)
+    return lines
 
 
 def _tracking_state(status: OutcomeStatus) -> TrackingState:

@@ -368,6 +368,11 @@ class ForgeConfig(Section):
     """Commit author name; None uses the platform's bot (github-actions[bot] on GitHub)."""
     commit_email: str | None = None
     """Commit author e-mail; None uses the platform bot's no-reply address."""
+    bot_login: str = Field(default="github-actions[bot]", min_length=1)
+    """GitHub: the account planner's token posts as — github-actions[bot] for the workflow's
+    token, `<app-slug>[bot]` for a GitHub App token, your login for a personal access token.
+    Only its comments count as planner's own (the tracking comment and its run log). GitLab
+    asks the API whose GITLAB_TOKEN it is instead."""
     api_max_retries: int = Field(default=5, ge=0)
     """Retries of a forge API request on 5xx, 429 and secondary rate limits."""
     api_max_wait_seconds: float = Field(default=60.0, ge=0)

@@ -3,7 +3,15 @@
 The token travels only as an HTTP header given to git through GIT_CONFIG_* environment
 variables (`http.<url>.extraheader`): never in a URL, a remote, argv or a log line. The header
 is scoped to the exact repository URL and resets any header configured before (for example
-the one actions/checkout persisted), so exactly one Authorization header is sent.
+the one actions/checkout persisted), so exactly one Authorization header is sent, and it is in
+the environment of fetch and push only.
+
+Every git command runs with an environment scrubbed of planner's secrets (planner.safe_env) and
+with hooks, fsmonitor and the `ext::` transport switched off, because a pass can plant those in
+`.git/`. fetch and push also ignore credential helpers and speak only the remote's protocol (so a
+`url.*.insteadOf` in the repository's config cannot send them to a local path or over ssh).
+Filter drivers defined or changed after prepare() (by the pass) are switched off for the commit;
+the ones the checkout came with (git-lfs) keep working.
 """
 
 from __future__ import annotations
@@ -14,15 +22,27 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from planner.errors import PlannerError
 from planner.forges.base import GitRemote, redact_secrets
+from planner.safe_env import git_argv, git_environment
 
 log = logging.getLogger(__name__)
 
 BASE_REF = "refs/planner/base"
 BRANCH_REF = "refs/planner/branch"
 MISSING_REF = "couldn't find remote ref"
+LOCAL_CONFIG = (("commit.gpgsign", "false"), ("maintenance.auto", "false"), ("gc.auto", "0"))
+"""No signing program, and no background gc left running after a command."""
+NETWORK_CONFIG = (
+    ("credential.helper", ""),  # resets the list: no helper from the repository runs
+    ("protocol.allow", "never"),  # the remote's own scheme is allowed again; ssh never is
+    ("fetch.recurseSubmodules", "false"),
+    ("push.recurseSubmodules", "no"),
+)
+FILTER_OFF = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
+"""An empty command switches a filter driver off."""
 
 
 class GitError(PlannerError):
@@ -50,8 +70,10 @@ class GitWorkspace:
     ) -> None:
         self.root = root
         self.remote = remote
-        self.base_env = dict(os.environ if env is None else env)
+        self.base_env = git_environment(os.environ if env is None else env)
         self.state: BranchState | None = None
+        self.filters: frozenset[tuple[str, str]] = frozenset()
+        """The filter driver settings prepare() found, before any pass could change them."""
 
     # -- the three steps -------------------------------------------------------------------------
 
@@ -64,15 +86,19 @@ class GitWorkspace:
             self.state = self._prepare_local(branch, base)
         else:
             self.state = self._prepare_remote(branch, base)
+        self.filters = self._filter_settings()
         log.info("on branch %s (%s)", branch, "new" if self.state.created else "continued")
         return self.state
 
     def commit_all(self, message: str, identity: Identity) -> str | None:
         """Commit every change in the working tree; None when there is nothing to commit."""
-        self._git("add", "-A")
-        if self._git("diff", "--cached", "--quiet", check=False).returncode == 0:
+        off = self._planted_filters_off()
+        self._git("add", "-A", config=off)
+        if self._git("diff", "--cached", "--quiet", "--no-ext-diff", check=False).returncode == 0:
             return None
-        self._git("commit", "--no-verify", "-q", "-F", "-", stdin=message, identity=identity)
+        self._git(
+            "commit", "--no-verify", "-q", "-F", "-", stdin=message, identity=identity, config=off
+        )
         return self.head()
 
     def push(self) -> bool:
@@ -83,7 +109,7 @@ class GitWorkspace:
         if state.branch == state.base:
             raise GitError(f"refusing to push to the default branch {state.base!r}")
         refspec = f"HEAD:refs/heads/{state.branch}"
-        self._git("push", "--porcelain", self.remote.url, refspec, network=True)
+        self._git("push", "--porcelain", "--no-verify", self.remote.url, refspec, network=True)
         return True
 
     def commits_ahead(self) -> int:
@@ -134,6 +160,19 @@ class GitWorkspace:
                 f"them first:\n{changed}"
             )
 
+    def _filter_settings(self) -> frozenset[tuple[str, str]]:
+        listed = self._git("config", "-z", "--get-regexp", r"^filter\.", check=False).stdout
+        entries = (entry.partition("\n") for entry in listed.split("\0") if entry)
+        return frozenset((key, value) for key, _, value in entries)
+
+    def _planted_filters_off(self) -> tuple[tuple[str, str], ...]:
+        """`-c` settings that switch off every filter driver defined or changed since prepare()."""
+        new = self._filter_settings() - self.filters
+        drivers = sorted({key.rsplit(".", 1)[0] for key, _ in new})
+        if drivers:
+            log.warning("switched off filter drivers set up during the pass: %s", drivers)
+        return tuple((f"{driver}.{key}", value) for driver in drivers for key, value in FILTER_OFF)
+
     def _sha(self, ref: str, *, required: bool = True) -> str:
         done = self._git("rev-parse", "--verify", "--quiet", ref, check=False)
         if done.returncode != 0 and required:
@@ -154,13 +193,14 @@ class GitWorkspace:
         network: bool = False,
         stdin: str | None = None,
         identity: Identity | None = None,
+        config: tuple[tuple[str, str], ...] = (),
     ) -> subprocess.CompletedProcess[str]:
-        env = self._environment(network, identity)
+        argv = git_argv(*args, config=(*self._config(network), *config))
         try:
             done = subprocess.run(
-                ["git", *args],
+                argv,
                 cwd=self.root,
-                env=env,
+                env=self._environment(network, identity),
                 input=stdin,
                 capture_output=True,
                 text=True,
@@ -172,20 +212,24 @@ class GitWorkspace:
             raise self._failure(args, done)
         return done
 
+    def _config(self, network: bool) -> tuple[tuple[str, str], ...]:
+        """`-c` settings (never a secret: argv is visible to every process)."""
+        if not network or self.remote is None:
+            return LOCAL_CONFIG
+        scheme = urlsplit(self.remote.url).scheme or "file"
+        return (*LOCAL_CONFIG, *NETWORK_CONFIG, (f"protocol.{scheme}.allow", "always"))
+
     def _environment(self, network: bool, identity: Identity | None) -> dict[str, str]:
-        env = {**self.base_env, "GIT_TERMINAL_PROMPT": "0", "GIT_TRACE_REDACT": "1"}
-        env["GIT_ASKPASS"] = env["SSH_ASKPASS"] = "true"  # fail instead of asking
+        env = dict(self.base_env)
         if identity is not None:
             for role in ("AUTHOR", "COMMITTER"):
                 env[f"GIT_{role}_NAME"], env[f"GIT_{role}_EMAIL"] = identity.name, identity.email
-        count = int(env.get("GIT_CONFIG_COUNT") or 0)
-        extra = [("commit.gpgsign", "false")]
         if network and self.remote is not None and self.remote.auth_header:
             key = f"http.{self.remote.url}.extraheader"
-            extra += [(key, ""), (key, self.remote.auth_header)]  # reset, then ours only
-        for index, (key, value) in enumerate(extra, start=count):
-            env[f"GIT_CONFIG_KEY_{index}"], env[f"GIT_CONFIG_VALUE_{index}"] = key, value
-        env["GIT_CONFIG_COUNT"] = str(count + len(extra))
+            headers = [(key, ""), (key, self.remote.auth_header)]  # reset, then ours only
+            for index, (name, value) in enumerate(headers):
+                env[f"GIT_CONFIG_KEY_{index}"], env[f"GIT_CONFIG_VALUE_{index}"] = name, value
+            env["GIT_CONFIG_COUNT"] = str(len(headers))
         return env
 
     def _failure(self, args: tuple[str, ...], done: subprocess.CompletedProcess[str]) -> GitError:

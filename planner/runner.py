@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import uuid
 from collections.abc import Callable
@@ -11,13 +12,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from planner.config import DEFAULT_CONFIG_PATH, PlannerConfig
+from planner.config import DEFAULT_CONFIG_PATH, McpServerConfig, PlannerConfig
 from planner.coordinator import PlanningCoordinator
 from planner.history import PlanningHistoryStore
 from planner.interfaces import ProgressReporter, ToolProvider
 from planner.issue import IssueContext
 from planner.llm import OpenAIModel
 from planner.result import PassResult
+from planner.safe_env import git_argv, git_environment
 from planner.tools import build_registry
 
 log = logging.getLogger(__name__)
@@ -39,6 +41,9 @@ class PassSetup:
     """Paths the workspace tools refuse to touch besides the history (e.g. `.planner/`)."""
     clock: Callable[[], datetime] | None = None
     """Current time (aware); tests inject one so clarification timeouts need no sleeping."""
+    mcp_file_servers: dict[str, McpServerConfig] | None = None
+    """The servers of tools.mcp_config_file as read before the issue branch was checked out
+    (planner.ci); None reads the file when the pass starts."""
 
 
 def config_files(setup: PassSetup) -> tuple[Path, ...]:
@@ -71,6 +76,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         (store.directory, *setup.protected),
         write_protected=config_files(setup),
         extra=setup.extra_tools,
+        file_servers=setup.mcp_file_servers,
     )
     try:
         coordinator = PlanningCoordinator(
@@ -127,7 +133,12 @@ def _git_output(workspace: Path, *args: str) -> str | None:
     """A git command's stripped stdout, or None when git fails or is missing."""
     try:
         done = subprocess.run(
-            ["git", *args], cwd=workspace, capture_output=True, text=True, check=True
+            git_argv(*args),
+            cwd=workspace,
+            env=git_environment(os.environ),
+            capture_output=True,
+            text=True,
+            check=True,
         )
     except (OSError, subprocess.CalledProcessError):
         return None

@@ -38,6 +38,7 @@ TITLES: dict[str, str] = {
     "stopped": "⏹️ Stopped",
 }
 MENTION = re.compile(r"@(?=[A-Za-z0-9_])")
+BARE_AMPERSAND = re.compile(r"&(?!(?:amp|lt|gt);)")
 
 
 @dataclass
@@ -107,12 +108,18 @@ def render_tracking(view: TrackingView, limit: int = MAX_COMMENT_CHARS) -> str:
 
 
 def earlier_runs(body: str) -> list[str]:
-    """The run-log lines of an existing tracking comment."""
+    """The run-log lines of an existing tracking comment, made inert (they are shown again)."""
     start, end = body.find(RUNS_START), body.find(RUNS_END)
     if start < 0 or end < start:
         return []
     section = body[start + len(RUNS_START) : end]
-    return [line for line in section.splitlines() if line.startswith("- ")]
+    return [_inert(line) for line in section.splitlines() if line.startswith("- ")]
+
+
+def _inert(line: str) -> str:
+    """neutralize() for a line that is copied run after run: what is escaped stays as it is."""
+    escaped = BARE_AMPERSAND.sub("&amp;", line).replace("<", "&lt;").replace(">", "&gt;")
+    return MENTION.sub("@\u200b", escaped)
 
 
 def run_line(view: TrackingView, now: datetime | None = None) -> str:
@@ -159,10 +166,10 @@ def _why(view: TrackingView, result: PassResult | None, message_limit: int) -> s
     if view.state in ("working", "completed") and not view.reason:
         return ""
     reason = view.reason or (result.stop_reason if result else "")
-    lines = [f"**Why:** {_cut(neutralize(reason), message_limit)}"] if reason else []
+    lines = [f"**Why:** {one_line(neutralize(reason), message_limit)}"] if reason else []
     if result is not None and view.state != "working":
-        lines += [f"> {_cut(m, message_limit)}" for m in result.messages if m.strip()]
-        lines += [f"- ❓ {_cut(q, message_limit)}" for q in result.questions]
+        lines += [f"> {one_line(m, message_limit)}" for m in result.messages if m.strip()]
+        lines += [f"- ❓ {one_line(q, message_limit)}" for q in result.questions]
     return "\n".join(lines)
 
 
@@ -210,6 +217,7 @@ def _run_log(runs: list[str], omitted: int) -> str:
     return f"<details><summary>Run log</summary>\n\n{body}\n\n</details>"
 
 
-def _cut(text: str, limit: int) -> str:
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line, at most `limit` characters (an ellipsis marks a cut)."""
     one_line = " ".join(text.split())
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"

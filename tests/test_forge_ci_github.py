@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -121,8 +122,6 @@ def test_the_working_comment_exists_before_the_first_model_call(rig: Rig) -> Non
 
 
 def _plan_of(step: Any) -> dict[str, Any]:
-    import json
-
     return json.loads(step.content)
 
 
@@ -420,3 +419,60 @@ def test_the_github_path_never_imports_gitlab_code(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=Path.cwd()
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_mcp_servers_come_from_the_default_branch_not_the_issue_branch(
+    rig: Rig, tmp_path: Path
+) -> None:
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    started = tmp_path / "started"
+    started.mkdir()
+
+    def server(name: str) -> dict[str, Any]:
+        """A server that only records that it was started (then fails its handshake)."""
+        return {"command": sys.executable, "args": ["-c", f"open({str(started / name)!r}, 'w')"]}
+
+    trusted = {"mcpServers": {"checked": server("from-main")}}
+    planted = {"mcpServers": {"checked": server("replaced"), "planted": server("planted")}}
+    fake.push_branch("main", ".mcp.json", json.dumps(trusted))
+    fake.push_branch("planner/issue-1", ".mcp.json", json.dumps(planted))  # an earlier pass
+    script = one_file_plan("NOTES.md", "notes\n", "Write notes")
+    outcome = rig.run(
+        labeled_event(), script, event_name="issues", **{"tools.mcp_config_file": ".mcp.json"}
+    )
+    assert outcome.status == "completed"
+    assert [path.name for path in started.iterdir()] == ["from-main"]
+
+
+def test_a_tracking_comment_planted_by_an_org_member_is_neither_edited_nor_copied(
+    rig: Rig,
+) -> None:
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    log = "<!-- planner:runs -->\n- <img src=https://evil.test/pixel.png> @octo-org\n"
+    planted = fake.add_comment(
+        1, f"{TRACKING_MARKER}\nfake\n{log}<!-- /planner:runs -->", "octo", association="MEMBER"
+    )
+    outcome = rig.run(labeled_event(), demo_script(), event_name="issues")
+    assert outcome.status == "completed"
+    [ours] = [c for c in tracking_comments(fake) if c.id != planted.id]
+    assert ours.user == "github-actions[bot]" and outcome.comment_url.endswith(str(ours.id))
+    assert "evil.test" not in ours.body and "octo-org" not in ours.body
+    assert fake.comments[planted.id].body.startswith(f"{TRACKING_MARKER}\nfake")
+
+
+def test_a_pull_request_body_stays_under_githubs_limit_whatever_the_outcomes(rig: Rig) -> None:
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    script = demo_script()
+    done = _plan_of(script[-1])
+    done["summary"]["key_outcomes"] = [f"<b>{n}</b> " + "y" * 30_000 for n in range(40)]
+    script[-1] = reply_json("completion", done)
+    outcome = rig.run(labeled_event(), script, event_name="issues")
+    assert outcome.status == "completed" and outcome.pr_url
+    [pull] = fake.pulls.values()
+    assert len(pull.body) <= 65_536
+    assert "Closes #1" in pull.body and "- [x] **task_2**" in pull.body
+    first = next(line for line in pull.body.splitlines() if line.startswith("- &lt;b&gt;0"))
+    assert len(first) <= len("- ") + 1_000 and "more outcomes" in pull.body

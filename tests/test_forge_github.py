@@ -100,6 +100,53 @@ def test_a_marker_planted_by_an_outsider_is_not_adopted(fake_github: FakeGitHub)
     assert fake_github.comments[planted.id].body.endswith("fake status")
 
 
+@pytest.mark.parametrize(
+    ("user", "kind", "association"),
+    [
+        ("octo-member", "User", "MEMBER"),  # an org member without write access
+        ("octo-collaborator", "User", "COLLABORATOR"),
+        ("renovate[bot]", "Bot", "NONE"),  # another bot
+        ("Codertocat", "User", "OWNER"),
+    ],
+)
+def test_only_planners_own_comment_is_the_tracking_comment(
+    fake_github: FakeGitHub, user: str, kind: str, association: str
+) -> None:
+    fake_github.add_issue(1, "Issue")
+    planted = fake_github.add_comment(
+        1, f"{TRACKING_MARKER}\nfake status", user=user, user_type=kind, association=association
+    )
+    forge = adapter(fake_github)
+    assert forge.find_tracking_comment(1) is None
+    assert not any(c.trusted for c in forge.list_comments(1))
+    written = forge.upsert_tracking_comment(1, "real status")
+    assert written.id != str(planted.id) and written.trusted
+    assert fake_github.comments[planted.id].body.endswith("fake status")
+
+
+@pytest.mark.parametrize(
+    ("login", "kind"), [("planner-app[bot]", "Bot"), ("octo-maintainer", "User")]
+)
+def test_bot_login_names_the_account_of_an_app_or_personal_token(
+    fake_github: FakeGitHub, login: str, kind: str
+) -> None:
+    fake_github.add_issue(1, "Issue")
+    fake_github.token_user = (login, kind)
+    config = ForgeConfig(bot_login=login)
+    env = {
+        "GITHUB_REPOSITORY": fake_github.repository,
+        "GITHUB_TOKEN": fake_github.token,
+        "GITHUB_API_URL": fake_github.api_url,
+    }
+    first = GitHubForge.from_env(env, config).upsert_tracking_comment(1, "working")
+    second = GitHubForge.from_env(env, config).upsert_tracking_comment(1, "done")
+    assert first.id == second.id and len(fake_github.comments_on(1)) == 1
+    assert adapter(fake_github).find_tracking_comment(1) is None  # not github-actions[bot]'s
+    impostor = "planner-app" if kind == "Bot" else "octo-maintainer[bot]"
+    fake_github.comments[int(first.id)].user = impostor
+    assert GitHubForge.from_env(env, config).find_tracking_comment(1) is None
+
+
 def test_bodies_are_redacted(fake_github: FakeGitHub) -> None:
     fake_github.add_issue(1, "Issue")
     body = (

@@ -68,6 +68,16 @@ def test_tracking_note_is_found_by_marker_and_author(fake_gitlab: FakeGitLab) ->
     assert first.url.endswith(f"/acme/widgets/-/issues/12#note_{notes[1].id}")
 
 
+def test_a_note_of_another_bot_is_not_the_tracking_note(fake_gitlab: FakeGitLab) -> None:
+    fake_gitlab.add_issue(12, "Widgets")
+    planted = fake_gitlab.add_note(12, f"{TRACKING_MARKER}\nplanted", author="project_42_bot_other")
+    forge = adapter(fake_gitlab)
+    written = forge.upsert_tracking_comment(12, "working")
+    assert written.id != str(planted.id) and written.trusted
+    assert [n.trusted for n in forge.list_comments(12)] == [False, True]
+    assert len([r for r in fake_gitlab.api_requests("GET") if r.path.endswith("/user")]) == 1
+
+
 def test_labels_use_add_and_remove(fake_gitlab: FakeGitLab) -> None:
     fake_gitlab.add_issue(12, "Widgets", labels=["bug", "planner:working"])
     labels = adapter(fake_gitlab).set_status_label(

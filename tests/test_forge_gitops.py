@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 from planner.forges.base import GitRemote
 from planner.gitops import GitError, GitWorkspace, Identity
 from tests.fake_forge import FakeGitHub, git
-from tests.fake_forge.scenario import clone, commit_author, commit_message
+from tests.fake_forge.scenario import clone, commit_author, commit_message, file_on
 
 BOT = Identity("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
 
@@ -33,11 +34,17 @@ class ArgvRecorder:
 
     def __init__(self) -> None:
         self.calls: list[tuple[list[str], dict[str, str]]] = []
+        self.directories: list[Path | None] = []
         self.real = subprocess.run
 
     def __call__(self, args: list[str], **kwargs: Any) -> Any:
         self.calls.append((list(args), dict(kwargs.get("env") or {})))
+        self.directories.append(Path(kwargs["cwd"]) if kwargs.get("cwd") else None)
         return self.real(args, **kwargs)
+
+    def calls_in(self, directory: Path) -> list[tuple[list[str], dict[str, str]]]:
+        pairs = zip(self.calls, self.directories, strict=True)
+        return [call for call, cwd in pairs if cwd == directory]
 
 
 def test_new_branch_is_pushed_with_the_token_in_one_header_only(
@@ -161,3 +168,107 @@ def test_without_a_remote_the_branch_stays_local(tmp_path: Path) -> None:
     again = GitWorkspace(root, None)
     assert not again.prepare("planner/issue-2", "main").created
     assert again.commits_ahead() == 1 and (root / "b.txt").exists()
+
+
+# -- repository code never runs, and never sees a token ---------------------------------------
+
+SECRETS = {
+    "INPUT_GITHUB_TOKEN": "ghs_inputTokenOfTheAction0123456789",
+    "INPUT_OPENAI_API_KEY": "sk-inputOpenAiKey0123456789abcdef",
+    "OPENAI_API_KEY": "sk-openAiKeyFromTheJob0123456789abc",
+    "GITLAB_TOKEN": "glpat-gitlabTokenOfTheJob012345",
+}
+
+
+def plant_spies(workspace: Path, spy_dir: Path) -> None:
+    """Hooks and an fsmonitor that would write their whole environment to `spy_dir`."""
+    spy_dir.mkdir(exist_ok=True)
+    hooks = workspace / ".git" / "hooks"
+    for name in ("pre-commit", "post-commit", "pre-push", "post-checkout", "fsmonitor"):
+        script = hooks / name
+        script.write_text(f'#!/bin/sh\nenv > "{spy_dir}/{name}.env"\nexit 0\n', encoding="utf-8")
+        script.chmod(0o755)
+    git(workspace, "config", "core.fsmonitor", str(hooks / "fsmonitor"))
+
+
+def test_planted_hooks_and_fsmonitor_never_run_and_never_see_a_token(
+    fake_github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The spies work: plain git in another checkout runs them.
+    control = clone(fake_github.bare, tmp_path / "control")
+    plant_spies(control, tmp_path / "control-spies")
+    (control / "x.txt").write_text("x\n", encoding="utf-8")
+    git(control, "add", "-A")
+    git(control, "commit", "-q", "--no-verify", "-m", "x", env={"GIT_AUTHOR_NAME": "a"})
+    assert {p.name for p in (tmp_path / "control-spies").iterdir()} >= {
+        "post-commit.env",
+        "fsmonitor.env",
+    }
+
+    workspace = clone(fake_github.bare, tmp_path / "ws")
+    spies = tmp_path / "spies"
+    plant_spies(workspace, spies)
+    recorder = ArgvRecorder()
+    monkeypatch.setattr("planner.gitops.subprocess.run", recorder)
+    env = {**os.environ, **SECRETS, "GITHUB_TOKEN": fake_github.token}
+    repo = GitWorkspace(workspace, remote(fake_github), env=env)
+    repo.prepare("planner/issue-1", "main")
+    (workspace / "NEW.md").write_text("new\n", encoding="utf-8")
+    assert repo.commit_all("planner: add NEW.md\n", BOT)
+    assert repo.push() and fake_github.branch_exists("planner/issue-1")
+
+    assert list(spies.iterdir()) == []
+    header = remote(fake_github).auth_header
+    encoded = header.rsplit(" ", 1)[1]  # the token as it travels: base64 in a Basic header
+    ours = recorder.calls_in(workspace)  # subprocess.run is patched everywhere: not the fake's
+    assert len(ours) >= 8
+    for argv, seen in ours:
+        assert not any(name in seen for name in (*SECRETS, "GITHUB_TOKEN"))
+        carrying = {
+            name for name, value in seen.items() if fake_github.token in value or encoded in value
+        }
+        if subcommand(argv) in ("fetch", "push"):  # the header, and only as git config
+            assert carrying and all(seen[name] == header for name in carrying)
+            assert all(name.startswith("GIT_CONFIG_VALUE_") for name in carrying)
+        else:
+            assert not carrying, argv
+        assert not any(secret in "\n".join(seen.values()) for secret in SECRETS.values())
+        assert "core.hooksPath=/dev/null" in argv and "core.fsmonitor=false" in argv
+    [push] = [argv for argv, _ in ours if subcommand(argv) == "push"]
+    assert "--no-verify" in push
+
+
+def subcommand(argv: list[str]) -> str:
+    """The git subcommand of `argv`, after any `-c name=value` options."""
+    rest = argv[1:]
+    while rest and rest[0] == "-c":
+        rest = rest[2:]
+    return rest[0]
+
+
+def test_a_filter_driver_defined_or_changed_during_the_pass_never_runs(
+    fake_github: FakeGitHub, workspace: Path, tmp_path: Path
+) -> None:
+    # A clean filter runs on `git add`; a long-running one could outlive it and wait for the
+    # push. Drivers the checkout came with (git-lfs, say) keep working.
+    spies = tmp_path / "spies"
+    spies.mkdir()
+
+    def driver(name: str) -> str:
+        return f'sh -c "env > {spies}/{name}.env; cat"'
+
+    git(workspace, "config", "filter.lfs-like.clean", driver("lfs-like"))
+    git(workspace, "config", "filter.changed.clean", driver("changed-before"))
+    repo = GitWorkspace(workspace, remote(fake_github))
+    repo.prepare("planner/issue-1", "main")
+    # What the pass did, through an allowed command:
+    git(workspace, "config", "filter.planted.clean", driver("planted"))
+    git(workspace, "config", "filter.planted.process", driver("planted-process"))
+    git(workspace, "config", "filter.changed.process", driver("changed-after"))
+    attributes = "*.md filter=planted\n*.txt filter=changed\n*.bin filter=lfs-like\n"
+    (workspace / ".gitattributes").write_text(attributes, encoding="utf-8")
+    for name in ("NEW.md", "notes.txt", "data.bin"):
+        (workspace / name).write_text(f"{name}\n", encoding="utf-8")
+    assert repo.commit_all("msg\n", BOT) and repo.push()
+    assert sorted(p.name for p in spies.iterdir()) == ["lfs-like.env"]
+    assert file_on(fake_github.bare, "planner/issue-1", "NEW.md") == "NEW.md"

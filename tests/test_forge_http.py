@@ -212,3 +212,23 @@ def test_gitlab_403_names_the_token_kind(fake_gitlab: FakeGitLab) -> None:
         forge.post_comment(12, "hi")
     assert "project access token with `api` scope" in str(caught.value)
     assert "CI_JOB_TOKEN" in str(caught.value)
+
+
+def test_an_api_redirect_to_another_host_carries_no_token(
+    fake_github: FakeGitHub, fake_gitlab: FakeGitLab
+) -> None:
+    for fake in (fake_github, fake_gitlab):
+        blob = fake.publish_blob(b'{"default_branch": "main"}')
+        elsewhere = {"Location": blob.replace("127.0.0.1", "localhost", 1)}
+        fake.fail("GET", r"/(repos|projects)/[^/]+(/[^/]+)?$", 302, headers=elsewhere)
+    gitlab = GitLabForge(
+        project_id="42",
+        repository="acme/widgets",
+        token=fake_gitlab.token,
+        api_url=fake_gitlab.api_url,
+        server_url=fake_gitlab.base_url,
+    )
+    assert github(fake_github, Sleeps()).default_branch() == gitlab.default_branch() == "main"
+    for fake in (fake_github, fake_gitlab):
+        [blob] = fake.blob_requests()
+        assert blob.status == 200 and blob.authorization == []

@@ -115,6 +115,23 @@ def test_run_log_round_trips() -> None:
     assert earlier_runs("no log here") == []
 
 
+def test_copied_run_log_lines_are_made_inert_once() -> None:
+    hostile = (
+        "- 2025-03-03 10:00 UTC · <img src=https://evil.test/t.png> @octo-org/admins "
+        "<!-- planner:tracking --> & more"
+    )
+    body = "\n".join(
+        ["<!-- planner:runs -->", hostile, "- plain & simple", "<!-- /planner:runs -->"]
+    )
+    [line, plain] = earlier_runs(body)
+    assert "<" not in line and ">" not in line and "@octo" not in line
+    assert line.startswith("- 2025-03-03 10:00 UTC · &lt;img src=")
+    assert "@\u200bocto-org/admins" in line and "&amp; more" in line
+    assert plain == "- plain &amp; simple"
+    again = render_tracking(TrackingView(state="completed", earlier_runs=[line, plain]))
+    assert earlier_runs(again) == [line, plain]  # copied run after run, escaped only once
+
+
 def test_the_limit_drops_old_runs_first_and_keeps_the_checklist() -> None:
     many = [f"- run {i} " + "x" * 200 for i in range(400)]
     view = TrackingView(state="completed", result=result(tasks=50), earlier_runs=many)

@@ -220,6 +220,20 @@ def test_the_redirect_to_object_storage_carries_no_token(
     assert api and all(r.status == 200 or r.status == 302 for r in api)
 
 
+def test_a_redirect_of_an_api_call_to_another_host_loses_the_token(
+    fake_gitlab: FakeGitLab, project: Path
+) -> None:
+    # The jobs listing answered with a redirect (a proxy, a moved instance): requests keeps
+    # every header but Authorization when it follows one to another host.
+    elsewhere = fake_gitlab.publish_blob(b"[]").replace("127.0.0.1", "localhost", 1)
+    fake_gitlab.fail("GET", r"/jobs$", 302, headers={"Location": elsewhere})
+    assert not backend(fake_gitlab, project).restore(project / "planning_history", "12")
+    [blob] = fake_gitlab.blob_requests()
+    assert blob.status == 200 and blob.authorization == []
+    [listing] = [r for r in fake_gitlab.api_requests() if r.path.endswith("/jobs")]
+    assert listing.status == 302 and listing.authorization == [f"Bearer {fake_gitlab.token}"]
+
+
 def test_a_history_directory_outside_the_project_is_reported(
     fake_gitlab: FakeGitLab, project: Path, tmp_path: Path
 ) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import signal
 import sys
 import time
 from pathlib import Path
@@ -11,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from planner.config import ToolsConfig
-from planner.tools.commands import CommandTool, is_secret_name
+from planner.safe_env import is_secret_name
+from planner.tools.commands import CommandTool
 
 PYTHON = sys.executable
 
@@ -110,6 +113,29 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert result.error == "timed out after 2s; the command and its children were killed"
     assert "started" in result.content
     assert _dies(int((tmp_path / "child.pid").read_text()))
+
+
+@pytest.mark.parametrize("waiting", ["pidfd", "polling"])
+def test_background_children_do_not_outlive_a_command_that_exits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, waiting: str
+) -> None:
+    # A child left running could read /proc/<pid>/environ of whatever planner starts next.
+    if waiting == "polling":  # as where os.pidfd_open is missing (macOS, old kernels)
+        monkeypatch.delattr(os, "pidfd_open", raising=False)
+    script = (
+        "import subprocess\n"
+        "child = subprocess.Popen(['sleep', '600'])\n"
+        "open('child.pid', 'w').write(str(child.pid))\n"
+    )
+    tool = command_tool(tmp_path, python_prefix())
+    result = tool.call("run_command", {"argv": [PYTHON, "-c", script]})
+    assert result.ok
+    child = int((tmp_path / "child.pid").read_text())
+    try:
+        assert _dies(child)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
 
 
 def test_output_is_capped_with_sizes_noted(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from planner.config import ToolsConfig, load_config
 from planner.errors import ConfigError
 from planner.tools.mcp import exposed_name
-from planner.tools.mcp_config import resolve_servers
+from planner.tools.mcp_config import load_file_servers, resolve_servers
 
 
 def tools_config(**values: object) -> ToolsConfig:
@@ -155,3 +155,47 @@ def test_bad_mcp_json_files_are_config_errors(
 )
 def test_exposed_names_fit_the_model_api(server: str, tool: str, expected: str) -> None:
     assert exposed_name(server, tool) == expected
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "GITHUB_TOKEN",
+        "INPUT_GITHUB_TOKEN",
+        "GITLAB_TOKEN",
+        "OPENAI_API_KEY",
+        "INPUT_OPENAI_API_KEY",
+        "CI_JOB_TOKEN",
+    ],
+)
+def test_planners_own_credentials_never_expand(tmp_path: Path, name: str) -> None:
+    config = tools_config(
+        mcpServers={
+            "s": {"command": "srv", "env": {"T": f"${{{name}}}"}},
+            "r": {"url": "https://mcp.example.test", "headers": {"A": f"${{{name}:-x}}"}},
+        }
+    )
+    env = {name: "the-real-credential", "OWN_TOKEN": "fine"}
+    with pytest.raises(ConfigError) as caught:
+        resolve_servers(config, tmp_path, env)
+    message = str(caught.value)
+    assert f"mcpServers.s.env.T uses ${{{name}}}, which holds planner's own credential" in message
+    assert f"mcpServers.r.headers.A uses ${{{name}}}" in message
+    assert "the-real-credential" not in message
+    allowed = tools_config(mcpServers={"s": {"command": "srv", "env": {"T": "${OWN_TOKEN}"}}})
+    assert resolve_servers(allowed, tmp_path, env)["s"].env == {"T": "fine"}
+
+
+def test_servers_read_earlier_are_used_instead_of_the_file(tmp_path: Path) -> None:
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"planted": {"command": "evil"}}}), encoding="utf-8"
+    )
+    config = tools_config(mcp_config_file=".mcp.json")
+    earlier = load_file_servers(config, tmp_path)
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"planted": {"command": "changed"}, "new": {"command": "x"}}}),
+        encoding="utf-8",
+    )
+    servers = resolve_servers(config, tmp_path, {}, earlier)
+    assert list(servers) == ["planted"] and servers["planted"].command == "evil"
+    assert resolve_servers(config, tmp_path, {}, {}) == {}

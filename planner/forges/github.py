@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 API_VERSION = "2022-11-28"
 WRITE_PERMISSIONS = frozenset({"admin", "write"})
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
-TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+DEFAULT_BOT_LOGIN = "github-actions[bot]"
 PR_EXISTS = "a pull request already exists"
 NO_DRAFTS = "draft pull requests are not supported"
 
@@ -77,8 +77,11 @@ class GitHubForge(ForgeAdapter):
         run_url: str = "",
         session: requests.Session | None = None,
         retry: RetryPolicy | None = None,
+        bot_login: str = DEFAULT_BOT_LOGIN,
     ) -> None:
         super().__init__(secrets=(token,))
+        self.bot_login = bot_login
+        """The account the token posts as; only its comments are planner's own."""
         self.repository = repository
         self.owner = repository.split("/", 1)[0]
         self.server_url = server_url.rstrip("/")
@@ -123,6 +126,7 @@ class GitHubForge(ForgeAdapter):
             run_url=_run_url(env, server, repository),
             session=session,
             retry=retry,
+            bot_login=config.bot_login,
         )
 
     # -- issues and comments ---------------------------------------------------------------------
@@ -147,17 +151,17 @@ class GitHubForge(ForgeAdapter):
 
     def list_comments(self, number: int) -> list[CommentData]:
         pages = self.api.paginate(f"{self._repo}/issues/{number}/comments")
-        return [_comment(item) for item in pages]
+        return [self._comment(item) for item in pages]
 
     def _create_comment(self, number: int, body: str) -> CommentData:
         reply = self.api.request(
             "POST", f"{self._repo}/issues/{number}/comments", json={"body": body}
         )
-        return _comment(reply.data)
+        return self._comment(reply.data)
 
     def _edit_comment(self, number: int, comment_id: str, body: str) -> CommentData:
         path = f"{self._repo}/issues/comments/{comment_id}"
-        return _comment(self.api.request("PATCH", path, json={"body": body}).data)
+        return self._comment(self.api.request("PATCH", path, json={"body": body}).data)
 
     def _add_label(self, number: int, label: str) -> None:
         self.api.request("POST", f"{self._repo}/issues/{number}/labels", json={"labels": [label]})
@@ -178,6 +182,23 @@ class GitHubForge(ForgeAdapter):
         if not self._default_branch:
             self._default_branch = str(self.api.request("GET", self._repo).data["default_branch"])
         return self._default_branch
+
+    def _comment(self, data: Any) -> CommentData:
+        user = data.get("user") or {}
+        return CommentData(
+            id=str(data["id"]),
+            body=str(data.get("body") or ""),
+            author=str(user.get("login", "")),
+            created_at=str(data.get("created_at") or ""),
+            url=str(data.get("html_url") or ""),
+            trusted=self._is_own(user),
+        )
+
+    def _is_own(self, user: Any) -> bool:
+        """Written by planner's token: the configured account, a Bot exactly when it is one."""
+        login = str(user.get("login", ""))
+        is_bot = user.get("type") == "Bot"
+        return login.lower() == self.bot_login.lower() and is_bot == login.endswith("[bot]")
 
     # -- pull requests ---------------------------------------------------------------------------
 
@@ -242,19 +263,6 @@ class GitHubForge(ForgeAdapter):
 
     def branch_url(self, branch: str) -> str:
         return f"{self.server_url}/{self.repository}/tree/{quote(branch)}"
-
-
-def _comment(data: Any) -> CommentData:
-    user = data.get("user") or {}
-    trusted = user.get("type") == "Bot" or data.get("author_association") in TRUSTED_ASSOCIATIONS
-    return CommentData(
-        id=str(data["id"]),
-        body=str(data.get("body") or ""),
-        author=str(user.get("login", "")),
-        created_at=str(data.get("created_at") or ""),
-        url=str(data.get("html_url") or ""),
-        trusted=trusted,
-    )
 
 
 def _label_name(label: Any) -> str:

@@ -9,6 +9,7 @@ so git talks to CI_SERVER_URL/CI_PROJECT_PATH.git with the access token in a hea
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
@@ -27,7 +28,8 @@ from planner.forges.base import (
     PullRequestExists,
 )
 from planner.forges.http import HeaderAuth, JsonClient, RetryPolicy
-from planner.triggers import is_gitlab_bot
+
+log = logging.getLogger(__name__)
 
 DEVELOPER_ACCESS = 30
 DRAFT_PREFIX = "Draft: "
@@ -180,6 +182,12 @@ class GitLabForge(ForgeAdapter):
             reply = self.api.request("GET", "/user", allow=(401, 403, 404))
             data = reply.data if reply.status == 200 and isinstance(reply.data, dict) else {}
             self._me = str(data.get("username", ""))
+            if not self._me:
+                log.warning(
+                    "GET /user answered %d: planner cannot recognise its own notes and will "
+                    "post a new tracking note",
+                    reply.status,
+                )
         return self._me
 
     def _note(self, data: Any, number: int) -> CommentData:
@@ -191,7 +199,7 @@ class GitLabForge(ForgeAdapter):
             author=author,
             created_at=str(data.get("created_at") or ""),
             url=f"{self.server_url}/{self.repository}/-/issues/{number}#note_{note_id}",
-            trusted=is_gitlab_bot(author) or (bool(author) and author == self._identity()),
+            trusted=bool(author) and author == self._identity(),
         )
 
     # -- merge requests --------------------------------------------------------------------------

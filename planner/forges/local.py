@@ -29,6 +29,7 @@ from planner.forges.base import (
 )
 from planner.issue_file import load_issue_file
 from planner.runner import exclude_from_git
+from planner.safe_env import git_argv, git_environment
 
 STATE_DIR = ".planner"
 ISSUE_SUFFIXES = (".md", ".json", ".yml", ".yaml", ".markdown", ".txt")
@@ -226,5 +227,7 @@ def _write_json(path: Path, data: Any) -> None:
 
 
 def _git(root: Path, *args: str) -> str:
-    completed = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    completed = subprocess.run(
+        git_argv(*args), cwd=root, env=git_environment(os.environ), capture_output=True, text=True
+    )
     return completed.stdout.strip() if completed.returncode == 0 else ""

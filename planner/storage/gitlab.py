@@ -17,7 +17,7 @@ MAX_ARCHIVES archives that hold history are merged, newest first.
 
 Not `/jobs/artifacts/:ref/download?job=`: that looks only at the latest successful pipeline, and
 the pipeline of an event the planner skipped has a job without artifacts. The redirect to object
-storage is followed by hand, without the PRIVATE-TOKEN header. save() is the job's: its `cache:`
+storage is followed by hand, without the token. save() is the job's: its `cache:`
 and `artifacts:` both have `when: always`.
 """
 
@@ -81,7 +81,8 @@ class GitLabArtifactBackend:
         self.problems: list[str] = []
         self.http = ArchiveDownloader(
             "gitlab",
-            {"PRIVATE-TOKEN": token},
+            # Authorization, not PRIVATE-TOKEN: requests drops it on a redirect to another host.
+            {"Authorization": f"Bearer {token}"},
             timeout=timeout,
             max_bytes=max_bytes,
             report=self.report,

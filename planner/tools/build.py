@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from planner.config import ToolsConfig
+from planner.config import McpServerConfig, ToolsConfig
 from planner.interfaces import ToolProvider
 from planner.tools.commands import CommandTool
 from planner.tools.mcp import McpHost
@@ -23,6 +23,7 @@ def build_registry(
     write_protected: tuple[Path, ...] = (),
     env: Mapping[str, str] | None = None,
     extra: Sequence[ToolProvider] = (),
+    file_servers: Mapping[str, McpServerConfig] | None = None,
 ) -> ToolRegistry:
     """Every tool of the pass; MCP servers are started here and stopped by registry.close().
 
@@ -30,9 +31,11 @@ def build_registry(
     it names an environment variable that is not set. `protected` paths (planner's history) are
     neither read nor written by the built-in tools; `write_protected` ones (planner's own config)
     are readable but never written, so a pass cannot widen the permissions of the next one.
+    `file_servers`, when given, are the servers of tools.mcp_config_file as read before the
+    issue branch was checked out; the file is then not read again.
     """
     environment = os.environ if env is None else env
-    servers = resolve_servers(config, workspace, environment)
+    servers = resolve_servers(config, workspace, environment, file_servers)
     mcp_file = config_file_path(config, workspace)
     registry = ToolRegistry(
         [

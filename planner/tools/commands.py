@@ -1,17 +1,21 @@
 """run_command: an allow-listed argv, run in the workspace with an environment free of secrets.
 
 Never a shell string: the model sends an argv list, and it runs only when it starts with one of
-`tools.allowed_commands`. The command gets its own process group, so a timeout kills everything
-it started; output goes to temporary files (no pipe can fill up and block it) and comes back
-cut to `tools.max_output_bytes` per stream with the real sizes noted.
+`tools.allowed_commands`. The command gets its own process group, killed when the command exits
+or times out, so nothing it started outlives it; output goes to temporary files (no pipe can
+fill up and block it) and comes back cut to `tools.max_output_bytes` per stream with the real
+sizes noted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,23 +23,10 @@ from typing import Any
 
 from planner.config import ToolsConfig
 from planner.interfaces import ToolResult, ToolSpec
+from planner.safe_env import scrubbed_environment
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
 from planner.tools.output import cap_file
-
-SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "JWT")
-SECRET_PREFIXES = ("GITHUB_", "GITLAB_", "CI_JOB_", "OPENAI_", "ACTIONS_", "INPUT_")
-"""INPUT_ holds a GitHub Action's inputs, which include the tokens planner was given."""
-
-
-def is_secret_name(name: str) -> bool:
-    upper = name.upper()
-    return any(word in upper for word in SECRET_WORDS) or upper.startswith(SECRET_PREFIXES)
-
-
-def scrubbed_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """`env` without anything named like a token, key, password or CI credential."""
-    return {name: value for name, value in env.items() if not is_secret_name(name)}
 
 
 @dataclass
@@ -146,12 +137,36 @@ class CommandTool:
 
 
 def _wait(process: subprocess.Popen[bytes], timeout: float) -> bool:
-    """Wait for the command; on timeout kill its whole process group. False if it timed out."""
-    try:
-        process.wait(timeout)
-        return True
-    except subprocess.TimeoutExpired:
-        # The group is still ours: its leader is not reaped yet, so the id cannot be reused.
+    """Wait for the command, then kill what is left of its process group. False on timeout.
+
+    Background children die too: left running, they could read the environment of whatever
+    planner starts next (/proc/<pid>/environ of a git push, say). The leader is reaped only
+    after the kill, so the group's id cannot have been given to another process meanwhile.
+    """
+    finished = _exited(process.pid, timeout)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        return False
+    process.wait()
+    return finished
+
+
+def _exited(pid: int, timeout: float) -> bool:
+    """Whether our child `pid` exits within `timeout`; it stays unreaped (a zombie) either way."""
+    try:
+        handle = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux 5.3+: poll instead
+        return _polled_exit(pid, timeout)
+    try:
+        return bool(select.select([handle], [], [], timeout)[0])
+    finally:
+        os.close(handle)
+
+
+def _polled_exit(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        time.sleep(min(0.05, remaining))
+    return True

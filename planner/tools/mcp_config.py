@@ -2,7 +2,13 @@
 
 Everything is checked before any server starts, and every problem is reported at once as a
 ConfigError. Expanded values (which may hold tokens) live only in the returned objects; error
-messages name variables, never their values.
+messages name variables, never their values. The variables that hold planner's own credentials
+(PLANNER_SECRETS) never expand: a server that needs a token gets a variable of its own, so a
+server definition cannot hand planner's forge or model token to a program.
+
+The CI path reads the file once, from the default branch's checkout before the issue branch is
+checked out (load_file_servers), and passes the result on: what a pass commits to the branch
+cannot define the servers of the next pass.
 """
 
 from __future__ import annotations
@@ -20,13 +26,33 @@ from planner.errors import ConfigError
 
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 EXPANDED_FIELDS = ("command", "args", "env", "cwd", "url", "headers")
+PLANNER_SECRETS = frozenset(
+    {
+        "GITHUB_TOKEN",
+        "INPUT_GITHUB_TOKEN",
+        "GITLAB_TOKEN",
+        "OPENAI_API_KEY",
+        "INPUT_OPENAI_API_KEY",
+        "CI_JOB_TOKEN",
+    }
+)
+"""The tokens planner itself was given; `${VAR}` refuses them."""
 
 
 def resolve_servers(
-    config: ToolsConfig, workspace: Path, env: Mapping[str, str]
+    config: ToolsConfig,
+    workspace: Path,
+    env: Mapping[str, str],
+    file_servers: Mapping[str, McpServerConfig] | None = None,
 ) -> dict[str, McpServerConfig]:
-    """Every configured server with its variables expanded, or ConfigError listing problems."""
-    servers = {**load_file_servers(config, workspace), **config.mcpServers}
+    """Every configured server with its variables expanded, or ConfigError listing problems.
+
+    `file_servers`: the servers of tools.mcp_config_file as read earlier (load_file_servers);
+    None reads the file now.
+    """
+    if file_servers is None:
+        file_servers = load_file_servers(config, workspace)
+    servers = {**file_servers, **config.mcpServers}
     problems: list[str] = []
     expanded = {
         name: expand_server(name, server, env, problems) for name, server in servers.items()
@@ -102,6 +128,12 @@ def _expand(value: Any, where: str, env: Mapping[str, str], problems: list[str])
 def _expand_text(text: str, where: str, env: Mapping[str, str], problems: list[str]) -> str:
     def substitute(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
+        if name.upper() in PLANNER_SECRETS:
+            problems.append(
+                f"{where} uses ${{{name}}}, which holds planner's own credential and is never "
+                "handed to a server; give the server a variable of its own"
+            )
+            return ""
         value = env.get(name, "")
         if value:
             return value

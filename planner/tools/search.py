@@ -19,12 +19,14 @@ from typing import Any
 
 from planner.config import ToolsConfig
 from planner.interfaces import ToolResult, ToolSpec
+from planner.safe_env import git_argv, git_environment
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
 from planner.tools.output import cap_text
 from planner.tools.paths import PathPolicy, PathRefused
 
 SCANNER = Path(__file__).with_name("_scan.py")
+LS_FILES = ("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--")
 
 
 class SearchFailed(Exception):
@@ -118,17 +120,9 @@ def _git_files(root: Path, base: Path) -> list[str] | None:
     """Files git would consider (tracked, or untracked and not ignored); None outside git."""
     try:
         listed = subprocess.run(
-            [
-                "git",
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-                "--",
-                str(base),
-            ],
+            git_argv(*LS_FILES, str(base)),
             cwd=root,
+            env=git_environment(os.environ),
             capture_output=True,
             timeout=60,
         )

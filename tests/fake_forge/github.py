@@ -22,6 +22,8 @@ from tests.support.openapi import OpenApiChecker
 
 SUBSET = Path(__file__).resolve().parent.parent / "fixtures" / "github" / "openapi-subset.json"
 _CHECKER: OpenApiChecker | None = None
+MAX_BODY = 65_536
+"""GitHub refuses longer issue comment and pull request bodies with 422."""
 
 
 def checker() -> OpenApiChecker:
@@ -193,6 +195,8 @@ class FakeGitHub(FakeServerBase):
             return 404, {"message": "Not Found"}, {}
         if not isinstance(body, dict) or not isinstance(body.get("body"), str):
             return 422, {"message": "Validation Failed"}, {}
+        if len(body["body"]) > MAX_BODY:
+            return 422, _too_long(), {}
         login, kind = self.token_user
         comment = self.add_comment(number, body["body"], login, user_type=kind, association="NONE")
         return 201, self._comment(comment), {}
@@ -201,6 +205,8 @@ class FakeGitHub(FakeServerBase):
         comment = self.comments.get(int(m["id"]))
         if comment is None:
             return 404, {"message": "Not Found"}, {}
+        if len(body["body"]) > MAX_BODY:
+            return 422, _too_long(), {}
         comment.body = body["body"]
         comment.updated_at = self.now()
         return 200, self._comment(comment), {}
@@ -240,6 +246,8 @@ class FakeGitHub(FakeServerBase):
         if not self.actions_may_create_prs and self.token_user[1] == "Bot":
             message = "GitHub Actions is not permitted to create or approve pull requests."
             return 403, {"message": message, "documentation_url": "https://docs.github.com"}, {}
+        if len(body.get("body") or "") > MAX_BODY:
+            return 422, _too_long(), {}
         if body.get("draft") and not self.drafts_supported:
             return 422, _validation("Draft pull requests are not supported in this repository."), {}
         head, base = body["head"], body["base"]
@@ -278,6 +286,8 @@ class FakeGitHub(FakeServerBase):
         pull = self.pulls.get(int(m["n"]))
         if pull is None:
             return 404, {"message": "Not Found"}, {}
+        if len(body.get("body") or "") > MAX_BODY:
+            return 422, _too_long(), {}
         pull.title = body.get("title", pull.title)
         pull.body = body.get("body", pull.body)
         return 200, self._pull(pull), {}
@@ -372,4 +382,18 @@ def _validation(message: str) -> JSON:
         "message": "Validation Failed",
         "errors": [{"resource": "PullRequest", "code": "custom", "message": message}],
         "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+    }
+
+
+def _too_long() -> JSON:
+    return {
+        "message": "Validation Failed",
+        "errors": [
+            {
+                "resource": "Issue",
+                "code": "custom",
+                "field": "body",
+                "message": f"body is too long (maximum is {MAX_BODY} characters)",
+            }
+        ],
     }
