@@ -206,3 +206,29 @@ def tasks_reply(*task_ids: str) -> Step:
 def goal_reply(*task_ids: str) -> Step:
     """The level-5 replacement: a whole new plan."""
     return reply_json("replan_goal", plan_doc(*task_ids))
+
+
+def partial_replan_steps() -> list[Step]:
+    """A whole pass: an action fails, the model decides a level-2 partial replan, the revised
+    plan runs to completion (the issue-6 end-to-end scenario)."""
+    return [
+        *planned("task_1", "task_2"),
+        write("a.txt"),
+        finish(),
+        write("../outside.txt"),  # refused by path confinement: a failed action
+        execution_decision(
+            True,
+            confidence=0.9,
+            replan_type="partial_replan",
+            replan_level=2,
+            reasoning="the path is outside the workspace; write inside it instead",
+            issues_found=["task_2 writes outside the workspace"],
+            recommended_actions=["write docs/b.txt instead"],
+            error_classification="persistent",
+        ),
+        revise_reply(["task_1", "task_2b"], [subtask("task_1"), subtask("task_2b", "task_1")]),
+        write("b.txt"),  # the third action: the periodic checkpoint (trigger_interval 3)
+        execution_decision(False, reasoning="on track"),
+        finish(),
+        *completed(completed=2),
+    ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,11 +13,9 @@ from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import comment_event, labeled_event
 from tests.plans import (
     completed,
-    execution_decision,
     finish,
+    partial_replan_steps,
     planned,
-    revise_reply,
-    subtask,
     write,
 )
 
@@ -37,32 +34,9 @@ def github(rig: Rig) -> FakeGitHub:
     return rig.fake
 
 
-def partial_replan_script() -> list[Any]:
-    return [
-        *planned("task_1", "task_2"),
-        write("a.txt"),
-        finish(),
-        write("../outside.txt"),  # refused by path confinement: a failed action
-        execution_decision(
-            True,
-            confidence=0.9,
-            replan_type="partial_replan",
-            replan_level=2,
-            reasoning="the path is outside the workspace; write inside it instead",
-            issues_found=["task_2 writes outside the workspace"],
-            recommended_actions=["write b.txt instead"],
-        ),
-        revise_reply(["task_1", "task_2b"], [subtask("task_1"), subtask("task_2b", "task_1")]),
-        write("b.txt"),  # the third action: the periodic checkpoint
-        execution_decision(False, reasoning="on track"),
-        finish(),
-        *completed(completed=2),
-    ]
-
-
 def test_failed_action_partial_replan_shows_on_the_issue(rig: Rig) -> None:
     fake = github(rig)
-    outcome = rig.run(labeled_event(), partial_replan_script(), event_name="issues")
+    outcome = rig.run(labeled_event(), partial_replan_steps(), event_name="issues")
     assert outcome.status == "completed"
     comments = fake.comments_on(1)
     [tracking] = [c for c in comments if TRACKING_MARKER in c.body]
@@ -74,7 +48,7 @@ def test_failed_action_partial_replan_shows_on_the_issue(rig: Rig) -> None:
     [revision] = [c for c in comments if NOTIFICATION in c.body]
     assert "## 🔄 Plan Revision Decided by AI" in revision.body
     assert "**Confidence**: 90%" in revision.body
-    assert "write b.txt instead" in revision.body
+    assert "write docs/b.txt instead" in revision.body
     assert "@" not in revision.body  # a revision informs; it does not summon anyone
     assert fake.issues[1].labels == ["planner", "planner:done"]
     [pull] = fake.pulls.values()

@@ -9,15 +9,7 @@ import pytest
 
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.harness import Harness
-from tests.plans import (
-    completed,
-    execution_decision,
-    finish,
-    planned,
-    revise_reply,
-    subtask,
-    write,
-)
+from tests.plans import partial_replan_steps
 
 
 @pytest.fixture
@@ -26,27 +18,7 @@ def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Har
 
 
 def test_failed_action_partial_replan_revised_checklist_and_completion(harness: Harness) -> None:
-    harness.server.add(
-        *planned("task_1", "task_2"),
-        write("a.txt"),
-        finish(),
-        write("../outside.txt"),  # refused by path confinement: a failed action
-        execution_decision(
-            True,
-            confidence=0.9,
-            replan_type="partial_replan",
-            replan_level=2,
-            reasoning="the path is outside the workspace; write inside it instead",
-            issues_found=["task_2 writes outside the workspace"],
-            recommended_actions=["write docs/b.txt instead"],
-            error_classification="persistent",
-        ),
-        revise_reply(["task_1", "task_2b"], [subtask("task_1"), subtask("task_2b", "task_1")]),
-        write("b.txt"),  # the third action: the periodic checkpoint (trigger_interval 3)
-        execution_decision(False, reasoning="on track"),
-        finish(),
-        *completed(completed=2),
-    )
+    harness.server.add(*partial_replan_steps())
     result = harness.run()
 
     assert result.status == "completed"
