@@ -84,6 +84,10 @@ class Harness:
         store = PlanningHistoryStore(self.workspace / "planning_history", "octo/repo", "7")
         return store.entries()
 
+    def types(self) -> list[str]:
+        """Entry types in order, without the model_call bookkeeping."""
+        return [e["type"] for e in self.entries() if e["type"] != "model_call"]
+
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         return [e for e in self.entries() if e["type"] == kind]
 

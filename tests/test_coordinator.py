@@ -9,18 +9,15 @@ from typing import Any
 
 import pytest
 
-from planner.config import PlannerConfig, load_config
 from planner.history import PlanningHistoryStore
-from planner.issue import IssueContext
-from planner.result import PassResult, render_checklist
-from planner.runner import PassSetup, run_pass
+from planner.result import render_checklist
 from planner.testing.scripted_server import ScriptedModelServer, reply_error, reply_text
+from tests.harness import ISSUE, Harness
 from tests.plans import (
     completed,
     completion,
     execution_decision,
     finish,
-    git_repo,
     plan_doc,
     planned,
     planning,
@@ -33,34 +30,6 @@ from tests.plans import (
 
 REFLECTION_PATH = {"planning.replanning.enabled": False}
 """The core's reflection/revision path, which runs when replanning is switched off."""
-
-ISSUE = IssueContext(
-    repository="octo/repo", number="7", title="Write files", body="Please write the files."
-)
-
-
-class Harness:
-    def __init__(self, root: Path, server: ScriptedModelServer) -> None:
-        self.workspace = git_repo(root / "repo")
-        self.server = server
-
-    def config(self, **overrides: Any) -> PlannerConfig:
-        env = {
-            "OPENAI_API_KEY": "test-key",
-            "OPENAI_BASE_URL": self.server.base_url,
-            "OPENAI_MODEL": "scripted",
-        }
-        return load_config(None, env=env, overrides={"llm.max_retries": 0, **overrides})
-
-    def run(self, issue: IssueContext = ISSUE, **overrides: Any) -> PassResult:
-        return run_pass(PassSetup(config=self.config(**overrides), workspace=self.workspace), issue)
-
-    def entries(self) -> list[dict[str, Any]]:
-        store = PlanningHistoryStore(self.workspace / "planning_history", "octo/repo", "7")
-        return store.entries()
-
-    def types(self) -> list[str]:
-        return [e["type"] for e in self.entries() if e["type"] != "model_call"]
 
 
 @pytest.fixture
