@@ -18,17 +18,15 @@ RUN python -m venv --without-pip /opt/planner \
         -r /tmp/requirements-runtime.txt \
     && rm /tmp/requirements-runtime.txt
 
-# The package is not installed: /app is on sys.path because entrypoint.py lives there, and
-# planner/prompts.py finds /app/prompts beside the package (PLANNER_PROMPTS_DIR says so too).
+# The package is not installed: /app is on sys.path because entrypoint.py lives there; the
+# prompts are package data in /app/planner/prompts.
 COPY planner /app/planner
-COPY prompts /app/prompts
 COPY entrypoint.py /app/entrypoint.py
 # Bytecode at build time, not in every job: each job starts a fresh container, and the skip path
 # (an event that is not for the planner) should cost little more than starting Python.
 RUN /opt/planner/bin/python -m compileall -q /app/planner
 
 ENV PATH=/opt/planner/bin:$PATH \
-    PLANNER_PROMPTS_DIR=/app/prompts \
     PYTHONUNBUFFERED=1
 
 ENTRYPOINT ["/opt/planner/bin/python", "/app/entrypoint.py"]

@@ -6,7 +6,7 @@ not concern the planner (an `issues.labeled` event for the label `bug`).
 Prints figures; it is not a test. Every run is a new `python entrypoint.py` process with the
 environment a GitHub runner gives the Docker action (every INPUT_* of action.yml), so the figure
 includes interpreter start-up, reading inputs and config, and parsing the event. For comparison:
-the bare interpreter, and what importing planner.ci alone costs (an entry point that loaded
+the bare interpreter, and what importing planner.ci.job alone costs (an entry point that loaded
 everything before deciding to skip would pay at least that on top). Bytecode is compiled by a
 warm-up run first, as the image's is at build time.
 """
@@ -29,7 +29,15 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing planner
 from tests.support.ci_job import action_inputs  # noqa: E402
 
 PAYLOAD = ROOT / "tests" / "fixtures" / "github" / "webhooks" / "issues.labeled.json"
-HEAVY = ("openai", "mcp", "requests", "jinja2", "planner.ci", "planner.llm", "planner.storage")
+HEAVY = (
+    "openai",
+    "mcp",
+    "requests",
+    "jinja2",
+    "planner.ci.job",
+    "planner.engine.llm",
+    "planner.storage",
+)
 
 
 def runner_env(tmp: Path) -> dict[str, str]:
@@ -73,7 +81,7 @@ def describe(label: str, times: list[float]) -> None:
 
 def loaded_on_skip(env: dict[str, str], cwd: Path) -> list[str]:
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); from planner.action import main; "
+        "import sys; sys.path.insert(0, sys.argv[1]); from planner.ci.action import main; "
         "main(); import json; print(json.dumps(sorted(set(sys.modules) & set(sys.argv[2:]))))"
     )
     done = subprocess.run(
@@ -94,7 +102,7 @@ def main() -> None:
         eager = [
             sys.executable,
             "-c",
-            f"import sys; sys.path.insert(0, {str(ROOT)!r}); import planner.ci",
+            f"import sys; sys.path.insert(0, {str(ROOT)!r}); import planner.ci.job",
         ]
         print(f"entry point skip path ({args.runs} runs each, Python {sys.version.split()[0]}):")
         describe("python entrypoint.py, event not ours", timed(entry, env, tmp, args.runs))
@@ -102,7 +110,9 @@ def main() -> None:
             "python -c pass (interpreter start-up)",
             timed([sys.executable, "-c", "pass"], env, tmp, args.runs),
         )
-        describe("import planner.ci alone (eager entry point)", timed(eager, env, tmp, args.runs))
+        describe(
+            "import planner.ci.job alone (eager entry point)", timed(eager, env, tmp, args.runs)
+        )
         heavy = loaded_on_skip(env, tmp)
         print(f"    heavy modules loaded on the skip path: {', '.join(heavy) or 'none'}")
 

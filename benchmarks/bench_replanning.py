@@ -26,10 +26,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner.config import load_config
-from planner.history import PlanningHistoryStore
-from planner.issue import IssueContext
-from planner.runner import PassSetup, run_pass
+from planner.engine.config import load_config
+from planner.engine.history import PlanningHistoryStore
+from planner.engine.issue import IssueContext
+from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_tool_calls
 from tests.plans import (
     completion,

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from planner.config import PlannerConfig, load_config
-from planner.history import PlanningHistoryStore
-from planner.issue import IssueContext
-from planner.result import Notification, PassResult, render_checklist
-from planner.runner import PassSetup, run_pass
+from planner.engine.config import PlannerConfig, load_config
+from planner.engine.history import PlanningHistoryStore
+from planner.engine.issue import IssueContext
+from planner.engine.result import Notification, PassResult, render_checklist
+from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.plans import git_repo
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from planner.forges.base import TRACKING_MARKER
-from planner.history import task_uuid
+from planner.ci.forges.base import TRACKING_MARKER
+from planner.engine.history import task_uuid
 from planner.testing.scripted_server import ScriptedModelServer, Step
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.scenario import (
@@ -367,7 +367,7 @@ def test_a_failure_after_the_comment_exits_1_and_is_on_the_issue(
 
 
 def test_outputs_survive_values_that_look_like_delimiters(tmp_path: Path) -> None:
-    from planner.action_io import write_github_outputs
+    from planner.ci.outputs import write_github_outputs
 
     target = tmp_path / "set_output"
     tricky = "line one\nghadelimiter_x\nEOF\n=still value"
@@ -406,9 +406,9 @@ def test_the_skip_path_loads_no_model_client_mcp_or_forge_code(
         payload=labeled(fake, "bug"),
         run_id=1,
     )
-    heavy = ["openai", "mcp", "requests", "jinja2", "planner.ci", "planner.storage"]
+    heavy = ["openai", "mcp", "requests", "jinja2", "planner.ci.job", "planner.storage"]
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); from planner.action import main; "
+        "import sys; sys.path.insert(0, sys.argv[1]); from planner.ci.action import main; "
         "code = main(); print(code, sorted(set(sys.modules) & set(sys.argv[2:])))"
     )
     done = subprocess.run(

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from planner.action_inputs import (
+from planner.ci.inputs import (
     load_action_config,
     read_inputs,
     secret_values,
     settings_from,
     split_names,
 )
-from planner.action_io import Console, ConsoleHandler, escape_data, write_dotenv
-from planner.errors import ConfigError
-from planner.ownership import created_by, give_back
+from planner.ci.outputs import Console, ConsoleHandler, escape_data, write_dotenv
+from planner.ci.ownership import created_by, give_back
+from planner.engine.errors import ConfigError
 from tests.support.ci_job import action_inputs, read_dotenv
 
 CONFIG = """\
@@ -248,8 +248,8 @@ def test_nothing_is_given_back_when_root_owns_the_workspace(tmp_path: Path) -> N
 
 
 def test_the_summary_lists_history_problems_and_defuses_model_text(tmp_path: Path) -> None:
-    from planner.action_summary import SummaryFacts, open_history, render_summary
-    from planner.ci import CiOutcome
+    from planner.ci.job import CiOutcome
+    from planner.ci.summary import SummaryFacts, open_history, render_summary
     from tests.plans import plan_doc
 
     history = open_history(tmp_path, "o/r", 3)

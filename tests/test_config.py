@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.config import PlannerConfig, load_config
-from planner.errors import ConfigError
+from planner.engine.config import PlannerConfig, load_config
+from planner.engine.errors import ConfigError
 
 
 def write(tmp_path: Path, text: str) -> Path:

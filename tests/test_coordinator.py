@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from planner.history import PlanningHistoryStore
-from planner.result import render_checklist
+from planner.engine.history import PlanningHistoryStore
+from planner.engine.result import render_checklist
 from planner.testing.scripted_server import ScriptedModelServer, reply_error, reply_text
 from tests.harness import ISSUE, Harness
 from tests.plans import (

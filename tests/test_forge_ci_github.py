@@ -1,4 +1,4 @@
-"""planner.ci end to end on the fake GitHub: real HTTP, a real bare repo, the scripted model."""
+"""planner.ci.job end to end on the fake GitHub: real HTTP, a real bare repo, the scripted model."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from planner.demo import demo_script
-from planner.forges.base import TRACKING_MARKER
+from planner.ci.forges.base import TRACKING_MARKER
+from planner.cli.demo import demo_script
 from planner.testing.scripted_server import reply_json
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
@@ -406,14 +406,14 @@ def _gh_pull(number: int, head: str, repository: str) -> Any:
 def test_the_github_path_never_imports_gitlab_code(tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "from planner.ci import open_forge\n"
-        "from planner.config import ForgeConfig\n"
-        "from planner.triggers import local_trigger\n"
+        "from planner.ci.job import open_forge\n"
+        "from planner.engine.config import ForgeConfig\n"
+        "from planner.ci.triggers import local_trigger\n"
         "env = {'GITHUB_REPOSITORY': 'o/r', 'GITHUB_TOKEN': 't'}\n"
         "open_forge('github', env, ForgeConfig(), __import__('pathlib').Path('.'),"
         " local_trigger(1, ForgeConfig()))\n"
-        "assert 'planner.forges.github' in sys.modules\n"
-        "assert 'planner.forges.gitlab' not in sys.modules, 'gitlab adapter was imported'\n"
+        "assert 'planner.ci.forges.github' in sys.modules\n"
+        "assert 'planner.ci.forges.gitlab' not in sys.modules, 'gitlab adapter was imported'\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=Path.cwd()

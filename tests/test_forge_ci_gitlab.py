@@ -1,4 +1,4 @@
-"""planner.ci end to end on the fake GitLab: trigger payloads, notes, merge requests."""
+"""planner.ci.job end to end on the fake GitLab: trigger payloads, notes, merge requests."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from planner.demo import demo_script
-from planner.forges.base import TRACKING_MARKER
+from planner.ci.forges.base import TRACKING_MARKER
+from planner.cli.demo import demo_script
 from tests.fake_forge import FakeGitLab
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import branch_log, file_on, gitlab_payload, one_file_plan

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from planner.config import ForgeConfig
-from planner.errors import ConfigError
-from planner.forges.base import TRACKING_MARKER, Actor
-from planner.forges.gitlab import GitLabForge
+from planner.ci.forges.base import TRACKING_MARKER, Actor
+from planner.ci.forges.gitlab import GitLabForge
+from planner.engine.config import ForgeConfig
+from planner.engine.errors import ConfigError
 from tests.fake_forge import FakeGitLab
 
 STATUS = ("planner:working", "planner:needs-input", "planner:done")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from planner.errors import ApiError
-from planner.forges.github import GitHubForge
-from planner.forges.gitlab import GitLabForge
-from planner.forges.http import RetryPolicy
+from planner.ci.forges.github import GitHubForge
+from planner.ci.forges.gitlab import GitLabForge
+from planner.ci.forges.http import RetryPolicy
+from planner.engine.errors import ApiError
 from tests.fake_forge import FakeGitHub, FakeGitLab
 
 ISSUE_PATH = r"/issues/1$"

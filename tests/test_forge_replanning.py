@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.forges.base import TRACKING_MARKER
+from planner.ci.forges.base import TRACKING_MARKER
 from planner.testing.scripted_server import reply_json
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from planner.forges.base import TRACKING_MARKER
-from planner.result import PassResult, TaskView, Usage
-from planner.tracking import (
+from planner.ci.forges.base import TRACKING_MARKER
+from planner.ci.tracking import (
     MAX_COMMENT_CHARS,
     TrackingView,
     earlier_runs,
@@ -14,6 +13,7 @@ from planner.tracking import (
     render_tracking,
     run_line,
 )
+from planner.engine.result import PassResult, TaskView, Usage
 
 
 def result(status: str = "completed", tasks: int = 2, **fields: object) -> PassResult:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from planner.forges.base import parse_time, redact_secrets
-from planner.issue import sanitize_untrusted
+from planner.ci.forges.base import parse_time, redact_secrets
+from planner.engine.issue import sanitize_untrusted
 
 
 @pytest.mark.parametrize(

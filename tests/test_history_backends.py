@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import requests
 
-from planner.errors import ApiError, ConfigError
-from planner.history import PlanningHistoryStore, task_uuid
+from planner.engine.errors import ApiError, ConfigError
+from planner.engine.history import PlanningHistoryStore, task_uuid
 from planner.storage import (
     ArtifactHistoryBackend,
     CacheHistoryBackend,

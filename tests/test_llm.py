@@ -5,11 +5,11 @@ from __future__ import annotations
 import jinja2
 import pytest
 
-from planner.config import LLMConfig
-from planner.documents import CompletionReply
-from planner.errors import ApiError, ConfigError, ModelBehaviourError
-from planner.llm import CallRecord, OpenAIModel, extract_json
-from planner.prompts import render
+from planner.engine.config import LLMConfig
+from planner.engine.documents import CompletionReply
+from planner.engine.errors import ApiError, ConfigError, ModelBehaviourError
+from planner.engine.llm import CallRecord, OpenAIModel, extract_json
+from planner.engine.prompts import render
 from planner.testing.scripted_server import ScriptedModelServer, reply_error, reply_json, reply_text
 
 DONE = {

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.config import ReplanningConfig, load_config
-from planner.errors import ConfigError
+from planner.engine.config import ReplanningConfig, load_config
+from planner.engine.errors import ConfigError
 from planner.replanning.controls import ReplanControls
 from planner.replanning.decision import ReplanDecision
 from planner.replanning.state import ReplanState

@@ -109,7 +109,7 @@ def test_the_documented_bot_condition_is_the_examples_with_one_bot_let_through()
 def test_the_readme_quotes_the_draft_note_the_tracking_comment_shows() -> None:
     readme = " ".join(README.read_text(encoding="utf-8").split())
     [note] = re.findall(r'the tracking comment says "([^"]+)"', readme)
-    assert f'"{note}"' in (ROOT / "planner" / "ci.py").read_text(encoding="utf-8")
+    assert f'"{note}"' in (ROOT / "planner" / "ci" / "job.py").read_text(encoding="utf-8")
 
 
 def test_every_relative_link_in_the_readme_leads_to_a_file() -> None:
@@ -147,9 +147,9 @@ def test_the_image_layout_finds_its_package_and_prompts(tmp_path: Path) -> None:
     environment = {k: v.replace("/app", str(image / "app")) for k, v in environment.items()}
     probe = image / "app" / "probe.py"
     probe.write_text(
-        "import planner, planner.prompts\n"
+        "import planner, planner.engine.prompts\n"
         "print(planner.__file__)\n"
-        "print(sorted(p.name for p in planner.prompts.prompts_dir().glob('*.j2')))\n"
+        "print(sorted(p.name for p in planner.engine.prompts.prompts_dir().glob('*.j2')))\n"
     )
     completed = subprocess.run(
         [sys.executable, "-s", str(probe)],
@@ -161,7 +161,7 @@ def test_the_image_layout_finds_its_package_and_prompts(tmp_path: Path) -> None:
     )
     package, prompts = completed.stdout.splitlines()
     assert Path(package).is_relative_to(image / "app" / "planner")
-    assert prompts == str(sorted(p.name for p in (ROOT / "prompts").glob("*.j2")))
+    assert prompts == str(sorted(p.name for p in (ROOT / "planner" / "prompts").glob("*.j2")))
     assert (image / "app" / "entrypoint.py").is_file()
 
 

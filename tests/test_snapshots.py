@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from planner.documents import PlanningReply
-from planner.interfaces import ToolSpec
-from planner.issue import Comment, IssueContext, prompt_view
-from planner.prompts import render
-from planner.result import PassResult, TaskView, render_checklist
-from planner.summaries import history_digest
+from planner.engine.documents import PlanningReply
+from planner.engine.interfaces import ToolSpec
+from planner.engine.issue import Comment, IssueContext, prompt_view
+from planner.engine.prompts import render
+from planner.engine.result import PassResult, TaskView, render_checklist
+from planner.engine.summaries import history_digest
 from tests.plans import plan_doc
 from tests.snapshot import assert_snapshot
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from planner.config import ToolsConfig
-from planner.safe_env import is_secret_name
+from planner.engine.config import ToolsConfig
 from planner.tools.commands import CommandTool
+from planner.tools.safe_env import is_secret_name
 
 PYTHON = sys.executable
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from planner.config import ToolsConfig
+from planner.engine.config import ToolsConfig
 from planner.tools import ToolRegistry, build_registry
 from tests.mcp_servers.launch import (
     filesystem_server,
@@ -290,7 +290,7 @@ def test_servers_are_shut_down_on_close(tmp_path: Path) -> None:
 
 
 def test_undefined_variable_stops_before_any_server_starts(tmp_path: Path) -> None:
-    from planner.errors import ConfigError
+    from planner.engine.errors import ConfigError
 
     pid_file = tmp_path / "server.pid"
     servers = {

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from planner.config import PlannerConfig, load_config
-from planner.issue import IssueContext
-from planner.runner import PassSetup, run_pass
+from planner.engine.config import PlannerConfig, load_config
+from planner.engine.issue import IssueContext
+from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_tool_calls
 from tests.mcp_servers.launch import filesystem_server, git_server, misbehaving_server
 from tests.plans import evaluation_ok, review_ok

@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 
-from planner.config import ForgeConfig
-from planner.errors import UserInputError
-from planner.triggers import (
+from planner.ci.triggers import (
     Skip,
     Trigger,
     gitlab_trigger_from_env,
@@ -21,6 +19,8 @@ from planner.triggers import (
     parse_github_event,
     parse_gitlab_event,
 )
+from planner.engine.config import ForgeConfig
+from planner.engine.errors import UserInputError
 from tests.fake_forge.scenario import comment_event, github_payload, gitlab_payload, labeled_event
 
 CONFIG = ForgeConfig()

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationInfo, model_validator
 
-from planner.documents import (
+from planner.engine.documents import (
     ActionPlan,
     Doc,
     Plan,
@@ -29,7 +29,7 @@ from planner.documents import (
     TaskDecomposition,
     plan_problems,
 )
-from planner.errors import ModelBehaviourError
+from planner.engine.errors import ModelBehaviourError
 from planner.replanning.decision import ReplanDecision
 from planner.replanning.levels import Level
 from planner.replanning.port import ReplanPort

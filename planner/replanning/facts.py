@@ -10,11 +10,11 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from planner.interfaces import ToolCall, ToolResult
-from planner.issue import sanitize_untrusted
-from planner.result import PassResult, render_checklist
-from planner.state import IssueState
-from planner.summaries import task_actions_digest
+from planner.engine.interfaces import ToolCall, ToolResult
+from planner.engine.issue import sanitize_untrusted
+from planner.engine.result import PassResult, render_checklist
+from planner.engine.state import IssueState
+from planner.engine.summaries import task_actions_digest
 
 RESULT_CHARS = 1_500
 ARGUMENT_CHARS = 500

@@ -24,10 +24,12 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from planner.documents import PlanningError
-from planner.flow import PlanChanged, StopPass
-from planner.interfaces import ToolCall, ToolResult
-from planner.issue import prompt_view, sanitize_untrusted
+from planner.engine.documents import PlanningError
+from planner.engine.flow import PlanChanged, StopPass
+from planner.engine.interfaces import ToolCall, ToolResult
+from planner.engine.issue import prompt_view, sanitize_untrusted
+from planner.engine.result import format_timestamp
+from planner.engine.summaries import history_digest
 from planner.replanning.controls import Verdict
 from planner.replanning.decision import PLANNING_PHASES, Phase, ReplanDecision, ReviewReply
 from planner.replanning.facts import (
@@ -42,8 +44,6 @@ from planner.replanning.pipeline import DecisionPipeline, HookOutcome, decision_
 from planner.replanning.prompt_builder import PlanningInputs
 from planner.replanning.recorder import DecisionContext, new_id
 from planner.replanning.state import PendingQuestion
-from planner.result import format_timestamp
-from planner.summaries import history_digest
 
 
 class ReplanManager(DecisionPipeline):

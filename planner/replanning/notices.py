@@ -6,10 +6,10 @@ the comment's layout; the forge layer posts each body as its own comment.
 
 from __future__ import annotations
 
-from planner.issue import sanitize_untrusted
+from planner.engine.issue import sanitize_untrusted
+from planner.engine.result import format_timestamp
 from planner.replanning.controls import Verdict, percent
 from planner.replanning.decision import PHASE_TITLES, ReplanDecision
-from planner.result import format_timestamp
 
 ITEM_CHARS = 500
 TEXT_CHARS = 3_000

@@ -19,11 +19,12 @@ from typing import Any, Literal, NoReturn, cast
 
 from pydantic import BaseModel, ValidationError
 
-from planner.config import PlannerConfig
-from planner.documents import HumanIntervention, InterventionSummary, Plan, PlanningError
-from planner.flow import PlanChanged, StopPass
-from planner.history import PlanningHistoryStore
-from planner.issue import IssueContext
+from planner.engine.config import PlannerConfig
+from planner.engine.documents import HumanIntervention, InterventionSummary, Plan, PlanningError
+from planner.engine.flow import PlanChanged, StopPass
+from planner.engine.history import PlanningHistoryStore
+from planner.engine.issue import IssueContext
+from planner.engine.result import Notification
 from planner.replanning.controls import ReplanControls, Verdict
 from planner.replanning.decision import PLANNING_PHASES, DecisionReply, Phase, ReplanDecision
 from planner.replanning.executor import (
@@ -39,7 +40,6 @@ from planner.replanning.prompt_builder import ReplanPromptBuilder
 from planner.replanning.recorder import Clock, DecisionContext, ReplanRecorder, new_id
 from planner.replanning.state import ReplanState
 from planner.replanning.statistics import ReplanStatistics, statistics_of
-from planner.result import Notification
 
 log = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from planner.documents import Plan, PlanRules
-from planner.interfaces import DocT, ToolSpec
-from planner.result import PassResult
-from planner.state import IssueState
+from planner.engine.documents import Plan, PlanRules
+from planner.engine.interfaces import DocT, ToolSpec
+from planner.engine.result import PassResult
+from planner.engine.state import IssueState
 
 
 class ReplanPort(Protocol):

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planner.documents import Plan
-from planner.interfaces import ToolSpec
-from planner.prompts import render
+from planner.engine.documents import Plan
+from planner.engine.interfaces import ToolSpec
+from planner.engine.prompts import render
 from planner.replanning.decision import PHASE_TITLES, PHASE_TYPES, ReplanDecision
 from planner.replanning.facts import ActionFacts, EvaluationFacts
 

@@ -12,12 +12,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from planner.history import PlanningHistoryStore
+from planner.engine.history import PlanningHistoryStore
+from planner.engine.result import Notification, NotificationKind
 from planner.replanning.controls import Verdict
 from planner.replanning.decision import Phase, ReplanDecision
 from planner.replanning.executor import ReplanChange
 from planner.replanning.notices import assumptions_notice, revision_notice
-from planner.result import Notification, NotificationKind
 
 log = logging.getLogger(__name__)
 

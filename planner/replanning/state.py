@@ -1,4 +1,5 @@
-"""Replanning state derived from the issue's history (replanning.md §10.2), like planner.state.
+"""Replanning state derived from the issue's history (replanning.md §10.2), like
+planner.engine.state.
 
 Nothing here is stored separately: counts, the pending question, an interrupted replan and the
 planning review still owed are all recomputed from entries, so a pass that stopped mid-way and

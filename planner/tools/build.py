@@ -6,8 +6,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from planner.config import McpServerConfig, ToolsConfig
-from planner.interfaces import ToolProvider
+from planner.engine.config import McpServerConfig, ToolsConfig
+from planner.engine.interfaces import ToolProvider
 from planner.tools.commands import CommandTool
 from planner.tools.mcp import McpHost
 from planner.tools.mcp_config import config_file_path, resolve_servers

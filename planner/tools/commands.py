@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.config import ToolsConfig
-from planner.interfaces import ToolResult, ToolSpec
-from planner.safe_env import scrubbed_environment
+from planner.engine.config import ToolsConfig
+from planner.engine.interfaces import ToolResult, ToolSpec
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
 from planner.tools.output import cap_file
+from planner.tools.safe_env import scrubbed_environment
 
 
 @dataclass

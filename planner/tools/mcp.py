@@ -28,8 +28,8 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from planner.config import McpServerConfig, ToolsConfig
-from planner.interfaces import ToolResult, ToolSpec
+from planner.engine.config import McpServerConfig, ToolsConfig
+from planner.engine.interfaces import ToolResult, ToolSpec
 from planner.tools.loop import LoopThread
 from planner.tools.output import cap_text
 

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from planner.interfaces import ToolProvider, ToolResult, ToolSpec
+from planner.engine.interfaces import ToolProvider, ToolResult, ToolSpec
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planner.config import ToolsConfig
-from planner.interfaces import ToolResult, ToolSpec
+from planner.engine.config import ToolsConfig
+from planner.engine.interfaces import ToolResult, ToolSpec
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
 from planner.tools.edits import Edit, EditFailed, apply_edits, unified_diff

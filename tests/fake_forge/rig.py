@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planner.ci import CiOutcome, run_for_event
+from planner.ci.job import CiOutcome, run_for_event
+from planner.ci.triggers import Platform
 from planner.testing.scripted_server import ScriptedModelServer, Step
-from planner.triggers import Platform
 from tests.fake_forge.core import FakeServerBase
 from tests.fake_forge.gitlab import FakeGitLab
 from tests.fake_forge.scenario import clone, model_config

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from planner.config import PlannerConfig, load_config
+from planner.engine.config import PlannerConfig, load_config
 from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
 from tests.fake_forge.core import git
 from tests.plans import evaluation_ok, review_ok

@@ -1,0 +1,285 @@
+"""GitHub REST v3 adapter (github.com and GitHub Enterprise Server), over `requests`.
+
+Endpoints come from the runner: GITHUB_API_URL (GHES: https://host/api/v3) and
+GITHUB_SERVER_URL. Every request it makes is one of the operations in
+tests/fixtures/github/openapi-subset.json, and the tests check each against it.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+import requests
+
+from planner.ci.forges.base import (
+    Actor,
+    CommentData,
+    ForgeAdapter,
+    GitRemote,
+    IssueData,
+    PullRequestData,
+    PullRequestExists,
+)
+from planner.ci.forges.http import HeaderAuth, JsonClient, RetryPolicy
+from planner.engine.config import ForgeConfig
+from planner.engine.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+API_VERSION = "2022-11-28"
+WRITE_PERMISSIONS = frozenset({"admin", "write"})
+WRITE_ROLES = frozenset({"admin", "maintain", "write"})
+DEFAULT_BOT_LOGIN = "github-actions[bot]"
+PR_EXISTS = "a pull request already exists"
+NO_DRAFTS = "draft pull requests are not supported"
+
+PERMISSIONS_HINT = (
+    "the token lacks a permission: give the workflow `permissions: {contents: write, "
+    "issues: write, pull-requests: write}` or pass a token that has them"
+)
+PR_FORBIDDEN_HINT = (
+    "GitHub Actions is not permitted to create pull requests: enable Settings → Actions → "
+    "General → Workflow permissions → 'Allow GitHub Actions to create and approve pull "
+    "requests' (organisation settings may also need it), or pass a personal access token / "
+    "GitHub App token as the planner token"
+)
+
+
+def github_hint(method: str, path: str, status: int, message: str) -> str:
+    """How to fix a GitHub API error, in the words of the setting or token involved."""
+    if status == 401:
+        return "the token is invalid or expired: check the token given to planner (GITHUB_TOKEN)"
+    if status == 403 and method == "POST" and path.endswith("/pulls"):
+        return PR_FORBIDDEN_HINT
+    if status == 403:
+        return PERMISSIONS_HINT
+    if status == 404:
+        return "not found: check GITHUB_REPOSITORY and that the token can see the repository"
+    if status == 410:
+        return "issues are disabled for this repository: enable them in Settings → General"
+    return ""
+
+
+class GitHubForge(ForgeAdapter):
+    platform = "github"
+
+    def __init__(
+        self,
+        *,
+        repository: str,
+        token: str,
+        api_url: str = "https://api.github.com",
+        server_url: str = "https://github.com",
+        run_url: str = "",
+        session: requests.Session | None = None,
+        retry: RetryPolicy | None = None,
+        bot_login: str = DEFAULT_BOT_LOGIN,
+    ) -> None:
+        super().__init__(secrets=(token,))
+        self.bot_login = bot_login
+        """The account the token posts as; only its comments are planner's own."""
+        self.repository = repository
+        self.owner = repository.split("/", 1)[0]
+        self.server_url = server_url.rstrip("/")
+        self._run_url = run_url
+        self._token = token
+        self._default_branch = ""
+        self.api = JsonClient(
+            api_url,
+            auth=HeaderAuth("Authorization", f"Bearer {token}"),
+            service="GitHub",
+            headers={"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION},
+            session=session,
+            retry=retry,
+            hint=github_hint,
+        )
+
+    @classmethod
+    def from_env(
+        cls,
+        env: Mapping[str, str],
+        config: ForgeConfig,
+        *,
+        session: requests.Session | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> GitHubForge:
+        """Reads GITHUB_REPOSITORY, GITHUB_TOKEN, GITHUB_API_URL, GITHUB_SERVER_URL and
+        GITHUB_RUN_ID (for the link to the run)."""
+        repository = env.get("GITHUB_REPOSITORY", "")
+        token = env.get("GITHUB_TOKEN", "")
+        if "/" not in repository:
+            raise ConfigError("GITHUB_REPOSITORY must be set to owner/name")
+        if not token:
+            raise ConfigError(
+                "GITHUB_TOKEN is not set: pass the workflow's token (secrets.GITHUB_TOKEN) or a PAT"
+            )
+        server = env.get("GITHUB_SERVER_URL") or "https://github.com"
+        return cls(
+            repository=repository,
+            token=token,
+            api_url=env.get("GITHUB_API_URL") or _api_url_for(server),
+            server_url=server,
+            run_url=_run_url(env, server, repository),
+            session=session,
+            retry=retry,
+            bot_login=config.bot_login,
+        )
+
+    # -- issues and comments ---------------------------------------------------------------------
+
+    @property
+    def _repo(self) -> str:
+        return f"/repos/{self.repository}"
+
+    def get_issue(self, number: int) -> IssueData:
+        data = self.api.request("GET", f"{self._repo}/issues/{number}").data
+        return IssueData(
+            number=int(data["number"]),
+            title=str(data.get("title") or ""),
+            body=str(data.get("body") or ""),
+            state=str(data.get("state") or "open"),
+            locked=bool(data.get("locked")),
+            labels=[_label_name(label) for label in data.get("labels") or []],
+            author=str((data.get("user") or {}).get("login", "")),
+            url=str(data.get("html_url") or ""),
+            is_pull_request=bool(data.get("pull_request")),
+        )
+
+    def list_comments(self, number: int) -> list[CommentData]:
+        pages = self.api.paginate(f"{self._repo}/issues/{number}/comments")
+        return [self._comment(item) for item in pages]
+
+    def _create_comment(self, number: int, body: str) -> CommentData:
+        reply = self.api.request(
+            "POST", f"{self._repo}/issues/{number}/comments", json={"body": body}
+        )
+        return self._comment(reply.data)
+
+    def _edit_comment(self, number: int, comment_id: str, body: str) -> CommentData:
+        path = f"{self._repo}/issues/comments/{comment_id}"
+        return self._comment(self.api.request("PATCH", path, json={"body": body}).data)
+
+    def _add_label(self, number: int, label: str) -> None:
+        self.api.request("POST", f"{self._repo}/issues/{number}/labels", json={"labels": [label]})
+
+    def _remove_label(self, number: int, label: str) -> None:
+        path = f"{self._repo}/issues/{number}/labels/{quote(label, safe='')}"
+        self.api.request("DELETE", path, allow=(404,))
+
+    def can_write(self, actor: Actor) -> bool:
+        path = f"{self._repo}/collaborators/{quote(actor.login, safe='')}/permission"
+        reply = self.api.request("GET", path, allow=(404,))
+        if reply.status == 404 or not isinstance(reply.data, dict):
+            return False
+        permission = str(reply.data.get("permission", ""))
+        return permission in WRITE_PERMISSIONS or reply.data.get("role_name") in WRITE_ROLES
+
+    def default_branch(self) -> str:
+        if not self._default_branch:
+            self._default_branch = str(self.api.request("GET", self._repo).data["default_branch"])
+        return self._default_branch
+
+    def _comment(self, data: Any) -> CommentData:
+        user = data.get("user") or {}
+        return CommentData(
+            id=str(data["id"]),
+            body=str(data.get("body") or ""),
+            author=str(user.get("login", "")),
+            created_at=str(data.get("created_at") or ""),
+            url=str(data.get("html_url") or ""),
+            trusted=self._is_own(user),
+        )
+
+    def _is_own(self, user: Any) -> bool:
+        """Written by planner's token: the configured account, a Bot exactly when it is one."""
+        login = str(user.get("login", ""))
+        is_bot = user.get("type") == "Bot"
+        return login.lower() == self.bot_login.lower() and is_bot == login.endswith("[bot]")
+
+    # -- pull requests ---------------------------------------------------------------------------
+
+    def get_pull_request(self, number: int) -> PullRequestData | None:
+        reply = self.api.request("GET", f"{self._repo}/pulls/{number}", allow=(404,))
+        return None if reply.status == 404 else self._pull(reply.data)
+
+    def find_pull_request(self, head: str) -> PullRequestData | None:
+        params = {"head": f"{self.owner}:{head}", "state": "open"}
+        reply = self.api.request("GET", f"{self._repo}/pulls", params=params)
+        pulls = [self._pull(item) for item in reply.data or []]
+        return next((p for p in pulls if p.head == head and p.same_repository), None)
+
+    def _create_pull_request(
+        self, *, head: str, base: str, title: str, body: str, draft: bool
+    ) -> PullRequestData:
+        request = {"title": title, "head": head, "base": base, "body": body, "draft": draft}
+        reply = self.api.request("POST", f"{self._repo}/pulls", json=request, allow=(422,))
+        if reply.status == 422 and draft and NO_DRAFTS in _text(reply.data):
+            log.warning("draft pull requests are not available here; opening a regular one")
+            return self._create_pull_request(
+                head=head, base=base, title=title, body=body, draft=False
+            )
+        if reply.status == 422 and PR_EXISTS in _text(reply.data):
+            raise PullRequestExists(head)
+        if reply.status == 422:
+            raise self.api.error_for("POST", f"{self._repo}/pulls", reply)
+        return self._pull(reply.data)
+
+    def _update_pull_request(
+        self, pull: PullRequestData, *, title: str, body: str, draft: bool
+    ) -> PullRequestData:
+        # REST cannot change draft state; a finished plan says so in the tracking comment.
+        path = f"{self._repo}/pulls/{pull.number}"
+        return self._pull(self.api.request("PATCH", path, json={"title": title, "body": body}).data)
+
+    def _pull(self, data: Any) -> PullRequestData:
+        head, base = data.get("head") or {}, data.get("base") or {}
+        head_repo = (head.get("repo") or {}).get("full_name", "")
+        return PullRequestData(
+            number=int(data["number"]),
+            url=str(data.get("html_url") or ""),
+            head=str(head.get("ref", "")),
+            base=str(base.get("ref", "")),
+            title=str(data.get("title") or ""),
+            body=str(data.get("body") or ""),
+            draft=bool(data.get("draft")),
+            state=str(data.get("state") or "open"),
+            same_repository=str(head_repo).lower() == self.repository.lower(),
+        )
+
+    # -- git and links ---------------------------------------------------------------------------
+
+    def git_remote(self) -> GitRemote:
+        basic = base64.b64encode(f"x-access-token:{self._token}".encode()).decode()
+        return GitRemote(
+            f"{self.server_url}/{self.repository}.git", f"AUTHORIZATION: basic {basic}"
+        )
+
+    def run_url(self) -> str:
+        return self._run_url
+
+    def branch_url(self, branch: str) -> str:
+        return f"{self.server_url}/{self.repository}/tree/{quote(branch)}"
+
+
+def _label_name(label: Any) -> str:
+    return str(label.get("name", "")) if isinstance(label, dict) else str(label)
+
+
+def _text(data: Any) -> str:
+    return str(data).lower()
+
+
+def _api_url_for(server: str) -> str:
+    server = server.rstrip("/")
+    return "https://api.github.com" if server == "https://github.com" else f"{server}/api/v3"
+
+
+def _run_url(env: Mapping[str, str], server: str, repository: str) -> str:
+    run_id = env.get("GITHUB_RUN_ID", "")
+    if not run_id:
+        return ""
+    return f"{server.rstrip('/')}/{repository}/actions/runs/{run_id}"

@@ -1,0 +1,279 @@
+"""GitLab REST v4 adapter (gitlab.com and self-managed), over `requests`.
+
+Endpoints come from the CI job: CI_API_V4_URL and CI_SERVER_URL. The token is a project (or
+group/personal) access token with `api` scope in GITLAB_TOKEN: CI_JOB_TOKEN cannot post notes
+or open merge requests, and the clone's origin URL carries the job token, which cannot push,
+so git talks to CI_SERVER_URL/CI_PROJECT_PATH.git with the access token in a header instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+import requests
+
+from planner.ci.forges.base import (
+    Actor,
+    CommentData,
+    ForgeAdapter,
+    GitRemote,
+    IssueData,
+    PullRequestData,
+    PullRequestExists,
+)
+from planner.ci.forges.http import HeaderAuth, JsonClient, RetryPolicy
+from planner.engine.config import ForgeConfig
+from planner.engine.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+DEVELOPER_ACCESS = 30
+DRAFT_PREFIX = "Draft: "
+
+
+def gitlab_hint(method: str, path: str, status: int, message: str) -> str:
+    """How to fix a GitLab API error."""
+    if status == 401:
+        return "GITLAB_TOKEN is invalid or expired: create a project access token with `api` scope"
+    if status == 403:
+        return (
+            "the token may not do this: GITLAB_TOKEN must be a project access token with `api` "
+            "scope and at least the Developer role (CI_JOB_TOKEN cannot post notes or open "
+            "merge requests)"
+        )
+    if status == 404:
+        return "not found: check CI_PROJECT_ID and that GITLAB_TOKEN belongs to this project"
+    return ""
+
+
+class GitLabForge(ForgeAdapter):
+    platform = "gitlab"
+
+    def __init__(
+        self,
+        *,
+        project_id: str,
+        repository: str,
+        token: str,
+        api_url: str,
+        server_url: str,
+        run_url: str = "",
+        session: requests.Session | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        super().__init__(secrets=(token,))
+        self.project_id = project_id
+        self.repository = repository
+        self.server_url = server_url.rstrip("/")
+        self._run_url = run_url
+        self._token = token
+        self._default_branch = ""
+        self._me: str | None = None
+        self.api = JsonClient(
+            api_url,
+            # Authorization (not PRIVATE-TOKEN): requests drops it on a redirect to another host.
+            auth=HeaderAuth("Authorization", f"Bearer {token}"),
+            service="GitLab",
+            session=session,
+            retry=retry,
+            hint=gitlab_hint,
+        )
+
+    @classmethod
+    def from_env(
+        cls,
+        env: Mapping[str, str],
+        config: ForgeConfig,
+        *,
+        session: requests.Session | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> GitLabForge:
+        """Reads GITLAB_TOKEN, CI_API_V4_URL, CI_SERVER_URL, CI_PROJECT_ID, CI_PROJECT_PATH,
+        CI_PIPELINE_URL."""
+        token = env.get("GITLAB_TOKEN", "")
+        if not token:
+            raise ConfigError(
+                "GITLAB_TOKEN is not set: add a project access token with `api` scope as a "
+                "masked CI/CD variable (CI_JOB_TOKEN cannot post notes or open merge requests)"
+            )
+        missing = [
+            name
+            for name in ("CI_API_V4_URL", "CI_SERVER_URL", "CI_PROJECT_ID", "CI_PROJECT_PATH")
+            if not env.get(name)
+        ]
+        if missing:
+            raise ConfigError(f"GitLab CI variables missing: {', '.join(missing)}")
+        return cls(
+            project_id=env["CI_PROJECT_ID"],
+            repository=env["CI_PROJECT_PATH"],
+            token=token,
+            api_url=env["CI_API_V4_URL"],
+            server_url=env["CI_SERVER_URL"],
+            run_url=env.get("CI_PIPELINE_URL", ""),
+            session=session,
+            retry=retry,
+        )
+
+    @property
+    def _project(self) -> str:
+        return f"/projects/{quote(self.project_id, safe='')}"
+
+    # -- issues and notes ----------------------------------------------------------------------
+
+    def get_issue(self, number: int) -> IssueData:
+        data = self.api.request("GET", f"{self._project}/issues/{number}").data
+        return IssueData(
+            number=int(data["iid"]),
+            title=str(data.get("title") or ""),
+            body=str(data.get("description") or ""),
+            state="closed" if data.get("state") == "closed" else "open",
+            locked=bool(data.get("discussion_locked")),
+            labels=[_label_name(label) for label in data.get("labels") or []],
+            author=str((data.get("author") or {}).get("username", "")),
+            url=str(data.get("web_url") or ""),
+        )
+
+    def list_comments(self, number: int) -> list[CommentData]:
+        params = {"sort": "asc", "order_by": "created_at"}
+        notes = self.api.paginate(f"{self._project}/issues/{number}/notes", params)
+        return [self._note(item, number) for item in notes if not item.get("system")]
+
+    def _create_comment(self, number: int, body: str) -> CommentData:
+        path = f"{self._project}/issues/{number}/notes"
+        return self._note(self.api.request("POST", path, json={"body": body}).data, number)
+
+    def _edit_comment(self, number: int, comment_id: str, body: str) -> CommentData:
+        path = f"{self._project}/issues/{number}/notes/{comment_id}"
+        return self._note(self.api.request("PUT", path, json={"body": body}).data, number)
+
+    def _add_label(self, number: int, label: str) -> None:
+        self.api.request("PUT", f"{self._project}/issues/{number}", json={"add_labels": label})
+
+    def _remove_label(self, number: int, label: str) -> None:
+        self.api.request("PUT", f"{self._project}/issues/{number}", json={"remove_labels": label})
+
+    def can_write(self, actor: Actor) -> bool:
+        user_id = actor.id if actor.id is not None else self._user_id(actor.login)
+        if user_id is None:
+            return False
+        path = f"{self._project}/members/all/{user_id}"
+        reply = self.api.request("GET", path, allow=(404,))
+        if reply.status == 404 or not isinstance(reply.data, dict):
+            return False
+        return int(reply.data.get("access_level") or 0) >= DEVELOPER_ACCESS
+
+    def default_branch(self) -> str:
+        if not self._default_branch:
+            data = self.api.request("GET", self._project).data
+            self._default_branch = str(data["default_branch"])
+        return self._default_branch
+
+    def _user_id(self, username: str) -> int | None:
+        users = self.api.request("GET", "/users", params={"username": username}).data or []
+        return int(users[0]["id"]) if users else None
+
+    def _identity(self) -> str:
+        """The token's own username (GET /user), so our notes are recognised; '' if unknown."""
+        if self._me is None:
+            reply = self.api.request("GET", "/user", allow=(401, 403, 404))
+            data = reply.data if reply.status == 200 and isinstance(reply.data, dict) else {}
+            self._me = str(data.get("username", ""))
+            if not self._me:
+                log.warning(
+                    "GET /user answered %d: planner cannot recognise its own notes and will "
+                    "post a new tracking note",
+                    reply.status,
+                )
+        return self._me
+
+    def _note(self, data: Any, number: int) -> CommentData:
+        author = str((data.get("author") or {}).get("username", ""))
+        note_id = str(data["id"])
+        return CommentData(
+            id=note_id,
+            body=str(data.get("body") or ""),
+            author=author,
+            created_at=str(data.get("created_at") or ""),
+            url=f"{self.server_url}/{self.repository}/-/issues/{number}#note_{note_id}",
+            trusted=bool(author) and author == self._identity(),
+        )
+
+    # -- merge requests --------------------------------------------------------------------------
+
+    def get_pull_request(self, number: int) -> PullRequestData | None:
+        reply = self.api.request("GET", f"{self._project}/merge_requests/{number}", allow=(404,))
+        return None if reply.status == 404 else self._merge_request(reply.data)
+
+    def find_pull_request(self, head: str) -> PullRequestData | None:
+        params = {"source_branch": head, "state": "opened"}
+        reply = self.api.request("GET", f"{self._project}/merge_requests", params=params)
+        found = [self._merge_request(item) for item in reply.data or []]
+        return next((mr for mr in found if mr.head == head and mr.same_repository), None)
+
+    def _create_pull_request(
+        self, *, head: str, base: str, title: str, body: str, draft: bool
+    ) -> PullRequestData:
+        request = {
+            "source_branch": head,
+            "target_branch": base,
+            "title": _draft_title(title, draft),
+            "description": body,
+            "remove_source_branch": True,
+        }
+        path = f"{self._project}/merge_requests"
+        reply = self.api.request("POST", path, json=request, allow=(409,))
+        if reply.status == 409:
+            raise PullRequestExists(head)
+        return self._merge_request(reply.data)
+
+    def _update_pull_request(
+        self, pull: PullRequestData, *, title: str, body: str, draft: bool
+    ) -> PullRequestData:
+        path = f"{self._project}/merge_requests/{pull.number}"
+        request = {"title": _draft_title(title, draft), "description": body}
+        return self._merge_request(self.api.request("PUT", path, json=request).data)
+
+    def _merge_request(self, data: Any) -> PullRequestData:
+        return PullRequestData(
+            number=int(data["iid"]),
+            url=str(data.get("web_url") or ""),
+            head=str(data.get("source_branch", "")),
+            base=str(data.get("target_branch", "")),
+            title=str(data.get("title") or ""),
+            body=str(data.get("description") or ""),
+            draft=bool(data.get("draft") or data.get("work_in_progress")),
+            state="open" if data.get("state") == "opened" else str(data.get("state", "")),
+            same_repository=data.get("source_project_id") == data.get("target_project_id"),
+        )
+
+    # -- git and links ---------------------------------------------------------------------------
+
+    def git_remote(self) -> GitRemote:
+        basic = base64.b64encode(f"oauth2:{self._token}".encode()).decode()
+        return GitRemote(
+            f"{self.server_url}/{self.repository}.git", f"Authorization: Basic {basic}"
+        )
+
+    def run_url(self) -> str:
+        return self._run_url
+
+    def branch_url(self, branch: str) -> str:
+        return f"{self.server_url}/{self.repository}/-/tree/{quote(branch)}"
+
+    def pull_reference(self, number: int) -> str:
+        return f"!{number}"
+
+
+def _draft_title(title: str, draft: bool) -> str:
+    bare = title.removeprefix(DRAFT_PREFIX)
+    return f"{DRAFT_PREFIX}{bare}" if draft else bare
+
+
+def _label_name(label: Any) -> str:
+    if isinstance(label, dict):
+        return str(label.get("name") or label.get("title") or "")
+    return str(label)

@@ -1,0 +1,256 @@
+"""The issue branch in the working tree: prepare it, commit the pass's changes, push it.
+
+The token travels only as an HTTP header given to git through GIT_CONFIG_* environment
+variables (`http.<url>.extraheader`): never in a URL, a remote, argv or a log line. The header
+is scoped to the exact repository URL and resets any header configured before (for example
+the one actions/checkout persisted), so exactly one Authorization header is sent, and it is in
+the environment of fetch and push only.
+
+Every git command runs with an environment scrubbed of planner's secrets (planner.tools.safe_env)
+and with hooks, fsmonitor and the `ext::` transport switched off, because a pass can plant those in
+`.git/`. fetch and push also ignore credential helpers and speak only the remote's protocol (so a
+`url.*.insteadOf` in the repository's config cannot send them to a local path or over ssh).
+Filter drivers defined or changed after prepare() (by the pass) are switched off for the commit;
+the ones the checkout came with (git-lfs) keep working.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from planner.ci.forges.base import GitRemote, redact_secrets
+from planner.engine.errors import PlannerError
+from planner.tools.safe_env import git_argv, git_environment
+
+log = logging.getLogger(__name__)
+
+BASE_REF = "refs/planner/base"
+BRANCH_REF = "refs/planner/branch"
+MISSING_REF = "couldn't find remote ref"
+LOCAL_CONFIG = (("commit.gpgsign", "false"), ("maintenance.auto", "false"), ("gc.auto", "0"))
+"""No signing program, and no background gc left running after a command."""
+NETWORK_CONFIG = (
+    ("credential.helper", ""),  # resets the list: no helper from the repository runs
+    ("protocol.allow", "never"),  # the remote's own scheme is allowed again; ssh never is
+    ("fetch.recurseSubmodules", "false"),
+    ("push.recurseSubmodules", "no"),
+)
+FILTER_OFF = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
+"""An empty command switches a filter driver off."""
+
+
+class GitError(PlannerError):
+    """A git command failed; the message says which and why (never with credentials)."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str
+    email: str
+
+
+@dataclass(frozen=True)
+class BranchState:
+    branch: str
+    base: str
+    base_sha: str
+    created: bool
+    """True when the branch did not exist yet and was started from the base branch."""
+
+
+class GitWorkspace:
+    def __init__(
+        self, root: Path, remote: GitRemote | None, *, env: Mapping[str, str] | None = None
+    ) -> None:
+        self.root = root
+        self.remote = remote
+        self.base_env = git_environment(os.environ if env is None else env)
+        self.state: BranchState | None = None
+        self.filters: frozenset[tuple[str, str]] = frozenset()
+        """The filter driver settings prepare() found, before any pass could change them."""
+
+    # -- the three steps -------------------------------------------------------------------------
+
+    def prepare(self, branch: str, base: str) -> BranchState:
+        """Check out `branch`: the remote one when it exists, else a new one from `base`."""
+        if branch == base:
+            raise GitError(f"the issue branch may not be the default branch {base!r}")
+        self._require_clean()
+        if self.remote is None:
+            self.state = self._prepare_local(branch, base)
+        else:
+            self.state = self._prepare_remote(branch, base)
+        self.filters = self._filter_settings()
+        log.info("on branch %s (%s)", branch, "new" if self.state.created else "continued")
+        return self.state
+
+    def commit_all(self, message: str, identity: Identity) -> str | None:
+        """Commit every change in the working tree; None when there is nothing to commit."""
+        off = self._planted_filters_off()
+        self._git("add", "-A", config=off)
+        if self._git("diff", "--cached", "--quiet", "--no-ext-diff", check=False).returncode == 0:
+            return None
+        self._git(
+            "commit", "--no-verify", "-q", "-F", "-", stdin=message, identity=identity, config=off
+        )
+        return self.head()
+
+    def push(self) -> bool:
+        """Push the branch (never forced, never the base). False when there is no remote."""
+        state = self._state()
+        if self.remote is None:
+            return False
+        if state.branch == state.base:
+            raise GitError(f"refusing to push to the default branch {state.base!r}")
+        refspec = f"HEAD:refs/heads/{state.branch}"
+        self._git("push", "--porcelain", "--no-verify", self.remote.url, refspec, network=True)
+        return True
+
+    def commits_ahead(self) -> int:
+        """Commits on the branch that the base branch does not have."""
+        state = self._state()
+        count = self._git("rev-list", "--count", f"{state.base_sha}..HEAD").stdout.strip()
+        return int(count or 0)
+
+    def head(self) -> str:
+        return self._git("rev-parse", "HEAD").stdout.strip()
+
+    # -- preparing ---------------------------------------------------------------------------------
+
+    def _prepare_remote(self, branch: str, base: str) -> BranchState:
+        assert self.remote is not None
+        self._fetch(base, BASE_REF, required=True)
+        exists = self._fetch(branch, BRANCH_REF, required=False)
+        start = BRANCH_REF if exists else BASE_REF
+        self._git("checkout", "-q", "--no-track", "-B", branch, start)
+        return BranchState(branch, base, self._sha(BASE_REF), created=not exists)
+
+    def _prepare_local(self, branch: str, base: str) -> BranchState:
+        base_sha = self._sha(f"refs/heads/{base}")
+        exists = bool(self._sha(f"refs/heads/{branch}", required=False))
+        if exists:
+            self._git("checkout", "-q", branch)
+        else:
+            self._git("checkout", "-q", "-b", branch, base_sha)
+        return BranchState(branch, base, base_sha, created=not exists)
+
+    def _fetch(self, branch: str, into: str, *, required: bool) -> bool:
+        assert self.remote is not None
+        refspec = f"+refs/heads/{branch}:{into}"
+        done = self._git(
+            "fetch", "-q", "--no-tags", self.remote.url, refspec, network=True, check=False
+        )
+        if done.returncode == 0:
+            return True
+        if not required and MISSING_REF in done.stderr:
+            return False
+        raise self._failure(("fetch", refspec), done)
+
+    def _require_clean(self) -> None:
+        changed = self._git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+        if changed:
+            raise GitError(
+                "the working tree has uncommitted changes to tracked files; commit or stash "
+                f"them first:\n{changed}"
+            )
+
+    def _filter_settings(self) -> frozenset[tuple[str, str]]:
+        listed = self._git("config", "-z", "--get-regexp", r"^filter\.", check=False).stdout
+        entries = (entry.partition("\n") for entry in listed.split("\0") if entry)
+        return frozenset((key, value) for key, _, value in entries)
+
+    def _planted_filters_off(self) -> tuple[tuple[str, str], ...]:
+        """`-c` settings that switch off every filter driver defined or changed since prepare()."""
+        new = self._filter_settings() - self.filters
+        drivers = sorted({key.rsplit(".", 1)[0] for key, _ in new})
+        if drivers:
+            log.warning("switched off filter drivers set up during the pass: %s", drivers)
+        return tuple((f"{driver}.{key}", value) for driver in drivers for key, value in FILTER_OFF)
+
+    def _sha(self, ref: str, *, required: bool = True) -> str:
+        done = self._git("rev-parse", "--verify", "--quiet", ref, check=False)
+        if done.returncode != 0 and required:
+            raise GitError(f"{ref} does not exist in {self.root}")
+        return done.stdout.strip()
+
+    def _state(self) -> BranchState:
+        if self.state is None:
+            raise GitError("prepare() must run before committing or pushing")
+        return self.state
+
+    # -- running git -------------------------------------------------------------------------------
+
+    def _git(
+        self,
+        *args: str,
+        check: bool = True,
+        network: bool = False,
+        stdin: str | None = None,
+        identity: Identity | None = None,
+        config: tuple[tuple[str, str], ...] = (),
+    ) -> subprocess.CompletedProcess[str]:
+        argv = git_argv(*args, config=(*self._config(network), *config))
+        try:
+            done = subprocess.run(
+                argv,
+                cwd=self.root,
+                env=self._environment(network, identity),
+                input=stdin,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GitError(f"git {args[0]} could not run: {exc}") from None
+        if check and done.returncode != 0:
+            raise self._failure(args, done)
+        return done
+
+    def _config(self, network: bool) -> tuple[tuple[str, str], ...]:
+        """`-c` settings (never a secret: argv is visible to every process)."""
+        if not network or self.remote is None:
+            return LOCAL_CONFIG
+        scheme = urlsplit(self.remote.url).scheme or "file"
+        return (*LOCAL_CONFIG, *NETWORK_CONFIG, (f"protocol.{scheme}.allow", "always"))
+
+    def _environment(self, network: bool, identity: Identity | None) -> dict[str, str]:
+        env = dict(self.base_env)
+        if identity is not None:
+            for role in ("AUTHOR", "COMMITTER"):
+                env[f"GIT_{role}_NAME"], env[f"GIT_{role}_EMAIL"] = identity.name, identity.email
+        if network and self.remote is not None and self.remote.auth_header:
+            key = f"http.{self.remote.url}.extraheader"
+            headers = [(key, ""), (key, self.remote.auth_header)]  # reset, then ours only
+            for index, (name, value) in enumerate(headers):
+                env[f"GIT_CONFIG_KEY_{index}"], env[f"GIT_CONFIG_VALUE_{index}"] = name, value
+            env["GIT_CONFIG_COUNT"] = str(len(headers))
+        return env
+
+    def _failure(self, args: tuple[str, ...], done: subprocess.CompletedProcess[str]) -> GitError:
+        secrets = [self.remote.auth_header] if self.remote and self.remote.auth_header else []
+        output = redact_secrets((done.stderr or done.stdout).strip(), secrets)[-2000:]
+        hint = _hint(output)
+        return GitError(
+            f"git {' '.join(args[:1])} failed (exit {done.returncode}): {output}"
+            + (f"\n{hint}" if hint else "")
+        )
+
+
+def _hint(output: str) -> str:
+    lowered = output.lower()
+    if "403" in lowered or "permission" in lowered or "denied" in lowered:
+        return (
+            "The token may not push: on GitHub give the workflow `contents: write`; on GitLab "
+            "use a project access token with `write_repository` (CI_JOB_TOKEN cannot push)."
+        )
+    if "authentication" in lowered or "could not read username" in lowered:
+        return "The remote asked for credentials: check the token given to planner."
+    if "non-fast-forward" in lowered or "fetch first" in lowered:
+        return "Someone else pushed to the issue branch meanwhile; re-run planner to continue."
+    return ""

@@ -1,0 +1,614 @@
+"""What a CI entry point calls: one event in, one pass (or a skip) out.
+
+    outcome = run_for_event("github", workspace=Path.cwd(), config=config, env=os.environ)
+
+parse the trigger -> skip checks (read-only: no API writes on any skip path) -> post the
+"working" tracking comment before the first model call -> run_pass with a reporter that edits
+that comment -> commit and push the issue branch -> open/update the PR/MR -> final comment and
+status label. Once the tracking comment exists, every failure still ends with the final status
+written to it. Forge adapters are imported lazily, so the GitHub path never loads GitLab code.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import requests
+from pydantic import BaseModel
+
+from planner.ci.forges.base import (
+    MARKER_PREFIX,
+    CommentData,
+    ForgeAdapter,
+    IssueData,
+    PullRequestData,
+    parse_time,
+)
+from planner.ci.forges.http import RetryPolicy
+from planner.ci.gitops import GitWorkspace, Identity
+from planner.ci.tracking import (
+    CHECKLIST_CHARS,
+    TrackingState,
+    TrackingView,
+    earlier_runs,
+    neutralize,
+    one_line,
+    render_tracking,
+    run_line,
+    safe_result,
+)
+from planner.ci.triggers import (
+    Platform,
+    Skip,
+    Trigger,
+    gitlab_trigger_from_env,
+    load_github_event,
+    local_trigger,
+    parse_github_event,
+    parse_gitlab_event,
+)
+from planner.engine.config import ForgeConfig, McpServerConfig, PlannerConfig
+from planner.engine.errors import UserInputError
+from planner.engine.history import PlanningHistoryStore
+from planner.engine.interfaces import HistoryBackend, ToolProvider
+from planner.engine.issue import Comment, IssueContext
+from planner.engine.result import Notification, PassResult, render_checklist
+from planner.engine.state import IssueState
+from planner.run.runner import PassSetup, history_directory, repository_name, run_pass
+from planner.tools.mcp_config import load_file_servers
+
+log = logging.getLogger(__name__)
+
+OutcomeStatus = Literal["skipped", "stopped", "completed", "in_progress", "needs_human", "failed"]
+CLOSES = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#(\d+)\b", re.IGNORECASE)
+QUESTION_MARKER = "<!-- planner:question -->"
+NOTIFICATION_MARKER = "<!-- planner:notification -->"
+ASKING_KINDS = frozenset({"clarification", "escalation"})
+"""Notifications that already ask a person to act, so no generic question is posted."""
+PULL_MARKER = "<!-- planner:pull-request -->"
+OUTCOME_CHARS = 1_000
+OUTCOMES_CHARS = 10_000
+"""The outcomes beside the checklist (CHECKLIST_CHARS) keep the body under PULL_BODY_CHARS."""
+PULL_BODY_CHARS = 65_000
+"""GitHub refuses a pull request body over 65,536 characters; redaction may lengthen it a bit."""
+
+
+class CiOutcome(BaseModel):
+    """What happened, for the entry point (exit code, job outputs, job summary)."""
+
+    status: OutcomeStatus
+    reason: str = ""
+    platform: str = ""
+    issue_number: int | None = None
+    branch: str = ""
+    pr_url: str = ""
+    comment_url: str = ""
+    commit: str = ""
+    """The commit this run pushed ('' when the pass changed nothing)."""
+    tokens_used: int = 0
+    model_calls: int = 0
+    history_path: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.status == "failed" else 0
+
+
+@dataclass
+class Target:
+    """The issue a permitted trigger acts on (and the PR a feedback comment was made on)."""
+
+    number: int
+    issue: IssueData
+    pull: PullRequestData | None = None
+
+
+def run_for_event(
+    platform: Platform,
+    *,
+    workspace: Path,
+    config: PlannerConfig,
+    env: Mapping[str, str],
+    event: Mapping[str, Any] | None = None,
+    event_name: str | None = None,
+    model: Any = None,
+    extra_tools: tuple[ToolProvider, ...] = (),
+    history: HistoryBackend | None = None,
+    session: requests.Session | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> CiOutcome:
+    """Handle one event end to end; see the module docstring and the env of each platform."""
+    trigger = read_trigger(platform, config.forge, env, event, event_name)
+    if isinstance(trigger, Skip):
+        return skipped(platform, trigger.reason)
+    retry = RetryPolicy(config.forge.api_max_retries, config.forge.api_max_wait_seconds, sleep)
+    forge = open_forge(platform, env, config.forge, workspace, trigger, session, retry)
+    target = decide(forge, trigger, config.forge)
+    if isinstance(target, Skip):
+        return skipped(platform, target.reason, trigger.issue_number)
+    log.info("acting on %s", trigger.describe())
+    run = IssueRun(forge, trigger, target, config, workspace, env)
+    if trigger.command == "stop":
+        return run.stop(history)
+    return run.execute(model=model, extra_tools=extra_tools, history=history)
+
+
+def skipped(platform: str, reason: str, number: int | None = None) -> CiOutcome:
+    log.info("skipped: %s", reason)
+    return CiOutcome(status="skipped", reason=reason, platform=platform, issue_number=number)
+
+
+# -- trigger and forge ---------------------------------------------------------------------------
+
+
+def read_trigger(
+    platform: Platform,
+    config: ForgeConfig,
+    env: Mapping[str, str],
+    event: Mapping[str, Any] | None,
+    event_name: str | None,
+) -> Trigger | Skip:
+    """GitHub: GITHUB_EVENT_NAME + GITHUB_EVENT_PATH. GitLab: TRIGGER_PAYLOAD or
+    PLANNER_ISSUE_IID. Local: event {"issue", "instruction", "actor"} or PLANNER_ISSUE /
+    PLANNER_INSTRUCTION. An explicit `event` replaces the one the environment names."""
+    if platform == "github":
+        if event is None:
+            event_name, event = load_github_event(env)
+        return parse_github_event(event_name or env.get("GITHUB_EVENT_NAME", ""), event, config)
+    if platform == "gitlab":
+        if event is not None:
+            return parse_gitlab_event(event, config)
+        return gitlab_trigger_from_env(env, config)
+    if platform == "local":
+        inputs = event or {"issue": env.get("PLANNER_ISSUE", ""), "actor": env.get("USER", "")}
+        if not inputs.get("issue"):
+            raise UserInputError("a local run needs an issue number (PLANNER_ISSUE)")
+        instruction = str(inputs.get("instruction", env.get("PLANNER_INSTRUCTION", "")))
+        actor = str(inputs.get("actor") or "local")
+        return local_trigger(inputs["issue"], config, instruction=instruction, actor=actor)
+    raise UserInputError(f"unknown platform {platform!r} (github, gitlab or local)")
+
+
+def open_forge(
+    platform: Platform,
+    env: Mapping[str, str],
+    config: ForgeConfig,
+    workspace: Path,
+    trigger: Trigger,
+    session: requests.Session | None = None,
+    retry: RetryPolicy | None = None,
+) -> ForgeAdapter:
+    """The adapter for `platform`, imported only when needed."""
+    if platform == "github":
+        from planner.ci.forges.github import GitHubForge
+
+        return GitHubForge.from_env(env, config, session=session, retry=retry)
+    if platform == "gitlab":
+        from planner.ci.forges.gitlab import GitLabForge
+
+        filled = {"CI_PROJECT_ID": trigger.project_id, "CI_PROJECT_PATH": trigger.repository}
+        merged = {**{k: v for k, v in filled.items() if v}, **{k: v for k, v in env.items() if v}}
+        return GitLabForge.from_env(merged, config, session=session, retry=retry)
+    from planner.ci.forges.local import LocalForge
+
+    return LocalForge(workspace, repository_name(workspace))
+
+
+# -- act or skip (read-only) ---------------------------------------------------------------------
+
+
+def decide(forge: ForgeAdapter, trigger: Trigger, config: ForgeConfig) -> Target | Skip:
+    """Permission, the issue a PR comment is about, closed/locked issues. Never writes."""
+    if not permitted(forge, trigger, config):
+        return Skip(reason=f"@{trigger.actor.login} does not have write access to the repository")
+    pull = None
+    number = trigger.issue_number
+    if number is None:
+        pull = forge.get_pull_request(trigger.pull_request or 0)
+        number = issue_of_pull_request(pull, config.branch_prefix)
+        if number is None:
+            return Skip(reason=f"pull request {trigger.pull_request} was not opened by planner")
+    issue = forge.get_issue(number)
+    problem = _unworkable(issue)
+    return Skip(reason=problem) if problem else Target(number, issue, pull)
+
+
+def permitted(forge: ForgeAdapter, trigger: Trigger, config: ForgeConfig) -> bool:
+    actor = trigger.actor
+    if actor.login in config.allowed_users or (actor.is_bot and actor.login in config.allowed_bots):
+        return True
+    return forge.can_write(actor)
+
+
+def issue_of_pull_request(pull: PullRequestData | None, prefix: str) -> int | None:
+    """The issue a planner PR closes: from its branch name, else from `Closes #N`."""
+    if pull is None or not pull.same_repository or not pull.head.startswith(prefix):
+        return None
+    suffix = pull.head[len(prefix) :]
+    if suffix.isdigit():
+        return int(suffix)
+    found = CLOSES.search(pull.body)
+    return int(found.group(1)) if found else None
+
+
+def _unworkable(issue: IssueData) -> str:
+    if issue.is_pull_request:
+        return f"#{issue.number} is a pull request, not an issue"
+    if issue.state == "closed":
+        return f"issue #{issue.number} is closed"
+    if issue.locked:
+        return f"issue #{issue.number} is locked"
+    return ""
+
+
+def issue_context(
+    forge: ForgeAdapter, trigger: Trigger, target: Target, comments: list[CommentData]
+) -> IssueContext:
+    """The issue for the prompt: only comments made before the event, never our own."""
+    cutoff = parse_time(trigger.event_time)
+    kept = [c for c in comments if _visible_to_model(c, trigger, cutoff)]
+    issue = target.issue
+    return IssueContext(
+        repository=forge.repository,
+        number=str(target.number),
+        title=issue.title,
+        body=issue.body,
+        comments=[
+            Comment(author=c.author, body=c.body, created_at=c.created_at, id=c.id) for c in kept
+        ],
+        labels=issue.labels,
+        url=issue.url,
+        author=issue.author,
+        instruction=_instruction(forge, trigger, target),
+    )
+
+
+def _visible_to_model(comment: CommentData, trigger: Trigger, cutoff: datetime | None) -> bool:
+    if comment.id == trigger.comment_id or (comment.trusted and MARKER_PREFIX in comment.body):
+        return False
+    if cutoff is None:
+        return True
+    created = comment.created
+    return created is not None and created <= cutoff
+
+
+def _instruction(forge: ForgeAdapter, trigger: Trigger, target: Target) -> str:
+    if trigger.command == "resume":
+        return ""
+    if trigger.command == "replan":
+        return f"Replan requested: {trigger.instruction or 'no reason given'}"
+    if target.pull is not None and trigger.instruction:
+        reference = forge.pull_reference(target.pull.number)
+        return f"Feedback on pull request {reference}: {trigger.instruction}"
+    return trigger.instruction
+
+
+# -- one run on one issue ------------------------------------------------------------------------
+
+
+class IssueRun:
+    def __init__(
+        self,
+        forge: ForgeAdapter,
+        trigger: Trigger,
+        target: Target,
+        config: PlannerConfig,
+        workspace: Path,
+        env: Mapping[str, str],
+    ) -> None:
+        self.forge = forge
+        self.trigger = trigger
+        self.target = target
+        self.config = config
+        self.workspace = workspace
+        self.env = env
+        self.number = target.number
+        self.branch = f"{config.forge.branch_prefix}{target.number}"
+        self.labels = list(target.issue.labels)
+        self.comment: CommentData | None = None
+        self.posted: set[str] = set()
+        self.view = TrackingView(
+            state="working",
+            actor=trigger.actor.login,
+            event=trigger.event,
+            branch=self.branch,
+            branch_url=forge.branch_url(self.branch),
+            run_url=forge.run_url(),
+            phrase=config.forge.trigger_phrase,
+        )
+
+    # -- stop --------------------------------------------------------------------------------
+
+    def stop(self, history: HistoryBackend | None) -> CiOutcome:
+        """`/planner stop`: no pass; the comment and labels say it is stopped."""
+        self._load_earlier_runs()
+        self.view.result = self._history_snapshot(history)
+        outcome = CiOutcome(status="stopped", reason=f"stopped by @{self.trigger.actor.login}")
+        self._finish(outcome, "stopped")
+        return outcome
+
+    def _history_snapshot(self, history: HistoryBackend | None) -> PassResult | None:
+        directory = history_directory(self.config, self.workspace)
+        if history is not None:
+            history.restore(directory, str(self.number))
+        store = PlanningHistoryStore(directory, self.forge.repository, str(self.number))
+        state = IssueState.from_entries(store.entries())
+        if state.plan is None:
+            return None
+        return PassResult(
+            status="in_progress",
+            goal=state.plan.goal_understanding.main_objective,
+            tasks=state.tasks(),
+            revision=state.revision,
+            revision_reason=state.revision_reason,
+        )
+
+    # -- a pass ------------------------------------------------------------------------------
+
+    def execute(
+        self, *, model: Any, extra_tools: tuple[ToolProvider, ...], history: HistoryBackend | None
+    ) -> CiOutcome:
+        # The 'working' comment comes before the first model call. If it cannot be written,
+        # nothing has been written and the error goes to the entry point as it is.
+        self._load_earlier_runs()
+        self._write_comment()
+        try:
+            self._set_label(self.config.forge.label_working)
+            outcome = self._work(model, extra_tools, history)
+        except Exception as exc:  # whatever broke, the comment must say how the run ended
+            log.exception("the run failed")
+            outcome = CiOutcome(status="failed", reason=self.forge.redact(f"{exc}"))
+        self._finish(outcome, _tracking_state(outcome.status))
+        return outcome
+
+    def _work(
+        self, model: Any, extra_tools: tuple[ToolProvider, ...], history: HistoryBackend | None
+    ) -> CiOutcome:
+        git = GitWorkspace(self.workspace, self.forge.git_remote())
+        base = self.forge.default_branch()
+        # Read from the default branch's checkout: the issue branch is the last pass's work.
+        mcp_servers = load_file_servers(self.config.tools, self.workspace)
+        git.prepare(self.branch, base)
+        issue = issue_context(
+            self.forge, self.trigger, self.target, self.forge.list_comments(self.number)
+        )
+        result = self._pass(issue, model, extra_tools, history, mcp_servers)
+        self.view.result = result
+        commit = git.commit_all(self._commit_message(result), self._identity()) or ""
+        if commit:
+            git.push()
+        pull = self._pull_request(result, base) if git.commits_ahead() else None
+        if pull is None:
+            self.view.notes.append("No changes so far, so there is no commit and no pull request.")
+        return self._outcome(result, commit, pull)
+
+    def _pass(
+        self,
+        issue: IssueContext,
+        model: Any,
+        extra_tools: tuple[ToolProvider, ...],
+        history: HistoryBackend | None,
+        mcp_servers: dict[str, McpServerConfig],
+    ) -> PassResult:
+        directory = history_directory(self.config, self.workspace)
+        if history is not None:
+            history.restore(directory, str(self.number))
+        setup = PassSetup(
+            config=self.config,
+            workspace=self.workspace,
+            reporter=TrackingReporter(self),
+            extra_tools=extra_tools,
+            model=model,
+            protected=(self.workspace / ".planner",) if self.forge.platform == "local" else (),
+            mcp_file_servers=mcp_servers,
+        )
+        try:
+            return run_pass(setup, issue)
+        finally:
+            if history is not None:
+                history.save(directory, str(self.number))
+
+    def _outcome(self, result: PassResult, commit: str, pull: PullRequestData | None) -> CiOutcome:
+        return CiOutcome(
+            status=result.status,
+            reason=self.forge.redact(result.stop_reason),
+            commit=commit,
+            pr_url=pull.url if pull else "",
+            tokens_used=result.usage.total_tokens,
+            model_calls=result.usage.model_calls,
+            history_path=result.history_path,
+        )
+
+    # -- the pull request ----------------------------------------------------------------------
+
+    def _pull_request(self, result: PassResult, base: str) -> PullRequestData:
+        draft = self.config.forge.draft_pr and result.status != "completed"
+        pull = self.forge.upsert_pull_request(
+            head=self.branch,
+            base=base,
+            title=self._pull_title(),
+            body=self._pull_body(result),
+            draft=draft,
+        )
+        self.view.pull_url = pull.url
+        self.view.pull_label = self.forge.pull_reference(pull.number)
+        if pull.draft and not draft:
+            self.view.notes.append("The plan is complete: mark the draft pull request ready.")
+        return pull
+
+    def _pull_title(self) -> str:
+        title = " ".join(self.target.issue.title.split())[:200] or f"Issue {self.number}"
+        return f"{title} ({self.forge.issue_reference(self.number)})"
+
+    def _pull_body(self, result: PassResult) -> str:
+        """Outcomes and checklist, within GitHub's body limit whatever the model wrote."""
+        safe = safe_result(result)
+        outcomes = safe.summary.key_outcomes if safe.summary else []
+        lines = [PULL_MARKER, f"Closes {self.forge.issue_reference(self.number)}", ""]
+        lines += _outcome_lines(outcomes)
+        lines += ["", render_checklist(safe, CHECKLIST_CHARS).strip(), ""]
+        if self.comment is not None and self.comment.url:
+            lines.append(f"Progress and history: [tracking comment]({self.comment.url})")
+        lines.append("_Planned and implemented by planner; review before merging._")
+        body = "\n".join(lines)
+        return body if len(body) <= PULL_BODY_CHARS else body[: PULL_BODY_CHARS - 40] + "\n…(cut)"
+
+    # -- git identity ----------------------------------------------------------------------------
+
+    def _identity(self) -> Identity:
+        forge = self.config.forge
+        default = _platform_identity(self.forge.platform, self.env)
+        return Identity(forge.commit_name or default.name, forge.commit_email or default.email)
+
+    def _commit_message(self, result: PassResult) -> str:
+        title = " ".join(self.target.issue.title.split())[:120]
+        done, total = result.progress()
+        lines = [
+            f"planner: {title} ({self.forge.issue_reference(self.number)})",
+            "",
+            f"Pass ended {result.status}: {done}/{total} tasks complete.",
+        ]
+        actor = self.trigger.actor
+        if actor.email and not actor.is_bot:
+            lines += ["", f"Co-authored-by: {actor.login} <{actor.email}>"]
+        return self.forge.redact("\n".join(lines)) + "\n"
+
+    # -- the comment and the labels ----------------------------------------------------------
+
+    def _load_earlier_runs(self) -> None:
+        existing = self.forge.find_tracking_comment(self.number)
+        self.view.earlier_runs = earlier_runs(existing.body) if existing else []
+
+    def _write_comment(self) -> None:
+        self.comment = self.forge.upsert_tracking_comment(self.number, render_tracking(self.view))
+
+    def _set_label(self, label: str) -> None:
+        forge = self.config.forge
+        status = (
+            forge.label_working,
+            forge.label_needs_input,
+            forge.label_paused,
+            forge.label_done,
+        )
+        self.labels = self.forge.set_status_label(self.number, label, status, self.labels)
+
+    def _finish(self, outcome: CiOutcome, state: TrackingState) -> None:
+        """Final comment, label and question; each is tried even if another fails."""
+        self.view.state = state
+        if outcome.status in ("failed", "stopped") and outcome.reason:
+            self.view.reason = outcome.reason
+        self.view.earlier_runs.append(run_line(self.view))
+        label = _status_label(self.config.forge, state)
+        steps: list[Callable[[], None]] = [self._write_comment, lambda: self._set_label(label)]
+        steps.append(self._post_notifications)
+        if state == "needs_human":
+            steps.append(self._ask)
+        for step in steps:
+            try:
+                step()
+            except Exception:
+                log.exception("could not write the final status to the issue")
+        self._fill(outcome)
+
+    def _post_notifications(self) -> None:
+        """Each notification of the pass (plan revision, clarification, ...) once, on its own."""
+        result = self.view.result
+        for note in result.notifications if result is not None else []:
+            if note.id in self.posted:
+                continue
+            self.posted.add(note.id)  # a failed post is logged, not retried on every update
+            self.forge.post_comment(self.number, self._notification_body(note))
+
+    def _notification_body(self, note: Notification) -> str:
+        """The notice, inert; one that asks a person to act also mentions who started the run."""
+        mention = f"@{self.trigger.actor.login} " if note.kind in ASKING_KINDS else ""
+        lead = f"{mention}planner needs your input.\n\n" if mention else ""
+        return f"{NOTIFICATION_MARKER}\n{lead}{neutralize(note.body)}"
+
+    def _ask(self) -> None:
+        """A separate comment, because a person must act (it notifies them)."""
+        result = self.view.result
+        if result is None or any(n.kind in ASKING_KINDS for n in result.notifications):
+            return
+        safe = safe_result(result)
+        lines = [QUESTION_MARKER, f"@{self.trigger.actor.login} planner needs your input here."]
+        lines += ["", *[f"- {q}" for q in safe.questions or safe.messages or [safe.stop_reason]]]
+        phrase = self.config.forge.trigger_phrase
+        lines += ["", f"Reply with `{phrase} <your answer>` to continue."]
+        self.forge.post_comment(self.number, "\n".join(lines))
+
+    def _fill(self, outcome: CiOutcome) -> None:
+        outcome.platform = self.forge.platform
+        outcome.issue_number = self.number
+        outcome.branch = self.branch
+        outcome.comment_url = self.comment.url if self.comment else ""
+        outcome.pr_url = outcome.pr_url or self.view.pull_url
+        result = self.view.result
+        if result is not None and result.usage.model_calls:
+            outcome.tokens_used = result.usage.total_tokens
+            outcome.model_calls = result.usage.model_calls
+            outcome.history_path = result.history_path
+
+
+class TrackingReporter:
+    """ProgressReporter: keeps the tracking comment current while the pass runs."""
+
+    def __init__(self, run: IssueRun) -> None:
+        self.run = run
+
+    def update(self, snapshot: Any) -> None:
+        if isinstance(snapshot, PassResult):
+            self.run.view.result = snapshot
+            self.run._write_comment()
+            self.run._post_notifications()
+
+
+FINAL_STATES: dict[str, TrackingState] = {
+    "completed": "completed",
+    "in_progress": "in_progress",
+    "needs_human": "needs_human",
+    "failed": "failed",
+}
+
+
+def _outcome_lines(outcomes: list[str]) -> list[str]:
+    """The model's key outcomes as list items: each one line, all together OUTCOMES_CHARS."""
+    lines: list[str] = []
+    used = 0
+    for index, outcome in enumerate(outcomes):
+        line = f"- {one_line(neutralize(outcome), OUTCOME_CHARS)}"
+        used += len(line) + 1
+        if used > OUTCOMES_CHARS:
+            return [*lines, f"- …and {len(outcomes) - index} more outcomes"]
+        lines.append(line)
+    return lines
+
+
+def _tracking_state(status: OutcomeStatus) -> TrackingState:
+    return FINAL_STATES.get(status, "stopped")
+
+
+def _status_label(forge: ForgeConfig, state: TrackingState) -> str:
+    """The label a run ends with. Only needs_human gets the one under which a plain reply
+    answers: a paused, failed or stopped run waits for an explicit phrase."""
+    if state == "completed":
+        return forge.label_done
+    return forge.label_needs_input if state == "needs_human" else forge.label_paused
+
+
+def _platform_identity(platform: str, env: Mapping[str, str]) -> Identity:
+    if platform == "github":
+        return Identity(
+            "github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com"
+        )
+    if platform == "gitlab":
+        host = env.get("CI_SERVER_HOST") or "gitlab.invalid"
+        return Identity("planner", f"planner@noreply.{host}")
+    return Identity("planner", "planner@localhost")

@@ -1,0 +1,136 @@
+"""The job summary: status, the plan's checklist, usage, links and history problems.
+
+Written to $GITHUB_STEP_SUMMARY (markdown on the run's page) or printed to a GitLab job's log.
+The checklist is derived from the issue's history file, the same source the tracking comment's
+checklist comes from; model-written text is neutralised as in the comment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from planner.ci.job import CiOutcome
+from planner.ci.tracking import neutralize, safe_result
+from planner.engine.history import PlanningHistoryStore
+from planner.engine.result import PassResult, PassStatus, render_checklist
+from planner.engine.state import IssueState
+
+TITLES = {
+    "completed": "✅ completed",
+    "in_progress": "⏸️ in progress (comment /planner to continue)",
+    "needs_human": "🙋 needs your input",
+    "stopped": "⏹️ stopped",
+    "skipped": "⏭️ skipped",
+    "failed": "❌ failed",
+}
+
+PASS_STATUS: dict[str, PassStatus] = {
+    "completed": "completed",
+    "needs_human": "needs_human",
+    "failed": "failed",
+}
+
+
+@dataclass
+class SummaryFacts:
+    """What the summary shows besides the outcome itself."""
+
+    issue_url: str = ""
+    model: str = ""
+    history_backend: str = ""
+    history: PlanningHistoryStore | None = None
+    workspace: Path | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def render_summary(outcome: CiOutcome, facts: SummaryFacts) -> str:
+    number = f" · issue #{outcome.issue_number}" if outcome.issue_number else ""
+    lines = [f"### planner: {TITLES.get(outcome.status, outcome.status)}{number}", ""]
+    if outcome.reason:
+        lines += [neutralize(outcome.reason), ""]
+    lines += _facts_table(outcome, facts)
+    checklist = checklist_from_history(facts.history, outcome)
+    if checklist:
+        lines += ["", checklist.strip()]
+    if facts.problems:
+        lines += ["", "**Problems reading the history**", ""]
+        lines += [f"- {neutralize(problem)}" for problem in facts.problems]
+    return "\n".join(lines) + "\n"
+
+
+def _facts_table(outcome: CiOutcome, facts: SummaryFacts) -> list[str]:
+    rows = [
+        ("Issue", _link(f"#{outcome.issue_number}", facts.issue_url)),
+        ("Pull request", _link(_pull_label(outcome.pr_url), outcome.pr_url)),
+        ("Tracking comment", _link("comment", outcome.comment_url)),
+        ("Branch", f"`{outcome.branch}`" if outcome.branch else ""),
+        ("Commit", f"`{outcome.commit[:12]}`" if outcome.commit else ""),
+        ("Usage", _usage(outcome, facts.model)),
+        ("History", _history(outcome, facts)),
+    ]
+    kept = [(name, value) for name, value in rows if value]
+    if not kept:
+        return []
+    return ["| | |", "| --- | --- |", *[f"| {name} | {value} |" for name, value in kept]]
+
+
+def _pull_label(url: str) -> str:
+    """#7 for a GitHub pull request, !7 for a GitLab merge request."""
+    number = url.rstrip("/").rsplit("/", 1)[-1]
+    return f"!{number}" if "/merge_requests/" in url else f"#{number}"
+
+
+def _link(text: str, url: str) -> str:
+    return f"[{text}]({url})" if url else ""
+
+
+def _usage(outcome: CiOutcome, model: str) -> str:
+    if not outcome.model_calls:
+        return ""
+    calls = f"{outcome.model_calls} model call(s), {outcome.tokens_used} tokens"
+    return f"{calls} ({model})" if model else calls
+
+
+def _history(outcome: CiOutcome, facts: SummaryFacts) -> str:
+    history_file = facts.history.filepath if facts.history else None
+    path = relative_history_path(history_file, facts.workspace)
+    if not path:
+        return ""
+    return f"`{path}` ({facts.history_backend})" if facts.history_backend else f"`{path}`"
+
+
+def relative_history_path(history_file: Path | None, workspace: Path | None) -> str:
+    """The history file relative to the workspace when inside it; '' when there is none."""
+    if history_file is None or not history_file.is_file():
+        return ""
+    if workspace is not None and history_file.resolve().is_relative_to(workspace.resolve()):
+        return history_file.resolve().relative_to(workspace.resolve()).as_posix()
+    return str(history_file)
+
+
+def open_history(
+    directory: Path, repository: str, issue: int | None
+) -> PlanningHistoryStore | None:
+    """The issue's history (None when there is no history directory)."""
+    if issue is None or not directory.is_dir():
+        return None
+    return PlanningHistoryStore(directory, repository, str(issue))
+
+
+def checklist_from_history(history: PlanningHistoryStore | None, outcome: CiOutcome) -> str:
+    """The plan's checklist as the history records it ('' without a plan)."""
+    if history is None or not history.filepath.is_file():
+        return ""
+    state = IssueState.from_entries(history.entries())
+    if state.plan is None:
+        return ""
+    result = PassResult(
+        status=PASS_STATUS.get(outcome.status, "in_progress"),
+        goal=state.plan.goal_understanding.main_objective,
+        tasks=state.tasks(),
+        revision=state.revision,
+        revision_reason=state.revision_reason,
+        previous_progress=state.previous_progress,
+    )
+    return render_checklist(safe_result(result))

@@ -1,0 +1,223 @@
+"""The tracking comment: one per issue, written by code (never by the model), edited in place.
+
+It shows the state of the current run, why it stopped when a person is needed, the plan as a
+checklist (planner.engine.result.render_checklist), links to branch / pull request / CI run, usage,
+and a log of earlier runs. It stays under GitHub's 65,536-character body limit by dropping the
+oldest run-log lines first, then shortening messages — never the current checklist.
+
+Text that came from the model is neutralised before it is shown: HTML is escaped (no hidden
+markup, no fake markers, no tracking images) and @mentions do not notify anyone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+from planner.ci.forges.base import TRACKING_MARKER
+from planner.engine.result import PassResult, TaskView, render_checklist
+
+MAX_COMMENT_CHARS = 65_536
+CHECKLIST_CHARS = 50_000
+"""The checklist with its folded plan history; older plans go first, the current one never."""
+RUNS_START = "<!-- planner:runs -->"
+RUNS_END = "<!-- /planner:runs -->"
+CUT_NOTE = "\n\n…(cut to fit the comment size limit)"
+MESSAGE_LIMIT = 2_000
+
+TrackingState = Literal["working", "completed", "in_progress", "needs_human", "failed", "stopped"]
+
+TITLES: dict[str, str] = {
+    "working": "⏳ Working",
+    "completed": "✅ Done",
+    "in_progress": "⏸️ Paused",
+    "needs_human": "🙋 Needs your input",
+    "failed": "❌ Failed",
+    "stopped": "⏹️ Stopped",
+}
+MENTION = re.compile(r"@(?=[A-Za-z0-9_])")
+BARE_AMPERSAND = re.compile(r"&(?!(?:amp|lt|gt);)")
+
+
+@dataclass
+class TrackingView:
+    """Everything the tracking comment shows; built by planner.ci.job."""
+
+    state: TrackingState
+    actor: str = ""
+    event: str = ""
+    result: PassResult | None = None
+    reason: str = ""
+    """Why the run stopped, when not the pass's own stop reason (e.g. a push failure)."""
+    notes: list[str] = field(default_factory=list)
+    branch: str = ""
+    branch_url: str = ""
+    pull_label: str = ""
+    pull_url: str = ""
+    run_url: str = ""
+    phrase: str = "/planner"
+    earlier_runs: list[str] = field(default_factory=list)
+
+
+def neutralize(text: str) -> str:
+    """Model or issue text made inert for a comment: no HTML, no notifying @mentions."""
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return MENTION.sub("@\u200b", escaped)
+
+
+def safe_result(result: PassResult) -> PassResult:
+    """A copy whose model-written texts are neutralised (for checklists we publish)."""
+    history = [
+        plan.model_copy(
+            update={"reason": neutralize(plan.reason), "tasks": _safe_tasks(plan.tasks)}
+        )
+        for plan in result.plan_history
+    ]
+    return result.model_copy(
+        update={
+            "goal": neutralize(result.goal),
+            "revision_reason": neutralize(result.revision_reason),
+            "tasks": _safe_tasks(result.tasks),
+            "plan_history": history,
+            "messages": [neutralize(m) for m in result.messages],
+            "questions": [neutralize(q) for q in result.questions],
+        }
+    )
+
+
+def _safe_tasks(tasks: list[TaskView]) -> list[TaskView]:
+    return [t.model_copy(update={"description": neutralize(t.description)}) for t in tasks]
+
+
+def render_tracking(view: TrackingView, limit: int = MAX_COMMENT_CHARS) -> str:
+    """The whole comment body, at most `limit` characters."""
+    runs, omitted = list(view.earlier_runs), 0
+    message_limit = MESSAGE_LIMIT
+    while True:
+        body = _compose(view, runs, omitted, message_limit)
+        if len(body) <= limit:
+            return body
+        if runs:
+            runs, omitted = runs[1:], omitted + 1
+        elif message_limit > 200:
+            message_limit //= 4
+        else:
+            return body[: limit - len(CUT_NOTE)] + CUT_NOTE
+
+
+def earlier_runs(body: str) -> list[str]:
+    """The run-log lines of an existing tracking comment, made inert (they are shown again)."""
+    start, end = body.find(RUNS_START), body.find(RUNS_END)
+    if start < 0 or end < start:
+        return []
+    section = body[start + len(RUNS_START) : end]
+    return [_inert(line) for line in section.splitlines() if line.startswith("- ")]
+
+
+def _inert(line: str) -> str:
+    """neutralize() for a line that is copied run after run: what is escaped stays as it is."""
+    escaped = BARE_AMPERSAND.sub("&amp;", line).replace("<", "&lt;").replace(">", "&gt;")
+    return MENTION.sub("@\u200b", escaped)
+
+
+def run_line(view: TrackingView, now: datetime | None = None) -> str:
+    """One line for the run log describing the run `view` ends."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    parts = [stamp, f"{view.event} by @\u200b{view.actor}" if view.actor else view.event]
+    parts.append(TITLES[view.state])
+    if view.result is not None:
+        usage = view.result.usage
+        parts.append(f"{usage.model_calls} model calls, {usage.total_tokens:,} tokens")
+    if view.run_url:
+        parts.append(f"[CI run]({view.run_url})")
+    return "- " + " · ".join(part for part in parts if part)
+
+
+# -- composing --------------------------------------------------------------------------------
+
+
+def _compose(view: TrackingView, runs: list[str], omitted: int, message_limit: int) -> str:
+    result = safe_result(view.result) if view.result is not None else None
+    sections = [
+        f"{TRACKING_MARKER}\n### 🤖 planner · {TITLES[view.state]}",
+        _started(view),
+        _why(view, result, message_limit),
+        render_checklist(result, CHECKLIST_CHARS).strip() if result and result.tasks else "",
+        _links(view),
+        _usage(result),
+        _next_step(view),
+        _run_log(runs, omitted),
+    ]
+    return "\n\n".join(section for section in sections if section) + "\n"
+
+
+def _started(view: TrackingView) -> str:
+    who = f" for @{view.actor}" if view.actor else ""
+    if view.state == "working":
+        return f"Working on this issue{who} ({view.event}). This comment updates as the plan runs."
+    if view.state == "stopped":
+        return f"Stopped{who}; nothing runs until someone comments `{view.phrase} resume`."
+    return ""
+
+
+def _why(view: TrackingView, result: PassResult | None, message_limit: int) -> str:
+    if view.state in ("working", "completed") and not view.reason:
+        return ""
+    reason = view.reason or (result.stop_reason if result else "")
+    lines = [f"**Why:** {one_line(neutralize(reason), message_limit)}"] if reason else []
+    if result is not None and view.state != "working":
+        lines += [f"> {one_line(m, message_limit)}" for m in result.messages if m.strip()]
+        lines += [f"- ❓ {one_line(q, message_limit)}" for q in result.questions]
+    return "\n".join(lines)
+
+
+def _links(view: TrackingView) -> str:
+    links = []
+    if view.branch:
+        branch = f"`{view.branch}`"
+        links.append(
+            f"Branch [{branch}]({view.branch_url})" if view.branch_url else f"Branch {branch}"
+        )
+    if view.pull_url:
+        links.append(f"Pull request [{view.pull_label or 'link'}]({view.pull_url})")
+    if view.run_url:
+        links.append(f"[CI run]({view.run_url})")
+    notes = [f"_{neutralize(note)}_" for note in view.notes]
+    return "\n\n".join([" · ".join(links), *notes]).strip()
+
+
+def _usage(result: PassResult | None) -> str:
+    if result is None or not result.usage.model_calls:
+        return ""
+    usage = result.usage
+    return (
+        f"Model calls: {usage.model_calls} · tokens: {usage.total_tokens:,} "
+        f"({usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion) · "
+        f"actions: {result.actions}"
+    )
+
+
+def _next_step(view: TrackingView) -> str:
+    phrase = f"`{view.phrase}"
+    steps = {
+        "in_progress": f"Comment {phrase} resume` to continue where this run stopped.",
+        "needs_human": f"Answer with {phrase} <your answer>` to continue.",
+        "failed": f"Fix the cause above, then comment {phrase} resume` to retry.",
+    }
+    return steps.get(view.state, "")
+
+
+def _run_log(runs: list[str], omitted: int) -> str:
+    if not runs and not omitted:
+        return ""
+    lines = [f"_{omitted} earlier runs not shown._"] if omitted else []
+    body = "\n".join([RUNS_START, *lines, *runs, RUNS_END])
+    return f"<details><summary>Run log</summary>\n\n{body}\n\n</details>"
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line, at most `limit` characters (an ellipsis marks a cut)."""
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"

@@ -1,0 +1,489 @@
+"""Events that may start a pass, turned into one `Trigger` — or a `Skip` saying why not.
+
+Parsing is pure (no API calls): event kind, label, phrase, subcommand, bot senders and our
+own comments are decided here. Write access, closed/locked issues and "is this PR one of ours"
+need the forge and are decided in planner.ci.job.
+
+GitHub: `issues` (labeled; opened/assigned when enabled), `issue_comment` created,
+`workflow_dispatch` with an `issue` input. GitLab: Issue Hook / Note Hook payloads delivered
+by a pipeline trigger as the file variable TRIGGER_PAYLOAD, or a manual/API pipeline with
+PLANNER_ISSUE_IID. Local: an issue number and an instruction from the command line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel
+
+from planner.ci.forges.base import MARKER_PREFIX, Actor
+from planner.engine.config import ForgeConfig
+from planner.engine.errors import UserInputError
+
+Platform = Literal["github", "gitlab", "local"]
+Command = Literal["run", "resume", "replan", "stop"]
+TriggerKind = Literal[
+    "labeled", "opened", "assigned", "comment", "pr_comment", "dispatch", "manual", "local"
+]
+COMMANDS: tuple[Command, ...] = ("resume", "replan", "stop")
+
+GITLAB_BOT_NAME = re.compile(r"(?:project|group)_\d+_bot(?:_[0-9a-z]+)?")
+GITLAB_SYSTEM_BOTS = frozenset(
+    {"ghost", "support-bot", "alert-bot", "visual-review-bot", "gitlab-bot", "gitlab-security-bot"}
+)
+FENCE = re.compile(r"^[ \t]*(```|~~~).*?(^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
+QUOTE_LINE = re.compile(r"^[ \t]*>.*$", re.M)
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+
+
+class Trigger(BaseModel):
+    """One request to run (or stop) planner on one issue."""
+
+    platform: Platform
+    kind: TriggerKind
+    event: str
+    """What arrived, e.g. 'issues.labeled', 'issue_comment.created', 'Note Hook'."""
+    repository: str
+    project_id: str = ""
+    """GitLab's numeric project id."""
+    issue_number: int | None = None
+    """None for a comment on a pull request until planner.ci.job finds the issue it closes."""
+    pull_request: int | None = None
+    """The pull/merge request a comment was made on."""
+    pull_request_branch: str = ""
+    actor: Actor
+    command: Command = "run"
+    instruction: str = ""
+    """Text after the phrase (run), or the reason (replan). Untrusted."""
+    comment_id: str = ""
+    event_time: str = ""
+    """Comments created after this are not shown to the model."""
+
+    def describe(self) -> str:
+        where = f"#{self.issue_number}" if self.issue_number else f"PR {self.pull_request}"
+        return f"{self.event} by @{self.actor.login} on {where} ({self.command})"
+
+
+class Skip(BaseModel):
+    """The event is not for planner; exit 0 after logging the reason, with no writes."""
+
+    reason: str
+
+
+# -- phrase and subcommands ------------------------------------------------------------------
+
+
+def match_phrase(text: str, phrase: str) -> str | None:
+    """The text after the first use of `phrase` outside quotes and code, or None.
+
+    Case-insensitive and on a word boundary: '/planner' matches '/Planner do x' but not
+    '/planners' or 'a/planner'. Quoted lines and code are ignored, so quoting an earlier
+    command does not run it again.
+    """
+    masked = _mask(text)
+    pattern = rf"(?<![\w/@.-]){re.escape(phrase)}(?![\w-])"
+    found = re.search(pattern, masked, re.IGNORECASE)
+    return None if found is None else text[found.end() :].strip()
+
+
+def parse_command(rest: str) -> tuple[Command, str]:
+    """('stop'|'resume'|'replan'|'run', text) from what followed the phrase."""
+    parts = rest.split(maxsplit=1)
+    word = parts[0].lower().rstrip(":.,") if parts else ""
+    tail = parts[1].strip() if len(parts) > 1 else ""
+    for command in COMMANDS:
+        if word == command:
+            return command, tail if command == "replan" else ""
+    return "run", rest
+
+
+def _mask(text: str) -> str:
+    """Blank out fenced code, quoted lines and inline code, keeping every offset."""
+    for pattern in (FENCE, QUOTE_LINE, INLINE_CODE):
+        text = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    return text
+
+
+def _phrase_command(text: str, config: ForgeConfig) -> tuple[Command, str] | None:
+    rest = match_phrase(text, config.trigger_phrase)
+    return None if rest is None else parse_command(rest)
+
+
+def _answer(
+    body: str, issue: Any, on_pull: bool, config: ForgeConfig
+) -> tuple[Command, str] | None:
+    """A plain reply on an issue that waits for input answers it (no phrase needed).
+
+    Whether its author may trigger a run is decided later, like for any other trigger.
+    """
+    if on_pull or not isinstance(issue, Mapping) or not body.strip():
+        return None
+    waiting = config.label_needs_input in _names(issue.get("labels"))
+    return ("run", body.strip()) if waiting else None
+
+
+def _bot_skip(actor: Actor, config: ForgeConfig) -> Skip | None:
+    if actor.is_bot and actor.login not in config.allowed_bots:
+        return Skip(reason=f"the sender @{actor.login} is a bot (not in forge.allowed_bots)")
+    return None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _need(data: Any, path: str) -> Any:
+    """The value at a dotted `path` ('repository.full_name'); an error naming it if absent."""
+    node = data
+    for key in path.split("."):
+        if not isinstance(node, Mapping) or node.get(key) is None:
+            raise UserInputError(f"the event payload has no {path}")
+        node = node[key]
+    return node
+
+
+def _at(data: Any, path: str) -> Any:
+    """_need on an object taken out of the payload, named as in the payload: 'issue.number'."""
+    return _need({path.partition(".")[0]: data}, path)
+
+
+def _int(value: Any, what: str) -> int:
+    try:
+        number = int(str(value).strip().lstrip("#!"))
+    except ValueError:
+        raise UserInputError(f"{what} must be an issue number, got {value!r}") from None
+    if number <= 0:
+        raise UserInputError(f"{what} must be a positive issue number, got {value!r}")
+    return number
+
+
+# -- GitHub ----------------------------------------------------------------------------------
+
+
+def parse_github_event(
+    event_name: str, payload: Mapping[str, Any], config: ForgeConfig
+) -> Trigger | Skip:
+    """A GitHub Actions event (GITHUB_EVENT_NAME and the GITHUB_EVENT_PATH payload)."""
+    if not isinstance(payload, Mapping):
+        raise UserInputError("the GitHub event payload is not a JSON object")
+    parsers = {
+        "issues": _github_issues,
+        "issue_comment": _github_comment,
+        "workflow_dispatch": _github_dispatch,
+    }
+    parser = parsers.get(event_name)
+    if parser is None:
+        return Skip(reason=f"GitHub event {event_name!r} does not trigger planner")
+    return parser(payload, config)
+
+
+def github_actor(sender: Any) -> Actor:
+    login = str(_at(sender, "sender.login"))
+    user_id = sender.get("id")
+    return Actor(
+        login=login,
+        id=int(user_id) if isinstance(user_id, int) else None,
+        is_bot=sender.get("type") == "Bot" or login.endswith("[bot]"),
+        email=f"{user_id}+{login}@users.noreply.github.com" if user_id else "",
+    )
+
+
+def _github_issues(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger | Skip:
+    action = str(_need(payload, "action"))
+    issue = _need(payload, "issue")
+    wanted = _github_issue_action(action, payload, issue, config)
+    if isinstance(wanted, Skip):
+        return wanted
+    actor = github_actor(_need(payload, "sender"))
+    return _bot_skip(actor, config) or Trigger(
+        platform="github",
+        kind=wanted,
+        event=f"issues.{action}",
+        repository=str(_need(payload, "repository.full_name")),
+        issue_number=_int(_at(issue, "issue.number"), "issue.number"),
+        actor=actor,
+        event_time=str(issue.get("updated_at") or _now()),
+    )
+
+
+def _github_issue_action(
+    action: str, payload: Mapping[str, Any], issue: Any, config: ForgeConfig
+) -> TriggerKind | Skip:
+    if action == "labeled":
+        label = payload.get("label")
+        names = [label.get("name")] if isinstance(label, Mapping) else _names(issue.get("labels"))
+        if config.trigger_label in names:
+            return "labeled"
+        return Skip(reason=f"label {names[0] if names else None!r} is not {config.trigger_label!r}")
+    if action == "opened" and config.trigger_on_opened:
+        return "opened"
+    if action == "assigned" and config.trigger_on_assigned:
+        return "assigned"
+    return Skip(reason=f"issues.{action} does not trigger planner with this configuration")
+
+
+def _github_comment(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger | Skip:
+    action = str(_need(payload, "action"))
+    if action != "created":
+        return Skip(reason=f"issue_comment.{action}: only new comments trigger planner")
+    comment, issue = _need(payload, "comment"), _need(payload, "issue")
+    body = str(comment.get("body") or "")
+    if MARKER_PREFIX in body:
+        return Skip(reason="the comment is one of planner's own")
+    actor = github_actor(_need(payload, "sender"))
+    skip = _bot_skip(actor, config)
+    if skip:
+        return skip
+    on_pull = bool(issue.get("pull_request"))
+    parsed = _phrase_command(body, config) or _answer(body, issue, on_pull, config)
+    if parsed is None:
+        return Skip(reason=f"the comment does not contain {config.trigger_phrase!r}")
+    number = _int(_at(issue, "issue.number"), "issue.number")
+    return Trigger(
+        platform="github",
+        kind="pr_comment" if on_pull else "comment",
+        event="issue_comment.created",
+        repository=str(_need(payload, "repository.full_name")),
+        issue_number=None if on_pull else number,
+        pull_request=number if on_pull else None,
+        actor=actor,
+        command=parsed[0],
+        instruction=parsed[1],
+        comment_id=str(comment.get("id") or ""),
+        event_time=str(comment.get("created_at") or _now()),
+    )
+
+
+def _github_dispatch(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger | Skip:
+    inputs = payload.get("inputs") or {}
+    if not inputs.get("issue"):
+        raise UserInputError("workflow_dispatch needs an 'issue' input (the issue number)")
+    actor = github_actor(_need(payload, "sender"))
+    command, text = _manual_command(str(inputs.get("instruction") or ""), config)
+    return _bot_skip(actor, config) or Trigger(
+        platform="github",
+        kind="dispatch",
+        event="workflow_dispatch",
+        repository=str(_need(payload, "repository.full_name")),
+        issue_number=_int(inputs["issue"], "the 'issue' input"),
+        actor=actor,
+        command=command,
+        instruction=text,
+        event_time=_now(),
+    )
+
+
+def _manual_command(instruction: str, config: ForgeConfig) -> tuple[Command, str]:
+    """A typed instruction: subcommands only with the phrase ('/planner stop')."""
+    return _phrase_command(instruction, config) or ("run", instruction.strip())
+
+
+def _names(labels: Any) -> list[str]:
+    if not isinstance(labels, list):
+        return []
+    return [
+        str(x.get("name") or x.get("title")) if isinstance(x, Mapping) else str(x) for x in labels
+    ]
+
+
+def load_github_event(env: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    """(GITHUB_EVENT_NAME, the JSON at GITHUB_EVENT_PATH)."""
+    name = env.get("GITHUB_EVENT_NAME", "")
+    if not name:
+        raise UserInputError("GITHUB_EVENT_NAME is not set: is this running in GitHub Actions?")
+    return name, load_json_file(env.get("GITHUB_EVENT_PATH", ""), "GITHUB_EVENT_PATH")
+
+
+def load_json_file(path: str, variable: str) -> dict[str, Any]:
+    if not path or not Path(path).is_file():
+        raise UserInputError(f"{variable} does not name a readable file ({path!r})")
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserInputError(f"the event payload in {variable} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise UserInputError(f"the event payload in {variable} is not a JSON object")
+    return data
+
+
+# -- GitLab ----------------------------------------------------------------------------------
+
+
+def is_gitlab_bot(username: str) -> bool:
+    """Project/group access token users and GitLab's internal bot accounts."""
+    return bool(GITLAB_BOT_NAME.fullmatch(username)) or username in GITLAB_SYSTEM_BOTS
+
+
+def gitlab_trigger_from_env(env: Mapping[str, str], config: ForgeConfig) -> Trigger | Skip:
+    """TRIGGER_PAYLOAD (a webhook via the pipeline trigger API) or PLANNER_ISSUE_IID."""
+    if env.get("TRIGGER_PAYLOAD"):
+        return parse_gitlab_event(load_json_file(env["TRIGGER_PAYLOAD"], "TRIGGER_PAYLOAD"), config)
+    if env.get("PLANNER_ISSUE_IID"):
+        return _gitlab_manual(env, config)
+    source = env.get("CI_PIPELINE_SOURCE") or "unknown"
+    return Skip(reason=f"pipeline source {source}: no TRIGGER_PAYLOAD and no PLANNER_ISSUE_IID")
+
+
+def parse_gitlab_event(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger | Skip:
+    """A GitLab Issue Hook or Note Hook payload."""
+    if not isinstance(payload, Mapping):
+        raise UserInputError("the GitLab webhook payload is not a JSON object")
+    kind = payload.get("object_kind")
+    if kind == "issue":
+        return _gitlab_issue(payload, config)
+    if kind == "note":
+        return _gitlab_note(payload, config)
+    return Skip(reason=f"GitLab {kind or 'unknown'} events do not trigger planner")
+
+
+def gitlab_actor(user: Any, web_url: str = "") -> Actor:
+    username = str(_at(user, "user.username"))
+    user_id = user.get("id")
+    host = urlsplit(web_url).hostname or "gitlab.com"
+    return Actor(
+        login=username,
+        id=int(user_id) if isinstance(user_id, int) else None,
+        is_bot=is_gitlab_bot(username) or user.get("bot") is True,
+        email=f"{user_id}-{username}@users.noreply.{host}" if user_id else "",
+    )
+
+
+def _gitlab_issue(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger | Skip:
+    attributes = _need(payload, "object_attributes")
+    changes = payload.get("changes") or {}
+    kind = _gitlab_issue_kind(attributes, changes, config)
+    if isinstance(kind, Skip):
+        return kind
+    project = _need(payload, "project")
+    actor = gitlab_actor(_need(payload, "user"), str(project.get("web_url") or ""))
+    return _bot_skip(actor, config) or Trigger(
+        platform="gitlab",
+        kind=kind,
+        event="Issue Hook",
+        repository=str(_at(project, "project.path_with_namespace")),
+        project_id=str(_at(project, "project.id")),
+        issue_number=_int(_at(attributes, "object_attributes.iid"), "object_attributes.iid"),
+        actor=actor,
+        event_time=str(attributes.get("updated_at") or _now()),
+    )
+
+
+def _gitlab_issue_kind(attributes: Any, changes: Any, config: ForgeConfig) -> TriggerKind | Skip:
+    if config.trigger_label in _added(changes.get("labels"), "title"):
+        return "labeled"
+    if attributes.get("action") == "open" and config.trigger_on_opened:
+        return "opened"
+    if _added(changes.get("assignees"), "username") and config.trigger_on_assigned:
+        return "assigned"
+    return Skip(reason=f"the issue event did not add the label {config.trigger_label!r}")
+
+
+def _added(change: Any, key: str) -> set[str]:
+    """Names in `current` but not in `previous` of a GitLab `changes` entry."""
+    if not isinstance(change, Mapping):
+        return set()
+
+    def names(items: Any) -> set[str]:
+        items = items if isinstance(items, list) else []
+        return {str(item.get(key)) for item in items if isinstance(item, Mapping)}
+
+    return names(change.get("current")) - names(change.get("previous"))
+
+
+def _gitlab_note(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger | Skip:
+    attributes = _need(payload, "object_attributes")
+    if attributes.get("system"):
+        return Skip(reason="system notes do not trigger planner")
+    if attributes.get("action") not in (None, "create"):
+        return Skip(reason=f"note {attributes.get('action')}: only new comments trigger planner")
+    body = str(attributes.get("note") or "")
+    if MARKER_PREFIX in body:
+        return Skip(reason="the comment is one of planner's own")
+    project = _need(payload, "project")
+    actor = gitlab_actor(_need(payload, "user"), str(project.get("web_url") or ""))
+    return _bot_skip(actor, config) or _gitlab_note_trigger(
+        payload, attributes, body, actor, config
+    )
+
+
+def _gitlab_note_trigger(
+    payload: Mapping[str, Any], attributes: Any, body: str, actor: Actor, config: ForgeConfig
+) -> Trigger | Skip:
+    noteable = attributes.get("noteable_type")
+    if noteable not in ("Issue", "MergeRequest"):
+        return Skip(reason=f"comments on {noteable or 'unknown'} do not trigger planner")
+    on_issue = noteable == "Issue"
+    issue = payload.get("issue") if on_issue else None
+    parsed = _phrase_command(body, config) or _answer(body, issue, not on_issue, config)
+    if parsed is None:
+        return Skip(reason=f"the comment does not contain {config.trigger_phrase!r}")
+    target = _need(payload, "issue" if on_issue else "merge_request")
+    where = "issue" if on_issue else "merge_request"
+    number = _int(_at(target, f"{where}.iid"), f"{where}.iid")
+    project = _need(payload, "project")
+    return Trigger(
+        platform="gitlab",
+        kind="comment" if on_issue else "pr_comment",
+        event="Note Hook",
+        repository=str(_at(project, "project.path_with_namespace")),
+        project_id=str(_at(project, "project.id")),
+        issue_number=number if on_issue else None,
+        pull_request=None if on_issue else number,
+        pull_request_branch="" if on_issue else str(target.get("source_branch") or ""),
+        actor=actor,
+        command=parsed[0],
+        instruction=parsed[1],
+        comment_id=str(attributes.get("id") or ""),
+        event_time=str(attributes.get("created_at") or _now()),
+    )
+
+
+def _gitlab_manual(env: Mapping[str, str], config: ForgeConfig) -> Trigger | Skip:
+    login = env.get("GITLAB_USER_LOGIN", "")
+    if not login:
+        raise UserInputError("GITLAB_USER_LOGIN is not set: cannot tell who started the pipeline")
+    user_id = env.get("GITLAB_USER_ID", "")
+    actor = gitlab_actor(
+        {"username": login, "id": int(user_id) if user_id.isdigit() else None},
+        env.get("CI_SERVER_URL", ""),
+    )
+    command, text = _manual_command(env.get("PLANNER_INSTRUCTION", ""), config)
+    return _bot_skip(actor, config) or Trigger(
+        platform="gitlab",
+        kind="manual",
+        event=f"pipeline ({env.get('CI_PIPELINE_SOURCE') or 'unknown'})",
+        repository=env.get("CI_PROJECT_PATH", ""),
+        project_id=env.get("CI_PROJECT_ID", ""),
+        issue_number=_int(env["PLANNER_ISSUE_IID"], "PLANNER_ISSUE_IID"),
+        actor=actor,
+        command=command,
+        instruction=text,
+        event_time=_now(),
+    )
+
+
+# -- local -----------------------------------------------------------------------------------
+
+
+def local_trigger(
+    issue_number: int | str, config: ForgeConfig, *, instruction: str = "", actor: str = "local"
+) -> Trigger:
+    """`planner run` on a working tree: issues, comments and PRs are files under .planner/."""
+    command, text = _manual_command(instruction, config)
+    return Trigger(
+        platform="local",
+        kind="local",
+        event="local run",
+        repository="",
+        issue_number=_int(issue_number, "the issue number"),
+        actor=Actor(login=actor or "local"),
+        command=command,
+        instruction=text,
+        event_time=_now(),
+    )

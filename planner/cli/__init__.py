@@ -1,0 +1,1 @@
+"""The command line (`planner run|history|demo|…`) and the demo; the outermost layer."""

@@ -1,0 +1,522 @@
+"""Configuration: one pydantic model per section, loaded with a fixed precedence.
+
+defaults < YAML file (default `.github/planner.yml` in the target repo) < environment < explicit
+inputs (CLI flags / action inputs). Every problem is reported at once, naming the key path, the
+offending value, where it came from and what is allowed — before anything has side effects.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from planner.engine.errors import ConfigError
+
+DEFAULT_CONFIG_PATH = ".github/planner.yml"
+
+
+class Section(BaseModel):
+    """Base for config sections: unknown keys are errors, values are validated on assignment."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ReflectionConfig(Section):
+    """planning.reflection — when the model is asked to evaluate what was done."""
+
+    enabled: bool = True
+    """Run reflection at all."""
+    trigger_on_error: bool = True
+    """Reflect automatically after a failed action."""
+    trigger_interval: int = Field(default=3, ge=0)
+    """Reflect every N actions; 0 disables periodic reflection."""
+    depth: Literal["deep", "moderate", "shallow"] = "moderate"
+    """How thorough a reflection should be (passed to the prompt)."""
+
+
+class RevisionConfig(Section):
+    """planning.revision — how often the plan may be revised before a person is asked."""
+
+    max_revisions: int = Field(default=3, ge=0)
+    """Plan revisions allowed for an issue; past this the run requires human intervention."""
+
+
+class HistoryConfig(Section):
+    """planning.history — where the JSONL planning history lives."""
+
+    storage_type: Literal["jsonl"] = "jsonl"
+    """Only JSONL files are supported."""
+    directory: str = "planning_history"
+    """History directory, relative to the repository root unless absolute."""
+
+
+class LLMDecisionConfig(Section):
+    """planning.replanning.llm_decision — how far replan decisions are trusted (§9.3)."""
+
+    min_confidence_threshold: float = Field(default=0.5, ge=0, le=1)
+    """Below this confidence a proposed replan is not executed (0.5-0.8 runs with a warning)."""
+    require_user_confirmation_on_low_confidence: bool = True
+    """Between user_confirmation_threshold and min_confidence_threshold, ask a person first;
+    false keeps the current plan instead."""
+    user_confirmation_threshold: float = Field(default=0.3, ge=0, le=1)
+    """Below this confidence the decision is not trusted at all and the plan is kept."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _follow_min_confidence(cls, data: Any) -> Any:
+        """A lowered min_confidence_threshold takes the unset user threshold down with it,
+        so REPLANNING_MIN_CONFIDENCE=0.2 alone is a valid configuration."""
+        if not isinstance(data, dict) or "user_confirmation_threshold" in data:
+            return data
+        try:
+            minimum = float(data.get("min_confidence_threshold", 0.5))
+        except (TypeError, ValueError):
+            return data  # the field validator reports the bad value
+        return {**data, "user_confirmation_threshold": min(0.3, minimum)}
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LLMDecisionConfig:
+        if self.user_confirmation_threshold > self.min_confidence_threshold:
+            raise ValueError(
+                f"user_confirmation_threshold ({self.user_confirmation_threshold}) must not "
+                f"exceed min_confidence_threshold ({self.min_confidence_threshold})"
+            )
+        return self
+
+
+class GoalReplanConfig(Section):
+    """planning.replanning.goal_understanding — questions to people (§4, §9.1)."""
+
+    max_clarification_requests: int = Field(default=2, ge=0)
+    """Questions planner may put to people about one piece of work (clarifications and
+    low-confidence confirmations from any phase); past this it proceeds on its assumptions."""
+    auto_assume_on_no_response: bool = True
+    """Without an answer after auto_assume_timeout_minutes, the next run proceeds on the
+    assumptions it stated; false waits for an answer indefinitely."""
+    auto_assume_timeout_minutes: float = Field(default=30, ge=0)
+    """How long to wait for an answer before assuming (checked when the next run starts)."""
+
+
+class DecompositionReplanConfig(Section):
+    """planning.replanning.task_decomposition (§5, §9.1)."""
+
+    max_redecomposition_attempts: int = Field(default=3, ge=0)
+    """Level-4 replans (subtasks decomposed again)."""
+
+
+class ActionSequenceReplanConfig(Section):
+    """planning.replanning.action_sequence (§6, §9.1)."""
+
+    max_regeneration_attempts: int = Field(default=3, ge=0)
+    """Level-3 replans (whole action plan generated again)."""
+
+
+class ExecutionReplanConfig(Section):
+    """planning.replanning.execution (§7, §9.1)."""
+
+    max_action_retries: int = Field(default=3, ge=0)
+    """Level-1 replans (the failed action run again as it was)."""
+    max_partial_replans: int = Field(default=2, ge=0)
+    """Level-2 replans decided during execution (remaining work planned again)."""
+
+
+class ReflectionReplanConfig(Section):
+    """planning.replanning.reflection (§8, §9.1)."""
+
+    max_plan_revisions: int = Field(default=2, ge=0)
+    """Plan revisions decided at the final evaluation, after every task has run."""
+
+
+class GlobalReplanConfig(Section):
+    """planning.replanning.global — limits across phases (§9.1, §9.2, §13.3)."""
+
+    max_total_replans: int = Field(default=10, ge=0)
+    """Executed replans of every kind, questions to people included."""
+    infinite_loop_detection: bool = True
+    """Refuse a replan that repeats the same approach to the same trigger too often."""
+    same_trigger_max_count: int = Field(default=2, ge=1)
+    """Replans allowed with the same trigger and approach; the next one is skipped and the
+    model is asked for a different approach."""
+
+
+class ReplanningConfig(Section):
+    """planning.replanning — model-decided replanning at every phase (seed: replanning.md §12)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
+
+    enabled: bool = True
+    """Let the model decide after each phase whether to go back to an earlier one; false keeps
+    the plain reflection/revision path of planning.reflection and planning.revision."""
+    decision_mode: Literal["separate", "folded"] = "separate"
+    """Not a seed key. "separate": each decision is its own short model call (the seed's
+    design). "folded": the decision rides in the phase's own reply (the planning reply, a
+    request_replan tool during execution, the completion reply) and costs no extra call, but
+    the model judges its own output while writing it, execution is only evaluated when the
+    model volunteers a request_replan call, and periodic checks disappear. See
+    docs/replanning.md."""
+    llm_decision: LLMDecisionConfig = Field(default_factory=LLMDecisionConfig)
+    """Confidence thresholds."""
+    goal_understanding: GoalReplanConfig = Field(default_factory=GoalReplanConfig)
+    """Clarification limits and automatic assumptions."""
+    task_decomposition: DecompositionReplanConfig = Field(default_factory=DecompositionReplanConfig)
+    """Re-decomposition limit."""
+    action_sequence: ActionSequenceReplanConfig = Field(default_factory=ActionSequenceReplanConfig)
+    """Action plan regeneration limit."""
+    execution: ExecutionReplanConfig = Field(default_factory=ExecutionReplanConfig)
+    """Retry and partial replan limits."""
+    reflection: ReflectionReplanConfig = Field(default_factory=ReflectionReplanConfig)
+    """Final-evaluation revision limit."""
+    global_: GlobalReplanConfig = Field(default_factory=GlobalReplanConfig, alias="global")
+    """Overall limit and loop detection (YAML key `global`)."""
+
+
+class PlanningConfig(Section):
+    """planning — the five-phase planning process (seed: planning-process.md §9.1)."""
+
+    enabled: bool = True
+    """Plan before acting; false runs the plain tool loop (legacy mode)."""
+    strategy: Literal["chain_of_thought", "hierarchical", "simple"] = "chain_of_thought"
+    """How the model is told to decompose the task."""
+    max_subtasks: int = Field(default=100, ge=1)
+    """A plan with more subtasks than this is rejected."""
+    decomposition_level: Literal["detailed", "moderate", "minimal"] = "moderate"
+    """How fine-grained subtasks should be."""
+    reflection: ReflectionConfig = Field(default_factory=ReflectionConfig)
+    """Reflection settings."""
+    revision: RevisionConfig = Field(default_factory=RevisionConfig)
+    """Plan revision settings."""
+    history: HistoryConfig = Field(default_factory=HistoryConfig)
+    """History storage settings."""
+    replanning: ReplanningConfig = Field(default_factory=ReplanningConfig)
+    """Replanning decided by the model at every phase (replanning.md)."""
+
+
+class LLMConfig(Section):
+    """llm — the OpenAI-compatible chat endpoint (OpenAI, Azure, Ollama, vLLM, LiteLLM, ...)."""
+
+    model: str = "gpt-4.1"
+    """Model name sent with every request."""
+    base_url: str | None = None
+    """API base URL, e.g. http://localhost:11434/v1 for Ollama; None means OpenAI."""
+    api_key: SecretStr | None = None
+    """API key; normally supplied through OPENAI_API_KEY rather than a file."""
+    structured_output: Literal["json_schema", "json_mode"] = "json_schema"
+    """json_schema sends response_format json_schema; json_mode asks for JSON in plain text."""
+    timeout_seconds: float = Field(default=180.0, gt=0)
+    """Timeout of one HTTP request to the model."""
+    max_retries: int = Field(default=4, ge=0)
+    """Retries on 429, 5xx and connection errors."""
+    max_retry_wait_seconds: float = Field(default=60.0, ge=0)
+    """Upper bound for one wait between retries (also caps Retry-After)."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """Sampling temperature; None leaves the provider's default."""
+
+
+class BudgetConfig(Section):
+    """budget — limits of one pass. Reaching one ends the pass as in_progress, not failed."""
+
+    max_actions: int = Field(default=40, ge=1)
+    """Tool calls per pass."""
+    max_model_calls: int = Field(default=80, ge=1)
+    """Model requests per pass (retries of one request count once)."""
+    max_wall_seconds: float = Field(default=1800.0, gt=0)
+    """Wall-clock seconds per pass."""
+    max_total_tokens: int = Field(default=1_000_000, ge=1)
+    """Prompt plus completion tokens per pass."""
+
+
+class McpServerConfig(Section):
+    """tools.mcpServers.<name> — one MCP server, in the common `mcpServers` shape.
+
+    Strings may use `${VAR}` and `${VAR:-default}`; they are expanded from the environment when
+    the pass starts (an undefined variable without a default is a configuration error).
+    """
+
+    type: Literal["stdio", "http", "streamable-http"] | None = None
+    """Transport; inferred when omitted (`command` means stdio, `url` means streamable HTTP)."""
+    command: str | None = None
+    """stdio: the program to start."""
+    args: list[str] = Field(default_factory=list)
+    """stdio: its arguments."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """stdio: extra environment variables. Nothing else is inherited except PATH, HOME, USER,
+    LOGNAME, SHELL and TERM, so tokens reach a server only when listed here."""
+    cwd: str | None = None
+    """stdio: working directory, relative to the workspace; default the workspace itself."""
+    url: str | None = None
+    """streamable HTTP: the endpoint URL."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """streamable HTTP: headers sent with every request (e.g. Authorization)."""
+    allow_tools: list[str] | None = None
+    """Only these tools (names or fnmatch patterns) are offered; None offers every tool."""
+    deny_tools: list[str] = Field(default_factory=list)
+    """Tools (names or fnmatch patterns) never offered, even when allowed."""
+    timeout_seconds: float | None = Field(default=None, gt=0)
+    """Per-call timeout for this server; None uses tools.mcp_call_timeout_seconds."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of `command` (stdio) or `url` (streamable HTTP)")
+        if self.type == "stdio" and self.command is None:
+            raise ValueError("type stdio needs `command`")
+        if self.type in ("http", "streamable-http") and self.url is None:
+            raise ValueError(f"type {self.type} needs `url`")
+        return self
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        return "stdio" if self.command is not None else "http"
+
+
+class ToolsConfig(Section):
+    """tools — the workspace tools and MCP servers the model may call."""
+
+    max_read_bytes: int = Field(default=200_000, ge=1)
+    """read_file returns at most this many bytes and says when it cut."""
+    max_write_bytes: int = Field(default=1_000_000, ge=1)
+    """write_file and edit_file refuse content larger than this."""
+    allow_workflow_edits: bool = False
+    """Allow writes under .github/workflows/ and to .gitlab-ci.yml (CI that runs with secrets)."""
+    allowed_commands: list[str] = Field(default_factory=list)
+    """run_command accepts an argv only if it starts with one of these prefixes, written as a
+    command line (`python -m pytest`, `npm test`). Empty (the default) disables run_command."""
+    command_timeout_seconds: float = Field(default=300.0, gt=0)
+    """run_command kills the command's whole process group after this many seconds."""
+    max_output_bytes: int = Field(default=20_000, ge=200)
+    """Cap per output stream of run_command, and for MCP and search results; longer output is
+    cut in the middle with the sizes noted."""
+    max_search_results: int = Field(default=100, ge=1)
+    """search_files lists at most this many matching lines (and counts the rest)."""
+    search_timeout_seconds: float = Field(default=30.0, gt=0)
+    """search_files gives up after this many seconds (a pathological regex cannot hang a pass)."""
+    mcpServers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    """MCP servers by name; their tools appear to the model as `<name>__<tool>`."""
+    mcp_config_file: str | None = None
+    """A `.mcp.json`-style file (`{"mcpServers": {...}}`), relative to the workspace; entries in
+    mcpServers above win over same-named entries in the file. The file is write-protected."""
+    mcp_call_timeout_seconds: float = Field(default=120.0, gt=0)
+    """Default timeout of one MCP tool call."""
+    mcp_startup_timeout_seconds: float = Field(default=30.0, gt=0)
+    """An MCP server that has not listed its tools after this long is reported and left out."""
+
+    @field_validator("allowed_commands")
+    @classmethod
+    def _prefixes_split(cls, prefixes: list[str]) -> list[str]:
+        for prefix in prefixes:
+            try:
+                words = shlex.split(prefix)
+            except ValueError as exc:
+                raise ValueError(f"command prefix {prefix!r} cannot be split: {exc}") from None
+            if not words:
+                raise ValueError(f"command prefix {prefix!r} is empty")
+        return prefixes
+
+    @property
+    def command_prefixes(self) -> list[tuple[str, ...]]:
+        """allowed_commands as argv prefixes."""
+        return [tuple(shlex.split(prefix)) for prefix in self.allowed_commands]
+
+
+BRANCH_PREFIX_PATTERN = r"^[A-Za-z0-9._/-]+$"
+
+
+class ForgeConfig(Section):
+    """forge — how planner is triggered on GitHub/GitLab and what it writes there."""
+
+    trigger_label: str = Field(default="planner", min_length=1)
+    """Adding this label to an issue starts a pass."""
+    trigger_phrase: str = Field(default="/planner", min_length=1)
+    """A comment containing this phrase (case-insensitive, on a word boundary) starts a pass;
+    the text after it is the instruction for that pass."""
+    trigger_on_opened: bool = False
+    """Also start a pass when an issue is opened."""
+    trigger_on_assigned: bool = False
+    """Also start a pass when an issue is assigned."""
+    label_working: str = "planner:working"
+    """Status label while a pass runs."""
+    label_needs_input: str = "planner:needs-input"
+    """Status label when a person must answer a question (needs_human). While it is set, any
+    plain comment from someone with write access is taken as the answer and starts a pass."""
+    label_paused: str = "planner:paused"
+    """Status label when a pass paused at its budget, failed or was stopped: only a comment with
+    the trigger phrase (such as `/planner resume`) starts the next pass."""
+    label_done: str = "planner:done"
+    """Status label when the plan is complete."""
+    branch_prefix: str = Field(default="planner/issue-", pattern=BRANCH_PREFIX_PATTERN)
+    """The issue's branch is this prefix followed by the issue number."""
+    draft_pr: bool = True
+    """Open the pull/merge request as a draft while the plan is unfinished."""
+    allowed_users: list[str] = Field(default_factory=list)
+    """Users who may trigger a pass without write access to the repository."""
+    allowed_bots: list[str] = Field(default_factory=list)
+    """Bot accounts whose events may trigger a pass (bots never do otherwise)."""
+    commit_name: str | None = None
+    """Commit author name; None uses the platform's bot (github-actions[bot] on GitHub)."""
+    commit_email: str | None = None
+    """Commit author e-mail; None uses the platform bot's no-reply address."""
+    bot_login: str = Field(default="github-actions[bot]", min_length=1)
+    """GitHub: the account planner's token posts as — github-actions[bot] for the workflow's
+    token, `<app-slug>[bot]` for a GitHub App token, your login for a personal access token.
+    Only its comments count as planner's own (the tracking comment and its run log). GitLab
+    asks the API whose GITLAB_TOKEN it is instead."""
+    api_max_retries: int = Field(default=5, ge=0)
+    """Retries of a forge API request on 5xx, 429 and secondary rate limits."""
+    api_max_wait_seconds: float = Field(default=60.0, ge=0)
+    """Upper bound of one wait between retries; a longer rate-limit reset is an error."""
+
+
+class PlannerConfig(Section):
+    """The whole configuration file."""
+
+    planning: PlanningConfig = Field(default_factory=PlanningConfig)
+    """Planning process (seed keys)."""
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    """Model endpoint."""
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    """Per-pass limits."""
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    """Workspace tools and MCP servers."""
+    forge: ForgeConfig = Field(default_factory=ForgeConfig)
+    """GitHub/GitLab/local triggers, labels, branch and pull request settings."""
+
+
+ENV_KEYS: dict[str, str] = {
+    "PLANNING_ENABLED": "planning.enabled",
+    "PLANNING_STRATEGY": "planning.strategy",
+    "PLANNING_MAX_SUBTASKS": "planning.max_subtasks",
+    "REFLECTION_ENABLED": "planning.reflection.enabled",
+    "REFLECTION_INTERVAL": "planning.reflection.trigger_interval",
+    "MAX_PLAN_REVISIONS": "planning.revision.max_revisions",
+    "REPLANNING_ENABLED": "planning.replanning.enabled",
+    "REPLANNING_MIN_CONFIDENCE": "planning.replanning.llm_decision.min_confidence_threshold",
+    "MAX_TOTAL_REPLANS": "planning.replanning.global.max_total_replans",
+    "OPENAI_MODEL": "llm.model",
+    "OPENAI_BASE_URL": "llm.base_url",
+    "OPENAI_API_KEY": "llm.api_key",
+}
+"""Environment variables and the key each one sets."""
+
+SECRET_KEYS = frozenset({"llm.api_key"})
+
+
+def load_config(
+    config_file: Path | None,
+    *,
+    env: Mapping[str, str],
+    overrides: Mapping[str, Any] | None = None,
+    required_file: bool = False,
+) -> PlannerConfig:
+    """Merge every source and validate once; raise ConfigError listing every problem."""
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    if config_file is not None:
+        _merge_file(merged, sources, config_file, required_file)
+    env_values = {key: env[name] for name, key in ENV_KEYS.items() if env.get(name, "") != ""}
+    _merge_flat(merged, sources, env_values, _env_source)
+    _merge_flat(merged, sources, dict(overrides or {}), lambda key: "explicit input")
+    try:
+        return PlannerConfig.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, sources)) from None
+
+
+def _env_source(key: str) -> str:
+    name = next(name for name, target in ENV_KEYS.items() if target == key)
+    return f"environment variable {name}"
+
+
+def _merge_file(
+    merged: dict[str, Any], sources: dict[str, str], path: Path, required: bool
+) -> None:
+    if not path.is_file():
+        if required:
+            raise ConfigError(f"config file {path} does not exist")
+        return
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+    if loaded is None:
+        return
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"config file {path} must hold a mapping, not {type(loaded).__name__}")
+    merged.update(loaded)
+    for key in _leaf_paths(loaded):
+        sources[key] = f"config file {path}"
+
+
+def _leaf_paths(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
+    paths: list[str] = []
+    for key, value in tree.items():
+        path = f"{prefix}{key}"
+        paths.extend(_leaf_paths(value, path + ".") if isinstance(value, dict) else [path])
+    return paths
+
+
+def _merge_flat(
+    merged: dict[str, Any], sources: dict[str, str], flat: Mapping[str, Any], source_of: Any
+) -> None:
+    """Set dotted keys (`budget.max_actions`) into the nested mapping."""
+    for dotted, value in flat.items():
+        node = merged
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[leaf] = value
+        sources[dotted] = source_of(dotted)
+
+
+def _describe(exc: ValidationError, sources: Mapping[str, str]) -> str:
+    lines = [f"invalid configuration ({exc.error_count()} problem(s)):"]
+    for error in exc.errors():
+        path = ".".join(str(part) for part in error["loc"])
+        value = "***" if path in SECRET_KEYS else repr(error.get("input"))
+        allowed = (
+            _allowed_keys(error["loc"]) if error["type"] == "extra_forbidden" else error["msg"]
+        )
+        origin = sources.get(path) or _sources_below(sources, path)
+        lines.append(f"  - {path} = {value} (from {origin}): {allowed}")
+    return "\n".join(lines)
+
+
+def _sources_below(sources: Mapping[str, str], path: str) -> str:
+    """Where the keys inside a section came from (for errors about a whole section)."""
+    below = sorted({origin for key, origin in sources.items() if key.startswith(path + ".")})
+    return "; ".join(below) or "defaults"
+
+
+def _allowed_keys(loc: tuple[int | str, ...]) -> str:
+    model: type[BaseModel] = PlannerConfig
+    for part in loc[:-1]:
+        field = _field_named(model, str(part))
+        annotation = field.annotation if field else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            break
+        model = annotation
+    names = (field.alias or name for name, field in model.model_fields.items())
+    return f"unknown key; allowed here: {', '.join(sorted(names))}"
+
+
+def _field_named(model: type[BaseModel], key: str) -> Any:
+    """The field a config key names (a YAML key may be a field's alias, e.g. `global`)."""
+    return next(
+        (f for name, f in model.model_fields.items() if key in (name, f.alias)),
+        None,
+    )

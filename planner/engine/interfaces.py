@@ -1,0 +1,151 @@
+"""The seams of planner: every adapter implements one of these protocols.
+
+Kept short on purpose. Concrete adapters live elsewhere (llm.py, tools/, forges/, storage/);
+the coordinator only ever sees these shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+DocT = TypeVar("DocT", bound=BaseModel)
+
+
+class ToolSpec(BaseModel):
+    """A tool as the model sees it (OpenAI function-calling shape)."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+class ToolResult(BaseModel):
+    """What a tool call produced. A refusal or failure is a result, never an exception."""
+
+    ok: bool
+    content: str = ""
+    error: str | None = None
+
+    def for_model(self) -> str:
+        return self.content if self.ok else f"ERROR: {self.error}\n{self.content}".rstrip()
+
+
+class ToolCall(BaseModel):
+    """One tool call requested by the model."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str = ""
+
+
+class ChatReply(BaseModel):
+    """A model turn in a tool-calling conversation."""
+
+    content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A chat model: structured documents and tool-calling turns.
+
+    `on_call` is told about every request (kind, tokens, latency) so usage lands in history.
+    `context` is passed to pydantic validation (e.g. plan rules), so semantic problems are
+    re-asked exactly like malformed JSON.
+    """
+
+    name: str
+    on_call: Callable[[Any], None] | None
+
+    def structured(
+        self,
+        kind: str,
+        messages: Sequence[dict[str, Any]],
+        schema: type[DocT],
+        context: Any = None,
+    ) -> DocT: ...
+
+    def structured_text(
+        self, kind: str, messages: Sequence[dict[str, Any]], schema: type[BaseModel]
+    ) -> str: ...
+
+    def chat(
+        self, kind: str, messages: Sequence[dict[str, Any]], tools: Sequence[ToolSpec]
+    ) -> ChatReply: ...
+
+
+@runtime_checkable
+class ToolProvider(Protocol):
+    """A source of tools: the built-in workspace tools or one MCP server."""
+
+    def list_tools(self) -> list[ToolSpec]: ...
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolResult: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class ProgressReporter(Protocol):
+    """Told about the pass as it goes (the forge keeps its tracking comment current)."""
+
+    def update(self, snapshot: Any) -> None: ...
+
+
+@runtime_checkable
+class Forge(Protocol):
+    """Where issues, comments, branches and pull requests live (GitHub, GitLab, local files).
+
+    Implemented by planner.ci.forges.base.ForgeAdapter; values are the models defined there.
+    """
+
+    platform: str
+    repository: str
+
+    def get_issue(self, number: int) -> Any: ...
+
+    def list_comments(self, number: int) -> list[Any]: ...
+
+    def can_write(self, actor: Any) -> bool: ...
+
+    def upsert_tracking_comment(self, number: int, body: str) -> Any: ...
+
+    def post_comment(self, number: int, body: str) -> Any: ...
+
+    def set_status_label(
+        self, number: int, label: str | None, status_labels: Sequence[str], current: Sequence[str]
+    ) -> list[str]: ...
+
+    def default_branch(self) -> str: ...
+
+    def get_pull_request(self, number: int) -> Any: ...
+
+    def upsert_pull_request(
+        self, *, head: str, base: str, title: str, body: str, draft: bool
+    ) -> Any: ...
+
+    def git_remote(self) -> Any: ...
+
+
+@runtime_checkable
+class HistoryBackend(Protocol):
+    """Moves the JSONL history directory between CI runs (cache, artifact)."""
+
+    def restore(self, directory: Path, issue: str) -> bool: ...
+
+    def save(self, directory: Path, issue: str) -> None: ...

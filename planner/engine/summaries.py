@@ -1,0 +1,134 @@
+"""Compact text views of history for prompts: what happened before, without the noise."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from planner.engine.history import latest_plan_of
+from planner.engine.issue import sanitize_untrusted
+
+DIGEST_CHARS = 12_000
+
+
+def history_digest(entries: list[dict[str, Any]], limit: int = DIGEST_CHARS) -> str:
+    """Past plans, task outcomes, reflections, revisions, questions and answers, newest kept."""
+    lines = [sanitize_untrusted(line, 4_000) for entry in entries if (line := _describe(entry))]
+    text = "\n".join(lines)
+    if len(text) <= limit:
+        return text
+    return "[older history omitted]\n" + text[-limit:].split("\n", 1)[-1]
+
+
+def _describe(entry: dict[str, Any]) -> str:
+    kind = entry.get("type")
+    stamp = str(entry.get("timestamp", ""))[:19]
+    describe = _DESCRIBERS.get(str(kind))
+    return f"{stamp} {describe(entry)}" if describe else ""
+
+
+def _plan(entry: dict[str, Any]) -> str:
+    plan = latest_plan_of(entry)
+    goal = plan.get("goal_understanding", {}).get("main_objective", "?")
+    tasks = [
+        f"{t.get('id')}: {t.get('description')}"
+        for t in plan.get("task_decomposition", {}).get("subtasks", [])
+    ]
+    head = (
+        "PLAN"
+        if entry.get("type") == "plan"
+        else f"REVISION #{entry.get('revision')} ({entry.get('reason', '')})"
+    )
+    return f"{head} goal={goal!r} tasks=[{'; '.join(tasks)}]"
+
+
+def _task(entry: dict[str, Any]) -> str:
+    if entry.get("status") == "in_progress":
+        return ""
+    return f"TASK {entry.get('task_id')} {entry.get('status')}: {entry.get('summary', '')}"
+
+
+def _reflection(entry: dict[str, Any]) -> str:
+    reflection = entry.get("evaluation", {}).get("reflection", {})
+    return f"REFLECTION {reflection.get('status')}: {reflection.get('evaluation', '')}"
+
+
+def _clarification(entry: dict[str, Any]) -> str:
+    error = entry.get("error", {})
+    questions = error.get("clarification_needed", [])
+    return f"ASKED THE USER: {error.get('message', '')} questions={questions}"
+
+
+def _completion(entry: dict[str, Any]) -> str:
+    return f"COMPLETION done={entry.get('done')} {json.dumps(entry.get('summary', {}))}"
+
+
+def _human(entry: dict[str, Any]) -> str:
+    return f"USER INSTRUCTION (untrusted data): {str(entry.get('text', ''))[:2000]!r}"
+
+
+def _intervention(entry: dict[str, Any]) -> str:
+    summary = entry.get("document", {}).get("summary", {})
+    return f"STOPPED FOR HUMAN INTERVENTION: {summary.get('reason', '')}"
+
+
+def _replan(entry: dict[str, Any]) -> str:
+    if entry.get("outcome") in ("no_replan", "superseded"):
+        return ""  # routine "carry on" decisions would only crowd out the history
+    decision = entry.get("llm_decision") or {}
+    level = f" level {entry['level']}" if entry.get("level") else ""
+    why = entry.get("override_reason") or decision.get("reasoning", "")
+    return (
+        f"REPLAN DECISION at {entry.get('phase')} ({entry.get('trigger')}):{level} "
+        f"{entry.get('outcome')}: {why}"
+    )
+
+
+def assumptions_in_force(entries: list[dict[str, Any]]) -> list[str]:
+    """Assumptions planner proceeds on because nobody answered (or no more questions were
+    allowed), so every later prompt works from them rather than only a comment saying so."""
+    found: list[str] = []
+    for entry in entries:
+        assumed = entry.get("type") == "assumed" or entry.get("resolution") == "assumed"
+        if entry.get("type") in ("assumed", "clarification_resolved") and assumed:
+            found += [sanitize_untrusted(str(a), 1_000) for a in entry.get("assumptions") or []]
+    return found
+
+
+def _assumed(entry: dict[str, Any]) -> str:
+    return f"PLANNED ON ASSUMPTIONS ({entry.get('reason', '')}): {entry.get('assumptions', [])}"
+
+
+def _resolved(entry: dict[str, Any]) -> str:
+    if entry.get("resolution") == "assumed":
+        return f"NO ANSWER IN TIME; PROCEEDING ON ASSUMPTIONS: {entry.get('assumptions', [])}"
+    return "THE USER ANSWERED THE QUESTIONS (see USER INSTRUCTION)"
+
+
+_DESCRIBERS = {
+    "assumed": _assumed,
+    "plan": _plan,
+    "revision": _plan,
+    "task": _task,
+    "reflection": _reflection,
+    "clarification": _clarification,
+    "completion": _completion,
+    "human_input": _human,
+    "human_intervention": _intervention,
+    "replan_decision": _replan,
+    "clarification_resolved": _resolved,
+}
+
+
+def task_actions_digest(actions: list[dict[str, Any]], limit: int = 6_000) -> str:
+    """Actions already taken for a task (possibly in earlier runs), for resuming it."""
+    lines = []
+    for action in actions:
+        call = action.get("execution", {}).get("function_call", {})
+        outcome = "ok" if action.get("ok") else f"ERROR {action.get('error')}"
+        arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False)[:300]
+        lines.append(
+            f"- {call.get('name')}({arguments}) -> {outcome}: {str(action.get('result', ''))[:300]}"
+        )
+    text = sanitize_untrusted("\n".join(lines))
+    return text if len(text) <= limit else "[earlier actions omitted]\n" + text[-limit:]

@@ -1,5 +1,0 @@
-"""Forge adapters: GitHub (github.py), GitLab (gitlab.py) and local files (local.py).
-
-Import the adapter you need directly (planner.ci does so lazily), so a GitHub run never loads
-GitLab code and vice versa. Shared types and logic live in base.py, the HTTP client in http.py.
-"""

@@ -1,0 +1,145 @@
+"""Assembles one pass from its parts; shared by the CLI, the demo and the CI entry points."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from planner.engine.config import DEFAULT_CONFIG_PATH, McpServerConfig, PlannerConfig
+from planner.engine.coordinator import PlanningCoordinator
+from planner.engine.history import PlanningHistoryStore
+from planner.engine.interfaces import ProgressReporter, ToolProvider
+from planner.engine.issue import IssueContext
+from planner.engine.llm import OpenAIModel
+from planner.engine.result import PassResult
+from planner.tools import build_registry
+from planner.tools.safe_env import git_argv, git_environment
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PassSetup:
+    """Everything a pass needs that is not the issue itself."""
+
+    config: PlannerConfig
+    workspace: Path
+    run_id: str = ""
+    reporter: ProgressReporter | None = None
+    extra_tools: tuple[ToolProvider, ...] = ()
+    model: Any = None
+    config_path: Path | None = None
+    """The config file this pass was configured from; the model may read but never write it."""
+    protected: tuple[Path, ...] = ()
+    """Paths the workspace tools refuse to touch besides the history (e.g. `.planner/`)."""
+    clock: Callable[[], datetime] | None = None
+    """Current time (aware); tests inject one so clarification timeouts need no sleeping."""
+    mcp_file_servers: dict[str, McpServerConfig] | None = None
+    """The servers of tools.mcp_config_file as read before the issue branch was checked out
+    (planner.ci.job); None reads the file when the pass starts."""
+
+
+def config_files(setup: PassSetup) -> tuple[Path, ...]:
+    """Files that decide what a pass may do: writing them would widen the next pass's rights."""
+    default = setup.workspace / DEFAULT_CONFIG_PATH
+    return (default,) if setup.config_path in (None, default) else (default, setup.config_path)
+
+
+def history_directory(config: PlannerConfig, workspace: Path) -> Path:
+    directory = Path(config.planning.history.directory)
+    return directory if directory.is_absolute() else workspace / directory
+
+
+def open_store(setup: PassSetup, issue: IssueContext) -> PlanningHistoryStore:
+    directory = history_directory(setup.config, setup.workspace)
+    exclude_from_git(setup.workspace, directory)
+    return PlanningHistoryStore(
+        directory, issue.repository, issue.number, setup.run_id or new_run_id()
+    )
+
+
+def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
+    """Run one planning pass on `issue` in `setup.workspace`."""
+    model = setup.model or OpenAIModel(setup.config.llm)
+    store = open_store(setup, issue)
+    store.entries()  # read once up front: damaged lines are reported before anything runs
+    registry = build_registry(
+        setup.config.tools,
+        setup.workspace,
+        (store.directory, *setup.protected),
+        write_protected=config_files(setup),
+        extra=setup.extra_tools,
+        file_servers=setup.mcp_file_servers,
+    )
+    try:
+        coordinator = PlanningCoordinator(
+            setup.config, model, registry, issue, store, setup.reporter, setup.clock
+        )
+        result = coordinator.execute_with_planning()
+    finally:
+        registry.close()
+    # Damaged history lines and failed tool servers are worth a person's attention even when
+    # the pass went on (the store already logged each damaged line once).
+    notes = [*store.warnings, *registry.problems]
+    return result.model_copy(update={"messages": [*result.messages, *notes]})
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def exclude_from_git(workspace: Path, directory: Path) -> None:
+    """Keep planner's history out of commits without touching the repository's .gitignore."""
+    try:
+        relative = directory.resolve().relative_to(workspace.resolve())
+    except ValueError:
+        return
+    exclude = _git_dir(workspace) / "info" / "exclude"
+    if not exclude.parent.parent.is_dir():
+        return
+    pattern = f"/{relative.as_posix()}/"
+    existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    if pattern not in existing.splitlines():
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with exclude.open("a", encoding="utf-8") as handle:
+            handle.write(("" if existing.endswith("\n") or not existing else "\n") + pattern + "\n")
+
+
+def _git_dir(workspace: Path) -> Path:
+    out = _git_output(workspace, "rev-parse", "--git-dir")
+    if out is None:
+        return workspace / ".git"
+    path = Path(out)
+    return path if path.is_absolute() else workspace / path
+
+
+def repository_name(workspace: Path) -> str:
+    """owner/name from the origin remote, else the directory name."""
+    url = _git_output(workspace, "remote", "get-url", "origin")
+    if url is None:
+        return workspace.resolve().name
+    tail = url.rstrip("/").removesuffix(".git").replace(":", "/").split("/")
+    return "/".join(tail[-2:]) if len(tail) >= 2 and tail[-2] else workspace.resolve().name
+
+
+def _git_output(workspace: Path, *args: str) -> str | None:
+    """A git command's stripped stdout, or None when git fails or is missing."""
+    try:
+        done = subprocess.run(
+            git_argv(*args),
+            cwd=workspace,
+            env=git_environment(os.environ),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return done.stdout.strip()
