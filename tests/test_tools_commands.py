@@ -160,14 +160,25 @@ def test_environment_is_scrubbed_of_tokens_and_keys(
     monkeypatch.setenv("DB_PASSWORD", "hunter2")
     monkeypatch.setenv("INPUT_GITHUB-TOKEN", "ghs_input")
     monkeypatch.setenv("PLANNER_TEST_HARMLESS", "visible")
+    monkeypatch.setenv("PLANNER_TEST_UNLISTED", "invisible")
+    monkeypatch.setenv("CI_REPOSITORY_URL", "https://gitlab-ci-token:glcbt-64_urltoken@gl.example/g/p")
     script = "import os; print('\\n'.join(f'{k}={v}' for k, v in sorted(os.environ.items())))"
-    result = command_tool(tmp_path, python_prefix()).call(
-        "run_command", {"argv": [PYTHON, "-c", script]}
-    )
+    tool = command_tool(tmp_path, python_prefix(), env_passthrough=["PLANNER_TEST_HARMLESS"])
+    result = tool.call("run_command", {"argv": [PYTHON, "-c", script]})
     assert result.ok
     assert "PLANNER_TEST_HARMLESS=visible" in result.content
+    assert "PATH=" in result.content
+    # An allow-list, not a deny-list: a variable nobody named never arrives, whatever its name.
     for leaked in ("ghp_fake", "ghs_fake", "sk-fake", "glcbt-fake", "hunter2", "ghs_input"):
         assert leaked not in result.content
+    assert "invisible" not in result.content and "urltoken" not in result.content
+
+
+def test_env_passthrough_refuses_credential_names() -> None:
+    """Attack: a config that passes the model key through to the commands the model runs."""
+    for name in ("OPENAI_API_KEY", "NPM_TOKEN", "INPUT_GITHUB_TOKEN", "DB_PASSWORD"):
+        with pytest.raises(ValueError, match="credentials are never passed to tools"):
+            ToolsConfig.model_validate({"env_passthrough": [name]})
 
 
 @pytest.mark.parametrize(
@@ -208,8 +219,13 @@ def test_env_argument_defaults_to_the_process_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PLANNER_TEST_MARKER", "from-os-environ")
-    tool = command_tool(tmp_path, python_prefix())
+    tool = command_tool(tmp_path, python_prefix(), env_passthrough=["PLANNER_TEST_MARKER"])
     script = "import os; print(os.environ.get('PLANNER_TEST_MARKER'))"
     assert "from-os-environ" in tool.call("run_command", {"argv": [PYTHON, "-c", script]}).content
-    explicit = command_tool(tmp_path, python_prefix(), env={"PATH": os.environ["PATH"]})
+    explicit = command_tool(
+        tmp_path,
+        python_prefix(),
+        env={"PATH": os.environ["PATH"]},
+        env_passthrough=["PLANNER_TEST_MARKER"],
+    )
     assert "None" in explicit.call("run_command", {"argv": [PYTHON, "-c", script]}).content

@@ -45,6 +45,8 @@ from planner.ci.outputs import (
     write_github_outputs,
 )
 from planner.engine.errors import PlannerError
+from planner.engine.redaction import register_environment_secrets
+from planner.tools.isolation import make_undumpable
 
 log = logging.getLogger("planner.ci.action")
 
@@ -91,6 +93,8 @@ def main(env: Mapping[str, str] | None = None, stream: TextIO | None = None) -> 
     console = Console(stream or sys.stdout, platform)
     inputs = read_inputs(environment)
     console.mask(secret_values(inputs, environment))
+    register_environment_secrets(environment)
+    make_undumpable()  # before any thread or child: /proc/<planner>/environ|mem stay closed
     setup_logging(console)
     job = Job(platform, environment, inputs, console, started)
     try:

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from planner.engine.redaction import RedactingFilter, redact
+
 PREFIX = "planner: "
 DOTENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -38,7 +40,10 @@ class Console:
         self.sections = 0
 
     def line(self, text: str) -> None:
-        """One line exactly as given: for the commands this module writes itself."""
+        """One line as given, every known secret redacted: for commands this module writes."""
+        self._write(redact(text))
+
+    def _write(self, text: str) -> None:
         self.stream.write(text + "\n")
         self.stream.flush()
 
@@ -59,7 +64,7 @@ class Console:
         for secret in secrets:
             for part in {secret, *secret.splitlines()}:
                 if part.strip():
-                    self.line(f"::add-mask::{escape_data(part)}")
+                    self._write(f"::add-mask::{escape_data(part)}")  # the one unredacted line
 
     def error(self, message: str, title: str = "planner") -> None:
         if self.github:
@@ -119,6 +124,7 @@ class ConsoleHandler(logging.Handler):
 def setup_logging(console: Console) -> None:
     """planner's own INFO messages; other libraries only from WARNING up."""
     handler = ConsoleHandler(console)
+    handler.addFilter(RedactingFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)

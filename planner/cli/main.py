@@ -15,6 +15,7 @@ from planner.cli.issue_file import load_issue_file
 from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.engine.errors import PlannerError, UserInputError
 from planner.engine.history import PlanningHistoryStore
+from planner.engine.redaction import RedactingFilter, redact, register_environment_secrets
 from planner.engine.result import PassResult, render_checklist
 from planner.run.runner import PassSetup, history_directory, repository_name, run_pass
 
@@ -36,10 +37,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="planner: %(levelname)s: %(message)s",
         stream=sys.stderr,
     )
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())
+    register_environment_secrets(os.environ)
     try:
         return int(args.handler(args))
     except PlannerError as exc:
-        print(f"planner: error: {exc}", file=sys.stderr)
+        print(f"planner: error: {redact(str(exc))}", file=sys.stderr)
         return exc.exit_code
 
 

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from planner.engine.errors import ConfigError
+from planner.engine.redaction import is_secret_name
 
 DEFAULT_CONFIG_PATH = ".github/planner.yml"
 
@@ -312,6 +313,22 @@ class ToolsConfig(Section):
     """Default timeout of one MCP tool call."""
     mcp_startup_timeout_seconds: float = Field(default=30.0, gt=0)
     """An MCP server that has not listed its tools after this long is reported and left out."""
+    env_passthrough: list[str] = Field(default_factory=list)
+    """Environment variables run_command and MCP servers inherit besides the built-in
+    allow-list (PATH, HOME, locale, certificates, proxies). A name that looks like a credential
+    (TOKEN, KEY, SECRET, PASSWORD, ...) is refused: tools never see a secret."""
+    sandbox_user: str = Field(default="auto", pattern=r"^(auto|off|\d+(:\d+)?)$")
+    """Which user runs commands and MCP servers when planner runs as root: `auto` (the
+    workspace's owner, or uid 65534 when root owns it), `off`, or `UID[:GID]`. A different user
+    cannot read planner's or the CI job's process memory and environment."""
+
+    @field_validator("env_passthrough")
+    @classmethod
+    def _no_secret_passthrough(cls, names: list[str]) -> list[str]:
+        refused = [name for name in names if _credential_name(name)]
+        if refused:
+            raise ValueError(f"credentials are never passed to tools: {', '.join(refused)}")
+        return names
 
     @field_validator("allowed_commands")
     @classmethod
@@ -329,6 +346,10 @@ class ToolsConfig(Section):
     def command_prefixes(self) -> list[tuple[str, ...]]:
         """allowed_commands as argv prefixes."""
         return [tuple(shlex.split(prefix)) for prefix in self.allowed_commands]
+
+
+def _credential_name(name: str) -> bool:
+    return is_secret_name(name)  # the one rule, shared with the tools
 
 
 BRANCH_PREFIX_PATTERN = r"^[A-Za-z0-9._/-]+$"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.engine.errors import PlannerError
+from planner.engine.redaction import redact_fields
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ class PlanningHistoryStore:
             "repository": self.repository,
             "issue_id": self.issue_id,
             "run_id": self.run_id,
-            **fields,
+            **redact_fields(fields),
         }
         self._append_to_file(entry)
         if self._cache is not None:

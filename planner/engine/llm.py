@@ -27,6 +27,7 @@ from planner.engine.config import LLMConfig
 from planner.engine.errors import ApiError, ConfigError, ModelBehaviourError
 from planner.engine.interfaces import ChatReply, DocT, ToolCall, ToolSpec
 from planner.engine.prompts import render
+from planner.engine.redaction import redact, redact_data, register_secret
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,7 @@ class OpenAIModel:
                 "no model API key: set the environment variable OPENAI_API_KEY "
                 "(any non-empty value for local servers such as Ollama)"
             )
+        register_secret(config.api_key.get_secret_value())  # endpoints echo it in errors
         self.name = config.model
         self.config = config
         self.on_call = on_call
@@ -151,7 +153,7 @@ class OpenAIModel:
             try:
                 completion = self._client.chat.completions.create(
                     model=self.config.model,
-                    messages=list(messages),  # type: ignore[arg-type]
+                    messages=redact_data(list(messages)),  # type: ignore[call-overload]
                     extra_headers={"X-Planner-Kind": kind},
                     **self._sampling(),
                     **extra,
@@ -223,7 +225,7 @@ def _api_error(exc: openai.APIStatusError | openai.APIConnectionError) -> ApiErr
         status = exc.status_code
         hint = " (check OPENAI_API_KEY)" if status in (401, 403) else ""
         return ApiError(
-            f"model API answered HTTP {status}: {_short(exc.message)}{hint}",
+            f"model API answered HTTP {status}: {_short(redact(exc.message))}{hint}",
             status=status,
             retry_after=_retry_after(exc.response.headers),
             service="model",

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from planner.engine.config import McpServerConfig, ToolsConfig
 from planner.engine.interfaces import ToolProvider
+from planner.engine.redaction import register_secret
 from planner.tools.commands import CommandTool
+from planner.tools.isolation import isolate
 from planner.tools.mcp import McpHost
 from planner.tools.mcp_config import config_file_path, resolve_servers
 from planner.tools.registry import ToolRegistry
@@ -37,18 +39,31 @@ def build_registry(
     environment = os.environ if env is None else env
     servers = resolve_servers(config, workspace, environment, file_servers)
     mcp_file = config_file_path(config, workspace)
+    programs = bool(config.allowed_commands or any(s.command for s in servers.values()))
+    isolation = isolate(
+        config.sandbox_user, workspace, (*protected, workspace / ".git"), programs=programs
+    )
     registry = ToolRegistry(
         [
             WorkspaceTools(
                 workspace, config, protected, (*write_protected, *((mcp_file,) if mcp_file else ()))
             ),
-            CommandTool(workspace, config, environment),
+            CommandTool(workspace, config, environment, isolation.user),
             *extra,
         ]
     )
+    registry.add_cleanup(lambda: isolation.close(workspace))
+    for server in servers.values():
+        register_secrets_of(server)
     if servers:
-        _add_servers(registry, McpHost(servers, config, workspace))
+        _add_servers(registry, McpHost(servers, config, workspace, isolation.user))
     return registry
+
+
+def register_secrets_of(server: McpServerConfig) -> None:
+    """What a server is given in headers and env may be a credential: never write it anywhere."""
+    for value in (*server.headers.values(), *server.env.values()):
+        register_secret(value)
 
 
 def _add_servers(registry: ToolRegistry, host: McpHost) -> None:

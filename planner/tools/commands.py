@@ -1,5 +1,9 @@
 """run_command: an allow-listed argv, run in the workspace with an environment free of secrets.
 
+The environment is an allow-list (planner.tools.safe_env), and when planner runs as root the
+command runs as an unprivileged user (planner.tools.isolation), so it cannot read the secrets in
+the environment or memory of planner or of the CI job's processes either.
+
 Never a shell string: the model sends an argv list, and it runs only when it starts with one of
 `tools.allowed_commands`. The command gets its own process group, killed when the command exits
 or times out, so nothing it started outlives it; output goes to temporary files (no pipe can
@@ -25,6 +29,7 @@ from planner.engine.config import ToolsConfig
 from planner.engine.interfaces import ToolResult, ToolSpec
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
+from planner.tools.isolation import SandboxUser
 from planner.tools.output import cap_file
 from planner.tools.safe_env import scrubbed_environment
 
@@ -41,12 +46,20 @@ class CommandTool:
     """The run_command tool; offered only when some command prefix is allowed."""
 
     def __init__(
-        self, root: Path, config: ToolsConfig, env: Mapping[str, str] | None = None
+        self,
+        root: Path,
+        config: ToolsConfig,
+        env: Mapping[str, str] | None = None,
+        sandbox: SandboxUser | None = None,
     ) -> None:
         self.root = root.resolve()
         self.config = config
         self.prefixes = config.command_prefixes
-        self.env = scrubbed_environment(os.environ if env is None else env)
+        self.env = scrubbed_environment(os.environ if env is None else env, config.env_passthrough)
+        self.sandbox = sandbox
+        """The unprivileged user commands run as (planner runs as root), or None."""
+        if sandbox is not None:
+            self.env["HOME"] = sandbox.home
 
     def list_tools(self) -> list[ToolSpec]:
         return [self._spec()] if self.prefixes else []
@@ -86,6 +99,7 @@ class CommandTool:
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
+                **(self.sandbox.popen_arguments() if self.sandbox else {}),
             )
             timed_out = not _wait(process, self.config.command_timeout_seconds)
             limit = self.config.max_output_bytes

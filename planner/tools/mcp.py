@@ -30,8 +30,10 @@ from mcp.client.streamable_http import streamable_http_client
 
 from planner.engine.config import McpServerConfig, ToolsConfig
 from planner.engine.interfaces import ToolResult, ToolSpec
+from planner.tools.isolation import SandboxUser
 from planner.tools.loop import LoopThread
 from planner.tools.output import cap_text
+from planner.tools.safe_env import scrubbed_environment
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +61,10 @@ class McpServer:
         settings: ToolsConfig,
         workspace: Path,
         loop: LoopThread,
+        sandbox: SandboxUser | None = None,
     ) -> None:
         self.name = name
+        self._sandbox = sandbox
         self.problem: str | None = None
         self._config, self._settings, self._workspace = config, settings, workspace
         self._loop = loop
@@ -156,9 +160,16 @@ class McpServer:
         return _http_transport(config.url, config.headers)
 
     def _stdio_parameters(self, command: str) -> StdioServerParameters:
+        """The server's launch: an allow-listed environment plus its own `env`, and under the
+        sandbox user (through the launcher) when planner runs as root."""
         cwd = self._workspace / self._config.cwd if self._config.cwd else self._workspace
+        env = scrubbed_environment(os.environ, self._settings.env_passthrough)
+        argv = [command, *self._config.args]
+        if self._sandbox is not None:
+            env["HOME"] = self._sandbox.home
+            argv = self._sandbox.wrap(argv)
         return StdioServerParameters(
-            command=command, args=self._config.args, env=self._config.env or None, cwd=cwd
+            command=argv[0], args=argv[1:], env={**env, **self._config.env}, cwd=cwd
         )
 
     def _adopt(self, listing: list[mcp_types.Tool]) -> None:
@@ -307,11 +318,15 @@ class McpHost:
     """Starts every configured server once per pass, and shuts them all down together."""
 
     def __init__(
-        self, servers: dict[str, McpServerConfig], settings: ToolsConfig, workspace: Path
+        self,
+        servers: dict[str, McpServerConfig],
+        settings: ToolsConfig,
+        workspace: Path,
+        sandbox: SandboxUser | None = None,
     ) -> None:
         self._loop = LoopThread()
         self.servers = [
-            McpServer(name, config, settings, workspace, self._loop)
+            McpServer(name, config, settings, workspace, self._loop, sandbox)
             for name, config in servers.items()
         ]
         self._startup_timeout = settings.mcp_startup_timeout_seconds

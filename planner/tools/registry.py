@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from planner.engine.interfaces import ToolProvider, ToolResult, ToolSpec
+from planner.engine.redaction import redact
 
 log = logging.getLogger(__name__)
 
@@ -69,10 +70,13 @@ class ToolRegistry:
                 ok=False, error=f"unknown tool {name!r}; available tools: {available}"
             )
         try:
-            return provider.call(name, arguments)
+            result = provider.call(name, arguments)
         except Exception as exc:  # a provider bug must not end the pass
             log.exception("tool %s crashed", name)
-            return ToolResult(ok=False, error=f"tool {name!r} failed: {type(exc).__name__}: {exc}")
+            result = ToolResult(
+                ok=False, error=f"tool {name!r} failed: {type(exc).__name__}: {exc}"
+            )
+        return redacted(result)
 
     def close(self) -> None:
         for provider in self._providers:
@@ -87,6 +91,16 @@ class ToolRegistry:
     def _report(self, problem: str) -> None:
         log.warning(problem)
         self._own_problems.append(problem)
+
+
+def redacted(result: ToolResult) -> ToolResult:
+    """The result without any known secret: it goes into a prompt and into the history."""
+    return result.model_copy(
+        update={
+            "content": redact(result.content) if result.content else result.content,
+            "error": redact(result.error) if result.error else result.error,
+        }
+    )
 
 
 def one_line(description: str, limit: int = 160) -> str:

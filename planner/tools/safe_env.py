@@ -1,7 +1,9 @@
 """What the programs planner starts may see and run: never its secrets, git never repository code.
 
-One rule decides which environment variables are secrets (is_secret_name); run_command and every
-git command planner runs get the environment without them. git also runs with options that
+Programs get an allow-listed environment (scrubbed_environment): a variable reaches them only
+when it is on ALLOWED_VARIABLES or the user named it in `tools.env_passthrough`, and never when it
+is named like a credential (is_secret_name). A deny-list alone misses what no rule foresaw, such as GitLab's
+CI_REPOSITORY_URL, which carries the job token in its userinfo. git also runs with options that
 switch off what a repository can make it execute: a pass may plant hooks or an fsmonitor in
 `.git/` (through an allowed command or an MCP server), and `commit --no-verify` would still run
 post-commit.
@@ -9,11 +11,14 @@ post-commit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 
-SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "JWT")
-SECRET_PREFIXES = ("GITHUB_", "GITLAB_", "CI_JOB_", "OPENAI_", "ACTIONS_", "INPUT_")
-"""INPUT_ holds a GitHub Action's inputs, which include the tokens planner was given."""
+from planner.engine.redaction import is_secret_name
+
+__all__ = ["git_argv", "git_environment", "is_secret_name", "scrubbed_environment"]
+
+URL_WITH_PASSWORD = re.compile(r"://[^/\s@:]*:[^/\s@]+@")
 
 GIT_SAFETY = (
     ("core.hooksPath", "/dev/null"),
@@ -25,14 +30,28 @@ INHERITED_GIT_CONFIG = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE
 """Config given to git through the environment; dropped, so only planner's own applies."""
 
 
-def is_secret_name(name: str) -> bool:
-    upper = name.upper()
-    return any(word in upper for word in SECRET_WORDS) or upper.startswith(SECRET_PREFIXES)
+ALLOWED_VARIABLES = frozenset(
+    {
+        "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TZ", "TMPDIR", "LANG", "LANGUAGE",
+        "CI", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
+        "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+    }
+)  # fmt: skip
+"""What every program planner starts may inherit (plus LC_*): locale, paths, certificates and
+proxies (a proxy whose URL holds a password is dropped)."""
 
 
-def scrubbed_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """`env` without anything named like a token, key, password or CI credential."""
-    return {name: value for name, value in env.items() if not is_secret_name(name)}
+def scrubbed_environment(env: Mapping[str, str], passthrough: Iterable[str] = ()) -> dict[str, str]:
+    """The allow-listed part of `env` (ALLOWED_VARIABLES, LC_*, `passthrough`), never a
+    variable named like a credential, nor a value holding a URL with a password."""
+    wanted = ALLOWED_VARIABLES | set(passthrough)
+    return {
+        name: value
+        for name, value in env.items()
+        if (name in wanted or name.startswith("LC_"))
+        and not is_secret_name(name)
+        and not URL_WITH_PASSWORD.search(value)
+    }
 
 
 def git_environment(env: Mapping[str, str]) -> dict[str, str]:

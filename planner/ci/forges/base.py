@@ -8,7 +8,6 @@ sees is written through the public methods here, so every body is redacted on it
 from __future__ import annotations
 
 import logging
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from planner.engine.errors import ApiError
 from planner.engine.interfaces import Forge
+from planner.engine.redaction import redact, register_secret
 
 log = logging.getLogger(__name__)
 
@@ -25,25 +25,11 @@ MARKER_PREFIX = "<!-- planner:"
 """Every comment planner writes contains this; such comments never trigger a pass."""
 TRACKING_MARKER = "<!-- planner:tracking -->"
 """Identifies the one tracking comment of an issue."""
-REDACTED = "[redacted]"
-
-TOKEN_PATTERNS = (
-    r"gh[pousr]_[A-Za-z0-9]{20,}",
-    r"github_pat_[A-Za-z0-9_]{20,}",
-    r"gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|oas|soat)-[A-Za-z0-9_\-]{16,}",
-    r"sk-[A-Za-z0-9_\-]{16,}",
-    r"(?i:bearer)\s+[A-Za-z0-9._~+/\-]{16,}=*",
-    r"AKIA[0-9A-Z]{16}",
-    r"xox[abprs]-[A-Za-z0-9\-]{10,}",
-)
-TOKEN_LIKE = re.compile("|".join(f"(?:{pattern})" for pattern in TOKEN_PATTERNS))
 
 
 def redact_secrets(text: str, secrets: Iterable[str] = ()) -> str:
-    """Replace token-like strings and the given secret values with a placeholder."""
-    for secret in sorted((s for s in secrets if len(s) >= 8), key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    return TOKEN_LIKE.sub(REDACTED, text)
+    """Replace known secrets (planner.engine.redaction), `secrets` and token-like strings."""
+    return redact(text, secrets)
 
 
 def parse_time(text: str | None) -> datetime | None:
@@ -131,6 +117,8 @@ class ForgeAdapter(ABC):
 
     def __init__(self, secrets: Sequence[str] = ()) -> None:
         self.secrets = tuple(secrets)
+        for secret in self.secrets:
+            register_secret(secret)
         self._tracking: dict[int, CommentData | None] = {}
 
     # -- primitives ------------------------------------------------------------------------

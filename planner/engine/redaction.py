@@ -1,0 +1,169 @@
+"""Every secret planner knows is redacted from everything it writes.
+
+Known values are registered once (the forge token, the model key, the values of MCP headers and
+`${VAR}` expansions, the password of a URL such as GitLab's CI_REPOSITORY_URL) and redact() then
+replaces them, whatever their format, together with the forms a hostile program would use to get
+one past a plain search: reversed, percent-encoded, hex, and base64 at any alignment (the core of
+its encoding, so a secret inside a longer base64 text such as `x-access-token:<token>` is found
+too). Token-looking strings of the usual formats and the userinfo of URLs are redacted even when
+unknown.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from urllib.parse import quote, urlsplit
+
+REDACTED = "[redacted]"
+MIN_SECRET_LENGTH = 8
+"""Shorter values are not redacted: replacing a short common string would garble text."""
+B64_CORE_MIN = 12
+"""A base64 core shorter than this would match ordinary text by chance."""
+
+TOKEN_PATTERNS = (
+    r"gh[pousr]_[A-Za-z0-9]{20,}",
+    r"github_pat_[A-Za-z0-9_]{20,}",
+    r"gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|oas|soat)-[A-Za-z0-9_\-]{16,}",
+    r"sk-[A-Za-z0-9_\-]{16,}",
+    r"gsk_[A-Za-z0-9]{20,}",
+    r"(?i:bearer)\s+[A-Za-z0-9._~+/\-]{16,}=*",
+    r"(?i:basic)\s+[A-Za-z0-9+/]{16,}=*",
+    r"AKIA[0-9A-Z]{16}",
+    r"xox[abprs]-[A-Za-z0-9\-]{10,}",
+)
+TOKEN_LIKE = re.compile("|".join(f"(?:{pattern})" for pattern in TOKEN_PATTERNS))
+URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@:]*:[^/\s@]+@")
+"""`scheme://user:password@` — GitLab's clone URL carries the job token this way."""
+SECRET_NAME_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "JWT")
+SECRET_PREFIXES = ("GITHUB_", "GITLAB_", "CI_JOB_", "OPENAI_", "ACTIONS_", "INPUT_")
+"""INPUT_ holds a GitHub Action's inputs, which include the tokens planner was given."""
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name says it may hold a credential."""
+    upper = name.upper()
+    return any(word in upper for word in SECRET_NAME_WORDS) or upper.startswith(SECRET_PREFIXES)
+
+
+class SecretRegistry:
+    """The secret values of this process and every form of each that redact() replaces."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._forms: set[str] = set()
+        self._ordered: list[str] = []
+
+    def add(self, value: str | None) -> None:
+        if not value or len(value.strip()) < MIN_SECRET_LENGTH:
+            return
+        with self._lock:
+            self._forms.update(secret_forms(value.strip()))
+            self._ordered = sorted(self._forms, key=len, reverse=True)
+
+    def add_all(self, values: Iterable[str | None]) -> None:
+        for value in values:
+            self.add(value)
+
+    def forms(self) -> list[str]:
+        return list(self._ordered)
+
+    def clear(self) -> None:
+        """Forget every value (tests only)."""
+        with self._lock:
+            self._forms.clear()
+            self._ordered = []
+
+
+SECRETS = SecretRegistry()
+"""The process-wide registry; everything planner writes goes through redact()."""
+
+
+def register_secret(value: str | None) -> None:
+    SECRETS.add(value)
+
+
+def register_environment_secrets(env: Mapping[str, str]) -> None:
+    """Every value of a variable named like a credential, and passwords inside URLs."""
+    for name, value in env.items():
+        if any(word in name.upper() for word in SECRET_NAME_WORDS):
+            SECRETS.add(value)
+        if "://" in value:
+            SECRETS.add(url_password(value))
+
+
+def url_password(url: str) -> str | None:
+    try:
+        return urlsplit(url.strip()).password
+    except ValueError:
+        return None
+
+
+def redact(text: str, extra: Iterable[str] = ()) -> str:
+    """`text` with every known secret (in any registered form), `extra` values, token-like
+    strings and URL passwords replaced by REDACTED."""
+    if not text:
+        return text
+    for form in (*_extra_forms(extra), *SECRETS.forms()):
+        if form in text:
+            text = text.replace(form, REDACTED)
+    text = URL_USERINFO.sub(lambda match: match.group(1) + REDACTED + "@", text)
+    return TOKEN_LIKE.sub(REDACTED, text)
+
+
+def redact_data(value: object) -> object:
+    """redact() applied to every string inside JSON-like data (dicts, lists)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: redact_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_data(item) for item in value]
+    return value
+
+
+def redact_fields(fields: Mapping[str, object]) -> dict[str, object]:
+    return {key: redact_data(value) for key, value in fields.items()}
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts every record's message (and drops its arguments)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact(record.getMessage()), ()
+        if record.exc_info and record.exc_info[1] is not None:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+        return True
+
+
+def _extra_forms(values: Iterable[str]) -> list[str]:
+    forms: set[str] = set()
+    for value in values:
+        if value and len(value) >= MIN_SECRET_LENGTH:
+            forms.update(secret_forms(value))
+    return sorted(forms, key=len, reverse=True)
+
+
+def secret_forms(value: str) -> set[str]:
+    """`value`, reversed, percent-encoded, hex, and its base64 cores (standard and URL-safe)."""
+    forms = {value, value[::-1], quote(value, safe=""), value.encode().hex()}
+    forms.update(base64_cores(value))
+    return {form for form in forms if len(form) >= MIN_SECRET_LENGTH}
+
+
+def base64_cores(value: str) -> set[str]:
+    """The part of base64(prefix + value + suffix) that depends only on `value`, for each of the
+    three alignments, so the secret is found wherever it sits in an encoded text."""
+    raw = value.encode()
+    cores: set[str] = set()
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode().rstrip("=")
+        start = 4 if offset else 0  # the first group mixes in the prefix's bytes
+        usable = (len(raw) + offset) // 3 * 4  # whole groups only: the last may mix the suffix
+        core = encoded[start:usable]
+        if len(core) >= B64_CORE_MIN:
+            cores.update({core, core.replace("+", "-").replace("/", "_")})
+    return cores

@@ -1,0 +1,248 @@
+"""Keeping planner's secrets out of reach of every program the model can start.
+
+Four layers, each closing routes the others leave open (README, "Secret isolation"):
+
+1. An allow-listed environment (planner.tools.safe_env) for run_command, MCP servers and git.
+2. planner's own process is made non-dumpable (prctl PR_SET_DUMPABLE 0): /proc/<planner>/environ
+   and /proc/<planner>/mem are then refused to every process of the same user that lacks
+   CAP_SYS_PTRACE, and planner leaves no core dump. /proc/self/environ always shows the
+   *initial* environment, so deleting variables from os.environ would not help.
+3. When planner runs as root (the Docker action, a GitLab job in a container), commands and MCP
+   servers run as another, unprivileged user (SandboxUser): the kernel refuses a different uid
+   the environment, memory and file descriptors of planner, of the CI job's shell above it and of
+   the git push planner starts, whatever their dumpable flag, and the switch drops every
+   capability (CAP_SYS_PTRACE included).
+4. Credentials the checkout left behind are removed before any tool runs
+   (scrub_checkout_credentials): actions/checkout's `http.<url>.extraheader`, wherever it is
+   included from, and the job token in the userinfo of GitLab's origin URL.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from planner.tools.safe_env import git_argv, git_environment
+
+log = logging.getLogger(__name__)
+
+PR_SET_DUMPABLE = 4
+PR_GET_DUMPABLE = 3
+NOBODY = 65534
+LAUNCHER = Path(__file__).with_name("drop_privileges.py")
+"""A standalone script (no planner imports) that switches user, then execs the program."""
+CREDENTIAL_KEYS = r"^http\..*extraheader$"
+URL_KEYS = r"^(remote\..*\.(url|pushurl)|submodule\..*\.url)$"
+
+
+def make_undumpable() -> bool:
+    """Make this process non-dumpable (Linux); False where prctl is unavailable."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def is_dumpable() -> bool:
+    try:
+        return bool(ctypes.CDLL(None).prctl(PR_GET_DUMPABLE, 0, 0, 0, 0))
+    except (OSError, AttributeError):
+        return True
+
+
+@dataclass(frozen=True)
+class SandboxUser:
+    """The unprivileged user tool processes run as."""
+
+    uid: int
+    gid: int
+    home: str
+
+    def popen_arguments(self) -> dict[str, Any]:
+        """subprocess.Popen arguments that start the child as this user, no extra groups."""
+        return {"user": self.uid, "group": self.gid, "extra_groups": []}
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """`argv` started through the launcher (for spawners that take no user argument)."""
+        return [sys.executable, "-I", str(LAUNCHER), str(self.uid), str(self.gid), "--", *argv]
+
+
+def choose_sandbox_user(setting: str, workspace: Path) -> SandboxUser | None:
+    """The user of `tools.sandbox_user` for this workspace; None when not root or `off`."""
+    if setting == "off" or not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    if setting == "auto":
+        owner = workspace.stat()
+        uid, gid = (owner.st_uid, owner.st_gid) if owner.st_uid != 0 else (NOBODY, NOBODY)
+    else:
+        uid_text, _, gid_text = setting.partition(":")
+        uid, gid = int(uid_text), int(gid_text or uid_text)
+    if uid == 0:
+        return None
+    return SandboxUser(uid, gid, _home_for(uid, gid))
+
+
+def _home_for(uid: int, gid: int) -> str:
+    """HOME for tools: the current one when the sandbox user owns it, else a private one."""
+    current = os.environ.get("HOME", "")
+    try:
+        if current and os.stat(current).st_uid == uid:
+            return current
+    except OSError:
+        pass
+    home = tempfile.mkdtemp(prefix=f"planner-home-{uid}-")
+    os.chown(home, uid, gid)
+    return home
+
+
+def hand_over(workspace: Path, user: SandboxUser, keep: tuple[Path, ...]) -> int:
+    """Let `user` write the workspace: chown what it does not own, except `keep` (planner's
+    history and state stay root's, out of the tools' reach). Returns the count changed."""
+    kept = {path.resolve() for path in keep}
+    changed = 0
+    for directory, subdirectories, files in os.walk(workspace):
+        subdirectories[:] = [d for d in subdirectories if Path(directory, d).resolve() not in kept]
+        for name in (".", *subdirectories, *files):
+            changed += _chown_one(os.path.join(directory, name), user)
+    return changed
+
+
+def _chown_one(path: str, user: SandboxUser) -> int:
+    try:
+        if os.lstat(path).st_uid == user.uid:
+            return 0
+        os.lchown(path, user.uid, user.gid)
+    except OSError:
+        return 0
+    return 1
+
+
+def scrub_checkout_credentials(workspace: Path) -> list[str]:
+    """Remove tokens the checkout stored in git config (any included file); what was removed."""
+    removed: list[str] = []
+    for origin, key, _value in _config_entries(workspace, CREDENTIAL_KEYS):
+        _git_config(workspace, "--file", origin, "--unset-all", key)
+        removed.append(f"{key} in {origin}")
+    for origin, key, value in _config_entries(workspace, URL_KEYS):
+        clean = _without_userinfo(value)
+        if clean != value:
+            _git_config(
+                workspace, "--file", origin, "--fixed-value", "--replace-all", key, clean, value
+            )
+            removed.append(f"the credentials in {key} in {origin}")
+    if removed:
+        log.info("removed checkout credentials: %s", "; ".join(removed))
+    return removed
+
+
+def _config_entries(workspace: Path, pattern: str) -> list[tuple[str, str, str]]:
+    """(file, key, value) of every matching setting git reads in `workspace` from a file."""
+    listed = _git_config(
+        workspace, "--includes", "--show-origin", "-z", "--get-regexp", pattern
+    ).stdout
+    fields = listed.split("\0")
+    entries = []
+    for origin, pair in zip(fields[::2], fields[1::2], strict=False):
+        if origin.startswith("file:"):
+            key, _, value = pair.partition("\n")
+            entries.append((origin.removeprefix("file:"), key, value))
+    return entries
+
+
+def _git_config(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        git_argv("config", *args),
+        cwd=workspace,
+        env=git_environment(os.environ),
+        capture_output=True,
+        text=True,
+    )
+
+
+def _without_userinfo(url: str) -> str:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if not parts.password and not parts.username:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def reachable_by_others(path: Path) -> bool:
+    """Whether a user other than the owner can reach `path` (every ancestor is o+x)."""
+    for directory in (path, *path.parents):
+        try:
+            if not directory.stat().st_mode & 0o001:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def hand_back(workspace: Path, user: SandboxUser, owner: tuple[int, int]) -> int:
+    """Give what `user` owns in the workspace back to `owner` (uid, gid); the count changed."""
+    changed = 0
+    for directory, subdirectories, files in os.walk(workspace):
+        for name in (".", *subdirectories, *files):
+            path = os.path.join(directory, name)
+            try:
+                if os.lstat(path).st_uid == user.uid:
+                    os.lchown(path, *owner)
+                    changed += 1
+            except OSError:
+                continue
+    return changed
+
+
+def trust_for_git(workspace: Path) -> None:
+    """planner's own git must keep working in a tree the sandbox user now owns."""
+    subprocess.run(
+        ["git", "config", "--global", "--add", "safe.directory", str(workspace.resolve())],
+        capture_output=True,
+        env=git_environment(os.environ),
+    )
+
+
+@dataclass
+class Isolation:
+    """The isolation of one pass: who tools run as, and how to undo the hand-over."""
+
+    user: SandboxUser | None
+    undo: tuple[int, int] | None = None
+    """The workspace's owner to give the tree back to when it was handed over."""
+
+    def close(self, workspace: Path) -> None:
+        if self.user is not None and self.undo is not None:
+            hand_back(workspace, self.user, self.undo)
+
+
+def isolate(setting: str, workspace: Path, keep: tuple[Path, ...], *, programs: bool) -> Isolation:
+    """Set up isolation before any tool starts: planner non-dumpable, checkout credentials gone
+    (when tools can run programs), and the user tools run as, the workspace handed to it when
+    root owns it. Falls back to no user switch, with a warning, when that user could not reach
+    the workspace."""
+    make_undumpable()
+    if programs:
+        scrub_checkout_credentials(workspace)
+    user = choose_sandbox_user(setting, workspace) if programs else None
+    if user is None:
+        return Isolation(None)
+    if not reachable_by_others(workspace.resolve()):
+        log.warning("tools run as root: uid %d could not reach %s", user.uid, workspace)
+        return Isolation(None)
+    owner = workspace.stat()
+    if owner.st_uid == user.uid:
+        return Isolation(user)
+    trust_for_git(workspace)
+    hand_over(workspace, user, keep)
+    return Isolation(user, (owner.st_uid, owner.st_gid))
