@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from planner.ci.commit_policy import CommitRules, Refusal, enforce_commit_policy
 from planner.ci.forges.base import GitRemote, redact_secrets
 from planner.engine.errors import PlannerError
 from planner.tools.safe_env import git_argv, git_environment
@@ -74,6 +75,9 @@ class GitWorkspace:
         self.state: BranchState | None = None
         self.filters: frozenset[tuple[str, str]] = frozenset()
         """The filter driver settings prepare() found, before any pass could change them."""
+        self.commit_rules = CommitRules()
+        self.refused: list[Refusal] = []
+        """Staged paths the last commit_all() left out (planner.ci.commit_policy)."""
 
     # -- the three steps -------------------------------------------------------------------------
 
@@ -94,6 +98,7 @@ class GitWorkspace:
         """Commit every change in the working tree; None when there is nothing to commit."""
         off = self._planted_filters_off()
         self._git("add", "-A", config=off)
+        self.refused = enforce_commit_policy(self.root, self.base_env, self.commit_rules, off)
         if self._git("diff", "--cached", "--quiet", "--no-ext-diff", check=False).returncode == 0:
             return None
         self._git(

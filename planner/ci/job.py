@@ -23,6 +23,7 @@ from typing import Any, Literal
 import requests
 from pydantic import BaseModel
 
+from planner.ci.commit_policy import CommitRules
 from planner.ci.forges.base import (
     MARKER_PREFIX,
     CommentData,
@@ -381,7 +382,9 @@ class IssueRun:
         )
         result = self._pass(issue, model, extra_tools, history, mcp_servers)
         self.view.result = result
+        git.commit_rules = CommitRules.for_pass(self.config, self.workspace)
         commit = git.commit_all(self._commit_message(result), self._identity()) or ""
+        self.view.notes.extend(refusal.describe() for refusal in git.refused)
         if commit:
             git.push()
         pull = self._pull_request(result, base) if git.commits_ahead() else None

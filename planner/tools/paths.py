@@ -9,8 +9,10 @@ A refusal names the rule it applied, so the model (and a person reading the hist
 - no-git-dir: any `.git` segment, compared case-insensitively as a case-insensitive file system
   would (`.GIT/config`, `sub/.git/hooks`);
 - protected-path: planner's own state (history), and for writes its tool configuration;
-- no-workflow-edits: writes to CI definitions (`.github/workflows/`, `.gitlab-ci.yml`) unless
-  `tools.allow_workflow_edits` is set.
+- no-workflow-edits: writes to CI definitions (`.github/workflows/`, `.github/actions/`,
+  `.gitlab-ci.yml`) unless `tools.allow_workflow_edits` is set.
+
+planner.ci.commit_policy applies the same rules (git_segment, ci_definition) to the commit.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
 DRIVE = re.compile(r"^[A-Za-z]:")
-CI_DEFINITIONS = ((".github", "workflows"), (".gitlab-ci.yml",))
+CI_DEFINITIONS = ((".github", "workflows"), (".github", "actions"), (".gitlab-ci.yml",))
+"""Workflows, the composite actions they run, and GitLab's pipeline: CI that runs with secrets."""
 
 
 class PathRefused(Exception):
@@ -78,12 +81,12 @@ class PathPolicy:
             parts = path.relative_to(self.root).parts
         except ValueError:
             return True
-        return _git_segment(parts) or any(_within(path, p) for p in self.protected)
+        return git_segment(parts) or any(_within(path, p) for p in self.protected)
 
     def _check_parts(self, raw: str, parts: tuple[str, ...], for_write: bool) -> None:
-        if _git_segment(parts):
+        if git_segment(parts):
             raise PathRefused(_refusal(raw, "no-git-dir", ".git is never touched"))
-        if for_write and not self.allow_workflow_edits and _ci_definition(parts):
+        if for_write and not self.allow_workflow_edits and ci_definition(parts):
             raise PathRefused(
                 _refusal(
                     raw,
@@ -114,7 +117,7 @@ def _check_written(raw: str, written: PurePosixPath, rule: str | None = None) ->
         )
     if ".." in written.parts:
         raise PathRefused(_refusal(raw, rule or "no-parent-segments", "'..' is not allowed"))
-    if rule and _git_segment(written.parts):
+    if rule and git_segment(written.parts):
         raise PathRefused(_refusal(raw, rule, "it decodes to a .git path"))
 
 
@@ -131,11 +134,11 @@ def _fold(part: str) -> str:
     return part.casefold().rstrip(" .") or part
 
 
-def _git_segment(parts: tuple[str, ...]) -> bool:
+def git_segment(parts: tuple[str, ...]) -> bool:
     return any(_fold(part) == ".git" for part in parts)
 
 
-def _ci_definition(parts: tuple[str, ...]) -> bool:
+def ci_definition(parts: tuple[str, ...]) -> bool:
     folded = tuple(_fold(part) for part in parts)
     return any(folded[: len(prefix)] == prefix for prefix in CI_DEFINITIONS)
 

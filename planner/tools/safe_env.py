@@ -2,11 +2,11 @@
 
 Programs get an allow-listed environment (scrubbed_environment): a variable reaches them only
 when it is on ALLOWED_VARIABLES or the user named it in `tools.env_passthrough`, and never when it
-is named like a credential (is_secret_name). A deny-list alone misses what no rule foresaw, such as GitLab's
-CI_REPOSITORY_URL, which carries the job token in its userinfo. git also runs with options that
-switch off what a repository can make it execute: a pass may plant hooks or an fsmonitor in
-`.git/` (through an allowed command or an MCP server), and `commit --no-verify` would still run
-post-commit.
+is named like a credential (is_secret_name). A deny-list alone misses what no rule foresaw, such
+as GitLab's CI_REPOSITORY_URL, which carries the job token in its userinfo. git also runs with
+options that switch off what a repository can make it execute: a pass may plant hooks or an
+fsmonitor in `.git/` (through an allowed command or an MCP server), and `commit --no-verify`
+would still run post-commit.
 """
 
 from __future__ import annotations

@@ -1,0 +1,205 @@
+"""The path rules bind the commit, whoever wrote the file.
+
+The built-in tools refuse CI definitions, `.git/`, planner's history and state and its own
+config (planner.tools.paths), but an allowed command or an MCP server writes with its own reach
+(`git log --output=.github/workflows/x.yml`), and a `.gitignore` line such as
+`!/planning_history/` un-ignores the history that .git/info/exclude keeps out. So before every
+commit the staged changes are checked against the same rules, plus two only a commit has:
+symlinks pointing outside the tree (or into `.git`), and files holding a secret planner knows.
+A violating path is unstaged (the index goes back to HEAD for it), so it is never committed or
+pushed, and each one is reported with its rule for the tracking comment.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig
+from planner.engine.errors import PlannerError
+from planner.engine.redaction import SECRETS
+from planner.tools.paths import ci_definition, git_segment
+from planner.tools.safe_env import git_argv
+
+SYMLINK_MODE = "120000"
+ZERO_SHA = "0" * 40
+MAX_SCANNED_BYTES = 5_000_000
+"""Larger blobs are not searched for secrets (a secret is found in the tool output first)."""
+
+
+class GitRunner:
+    """git in the workspace, in bytes: file names need not be UTF-8."""
+
+    def __init__(
+        self, root: Path, env: Mapping[str, str], config: tuple[tuple[str, str], ...] = ()
+    ) -> None:
+        self.root, self.env, self.config = root, dict(env), config
+
+    def __call__(self, *args: str, stdin: bytes | None = None) -> bytes:
+        argv = git_argv(*args, config=self.config)
+        done = subprocess.run(argv, cwd=self.root, env=self.env, input=stdin, capture_output=True)
+        if done.returncode != 0:
+            message = done.stderr.decode("utf-8", "replace").strip()
+            raise PolicyError(f"git {args[0]} failed while checking the commit: {message}")
+        return done.stdout
+
+
+class PolicyError(PlannerError):
+    """The staged changes could not be checked; nothing is committed then."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    path: str
+    """The path as git has it (surrogate escapes for bytes that are not UTF-8)."""
+    rule: str
+
+    def describe(self) -> str:
+        shown = self.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return f"{shown!r} was not committed (rule {self.rule})"
+
+
+@dataclass(frozen=True)
+class CommitRules:
+    """What a commit may contain; paths are relative to the workspace, POSIX style."""
+
+    protected: tuple[str, ...] = (".planner", "planning_history")
+    """Never committed: planner's history and its local forge state."""
+    config_files: tuple[str, ...] = (DEFAULT_CONFIG_PATH,)
+    """planner's own configuration: a pass may not widen the next pass's rights."""
+    allow_workflow_edits: bool = False
+    scan_secrets: bool = True
+
+    @classmethod
+    def for_pass(
+        cls, config: PlannerConfig, workspace: Path, extra: tuple[Path, ...] = ()
+    ) -> CommitRules:
+        history = _relative(Path(config.planning.history.directory), workspace)
+        mcp_file = config.tools.mcp_config_file
+        files = (DEFAULT_CONFIG_PATH, *([_relative(Path(mcp_file), workspace)] if mcp_file else []))
+        protected = (".planner", history, *(_relative(p, workspace) for p in extra))
+        return cls(
+            protected=tuple(p for p in protected if p),
+            config_files=tuple(f for f in files if f),
+            allow_workflow_edits=config.tools.allow_workflow_edits,
+        )
+
+
+@dataclass
+class StagedEntry:
+    path: str
+    new_mode: str
+    new_sha: str
+    status: str
+
+
+@dataclass
+class PolicyCheck:
+    rules: CommitRules
+    git: GitRunner
+    refusals: list[Refusal] = field(default_factory=list)
+
+    def run(self) -> list[Refusal]:
+        for entry in staged_entries(self.git):
+            rule = self.rule_broken(entry)
+            if rule:
+                self.refusals.append(Refusal(entry.path, rule))
+        if self.refusals:
+            unstage(self.git, [refusal.path for refusal in self.refusals])
+        return self.refusals
+
+    def rule_broken(self, entry: StagedEntry) -> str | None:
+        parts = tuple(entry.path.split("/"))
+        if git_segment(parts):
+            return "no-git-dir"
+        if not self.rules.allow_workflow_edits and ci_definition(parts):
+            return "no-workflow-edits"
+        if any(_within(entry.path, guarded) for guarded in self.rules.protected):
+            return "protected-path"
+        if any(_same(entry.path, config) for config in self.rules.config_files):
+            return "protected-config"
+        if entry.status == "D":
+            return None
+        if entry.new_mode == SYMLINK_MODE and self._link_escapes(entry):
+            return "inside-workspace"
+        if self.rules.scan_secrets and entry.new_mode != SYMLINK_MODE and self._holds_secret(entry):
+            return "no-secrets"
+        return None
+
+    def _link_escapes(self, entry: StagedEntry) -> bool:
+        target = self._blob(entry.new_sha)
+        if target.startswith("/") or "\0" in target:
+            return True
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(entry.path), target))
+        return joined == ".." or joined.startswith("../") or git_segment(tuple(joined.split("/")))
+
+    def _holds_secret(self, entry: StagedEntry) -> bool:
+        forms = SECRETS.forms()
+        if not forms:
+            return False
+        size = self.git("cat-file", "-s", entry.new_sha).strip()
+        if not size.isdigit() or int(size) > MAX_SCANNED_BYTES:
+            return False
+        text = self._blob(entry.new_sha)
+        return any(form in text for form in forms)
+
+    def _blob(self, sha: str) -> str:
+        return self.git("cat-file", "blob", sha).decode("utf-8", "surrogateescape")
+
+
+def enforce_commit_policy(
+    root: Path,
+    env: Mapping[str, str],
+    rules: CommitRules | None = None,
+    config: tuple[tuple[str, str], ...] = (),
+) -> list[Refusal]:
+    """Unstage every staged change in `root` that breaks `rules` (default: CommitRules());
+    the refusals, in path order. `env` is the scrubbed git environment, `config` extra `-c`
+    settings (the planted filter drivers switched off)."""
+    return PolicyCheck(rules or CommitRules(), GitRunner(root, env, config)).run()
+
+
+def staged_entries(git: GitRunner) -> list[StagedEntry]:
+    """The index against HEAD: `git diff --cached --raw -z` (renames as delete + add)."""
+    raw = git("diff", "--cached", "--raw", "-z", "--no-renames", "--no-ext-diff")
+    fields = raw.decode("utf-8", "surrogateescape").split("\0")
+    entries: list[StagedEntry] = []
+    for header, path in zip(fields[::2], fields[1::2], strict=False):
+        parts = header.lstrip(":").split()
+        if len(parts) >= 5:
+            entries.append(StagedEntry(path, parts[1], parts[3], parts[4][:1]))
+    return entries
+
+
+def unstage(git: GitRunner, paths: list[str]) -> None:
+    """Back to HEAD in the index (a new file leaves it); literal paths, whatever their bytes."""
+    git(
+        "--literal-pathspecs",
+        "reset",
+        "-q",
+        "HEAD",
+        "--pathspec-from-file=-",
+        "--pathspec-file-nul",
+        stdin=b"\0".join(path.encode("utf-8", "surrogateescape") for path in paths),
+    )
+
+
+def _within(path: str, guarded: str) -> bool:
+    folded, base = path.casefold(), guarded.casefold().strip("/")
+    return folded == base or folded.startswith(base + "/")
+
+
+def _same(path: str, config: str) -> bool:
+    return path.casefold() == config.casefold()
+
+
+def _relative(path: Path, workspace: Path) -> str:
+    if not path.is_absolute():
+        return path.as_posix().strip("/")
+    try:
+        return path.resolve().relative_to(workspace.resolve()).as_posix()
+    except ValueError:
+        return ""
