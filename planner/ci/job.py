@@ -262,7 +262,14 @@ def issue_context(
         title=issue.title,
         body=issue.body,
         comments=[
-            Comment(author=c.author, body=c.body, created_at=c.created_at, id=c.id) for c in kept
+            Comment(
+                author=c.author,
+                body=c.body,
+                created_at=c.created_at,
+                id=c.id,
+                edited_after_trigger=c.edited_after(cutoff),
+            )
+            for c in kept
         ],
         labels=issue.labels,
         url=issue.url,

@@ -224,6 +224,9 @@ class LLMConfig(Section):
     """Upper bound for one wait between retries (also caps Retry-After)."""
     temperature: float | None = Field(default=None, ge=0, le=2)
     """Sampling temperature; None leaves the provider's default."""
+    max_prompt_bytes: int = Field(default=1_500_000, ge=10_000)
+    """A request whose messages (as JSON) are larger than this is not sent: the call fails with
+    a clear message instead of spending the pass's budget on one oversized prompt."""
 
 
 class BudgetConfig(Section):

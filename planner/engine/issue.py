@@ -9,6 +9,11 @@ from pydantic import BaseModel, Field
 
 MAX_BODY_BYTES = 1_000_000
 """Issue bodies and comments longer than this are cut for the prompt (with a note)."""
+UNTRUSTED_BUDGET_BYTES = 200_000
+"""The issue's body and comments together in one prompt (about 50k tokens): a stranger's flood
+of comments cannot make every planning call cost the whole budget. The body gets up to half;
+comments fill the rest newest first, and the older ones left out are named in a note."""
+EDITED_NOTE = "[planner: this comment was edited after the run was triggered; text as it is now]"
 
 HTML_COMMENT = re.compile(r"<!--.*?(-->|$)", re.DOTALL)
 INVISIBLE = re.compile(
@@ -32,7 +37,14 @@ MARKDOWN_COMMENT = re.compile(
 )
 """`[//]: # (text)`: a link reference definition used as a comment; it never renders."""
 FENCE_TAG = re.compile(r"<\s*/?\s*untrusted-data", re.IGNORECASE)
-HIDDEN_ATTRIBUTES = re.compile(r"\s(?:hidden|style\s*=\s*\"[^\"]*display\s*:\s*none[^\"]*\")", re.I)
+HIDDEN_TAG = re.compile(
+    r"<[a-z][a-z0-9]*\b[^<>]*?\s(?:hidden\b|aria-hidden\s*=\s*\"true\"|style\s*=\s*\"[^\"]*"
+    + HIDING_STYLE
+    + r"[^\"]*\")[^<>]*>",
+    re.IGNORECASE,
+)
+"""An opening tag that hides what follows and has no closing tag: the markup goes, the words
+after it stay (the sanitiser removes markup, never ordinary text such as "must not be hidden")."""
 
 
 class Comment(BaseModel):
@@ -40,6 +52,8 @@ class Comment(BaseModel):
     body: str = ""
     created_at: str = ""
     id: str = ""
+    edited_after_trigger: bool = False
+    """Changed after the event that started the pass; the prompt says so."""
 
 
 class IssueContext(BaseModel):
@@ -63,7 +77,7 @@ def sanitize_untrusted(text: str, limit_bytes: int = MAX_BODY_BYTES) -> str:
     cleaned = HTML_COMMENT.sub("", cleaned)
     cleaned = HIDDEN_ELEMENT.sub("", cleaned)
     cleaned = MARKDOWN_COMMENT.sub("", cleaned)
-    cleaned = HIDDEN_ATTRIBUTES.sub(" ", cleaned)
+    cleaned = HIDDEN_TAG.sub("", cleaned)
     cleaned = FENCE_TAG.sub("[fence removed]", cleaned)  # data must not close its own fence
     return truncate_bytes(cleaned, limit_bytes)
 
@@ -76,17 +90,51 @@ def truncate_bytes(text: str, limit_bytes: int) -> str:
     return kept + f"\n\n[planner: truncated here; the original was {len(data)} bytes]"
 
 
-def prompt_view(issue: IssueContext) -> dict[str, object]:
-    """The issue as the prompt templates see it, every untrusted field sanitised."""
+def prompt_view(
+    issue: IssueContext, budget_bytes: int = UNTRUSTED_BUDGET_BYTES
+) -> dict[str, object]:
+    """The issue as the prompt templates see it, every untrusted field sanitised, body and
+    comments within `budget_bytes` together."""
+    body = sanitize_untrusted(issue.body, min(MAX_BODY_BYTES, budget_bytes // 2))
     return {
         "repository": issue.repository,
         "number": issue.number,
         "title": sanitize_untrusted(issue.title, 2_000),
-        "body": sanitize_untrusted(issue.body) or "(the issue has no description)",
+        "body": body or "(the issue has no description)",
         "labels": [sanitize_untrusted(label, 200) for label in issue.labels],
-        "comments": [
-            {"author": c.author, "created_at": c.created_at, "body": sanitize_untrusted(c.body)}
-            for c in issue.comments
-        ],
+        "comments": comments_within(issue.comments, budget_bytes - len(body.encode())),
         "instruction": sanitize_untrusted(issue.instruction, 20_000),
     }
+
+
+def comments_within(comments: list[Comment], budget_bytes: int) -> list[dict[str, str]]:
+    """The newest comments that fit in `budget_bytes`, oldest first, after a note naming the
+    older ones left out (so the model knows the discussion is longer than what it sees)."""
+    kept: list[dict[str, str]] = []
+    remaining = max(0, budget_bytes)
+    for index in range(len(comments) - 1, -1, -1):
+        view = _comment_view(comments[index], remaining)
+        size = len(view["body"].encode())
+        if size > remaining:
+            return [_dropped_note(comments[: index + 1]), *reversed(kept)]
+        kept.append(view)
+        remaining -= size
+    return list(reversed(kept))
+
+
+def _comment_view(comment: Comment, limit: int) -> dict[str, str]:
+    body = sanitize_untrusted(comment.body, max(0, min(MAX_BODY_BYTES, limit) - 200))
+    if comment.edited_after_trigger:
+        body = f"{EDITED_NOTE}\n{body}"
+    return {"author": comment.author, "created_at": comment.created_at, "body": body}
+
+
+def _dropped_note(dropped: list[Comment]) -> dict[str, str]:
+    size = sum(len(c.body.encode()) for c in dropped)
+    authors = ", ".join(sorted({c.author or "unknown" for c in dropped})[:10])
+    text = (
+        f"[planner: {len(dropped)} older comment(s), {size} bytes in all, by {authors}, were "
+        "left out to keep the prompt within its budget for issue text. Ask on the issue if "
+        "you need something they may have said.]"
+    )
+    return {"author": "planner", "created_at": dropped[-1].created_at, "body": text}

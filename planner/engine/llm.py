@@ -146,6 +146,7 @@ class OpenAIModel:
         return message.content or ""
 
     def _create(self, kind: str, messages: Sequence[dict[str, Any]], extra: dict[str, Any]) -> Any:
+        check_prompt_size(kind, messages, self.config.max_prompt_bytes)
         started = time.monotonic()
         attempts = 0
         while True:
@@ -218,6 +219,17 @@ def _tool_call(call: Any) -> ToolCall:
     if not isinstance(arguments, dict):
         return ToolCall(id=call.id, name=call.function.name, arguments={}, raw_arguments=raw or " ")
     return ToolCall(id=call.id, name=call.function.name, arguments=arguments)
+
+
+def check_prompt_size(kind: str, messages: Sequence[dict[str, Any]], limit: int) -> None:
+    """Refuse to send a prompt over `limit` bytes (before any token is spent on it)."""
+    size = len(json.dumps(list(messages), ensure_ascii=False, default=str).encode())
+    if size > limit:
+        raise ApiError(
+            f"the {kind} prompt is {size} bytes, over llm.max_prompt_bytes ({limit}); "
+            "it was not sent",
+            service="model",
+        )
 
 
 def _api_error(exc: openai.APIStatusError | openai.APIConnectionError) -> ApiError:

@@ -72,6 +72,8 @@ class CommentData(BaseModel):
     body: str = ""
     author: str = ""
     created_at: str = ""
+    updated_at: str = ""
+    """When the body last changed (equal to created_at, or empty, when never edited)."""
     url: str = ""
     trusted: bool = False
     """The author may be planner itself; only then does a marker in the body count."""
@@ -79,6 +81,12 @@ class CommentData(BaseModel):
     @property
     def created(self) -> datetime | None:
         return parse_time(self.created_at)
+
+    def edited_after(self, moment: datetime | None) -> bool:
+        """Whether the body changed after `moment` (the trigger): what the model reads then
+        is not what the person who triggered the run saw."""
+        updated = parse_time(self.updated_at)
+        return moment is not None and updated is not None and updated > moment
 
 
 class PullRequestData(BaseModel):

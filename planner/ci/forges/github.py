@@ -190,6 +190,7 @@ class GitHubForge(ForgeAdapter):
             body=str(data.get("body") or ""),
             author=str(user.get("login", "")),
             created_at=str(data.get("created_at") or ""),
+            updated_at=str(data.get("updated_at") or ""),
             url=str(data.get("html_url") or ""),
             trusted=self._is_own(user),
         )

@@ -198,6 +198,7 @@ class GitLabForge(ForgeAdapter):
             body=str(data.get("body") or ""),
             author=author,
             created_at=str(data.get("created_at") or ""),
+            updated_at=str(data.get("updated_at") or ""),
             url=f"{self.server_url}/{self.repository}/-/issues/{number}#note_{note_id}",
             trusted=bool(author) and author == self._identity(),
         )
