@@ -118,6 +118,9 @@ def run(job: Job) -> int:
 
     if isinstance(trigger, Skip):
         return skip(job, trigger)
+    from planner.engine.llm import require_api_key
+
+    require_api_key(config.llm)  # exit 2 before any comment, label or branch is written
     trust_workspace(job.workspace)
     try:
         with job.console.group(f"planner: {trigger.describe()}"):

@@ -15,6 +15,7 @@ from planner.cli.issue_file import load_issue_file
 from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.engine.errors import PlannerError, UserInputError
 from planner.engine.history import PlanningHistoryStore
+from planner.engine.llm import require_api_key
 from planner.engine.redaction import RedactingFilter, redact, register_environment_secrets
 from planner.engine.result import PassResult, render_checklist
 from planner.run.runner import PassSetup, history_directory, repository_name, run_pass
@@ -105,6 +106,7 @@ def _config(args: argparse.Namespace) -> PlannerConfig:
 
 def _run(args: argparse.Namespace) -> int:
     config = _config(args)
+    require_api_key(config.llm)  # before any branch, comment or history is written
     if not args.repo.is_dir():
         raise UserInputError(f"--repo {args.repo} is not a directory")
     if args.issue is not None:

@@ -62,11 +62,7 @@ class OpenAIModel:
         on_call: CallListener | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        if config.api_key is None:
-            raise ConfigError(
-                "no model API key: set the environment variable OPENAI_API_KEY "
-                "(any non-empty value for local servers such as Ollama)"
-            )
+        require_api_key(config)
         register_secret(config.api_key.get_secret_value())  # endpoints echo it in errors
         self.name = config.model
         self.config = config
@@ -219,6 +215,15 @@ def _tool_call(call: Any) -> ToolCall:
     if not isinstance(arguments, dict):
         return ToolCall(id=call.id, name=call.function.name, arguments={}, raw_arguments=raw or " ")
     return ToolCall(id=call.id, name=call.function.name, arguments=arguments)
+
+
+def require_api_key(config: LLMConfig) -> None:
+    """ConfigError (exit 2) when no key is set: callers check before anything is written."""
+    if config.api_key is None:
+        raise ConfigError(
+            "no model API key: set the environment variable OPENAI_API_KEY "
+            "(any non-empty value for local servers such as Ollama)"
+        )
 
 
 def check_prompt_size(kind: str, messages: Sequence[dict[str, Any]], limit: int) -> None:
