@@ -161,7 +161,9 @@ def test_environment_is_scrubbed_of_tokens_and_keys(
     monkeypatch.setenv("INPUT_GITHUB-TOKEN", "ghs_input")
     monkeypatch.setenv("PLANNER_TEST_HARMLESS", "visible")
     monkeypatch.setenv("PLANNER_TEST_UNLISTED", "invisible")
-    monkeypatch.setenv("CI_REPOSITORY_URL", "https://gitlab-ci-token:glcbt-64_urltoken@gl.example/g/p")
+    monkeypatch.setenv(
+        "CI_REPOSITORY_URL", "https://gitlab-ci-token:glcbt-64_urltoken@gl.example/g/p"
+    )
     script = "import os; print('\\n'.join(f'{k}={v}' for k, v in sorted(os.environ.items())))"
     tool = command_tool(tmp_path, python_prefix(), env_passthrough=["PLANNER_TEST_HARMLESS"])
     result = tool.call("run_command", {"argv": [PYTHON, "-c", script]})

@@ -61,7 +61,7 @@ def test_a_flooded_issue_sends_a_bounded_planning_prompt(tmp_path: Path) -> None
 def test_an_oversized_prompt_is_not_sent() -> None:
     """Attack: tool output piling up until one request costs the whole budget."""
     messages = [{"role": "user", "content": "x" * 20_000}]
-    with pytest.raises(ApiError, match="over llm.max_prompt_bytes .* it was not sent"):
+    with pytest.raises(ApiError, match=r"over llm\.max_prompt_bytes .* it was not sent"):
         check_prompt_size("execute", messages, 10_000)
     check_prompt_size("execute", messages, 30_000)
 

@@ -45,8 +45,8 @@ from planner.ci.outputs import (
     write_github_outputs,
 )
 from planner.engine.errors import PlannerError
+from planner.engine.process import make_undumpable
 from planner.engine.redaction import register_environment_secrets
-from planner.tools.isolation import make_undumpable
 
 log = logging.getLogger("planner.ci.action")
 

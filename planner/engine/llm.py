@@ -62,14 +62,14 @@ class OpenAIModel:
         on_call: CallListener | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        require_api_key(config)
-        register_secret(config.api_key.get_secret_value())  # endpoints echo it in errors
+        key = require_api_key(config)
+        register_secret(key)  # endpoints echo it in errors
         self.name = config.model
         self.config = config
         self.on_call = on_call
         self._sleep = sleep
         self._client = openai.OpenAI(
-            api_key=config.api_key.get_secret_value(),
+            api_key=key,
             base_url=config.base_url,
             timeout=config.timeout_seconds,
             max_retries=0,
@@ -217,13 +217,15 @@ def _tool_call(call: Any) -> ToolCall:
     return ToolCall(id=call.id, name=call.function.name, arguments=arguments)
 
 
-def require_api_key(config: LLMConfig) -> None:
-    """ConfigError (exit 2) when no key is set: callers check before anything is written."""
+def require_api_key(config: LLMConfig) -> str:
+    """The key, or ConfigError (exit 2) when none is set: callers check before anything is
+    written."""
     if config.api_key is None:
         raise ConfigError(
             "no model API key: set the environment variable OPENAI_API_KEY "
             "(any non-empty value for local servers such as Ollama)"
         )
+    return config.api_key.get_secret_value()
 
 
 def check_prompt_size(kind: str, messages: Sequence[dict[str, Any]], limit: int) -> None:

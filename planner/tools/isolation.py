@@ -19,7 +19,6 @@ Four layers, each closing routes the others leave open (README, "Secret isolatio
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import subprocess
@@ -30,33 +29,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from planner.engine.process import make_undumpable
 from planner.tools.safe_env import git_argv, git_environment
 
 log = logging.getLogger(__name__)
 
-PR_SET_DUMPABLE = 4
-PR_GET_DUMPABLE = 3
 NOBODY = 65534
 LAUNCHER = Path(__file__).with_name("drop_privileges.py")
 """A standalone script (no planner imports) that switches user, then execs the program."""
 CREDENTIAL_KEYS = r"^http\..*extraheader$"
 URL_KEYS = r"^(remote\..*\.(url|pushurl)|submodule\..*\.url)$"
-
-
-def make_undumpable() -> bool:
-    """Make this process non-dumpable (Linux); False where prctl is unavailable."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
-    except (OSError, AttributeError):
-        return False
-
-
-def is_dumpable() -> bool:
-    try:
-        return bool(ctypes.CDLL(None).prctl(PR_GET_DUMPABLE, 0, 0, 0, 0))
-    except (OSError, AttributeError):
-        return True
 
 
 @dataclass(frozen=True)
