@@ -40,6 +40,7 @@ from planner.ci.tracking import (
     TrackingView,
     earlier_runs,
     neutralize,
+    no_closing_keywords,
     one_line,
     render_tracking,
     run_line,
@@ -454,7 +455,8 @@ class IssueRun:
         return pull
 
     def _pull_title(self) -> str:
-        title = " ".join(self.target.issue.title.split())[:200] or f"Issue {self.number}"
+        title = no_closing_keywords(" ".join(self.target.issue.title.split())[:200])
+        title = title or f"Issue {self.number}"
         return f"{title} ({self.forge.issue_reference(self.number)})"
 
     def _pull_body(self, result: PassResult) -> str:
@@ -478,7 +480,7 @@ class IssueRun:
         return Identity(forge.commit_name or default.name, forge.commit_email or default.email)
 
     def _commit_message(self, result: PassResult) -> str:
-        title = " ".join(self.target.issue.title.split())[:120]
+        title = no_closing_keywords(" ".join(self.target.issue.title.split())[:120])
         done, total = result.progress()
         lines = [
             f"planner: {title} ({self.forge.issue_reference(self.number)})",

@@ -38,6 +38,12 @@ TITLES: dict[str, str] = {
     "stopped": "⏹️ Stopped",
 }
 MENTION = re.compile(r"@(?=[A-Za-z0-9_])")
+CLOSING_KEYWORD = re.compile(
+    r"(?i)\b(clos(?:e[sd]?|ing)|fix(?:e[sd]|ing)?|resolv(?:e[sd]?|ing)|implement(?:s|ed|ing)?)"
+    r"(?=:?\s+(?:issues?\s+)?(?:[\w.-]+/[\w.-]+)?(?:#|!|https?://|[A-Z][A-Z0-9_]+-\d))"
+)
+"""A closing keyword followed by an issue reference (GitHub's and GitLab's patterns): in a
+commit message or a pull request's text it would close that issue when merged."""
 BARE_AMPERSAND = re.compile(r"&(?!(?:amp|lt|gt);)")
 
 
@@ -62,9 +68,15 @@ class TrackingView:
 
 
 def neutralize(text: str) -> str:
-    """Model or issue text made inert for a comment: no HTML, no notifying @mentions."""
+    """Model or issue text made inert for a comment: no HTML, no notifying @mentions, no
+    closing keywords."""
     escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return MENTION.sub("@\u200b", escaped)
+    return no_closing_keywords(MENTION.sub("@\u200b", escaped))
+
+
+def no_closing_keywords(text: str) -> str:
+    """`fixes #42` becomes `“fixes” #42`: readable, and no forge reads it as closing #42."""
+    return CLOSING_KEYWORD.sub(lambda match: f"“{match.group(1)}”", text)
 
 
 def safe_result(result: PassResult) -> PassResult:

@@ -148,6 +148,14 @@ def _need(data: Any, path: str) -> Any:
     return node
 
 
+def _object(data: Any, path: str) -> Mapping[str, Any]:
+    """_need for a value that must be a JSON object: a wrong type is bad input, not a crash."""
+    node = _need(data, path)
+    if not isinstance(node, Mapping):
+        raise UserInputError(f"the event payload's {path} is not an object")
+    return node
+
+
 def _at(data: Any, path: str) -> Any:
     """_need on an object taken out of the payload, named as in the payload: 'issue.number'."""
     return _need({path.partition(".")[0]: data}, path)
@@ -355,7 +363,7 @@ def gitlab_actor(user: Any, web_url: str = "") -> Actor:
 
 
 def _gitlab_issue(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger | Skip:
-    attributes = _need(payload, "object_attributes")
+    attributes = _object(payload, "object_attributes")
     changes = payload.get("changes") or {}
     kind = _gitlab_issue_kind(attributes, changes, config)
     if isinstance(kind, Skip):
@@ -397,7 +405,7 @@ def _added(change: Any, key: str) -> set[str]:
 
 
 def _gitlab_note(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger | Skip:
-    attributes = _need(payload, "object_attributes")
+    attributes = _object(payload, "object_attributes")
     if attributes.get("system"):
         return Skip(reason="system notes do not trigger planner")
     if attributes.get("action") not in (None, "create"):

@@ -210,7 +210,7 @@ def _tool_call(call: Any) -> ToolCall:
     raw = call.function.arguments or ""
     try:
         arguments = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError:
+    except UNPARSABLE:
         arguments = None
     if not isinstance(arguments, dict):
         return ToolCall(id=call.id, name=call.function.name, arguments={}, raw_arguments=raw or " ")
@@ -284,12 +284,26 @@ def extract_json(text: str) -> Any:
     start, end = text.find("{"), text.rfind("}")
     if 0 <= start < end:
         candidates.append(text[start : end + 1])
+    problem = "the reply is not JSON"
     for candidate in candidates:
         try:
             return json.loads(candidate)
         except json.JSONDecodeError:
             continue
-    raise ModelBehaviourError(f"the reply is not JSON: {_short(text.strip() or '(empty)', 200)}")
+        except (ValueError, RecursionError) as exc:  # a 5,000-digit number, nesting too deep
+            problem = f"the reply's JSON cannot be used ({_unusable(exc)})"
+    raise ModelBehaviourError(f"{problem}: {_short(text.strip() or '(empty)', 200)}")
+
+
+UNPARSABLE = (ValueError, RecursionError)
+"""What json.loads raises on hostile input: JSONDecodeError is a ValueError, an integer over
+Python's digit limit a plain ValueError, deep nesting a RecursionError."""
+
+
+def _unusable(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return "a number with too many digits" if "digits" in str(exc) else str(exc)[:100]
 
 
 def parse_document(text: str, schema: type[DocT], context: Any = None) -> DocT:

@@ -417,7 +417,7 @@ def json_of(text: str) -> Any:
     for candidate in [text.strip(), *FENCED.findall(text)]:
         try:
             return json.loads(candidate)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # also huge numbers and deep nesting
             continue
     log.warning("replan decision is not JSON; continuing without a replan: %.200s", text)
     return None

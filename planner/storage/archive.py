@@ -229,10 +229,15 @@ def write_entry(entry: Entry, directory: Path, report: ExtractReport) -> None:
         report.problems.append(f"refused {entry.name!r}: its path leaves the history directory")
     elif entry.is_symlink:
         report.problems.append(f"refused {entry.name!r}: symbolic links are never extracted")
-    elif entry.is_dir:
-        make_directory(directory, relative, report)
     else:
-        write_file(entry, directory, relative, report)
+        try:
+            if entry.is_dir:
+                make_directory(directory, relative, report)
+            else:
+                write_file(entry, directory, relative, report)
+        except OSError as exc:  # a name too long for the file system, say: skip this entry
+            shown = entry.name if len(entry.name) <= 120 else entry.name[:120] + "…"
+            report.problems.append(f"refused {shown!r}: {exc.strerror or exc}")
 
 
 def make_directory(directory: Path, relative: PurePosixPath, report: ExtractReport) -> None:

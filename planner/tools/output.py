@@ -35,7 +35,17 @@ def _joined(head: bytes, tail: bytes, size: int, label: str) -> str:
 
 
 def cap_text(text: str, limit: int, label: str) -> str:
-    return cap_bytes(text.encode("utf-8"), limit, label)
+    return cap_bytes(escaped(text).encode("utf-8"), limit, label)
+
+
+def escaped(text: str) -> str:
+    """`text` with the undecodable bytes of file names (surrogate escapes, as os.listdir gives
+    them) shown as `\\xNN`: valid UTF-8 for the prompt and the history."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text
 
 
 def looks_binary(data: bytes) -> bool:

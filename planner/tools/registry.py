@@ -14,6 +14,7 @@ from typing import Any
 
 from planner.engine.interfaces import ToolProvider, ToolResult, ToolSpec
 from planner.engine.redaction import redact
+from planner.tools.output import escaped
 
 log = logging.getLogger(__name__)
 
@@ -94,11 +95,12 @@ class ToolRegistry:
 
 
 def redacted(result: ToolResult) -> ToolResult:
-    """The result without any known secret: it goes into a prompt and into the history."""
+    """The result without any known secret, file names that are not UTF-8 shown escaped: it
+    goes into a prompt and into the history."""
     return result.model_copy(
         update={
-            "content": redact(result.content) if result.content else result.content,
-            "error": redact(result.error) if result.error else result.error,
+            "content": redact(escaped(result.content)) if result.content else result.content,
+            "error": redact(escaped(result.error)) if result.error else result.error,
         }
     )
 

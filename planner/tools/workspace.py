@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from planner.engine.config import ToolsConfig
 from planner.engine.interfaces import ToolResult, ToolSpec
@@ -87,7 +87,7 @@ class WorkspaceTools:
             if start is None and end is None:
                 return ToolResult(ok=True, content=self._capped(head, path))
             handle.seek(0)
-            return ToolResult(ok=True, content=self._line_range(handle.read(), start, end))
+            return ToolResult(ok=True, content=self._line_range(handle, start, end))
 
     def _capped(self, head: bytes, path: Path) -> str:
         limit = self.config.max_read_bytes
@@ -99,14 +99,25 @@ class WorkspaceTools:
             )
         return text
 
-    def _line_range(self, data: bytes, start: int | None, end: int | None) -> str:
-        lines = decode_text(data).splitlines(keepends=True)
-        first, last = (start or 1), min(end or len(lines), len(lines))
-        if first > len(lines):
-            return f"[the file has only {len(lines)} lines]"
-        chosen = "".join(lines[first - 1 : last])
-        note = f"[lines {first}-{last} of {len(lines)}]"
-        return cap_text(chosen, self.config.max_read_bytes, "lines") + ("\n" + note)
+    def _line_range(self, handle: IO[bytes], start: int | None, end: int | None) -> str:
+        """Lines start..end, streamed: a huge file is never held in memory, only the lines
+        shown (up to max_read_bytes) are kept, the rest is counted by blocks."""
+        first, limit = start or 1, self.config.max_read_bytes
+        chosen: list[bytes] = []
+        kept = total = 0
+        for line in handle:
+            total += 1
+            if total >= first:
+                chosen.append(line)
+                kept += len(line)
+            if (end is not None and total >= end) or kept > limit:
+                total += _count_rest(handle)
+                break
+        if first > total:
+            return f"[the file has only {total} lines]"
+        last = min(end or total, total, first + len(chosen) - 1)
+        note = f"[lines {first}-{last} of {total}]"
+        return cap_text(decode_text(b"".join(chosen)), limit, "lines") + ("\n" + note)
 
     # -- write_file and edit_file ------------------------------------------------------------
 
@@ -231,6 +242,15 @@ LIST_DIRECTORY = _spec(
 
 
 NOT_UTF8_NOTE = "[planner: this file is not valid UTF-8; undecodable bytes are shown as \ufffd]\n"
+
+
+def _count_rest(handle: IO[bytes]) -> int:
+    """The lines left in `handle`, read by blocks (a last line without a newline counts)."""
+    count, last = 0, b"\n"
+    while block := handle.read(1 << 20):
+        count += block.count(b"\n")
+        last = block[-1:]
+    return count + (0 if last == b"\n" else 1)
 
 
 def decode_text(data: bytes) -> str:

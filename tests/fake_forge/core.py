@@ -62,6 +62,8 @@ class Failure:
     headers: dict[str, str]
     body: JSON
     times: int
+    after: bool = False
+    """The request is carried out first, then answered with the error (a lost reply)."""
 
 
 class FakeServerBase:
@@ -134,11 +136,13 @@ class FakeServerBase:
         headers: dict[str, str] | None = None,
         body: JSON = None,
         times: int = 1,
+        after: bool = False,
     ) -> None:
-        """Answer the next `times` matching API requests with this error instead."""
+        """Answer the next `times` matching API requests with this error instead (`after`:
+        carry the request out, then answer with the error, as when a reply is lost)."""
         body = body if body is not None else {"message": f"injected HTTP {status}"}
         self.failures.append(
-            Failure(method, re.compile(path_pattern), status, headers or {}, body, times)
+            Failure(method, re.compile(path_pattern), status, headers or {}, body, times, after)
         )
 
     def publish_blob(self, data: bytes) -> str:
@@ -253,12 +257,15 @@ class FakeServerBase:
             found = pattern.fullmatch(inner)
             if found and route_method == method:
                 with self._lock:
-                    return handler(found, query, body)
+                    reply = handler(found, query, body)
+                return self._injected(method, path, after=True) or reply
         return 404, {"message": f"Not Found (no fake route for {method} {inner})"}, {}
 
-    def _injected(self, method: str, path: str) -> Reply | None:
+    def _injected(self, method: str, path: str, *, after: bool = False) -> Reply | None:
         with self._lock:
             for failure in self.failures:
+                if failure.after != after:
+                    continue
                 if failure.times > 0 and failure.method == method and failure.pattern.search(path):
                     failure.times -= 1
                     return failure.status, failure.body, failure.headers

@@ -16,6 +16,7 @@ from urllib.parse import quote
 import requests
 
 from planner.ci.forges.base import (
+    MARKER_PREFIX,
     Actor,
     CommentData,
     ForgeAdapter,
@@ -154,10 +155,19 @@ class GitHubForge(ForgeAdapter):
         return [self._comment(item) for item in pages]
 
     def _create_comment(self, number: int, body: str) -> CommentData:
+        path = f"{self._repo}/issues/{number}/comments"
         reply = self.api.request(
-            "POST", f"{self._repo}/issues/{number}/comments", json={"body": body}
+            "POST", path, json={"body": body}, already_done=lambda: self._posted(path, body)
         )
         return self._comment(reply.data)
+
+    def _posted(self, path: str, body: str) -> Any:
+        """Our own comment with exactly this (marked) body, when a lost reply hid it."""
+        for data in self.api.paginate(path):
+            user = data.get("user") or {}
+            if data.get("body") == body and MARKER_PREFIX in body and self._is_own(user):
+                return data
+        return None
 
     def _edit_comment(self, number: int, comment_id: str, body: str) -> CommentData:
         path = f"{self._repo}/issues/comments/{comment_id}"

@@ -17,6 +17,7 @@ from urllib.parse import quote
 import requests
 
 from planner.ci.forges.base import (
+    MARKER_PREFIX,
     Actor,
     CommentData,
     ForgeAdapter,
@@ -144,7 +145,18 @@ class GitLabForge(ForgeAdapter):
 
     def _create_comment(self, number: int, body: str) -> CommentData:
         path = f"{self._project}/issues/{number}/notes"
-        return self._note(self.api.request("POST", path, json={"body": body}).data, number)
+        reply = self.api.request(
+            "POST", path, json={"body": body}, already_done=lambda: self._posted(path, body)
+        )
+        return self._note(reply.data, number)
+
+    def _posted(self, path: str, body: str) -> Any:
+        """Our own note with exactly this (marked) body, when a lost reply hid it."""
+        for data in self.api.paginate(path):
+            author = str((data.get("author") or {}).get("username", ""))
+            if data.get("body") == body and MARKER_PREFIX in body and author == self._identity():
+                return data
+        return None
 
     def _edit_comment(self, number: int, comment_id: str, body: str) -> CommentData:
         path = f"{self._project}/issues/{number}/notes/{comment_id}"

@@ -92,11 +92,20 @@ class JsonClient:
         params: Mapping[str, Any] | None = None,
         json: Any = None,
         allow: tuple[int, ...] = (),
+        already_done: Callable[[], Any] | None = None,
     ) -> Reply:
-        """Send one request (retrying what is retryable); statuses in `allow` are returned."""
+        """Send one request (retrying what is retryable); statuses in `allow` are returned.
+
+        `already_done`, for a POST that must not happen twice, is asked before each retry: the
+        first attempt may have succeeded with its reply lost, and what it returns (not None)
+        is taken as the reply's data instead of posting again."""
         url = path if path.startswith(("http://", "https://")) else self.base_url + path
         attempt = 0
         while True:
+            done = already_done() if attempt and already_done is not None else None
+            if done is not None:
+                log.info("%s %s had succeeded before its retry; not sent again", method, path)
+                return Reply(200, done, {}, url)
             reply = self._send(method, url, params, json, attempt)
             if reply is not None and (reply.status < 400 or reply.status in allow):
                 return reply
