@@ -101,15 +101,23 @@ class PolicyCheck:
     rules: CommitRules
     git: GitRunner
     refusals: list[Refusal] = field(default_factory=list)
+    blobs: dict[str, str] = field(default_factory=dict)
+    """Contents of the staged blobs that are read (symlink targets, files to scan)."""
 
     def run(self) -> list[Refusal]:
-        for entry in staged_entries(self.git):
+        entries = staged_entries(self.git)
+        self.blobs = read_blobs(self.git, [e.new_sha for e in entries if self._reads(e)])
+        for entry in entries:
             rule = self.rule_broken(entry)
             if rule:
                 self.refusals.append(Refusal(entry.path, rule))
         if self.refusals:
             unstage(self.git, [refusal.path for refusal in self.refusals])
         return self.refusals
+
+    def _reads(self, entry: StagedEntry) -> bool:
+        wanted = entry.new_mode == SYMLINK_MODE or (self.rules.scan_secrets and SECRETS.forms())
+        return bool(wanted) and entry.status != "D" and entry.new_sha != ZERO_SHA
 
     def rule_broken(self, entry: StagedEntry) -> str | None:
         parts = tuple(entry.path.split("/"))
@@ -123,31 +131,55 @@ class PolicyCheck:
             return "protected-config"
         if entry.status == "D":
             return None
-        if entry.new_mode == SYMLINK_MODE and self._link_escapes(entry):
-            return "inside-workspace"
-        if self.rules.scan_secrets and entry.new_mode != SYMLINK_MODE and self._holds_secret(entry):
-            return "no-secrets"
-        return None
+        if entry.new_mode == SYMLINK_MODE:
+            return "inside-workspace" if self._link_escapes(entry) else None
+        return "no-secrets" if self._holds_secret(entry) else None
 
     def _link_escapes(self, entry: StagedEntry) -> bool:
-        target = self._blob(entry.new_sha)
+        target = self.blobs.get(entry.new_sha, "/")
         if target.startswith("/") or "\0" in target:
             return True
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(entry.path), target))
         return joined == ".." or joined.startswith("../") or git_segment(tuple(joined.split("/")))
 
     def _holds_secret(self, entry: StagedEntry) -> bool:
-        forms = SECRETS.forms()
-        if not forms:
-            return False
-        size = self.git("cat-file", "-s", entry.new_sha).strip()
-        if not size.isdigit() or int(size) > MAX_SCANNED_BYTES:
-            return False
-        text = self._blob(entry.new_sha)
-        return any(form in text for form in forms)
+        text = self.blobs.get(entry.new_sha)
+        return text is not None and any(form in text for form in SECRETS.forms())
 
-    def _blob(self, sha: str) -> str:
-        return self.git("cat-file", "blob", sha).decode("utf-8", "surrogateescape")
+
+def read_blobs(git: GitRunner, shas: list[str]) -> dict[str, str]:
+    """The contents of `shas` up to MAX_SCANNED_BYTES each, in two git processes in all
+    (`cat-file --batch-check` for the sizes, then `--batch`), whatever the count."""
+    unique = list(dict.fromkeys(shas))
+    if not unique:
+        return {}
+    checked = git("cat-file", "--batch-check", stdin="\n".join(unique).encode() + b"\n")
+    small = [
+        fields[0].decode()
+        for fields in (line.split() for line in checked.splitlines())
+        if len(fields) == 3 and fields[2].isdigit() and int(fields[2]) <= MAX_SCANNED_BYTES
+    ]
+    if not small:
+        return {}
+    return _parse_batch(git("cat-file", "--batch", stdin="\n".join(small).encode() + b"\n"))
+
+
+def _parse_batch(output: bytes) -> dict[str, str]:
+    """`<sha> <type> <size>\\n<content>\\n`, repeated."""
+    blobs: dict[str, str] = {}
+    position = 0
+    while position < len(output):
+        end = output.index(b"\n", position)
+        header = output[position:end].split()
+        position = end + 1
+        if len(header) != 3:  # "<sha> missing"
+            continue
+        size = int(header[2])
+        blobs[header[0].decode()] = output[position : position + size].decode(
+            "utf-8", "surrogateescape"
+        )
+        position += size + 1
+    return blobs
 
 
 def enforce_commit_policy(
@@ -164,7 +196,7 @@ def enforce_commit_policy(
 
 def staged_entries(git: GitRunner) -> list[StagedEntry]:
     """The index against HEAD: `git diff --cached --raw -z` (renames as delete + add)."""
-    raw = git("diff", "--cached", "--raw", "-z", "--no-renames", "--no-ext-diff")
+    raw = git("diff", "--cached", "--raw", "--no-abbrev", "-z", "--no-renames", "--no-ext-diff")
     fields = raw.decode("utf-8", "surrogateescape").split("\0")
     entries: list[StagedEntry] = []
     for header, path in zip(fields[::2], fields[1::2], strict=False):
