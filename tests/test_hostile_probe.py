@@ -481,3 +481,40 @@ def test_control_without_the_user_switch_root_reads_the_job_shell(reachable_tmp:
         assert leaks(json.dumps([r.body for r in model.requests]), GITLAB_SECRETS) == []
     finally:
         fake.stop()
+
+
+def test_a_stdio_mcp_server_runs_as_the_sandbox_user_with_an_allow_listed_environment(
+    reachable_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack: an MCP server (or anything it spawns) reads planner's environment or memory."""
+    only_as_root()
+    from planner.engine.config import ToolsConfig
+    from planner.tools import build_registry
+    from tests.mcp_servers.launch import MISBEHAVING_SERVER
+
+    monkeypatch.setenv("PLANNER_PROBE_TOKEN", FORGE_TOKEN)
+    workspace = reachable_tmp / "ws"
+    workspace.mkdir()
+    (workspace / "planning_history").mkdir()
+    report = workspace / "server.txt"
+    script = (
+        "import os, runpy, sys; "
+        f"open({str(report)!r}, 'w').write(f'{{os.getuid()}} {{sorted(os.environ)}} '"
+        " + str(os.access(f'/proc/{os.getppid()}/environ', os.R_OK))); "
+        f"sys.argv = [{str(MISBEHAVING_SERVER)!r}]; "
+        f"runpy.run_path({str(MISBEHAVING_SERVER)!r}, run_name='__main__')"
+    )
+    config = ToolsConfig.model_validate(
+        {"mcpServers": {"probe": {"command": sys.executable, "args": ["-c", script]}}}
+    )
+    registry = build_registry(config, workspace, (workspace / "planning_history",))
+    try:
+        assert registry.call("probe__echo", {"text": "hi"}).ok, registry.problems
+        uid, rest = report.read_text().split(" ", 1)
+    finally:
+        registry.close()
+    assert uid == "65534"
+    assert "PLANNER_PROBE_TOKEN" not in rest
+    assert rest.endswith("False")  # the launcher's parent (planner's side) is not readable
+    assert (workspace / "planning_history").stat().st_uid == 0  # the history stays root's
+    assert report.stat().st_uid == 0  # the workspace was given back
