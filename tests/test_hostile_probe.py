@@ -36,11 +36,11 @@ from typing import Any
 import pytest
 
 from planner.engine.redaction import base64_cores
-from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer, Step, reply_tool_calls
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import git
 from tests.fake_forge.scenario import clone, github_payload, gitlab_payload
-from tests.plans import evaluation_ok, review_ok
+from tests.plans import completed, finish, planned
 from tests.support.ci_job import ENTRYPOINT, github_action_env, gitlab_job_env
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="/proc routes are Linux's")
@@ -86,9 +86,11 @@ for pid in sorted(p for p in os.listdir("/proc") if p.isdigit() and int(p) != os
                     keep(f"/proc/{pid}/mem", mem.read(min(end - start, 256 << 20)))
     except (OSError, ValueError, OverflowError) as exc:
         refused(f"/proc/{pid}/mem", exc)
-for command in (["git", "config", "--list", "--show-origin"], ["git", "remote", "-v"]):
+for command in (["git", "config", "--list", "--show-origin"], ["git", "remote", "-v"],
+                ["git", "status", "--short"]):
     done = subprocess.run(command, capture_output=True)
     keep(" ".join(command), done.stdout + done.stderr)
+    routes.append(f"{' '.join(command)}: exit {done.returncode}")
 for directory in {os.environ.get("HOME", ""), sys.argv[1], ".git"} - {""}:
     for root, _, files in os.walk(directory):
         for name in files:
@@ -111,67 +113,15 @@ print("BASE64", base64.b64encode(loot).decode()[:4000])
 
 
 def probe_steps(look_in: Path) -> list[Step]:
-    plan = {
-        "phase": "planning",
-        "goal_understanding": {
-            "main_objective": "Check the test environment",
-            "success_criteria": ["probe ran"],
-            "constraints": [],
-            "context": "",
-        },
-        "task_decomposition": {
-            "reasoning": "One task.",
-            "subtasks": [
-                {
-                    "id": "task_1",
-                    "description": "Run the environment check",
-                    "dependencies": [],
-                    "estimated_complexity": "low",
-                    "required_tools": ["write_file", "run_command"],
-                }
-            ],
-        },
-        "action_plan": {
-            "execution_order": ["task_1"],
-            "actions": [
-                {
-                    "task_id": "task_1",
-                    "action_type": "tool_call",
-                    "tool": "run_command",
-                    "purpose": "run the probe",
-                    "expected_outcome": "output",
-                }
-            ],
-        },
-        "comment": "Plan ready.",
-    }
-    done = {
-        "phase": "completion",
-        "done": True,
-        "comment": "All tasks completed",
-        "summary": {
-            "goal_achieved": True,
-            "tasks_completed": 1,
-            "tasks_failed": 0,
-            "key_outcomes": ["probe ran"],
-        },
-    }
-    return [
-        reply_json("planning", plan),
-        review_ok(),
-        reply_tool_calls(
-            "execute",
-            [
-                ("write_file", {"path": "probe.py", "content": PROBE}),
-                ("run_command", {"argv": ["python3", "probe.py", str(look_in)]}),
-            ],
-        ),
-        reply_tool_calls(
-            "execute", [("finish_task", {"status": "completed", "summary": "Probe ran."})]
-        ),
-        evaluation_ok(),
-        reply_json("completion", done),
-    ]
+    """Plan one task; write probe.py and run it in one turn; finish; complete."""
+    probe = reply_tool_calls(
+        "execute",
+        [
+            ("write_file", {"path": "probe.py", "content": PROBE}),
+            ("run_command", {"argv": ["python3", "probe.py", str(look_in)]}),
+        ],
+    )
+    return [*planned("task_1", tool="run_command"), probe, finish(), *completed()]
 
 
 def forms(secret: str) -> set[str]:
@@ -387,30 +337,37 @@ def only_as_root() -> None:
         pytest.skip("the user switch needs root (as in the Docker action and GitLab jobs)")
 
 
-def test_probe_finds_no_secret_on_the_github_layout(reachable_tmp: Path) -> None:
-    """Docker action as root, workspace owned by the runner's user: tools run as that user."""
-    only_as_root()
-    fake = FakeGitHub(reachable_tmp / "fake", token=FORGE_TOKEN).start()
+def probe_github_job(base: Path, *, planner_uid: int | None) -> str:
+    """The GitHub layout: planner as root under a job shell, or as the runner's user on top.
+    Asserts nothing leaked anywhere; returns the probe's report."""
+    fake = FakeGitHub(base / "fake", token=FORGE_TOKEN).start()
     try:
         fake.add_issue(1, "Check the environment", "Run the check.", labels=["planner"])
         fake.permissions["Codertocat"] = "write"
-        runner_temp = reachable_tmp / "runner" / "runner_temp"
+        runner_temp = base / "runner" / "runner_temp"
         with ScriptedModelServer(probe_steps(runner_temp)) as model:
-            workspace = prepared_workspace(fake.bare, reachable_tmp, "auto")
-            env = github_job(fake, reachable_tmp, model)
+            workspace = prepared_workspace(fake.bare, base, "auto")
+            env = github_job(fake, base, model)
             plant_checkout_credentials(workspace, runner_temp)
             hand_to(workspace, RUNNER_UID)
-            hand_to(runner_temp, RUNNER_UID)
-            finished = run_entry(env, workspace, shell=True)
+            hand_to(base / "runner", RUNNER_UID)
+            finished = run_entry(env, workspace, shell=planner_uid is None, user=planner_uid)
             report = assert_probe_found_nothing(
                 finished, model, workspace, fake.bare, "planner/issue-1", GITHUB_SECRETS,
                 github_bodies(fake),
             )  # fmt: skip
             model.assert_consumed()
-        assert f"uid={RUNNER_UID} euid={RUNNER_UID}" in report  # the switch to the owner happened
         assert "extraheader" not in (runner_temp / "git-credentials-1234.config").read_text()
+        return report
     finally:
         fake.stop()
+
+
+def test_probe_finds_no_secret_on_the_github_layout(reachable_tmp: Path) -> None:
+    """Docker action as root, workspace owned by the runner's user: tools run as that user."""
+    only_as_root()
+    report = probe_github_job(reachable_tmp, planner_uid=None)
+    assert f"uid={RUNNER_UID} euid={RUNNER_UID}" in report  # the switch to the owner happened
 
 
 def test_probe_finds_no_secret_on_the_gitlab_layout(reachable_tmp: Path) -> None:
@@ -431,6 +388,8 @@ def test_probe_finds_no_secret_on_the_gitlab_layout(reachable_tmp: Path) -> None
             )  # fmt: skip
             model.assert_consumed()
         assert "uid=65534 euid=65534" in report
+        loot = git(fake.bare, "show", "planner/issue-12:loot.txt")
+        assert "git status --short: exit 0" in loot  # the tools' own git still works
         assert JOB_TOKEN not in git(workspace, "remote", "get-url", "origin")
         assert not [p for p in workspace.rglob("*") if p.lstat().st_uid == 65534]  # given back
     finally:
@@ -440,26 +399,8 @@ def test_probe_finds_no_secret_on_the_gitlab_layout(reachable_tmp: Path) -> None
 def test_probe_as_the_same_user_cannot_read_planner(reachable_tmp: Path) -> None:
     """planner not root (no user switch): its own environ and mem are closed (non-dumpable)."""
     only_as_root()  # to start planner as another user; the tools then share its uid
-    fake = FakeGitHub(reachable_tmp / "fake", token=FORGE_TOKEN).start()
-    try:
-        fake.add_issue(1, "Check the environment", "Run the check.", labels=["planner"])
-        fake.permissions["Codertocat"] = "write"
-        runner_temp = reachable_tmp / "runner" / "runner_temp"
-        with ScriptedModelServer(probe_steps(runner_temp)) as model:
-            workspace = prepared_workspace(fake.bare, reachable_tmp, "auto")
-            env = github_job(fake, reachable_tmp, model)
-            plant_checkout_credentials(workspace, runner_temp)
-            hand_to(workspace, RUNNER_UID)
-            hand_to(reachable_tmp / "runner", RUNNER_UID)
-            finished = run_entry(env, workspace, shell=False, user=RUNNER_UID)
-            report = assert_probe_found_nothing(
-                finished, model, workspace, fake.bare, "planner/issue-1", GITHUB_SECRETS,
-                github_bodies(fake),
-            )  # fmt: skip
-            model.assert_consumed()
-        assert f"uid={RUNNER_UID}" in report
-    finally:
-        fake.stop()
+    report = probe_github_job(reachable_tmp, planner_uid=RUNNER_UID)
+    assert f"uid={RUNNER_UID}" in report
 
 
 def test_control_without_the_user_switch_root_reads_the_job_shell(reachable_tmp: Path) -> None:

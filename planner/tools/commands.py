@@ -59,7 +59,7 @@ class CommandTool:
         self.sandbox = sandbox
         """The unprivileged user commands run as (planner runs as root), or None."""
         if sandbox is not None:
-            self.env["HOME"] = sandbox.home
+            self.env.update(sandbox.environment())
 
     def list_tools(self) -> list[ToolSpec]:
         return [self._spec()] if self.prefixes else []

@@ -49,6 +49,16 @@ class SandboxUser:
     gid: int
     home: str
 
+    def environment(self) -> dict[str, str]:
+        """What tools running as this user need on top of the allow-listed environment: their
+        own HOME, and git's consent to read a repository whose `.git` stays root's."""
+        return {
+            "HOME": self.home,
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "safe.directory",
+            "GIT_CONFIG_VALUE_0": "*",
+        }
+
     def popen_arguments(self) -> dict[str, Any]:
         """subprocess.Popen arguments that start the child as this user, no extra groups."""
         return {"user": self.uid, "group": self.gid, "extra_groups": []}

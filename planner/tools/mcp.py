@@ -166,7 +166,7 @@ class McpServer:
         env = scrubbed_environment(os.environ, self._settings.env_passthrough)
         argv = [command, *self._config.args]
         if self._sandbox is not None:
-            env["HOME"] = self._sandbox.home
+            env.update(self._sandbox.environment())
             argv = self._sandbox.wrap(argv)
         return StdioServerParameters(
             command=argv[0], args=argv[1:], env={**env, **self._config.env}, cwd=cwd
