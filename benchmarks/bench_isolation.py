@@ -9,6 +9,8 @@
     (as root) without the launcher that switches the user (python -I drop_privileges.py).
 (c) enforce_commit_policy on a repository of 10,000 files: nothing staged, 100 changed files,
     and all 10,000 files staged at once (secret scanning on, one registered secret).
+(d) redaction with 6 registered secrets: a 200 KB prompt (known values only, as llm.py does),
+    a 20 KB tool result (with the token and URL patterns, as the registry does).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from planner.ci.commit_policy import enforce_commit_policy
 from planner.engine.config import ToolsConfig
-from planner.engine.redaction import register_secret
+from planner.engine.redaction import redact, redact_data, register_secret
 from planner.tools.commands import CommandTool
 from planner.tools.isolation import SandboxUser
 from planner.tools.mcp import McpHost
@@ -113,12 +115,23 @@ def bench_commit_policy(base: Path) -> None:
     )
 
 
+def bench_redaction() -> None:
+    for n in range(6):
+        register_secret(f"secret-value-{n}-abcdefghijklmnop")
+    prompt = [{"role": "user", "content": "lorem ipsum dolor sit amet " * 8_000}]
+    known = median_ms(lambda: redact_data(prompt, patterns=False), 20)
+    output = "test_a.py::test_b PASSED https://example.com/x\n" * 400
+    full = median_ms(lambda: redact(output), 50)
+    print(f"redaction: 200 KB prompt {known:.1f} ms, 20 KB tool result {full:.1f} ms")
+
+
 def main() -> None:
     base = reachable_directory()
     try:
         bench_run_command(base)
         bench_mcp(base)
         bench_commit_policy(base)
+        bench_redaction()
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -150,7 +150,7 @@ class OpenAIModel:
             try:
                 completion = self._client.chat.completions.create(
                     model=self.config.model,
-                    messages=redact_data(list(messages)),  # type: ignore[call-overload]
+                    messages=redact_data(list(messages), patterns=False),  # type: ignore[call-overload]
                     extra_headers={"X-Planner-Kind": kind},
                     **self._sampling(),
                     **extra,

@@ -55,27 +55,28 @@ class SecretRegistry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._forms: set[str] = set()
-        self._ordered: list[str] = []
+        self._ordered: tuple[str, ...] = ()
 
     def add(self, value: str | None) -> None:
         if not value or len(value.strip()) < MIN_SECRET_LENGTH:
             return
         with self._lock:
             self._forms.update(secret_forms(value.strip()))
-            self._ordered = sorted(self._forms, key=len, reverse=True)
+            self._ordered = tuple(sorted(self._forms, key=len, reverse=True))
 
     def add_all(self, values: Iterable[str | None]) -> None:
         for value in values:
             self.add(value)
 
-    def forms(self) -> list[str]:
-        return list(self._ordered)
+    def forms(self) -> tuple[str, ...]:
+        """Longest first, so a form inside a longer one is not replaced on its own first."""
+        return self._ordered
 
     def clear(self) -> None:
         """Forget every value (tests only)."""
         with self._lock:
             self._forms.clear()
-            self._ordered = []
+            self._ordered = ()
 
 
 SECRETS = SecretRegistry()
@@ -102,31 +103,37 @@ def url_password(url: str) -> str | None:
         return None
 
 
-def redact(text: str, extra: Iterable[str] = ()) -> str:
-    """`text` with every known secret (in any registered form), `extra` values, token-like
-    strings and URL passwords replaced by REDACTED."""
+def redact(text: str, extra: Iterable[str] = (), *, patterns: bool = True) -> str:
+    """`text` with every known secret (in any registered form) and the `extra` values replaced
+    by REDACTED; with `patterns`, also token-like strings and URL passwords (unknown secrets,
+    in tool output and in what people see)."""
     if not text:
         return text
-    for form in (*_extra_forms(extra), *SECRETS.forms()):
+    for form in (*_extra_forms(extra), *SECRETS.forms()) if extra else SECRETS.forms():
         if form in text:
             text = text.replace(form, REDACTED)
-    text = URL_USERINFO.sub(lambda match: match.group(1) + REDACTED + "@", text)
+    if not patterns:
+        return text
+    if "://" in text and "@" in text:
+        text = URL_USERINFO.sub(lambda match: match.group(1) + REDACTED + "@", text)
     return TOKEN_LIKE.sub(REDACTED, text)
 
 
-def redact_data(value: object) -> object:
+def redact_data(value: object, *, patterns: bool = True) -> object:
     """redact() applied to every string inside JSON-like data (dicts, lists)."""
     if isinstance(value, str):
-        return redact(value)
+        return redact(value, patterns=patterns)
     if isinstance(value, dict):
-        return {key: redact_data(item) for key, item in value.items()}
+        return {key: redact_data(item, patterns=patterns) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [redact_data(item) for item in value]
+        return [redact_data(item, patterns=patterns) for item in value]
     return value
 
 
 def redact_fields(fields: Mapping[str, object]) -> dict[str, object]:
-    return {key: redact_data(value) for key, value in fields.items()}
+    """The known secrets out of a history entry's fields (what reaches it was redacted with
+    the patterns already: tool results at the registry, errors where they were made)."""
+    return {key: redact_data(value, patterns=False) for key, value in fields.items()}
 
 
 class RedactingFilter(logging.Filter):
