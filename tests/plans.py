@@ -8,6 +8,13 @@ from typing import Any
 
 from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
 
+REFINEMENT_OFF: dict[str, Any] = {"planning.refinement.enabled": False}
+"""The default test config: refinement (issue 11) adds a quality-judge call after every plan,
+and the scripted conversations written before it have no judge replies. Refinement's own tests
+(test_refinement_*.py) turn it on; everything else keeps the conversations it asserts."""
+REFINEMENT_OFF_ENV = {"REFINEMENT_ENABLED": "false"}
+"""The same for tests that configure a subprocess through its environment."""
+
 
 def subtask(task_id: str, *deps: str, tool: str = "write_file") -> dict[str, Any]:
     return {

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from planner.testing.scripted_server import ScriptedModelServer
-from tests.plans import completed, finish, git_repo, planned, write
+from tests.plans import REFINEMENT_OFF_ENV, completed, finish, git_repo, planned, write
 
 
 def planner(
@@ -27,7 +27,12 @@ def planner(
 
 
 def model_env(server: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "scripted"}
+    return {
+        "OPENAI_API_KEY": "k",
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_MODEL": "scripted",
+        **REFINEMENT_OFF_ENV,
+    }
 
 
 def issue_file(tmp_path: Path) -> Path:

@@ -379,7 +379,8 @@ class IssueRun:
         issue = issue_context(
             self.forge, self.trigger, self.target, self.forge.list_comments(self.number)
         )
-        result = self._pass(issue, model, extra_tools, history, mcp_servers)
+        base_commit = git.state.base_sha if git.state else None
+        result = self._pass(issue, model, extra_tools, history, mcp_servers, base_commit)
         self.view.result = result
         commit = git.commit_all(self._commit_message(result), self._identity()) or ""
         if commit:
@@ -396,6 +397,7 @@ class IssueRun:
         extra_tools: tuple[ToolProvider, ...],
         history: HistoryBackend | None,
         mcp_servers: dict[str, McpServerConfig],
+        base_commit: str | None = None,
     ) -> PassResult:
         directory = history_directory(self.config, self.workspace)
         if history is not None:
@@ -408,6 +410,7 @@ class IssueRun:
             model=model,
             protected=(self.workspace / ".planner",) if self.forge.platform == "local" else (),
             mcp_file_servers=mcp_servers,
+            base_commit=base_commit,
         )
         try:
             return run_pass(setup, issue)

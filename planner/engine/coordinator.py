@@ -42,6 +42,7 @@ from planner.engine.prompts import render
 from planner.engine.result import PassResult, PassStatus, Usage, render_checklist
 from planner.engine.state import IssueState
 from planner.engine.summaries import assumptions_in_force, history_digest, task_actions_digest
+from planner.refinement.refiner import Refiner  # refinement hook (issue 11) until the pass loop
 from planner.replanning.manager import ReplanManager
 from planner.replanning.tools import REQUEST_REPLAN
 from planner.tools.registry import ToolRegistry
@@ -73,6 +74,7 @@ class PlanningCoordinator:
         store: PlanningHistoryStore,
         reporter: ProgressReporter | None = None,
         clock: Callable[[], datetime] | None = None,
+        work_diff: Callable[[], str] | None = None,
     ) -> None:
         self.config = config
         self.model = model
@@ -88,6 +90,7 @@ class PlanningCoordinator:
         self._started = time.monotonic()
         self._last_action: tuple[ToolCall, ToolResult] | None = None
         self.replan = ReplanManager(config, store, self, issue, self.clock)
+        self.refine = Refiner(config, store, self, issue, work_diff)  # refinement hook (issue 11)
         model.on_call = self._record_call
         if self.replan.active and "max_revisions" in config.planning.revision.model_fields_set:
             log.warning(
@@ -138,9 +141,10 @@ class PlanningCoordinator:
         while True:
             if self.replan.active:
                 self.replan.review_if_pending()
-            state = self._state()
-            task_id = state.next_task()
             try:
+                self.refine.after_plan()  # refinement hook (issue 11) until the pass loop lands
+                state = self._state()
+                task_id = state.next_task()
                 if task_id is None:
                     self._finish(state)
                 self._execute_task(task_id, state)
@@ -414,8 +418,8 @@ class PlanningCoordinator:
         """No task is left: the §8 final evaluation may revise the plan, else complete."""
         if self.replan.separate:
             self.replan.final_evaluation()
-            state = self._state()
-        raise self._complete(state)
+        self.refine.before_completion()  # refinement hook (issue 11) until the pass loop lands
+        raise self._complete(self._state())
 
     def _complete(self, state: IssueState) -> StopPass:
         request = render(
@@ -583,6 +587,8 @@ class PlanningCoordinator:
             summary=self.summary,
             history_path=str(self.store.filepath),
             notifications=list(self.replan.notifications),
+            plan_quality=state.plan_quality,
+            result_quality=state.result_quality,
         )
 
     def _report(self, result: PassResult) -> None:

@@ -20,6 +20,7 @@ from planner.engine.issue import IssueContext
 from planner.engine.llm import OpenAIModel
 from planner.engine.result import PassResult
 from planner.tools import build_registry
+from planner.run.workdiff import workspace_diff
 from planner.tools.safe_env import git_argv, git_environment
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,9 @@ class PassSetup:
     mcp_file_servers: dict[str, McpServerConfig] | None = None
     """The servers of tools.mcp_config_file as read before the issue branch was checked out
     (planner.ci.job); None reads the file when the pass starts."""
+    base_commit: str | None = None
+    """The commit the issue branch started from; the final quality judgement reads the diff
+    against it. None: the commit checked out when the pass starts."""
 
 
 def config_files(setup: PassSetup) -> tuple[Path, ...]:
@@ -80,7 +84,14 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     )
     try:
         coordinator = PlanningCoordinator(
-            setup.config, model, registry, issue, store, setup.reporter, setup.clock
+            setup.config,
+            model,
+            registry,
+            issue,
+            store,
+            setup.reporter,
+            setup.clock,
+            workspace_diff(setup.workspace, setup.base_commit),
         )
         result = coordinator.execute_with_planning()
     finally:

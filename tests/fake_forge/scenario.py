@@ -10,7 +10,7 @@ from typing import Any
 from planner.engine.config import PlannerConfig, load_config
 from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
 from tests.fake_forge.core import git
-from tests.plans import evaluation_ok, review_ok
+from tests.plans import REFINEMENT_OFF, evaluation_ok, review_ok
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 WEBHOOKS = FIXTURES / "github" / "webhooks"
@@ -54,7 +54,12 @@ def clone(bare: Path, into: Path) -> Path:
 
 def model_config(base_url: str, history: Path, **overrides: Any) -> PlannerConfig:
     env = {"OPENAI_API_KEY": "scripted", "OPENAI_BASE_URL": base_url, "OPENAI_MODEL": "scripted"}
-    values = {"planning.history.directory": str(history), "llm.max_retries": 0, **overrides}
+    values = {
+        "planning.history.directory": str(history),
+        "llm.max_retries": 0,
+        **REFINEMENT_OFF,
+        **overrides,
+    }
     return load_config(None, env=env, overrides=values)
 
 
