@@ -38,6 +38,7 @@ from planner.ci.tracking import (
     TrackingState,
     TrackingView,
     earlier_runs,
+    final_judgement_lines,
     neutralize,
     one_line,
     render_tracking,
@@ -457,6 +458,7 @@ class IssueRun:
         lines = [PULL_MARKER, f"Closes {self.forge.issue_reference(self.number)}", ""]
         lines += _outcome_lines(outcomes)
         lines += ["", render_checklist(safe, CHECKLIST_CHARS).strip(), ""]
+        lines += [*final_judgement_lines(result), ""] if result.result_quality else []
         if self.comment is not None and self.comment.url:
             lines.append(f"Progress and history: [tracking comment]({self.comment.url})")
         lines.append("_Planned and implemented by planner; review before merging._")

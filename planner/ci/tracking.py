@@ -217,6 +217,34 @@ def _run_log(runs: list[str], omitted: int) -> str:
     return f"<details><summary>Run log</summary>\n\n{body}\n\n</details>"
 
 
+JUDGEMENT_ITEM_CHARS = 1_000
+JUDGEMENT_CHARS = 5_000
+
+
+def final_judgement_lines(result: PassResult) -> list[str]:
+    """The quality judge's final word for the pull request body (planner.refinement): the score,
+    and its issues and suggestions, so advice on finished work is not silently dropped."""
+    note = result.result_quality
+    if note is None:
+        return []
+    verdict = "acceptable" if note.acceptable else "not acceptable"
+    lines = ["### Final quality judgement", "", f"{note.line('Result quality')} · {verdict}"]
+    lines += _judged_items("Open issues:", note.issues)
+    lines += _judged_items("Suggestions (not acted on):", note.suggestions)
+    return lines
+
+
+def _judged_items(title: str, items: list[str]) -> list[str]:
+    lines, used = ["", title], 0
+    for index, item in enumerate(items):
+        line = f"- {one_line(neutralize(item), JUDGEMENT_ITEM_CHARS)}"
+        used += len(line) + 1
+        if used > JUDGEMENT_CHARS:
+            return [*lines, f"- …and {len(items) - index} more"]
+        lines.append(line)
+    return lines if items else []
+
+
 def one_line(text: str, limit: int) -> str:
     """`text` on one line, at most `limit` characters (an ellipsis marks a cut)."""
     one_line = " ".join(text.split())

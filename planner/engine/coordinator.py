@@ -139,10 +139,13 @@ class PlanningCoordinator:
         if state.plan is None or state.completed or self._new_work_requested(state):
             self._plan()
         while True:
-            if self.replan.active:
-                self.replan.review_if_pending()
             try:
-                self.refine.after_plan()  # refinement hook (issue 11) until the pass loop lands
+                # refinement hook (issue 11) until the pass loop lands: a rejected plan stops
+                # before it is reviewed, and a plan the review changed is judged before it runs
+                self.refine.after_plan()
+                if self.replan.active:
+                    self.replan.review_if_pending()
+                self.refine.after_plan()
                 state = self._state()
                 task_id = state.next_task()
                 if task_id is None:
