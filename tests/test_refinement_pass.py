@@ -37,8 +37,7 @@ def test_a_low_scored_plan_is_replanned_with_the_feedback_and_then_runs(harness:
         *planned("task_1", "task_2"),
         judge_plan(40, False, "nothing checks the files", suggestions=("name the files",)),
         refined("task_1", "task_2", "task_3"),
-        judge_plan(85, True),
-        review_ok(),  # replanning reviews the refined plan before it runs
+        judge_plan(85, True),  # no second replanning review: the judge just vetted it
         write("a.txt"),
         finish(),
         write("b.txt"),
@@ -61,7 +60,7 @@ def test_a_low_scored_plan_is_replanned_with_the_feedback_and_then_runs(harness:
         "refinement_judge_plan",
         "refinement_replan",
         "refinement_judge_plan",
-        "replan_review",
+        "execute",
     ]
     # The replan is the planning call again, with the judge's feedback and the old plan.
     replan = harness.prompt(3)
@@ -92,10 +91,18 @@ def test_a_low_scored_plan_is_replanned_with_the_feedback_and_then_runs(harness:
     assert (final["subject"], final["decision"]) == ("result", "accept")
     replanned = harness.of_type("refinement_replan")[0]
     assert replanned["changed"] and replanned["feedback"]["issues"] == ["nothing checks the files"]
-    # The refined plan replaced the first one before anything ran.
-    plans = harness.of_type("plan")
-    assert [p.get("source") for p in plans] == [None, "refinement"]
+    # The refined plan replaced the first one before anything ran, as a visible revision.
+    revision = harness.of_type("revision")[0]
+    assert (revision["source"], revision["subject"], revision["review_phases"]) == (
+        "refinement",
+        "plan",
+        [],
+    )
+    assert revision["reason"] == "quality review 40/100: nothing checks the files"
     assert harness.types().index("action") > harness.types().index("refinement_decision")
+    assert "**Revision Reason**: quality review 40/100: nothing checks the files" in (
+        harness.reporter.tracking_comment
+    )
     # People see the score and the attempts.
     assert "*Quality 85/100 after 2 attempts*" in harness.reporter.tracking_comment
     assert "*Result quality 90/100 after 1 attempt*" in harness.reporter.tracking_comment
@@ -160,7 +167,6 @@ def test_rejected_plan_stops_before_any_action_and_guidance_starts_a_new_attempt
     harness.server.add(
         refined("task_1", "task_2b", chain=False),
         judge_plan(88, True),
-        review_ok(),
         write("a.txt"),
         finish(),
         write("b.txt"),
@@ -268,7 +274,6 @@ def test_a_pass_stopped_mid_refinement_resumes_at_the_same_step(harness: Harness
     harness.server.add(
         refined("task_1b"),
         judge_plan(80, True),
-        review_ok(),
         write("a.txt"),
         finish(),
         evaluation_ok(),

@@ -28,16 +28,15 @@ SYSTEM = "quality_judge"
 
 
 class QualityJudge:
-    def __init__(self, port: RefinementPort, issue: IssueContext, diff: WorkDiff | None) -> None:
+    def __init__(self, port: RefinementPort, diff: WorkDiff | None) -> None:
         self.port = port
-        self.issue = issue
         self.diff = diff
 
     def judge_plan(self, plan: Plan) -> QualityJudgement | None:
         """None when the judge gave no usable reply (recorded by the caller)."""
         prompt = render(
             "refinement_judge_plan.md.j2",
-            issue=judge_view(self.issue),
+            issue=judge_view(self.port.issue),
             plan=plan,
             tools=self.port.tool_specs(),
         )
@@ -46,7 +45,7 @@ class QualityJudge:
     def judge_result(self, plan: Plan, tasks: list[TaskView]) -> QualityJudgement | None:
         prompt = render(
             "refinement_judge_result.md.j2",
-            issue=judge_view(self.issue),
+            issue=judge_view(self.port.issue),
             plan=plan,
             tasks=tasks,
             diff=self._diff(),

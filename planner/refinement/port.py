@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 from planner.engine.documents import Plan, PlanRules
 from planner.engine.interfaces import DocT, ToolSpec
+from planner.engine.issue import IssueContext
 from planner.engine.state import IssueState
 
 WorkDiff = Callable[[], str]
@@ -15,6 +16,9 @@ from git; refinement never runs git itself)."""
 
 
 class RefinementPort(Protocol):
+    issue: IssueContext
+    """The issue as this pass plans it (with the run's instruction)."""
+
     def ask_document(
         self,
         kind: str,

@@ -5,7 +5,7 @@
                          figures, the structure validation of the replan that led here
     refinement_replan    subject, changed, structure validation (plan) or added tasks (result),
                          the feedback that was given
-    plan / revision      a changed plan, with source "refinement" and its subject
+    revision             a changed plan, with source "refinement" and its subject
 """
 
 from __future__ import annotations
@@ -66,14 +66,10 @@ class RefinementRecorder:
             **fields,
         )
 
-    def new_plan(self, plan: Plan, reason: str) -> None:
-        """A refined plan before any task ran: it simply is the plan."""
-        self.store.append(
-            "plan", plan=plan.model_dump(mode="json"), source=SOURCE, subject="plan", reason=reason
-        )
-
     def revision(self, plan: Plan, number: int, subject: Subject, reason: str) -> None:
-        """A refined plan once work has started: completed tasks keep their ticks."""
+        """A refined plan, shown to people as a revision with the judge's reason. Completed
+        tasks keep their ticks; no replanning review is owed (the judge has just vetted it,
+        and a review could change the plan past the judge)."""
         self.store.append(
             "revision",
             revision=number,

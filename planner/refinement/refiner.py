@@ -20,7 +20,6 @@ from planner.engine.config import PlannerConfig
 from planner.engine.documents import Plan
 from planner.engine.flow import PlanChanged, StopPass
 from planner.engine.history import PlanningHistoryStore
-from planner.engine.issue import IssueContext
 from planner.refinement.decision import make_refinement_decision
 from planner.refinement.judge import QualityJudge
 from planner.refinement.judgement import QualityJudgement, Subject
@@ -40,7 +39,6 @@ class Refiner:
         config: PlannerConfig,
         store: PlanningHistoryStore,
         port: RefinementPort,
-        issue: IssueContext,
         diff: WorkDiff | None = None,
     ) -> None:
         self.settings = config.planning.refinement
@@ -48,7 +46,7 @@ class Refiner:
         self.phrase = config.forge.trigger_phrase
         self.store = store
         self.port = port
-        self.judge = QualityJudge(port, issue, diff)
+        self.judge = QualityJudge(port, diff)
         self.replanner = FeedbackReplanner(port, self.settings)
         self.recorder = RefinementRecorder(store, self.settings.max_refinement_attempts)
 
@@ -98,10 +96,7 @@ class Refiner:
         changed = validation.plan != plan
         if changed:
             reason = _reason("quality review", feedback.judgement)
-            if state.task_status:
-                self.recorder.revision(validation.plan, state.revision + 1, "plan", reason)
-            else:
-                self.recorder.new_plan(validation.plan, reason)
+            self.recorder.revision(validation.plan, state.revision + 1, "plan", reason)
         self.recorder.replanned(
             "plan", feedback, changed, structure_validation=validation.to_dict()
         )

@@ -18,9 +18,11 @@ from planner.engine.history import PlanningHistoryStore
 from planner.engine.interfaces import ProgressReporter, ToolProvider
 from planner.engine.issue import IssueContext
 from planner.engine.llm import OpenAIModel
+from planner.engine.phase import Phase
 from planner.engine.result import PassResult
-from planner.tools import build_registry
+from planner.run.phases import pass_phases
 from planner.run.workdiff import workspace_diff
+from planner.tools import build_registry
 from planner.tools.safe_env import git_argv, git_environment
 
 log = logging.getLogger(__name__)
@@ -45,6 +47,9 @@ class PassSetup:
     mcp_file_servers: dict[str, McpServerConfig] | None = None
     """The servers of tools.mcp_config_file as read before the issue branch was checked out
     (planner.ci.job); None reads the file when the pass starts."""
+    phases: tuple[Phase, ...] = ()
+    """Phases the caller adds after the registered ones (planner.run.phases), e.g. a CI job's
+    checkpoint commit after each task."""
     base_commit: str | None = None
     """The commit the issue branch started from; the final quality judgement reads the diff
     against it. None: the commit checked out when the pass starts."""
@@ -83,15 +88,10 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         file_servers=setup.mcp_file_servers,
     )
     try:
+        diff = workspace_diff(setup.workspace, setup.base_commit)
+        phases = [*pass_phases(setup.config, diff), *setup.phases]
         coordinator = PlanningCoordinator(
-            setup.config,
-            model,
-            registry,
-            issue,
-            store,
-            setup.reporter,
-            setup.clock,
-            workspace_diff(setup.workspace, setup.base_commit),
+            setup.config, model, registry, issue, store, setup.reporter, setup.clock, phases
         )
         result = coordinator.execute_with_planning()
     finally:
