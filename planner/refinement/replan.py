@@ -115,7 +115,7 @@ class FeedbackReplanner:
         return render(
             "refinement_replan.md.j2",
             planning_request=render("planning_request.md.j2", **self.port.planning_variables()),
-            previous_plan=plan.model_dump_json(indent=1),
+            previous_plan=plan.model_dump_json(),
             score=judgement.score,
             acceptable=judgement.is_acceptable,
             issues=judgement.issues,
