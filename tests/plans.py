@@ -257,7 +257,9 @@ def judgement(
     }
 
 
-def judge_plan(score: int | None, ok: bool, *issues: str, suggestions: tuple[str, ...] = ()) -> Step:
+def judge_plan(
+    score: int | None, ok: bool, *issues: str, suggestions: tuple[str, ...] = ()
+) -> Step:
     """The quality judge on a plan."""
     return reply_json("refinement_judge_plan", judgement(score, ok, issues, suggestions))
 

@@ -76,7 +76,9 @@ def test_legacy_max_quality_retries_alone_sets_the_attempts(tmp_path: Path) -> N
 
 def test_max_refinement_attempts_wins_when_both_are_set(tmp_path: Path) -> None:
     text = "planning:\n  refinement:\n    max_quality_retries: 5\n    max_refinement_attempts: 1\n"
-    assert load_config(write(tmp_path, text), env={}).planning.refinement.max_refinement_attempts == 1
+    assert (
+        load_config(write(tmp_path, text), env={}).planning.refinement.max_refinement_attempts == 1
+    )
 
 
 def test_max_refinement_attempts_wins_even_over_a_legacy_env_var(tmp_path: Path) -> None:
@@ -93,5 +95,5 @@ def test_bad_values_are_reported_with_their_key(tmp_path: Path) -> None:
     message = str(error.value)
     assert "planning.refinement.max_refinement_attempts = -1" in message
     assert "planning.refinement.retries" in message and "max_quality_retries" in message
-    with pytest.raises(ConfigError, match="planning.refinement.max_quality_retries"):
+    with pytest.raises(ConfigError, match=r"planning\.refinement\.max_quality_retries"):
         load_config(None, env={"MAX_QUALITY_RETRIES": "many"})

@@ -23,26 +23,82 @@ def judged(score: int | None, ok: bool, suggestions: tuple[str, ...] = ()) -> Qu
 # (name, judgement, inputs, settings, decision, rule)
 TABLE = [
     # 1: attempts exhausted wins over everything below it, both ways
-    ("exhausted_ok", judged(40, True), DecisionInputs(2, 10), DEFAULTS, "accept", "attempts_exhausted"),
-    ("exhausted_bad", judged(90, False), DecisionInputs(2, 10), DEFAULTS, "reject", "attempts_exhausted"),
-    ("exhausted_no_score", judged(None, False), DecisionInputs(3, 50), DEFAULTS, "reject", "attempts_exhausted"),
-    ("exhausted_before_suggestions", judged(90, True, ("x",)), DecisionInputs(2, 10), EAGER, "accept", "attempts_exhausted"),
+    (
+        "exhausted_ok",
+        judged(40, True),
+        DecisionInputs(2, 10),
+        DEFAULTS,
+        "accept",
+        "attempts_exhausted",
+    ),
+    (
+        "exhausted_bad",
+        judged(90, False),
+        DecisionInputs(2, 10),
+        DEFAULTS,
+        "reject",
+        "attempts_exhausted",
+    ),
+    (
+        "exhausted_no_score",
+        judged(None, False),
+        DecisionInputs(3, 50),
+        DEFAULTS,
+        "reject",
+        "attempts_exhausted",
+    ),
+    (
+        "exhausted_before_suggestions",
+        judged(90, True, ("x",)),
+        DecisionInputs(2, 10),
+        EAGER,
+        "accept",
+        "attempts_exhausted",
+    ),
     # 2: no score
     ("no_score_ok", judged(None, True), DecisionInputs(0), DEFAULTS, "accept", "no_score"),
     ("no_score_bad", judged(None, False), DecisionInputs(0), DEFAULTS, "reject", "no_score"),
-    ("no_score_after_replan", judged(None, False), DecisionInputs(1, 40), DEFAULTS, "reject", "no_score"),
+    (
+        "no_score_after_replan",
+        judged(None, False),
+        DecisionInputs(1, 40),
+        DEFAULTS,
+        "reject",
+        "no_score",
+    ),
     # 3: stagnation (a replan happened and the score barely moved)
     ("stagnant_ok", judged(72, True, ("x",)), DecisionInputs(1, 70), EAGER, "accept", "stagnation"),
     ("stagnant_bad", judged(42, False), DecisionInputs(1, 40), DEFAULTS, "replan", "stagnation"),
     ("worse_bad", judged(30, False), DecisionInputs(1, 40), DEFAULTS, "replan", "stagnation"),
     # 4: not acceptable
     ("first_bad", judged(40, False), DecisionInputs(0), DEFAULTS, "replan", "not_acceptable"),
-    ("improving_bad", judged(60, False), DecisionInputs(1, 40), DEFAULTS, "replan", "not_acceptable"),
+    (
+        "improving_bad",
+        judged(60, False),
+        DecisionInputs(1, 40),
+        DEFAULTS,
+        "replan",
+        "not_acceptable",
+    ),
     # 5: acceptable with suggestions, only when configured and under the limit
     ("suggestions_on", judged(85, True, ("x",)), DecisionInputs(0), EAGER, "replan", "suggestions"),
     # 6: acceptable
-    ("suggestions_off", judged(85, True, ("x",)), DecisionInputs(0), DEFAULTS, "accept", "acceptable"),
-    ("suggestions_spent", judged(85, True, ("x",)), DecisionInputs(1, 60, 1), EAGER, "accept", "acceptable"),
+    (
+        "suggestions_off",
+        judged(85, True, ("x",)),
+        DecisionInputs(0),
+        DEFAULTS,
+        "accept",
+        "acceptable",
+    ),
+    (
+        "suggestions_spent",
+        judged(85, True, ("x",)),
+        DecisionInputs(1, 60, 1),
+        EAGER,
+        "accept",
+        "acceptable",
+    ),
     ("no_suggestions", judged(85, True), DecisionInputs(0), EAGER, "accept", "acceptable"),
     ("improved_ok", judged(85, True), DecisionInputs(1, 40), DEFAULTS, "accept", "acceptable"),
 ]

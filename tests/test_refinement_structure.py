@@ -61,8 +61,7 @@ def test_task_count_change_needs_both_thresholds(before: int, after: int, broken
     assert bool(problems) is broken
     if broken:
         assert problems == [
-            f"the task count changed from {before} to {after} "
-            f"({abs(after - before) / before:.0%})"
+            f"the task count changed from {before} to {after} ({abs(after - before) / before:.0%})"
         ]
 
 
@@ -83,9 +82,7 @@ def test_a_valid_replan_is_taken_as_it_is() -> None:
 
 def test_a_dangling_dependency_breaks_the_structure() -> None:
     previous = plan_of("task_1", "task_2")
-    proposed = raw_plan(
-        [subtask("task_1"), subtask("task_2", "task_0")], ["task_1", "task_2"]
-    )
+    proposed = raw_plan([subtask("task_1"), subtask("task_2", "task_0")], ["task_1", "task_2"])
     problems = structure_problems(previous, proposed, FALLBACK)
     assert problems == ["subtask 'task_2' depends on 'task_0', which does not exist"]
     kept = validate_structure(previous, proposed, NO_FALLBACK, RULES)
@@ -167,15 +164,14 @@ def test_fallback_takes_a_rewritten_dependency_that_still_fits_and_reorders() ->
 def test_completed_tasks_must_stay_and_are_never_rewritten() -> None:
     previous = plan_of("task_1", "task_2")
     proposed = plan_of("task_2", "task_3", chain=False)
-    result = validate_structure(
-        previous, proposed, FALLBACK, RULES, keep=frozenset({"task_1"})
-    )
+    result = validate_structure(previous, proposed, FALLBACK, RULES, keep=frozenset({"task_1"}))
     assert "completed task 'task_1' was dropped" in result.problems
     assert result.plan.subtask("task_1") is not None
     rewritten = described(previous, "task_1", "Done differently")
-    assert validate_structure(
-        previous, rewritten, FALLBACK, RULES, keep=frozenset({"task_1"})
-    ).outcome == "valid"  # valid as a whole: a changed text of a done task harms nothing
+    assert (
+        validate_structure(previous, rewritten, FALLBACK, RULES, keep=frozenset({"task_1"})).outcome
+        == "valid"
+    )  # valid as a whole: a changed text of a done task harms nothing
 
 
 def test_unknown_tools_are_not_taken_over() -> None:
@@ -187,7 +183,5 @@ def test_unknown_tools_are_not_taken_over() -> None:
 
 
 def test_stable_order_keeps_the_preferred_order_where_dependencies_allow() -> None:
-    plan = raw_plan(
-        [subtask("a", "c"), subtask("b"), subtask("c")], ["a", "b", "c"]
-    )
+    plan = raw_plan([subtask("a", "c"), subtask("b"), subtask("c")], ["a", "b", "c"])
     assert stable_order(plan.task_decomposition.subtasks, ["a", "b", "c"]) == ["b", "c", "a"]

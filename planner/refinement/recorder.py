@@ -1,11 +1,11 @@
 """The history entries of refinement, written the moment each step is taken.
 
-    quality_judgement    subject (plan|result), attempt, score, acceptable, issues, suggestions
-    refinement_decision  subject, decision, rule (and its priority number), attempts, stagnation
-                         figures, the structure validation of the replan that led here
-    refinement_replan    subject, changed, structure validation (plan) or added tasks (result),
-                         the feedback that was given
-    revision             a changed plan, with source "refinement" and its subject
+quality_judgement    subject (plan|result), attempt, score, acceptable, issues, suggestions
+refinement_decision  subject, decision, rule (and its priority number), attempts, stagnation
+                     figures, the structure validation of the replan that led here
+refinement_replan    subject, changed, structure validation (plan) or added tasks (result),
+                     the feedback that was given
+revision             a changed plan, with source "refinement" and its subject
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from planner.refinement.judge import QualityJudge
 from planner.refinement.judgement import QualityJudgement, Subject
 from planner.refinement.port import RefinementPort, WorkDiff
 from planner.refinement.recorder import RefinementRecorder
-from planner.refinement.replan import FeedbackReplanner, Feedback
+from planner.refinement.replan import Feedback, FeedbackReplanner
 from planner.refinement.state import RefinementState, Round
 
 UNAVAILABLE = QualityJudgement(score=None, is_acceptable=True)

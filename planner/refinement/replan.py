@@ -17,8 +17,8 @@ from pydantic import Field, ValidationInfo, model_validator
 from planner.engine.config import RefinementConfig
 from planner.engine.documents import (
     Doc,
-    PlannedAction,
     Plan,
+    PlannedAction,
     PlanningReply,
     PlanRules,
     Subtask,
@@ -133,7 +133,11 @@ class FeedbackReplanner:
         prompt = self._follow_up_prompt(plan, feedback, room)
         try:
             reply = self.port.ask_document(
-                "refinement_follow_up", prompt, FollowUpReply, FollowUpRules(plan, rules), "planning"
+                "refinement_follow_up",
+                prompt,
+                FollowUpReply,
+                FollowUpRules(plan, rules),
+                "planning",
             )
         except ModelBehaviourError as exc:
             return FollowUp(None, problem=f"no usable tasks: {exc}")

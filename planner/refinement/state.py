@@ -23,6 +23,7 @@ from planner.refinement.judgement import QualityJudgement, Subject
 SOURCE = REFINEMENT
 """The `source` of plan and revision entries refinement writes."""
 Step = Literal["idle", "judge", "decide", "replan", "accepted", "rejected", "guided"]
+AFTER_DECISION: dict[str, Step] = {"accept": "accepted", "reject": "rejected", "replan": "replan"}
 
 
 @dataclass
@@ -90,7 +91,7 @@ def _on_decision(state: RefinementState, entry: dict[str, Any]) -> None:
         current.attempts += 1
         current.suggestion_replans += entry.get("rule") == "suggestions"
         current.score_before_replan = current.judgement.score if current.judgement else None
-    current.step = {"accept": "accepted", "reject": "rejected"}.get(str(decision), "replan")
+    current.step = AFTER_DECISION.get(str(decision), "decide")  # a damaged entry: decide again
 
 
 def _on_replanned(state: RefinementState, entry: dict[str, Any]) -> None:
@@ -113,8 +114,9 @@ def _on_work(state: RefinementState, entry: dict[str, Any]) -> None:
 
 def _on_human_input(state: RefinementState, entry: dict[str, Any]) -> None:
     text = str(entry.get("text", "")).strip()
-    for subject in ("plan", "result"):
-        current = state.round(subject)  # type: ignore[arg-type]
+    subjects: tuple[Subject, ...] = ("plan", "result")
+    for subject in subjects:
+        current = state.round(subject)
         if current.step == "rejected" and text:
             fresh = Round(step="guided", judgement=current.judgement, guidance=text)
             setattr(state, subject, fresh)
