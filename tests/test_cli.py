@@ -157,6 +157,9 @@ def test_demo_runs_with_the_scripted_model(tmp_path: Path) -> None:
     assert demo.returncode == 0, demo.stderr
     assert "SCRIPTED MODEL: no LLM is involved" in demo.stdout
     assert "Status: completed" in demo.stdout and "python -m unittest" in demo.stdout
+    # the default config judges the plan and the finished work (refinement, issue 11)
+    assert "*Quality 86/100 after 1 attempt*" in demo.stdout
+    assert "Suggestions of the final quality judgement:\n  - Link CONTRIBUTING.md" in demo.stdout
 
 
 def test_run_on_the_local_forge(tmp_path: Path, scripted_model: ScriptedModelServer) -> None:

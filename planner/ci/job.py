@@ -37,10 +37,10 @@ from planner.ci.tracking import (
     CHECKLIST_CHARS,
     TrackingState,
     TrackingView,
+    capped_items,
     earlier_runs,
     final_judgement_lines,
     neutralize,
-    one_line,
     render_tracking,
     run_line,
     safe_result,
@@ -585,15 +585,7 @@ FINAL_STATES: dict[str, TrackingState] = {
 
 def _outcome_lines(outcomes: list[str]) -> list[str]:
     """The model's key outcomes as list items: each one line, all together OUTCOMES_CHARS."""
-    lines: list[str] = []
-    used = 0
-    for index, outcome in enumerate(outcomes):
-        line = f"- {one_line(neutralize(outcome), OUTCOME_CHARS)}"
-        used += len(line) + 1
-        if used > OUTCOMES_CHARS:
-            return [*lines, f"- …and {len(outcomes) - index} more outcomes"]
-        lines.append(line)
-    return lines
+    return capped_items(outcomes, OUTCOME_CHARS, OUTCOMES_CHARS, "outcomes")
 
 
 def _tracking_state(status: OutcomeStatus) -> TrackingState:

@@ -229,20 +229,27 @@ def final_judgement_lines(result: PassResult) -> list[str]:
         return []
     verdict = "acceptable" if note.acceptable else "not acceptable"
     lines = ["### Final quality judgement", "", f"{note.line('Result quality')} · {verdict}"]
-    lines += _judged_items("Open issues:", note.issues)
-    lines += _judged_items("Suggestions (not acted on):", note.suggestions)
+    for title, items in (
+        ("Open issues:", note.issues),
+        ("Suggestions (not acted on):", note.suggestions),
+    ):
+        if items:
+            lines += ["", title, *capped_items(items, JUDGEMENT_ITEM_CHARS, JUDGEMENT_CHARS)]
     return lines
 
 
-def _judged_items(title: str, items: list[str]) -> list[str]:
-    lines, used = ["", title], 0
+def capped_items(items: list[str], item_chars: int, total_chars: int, noun: str = "") -> list[str]:
+    """Model-written items as inert list lines: each on one line of at most `item_chars`, all
+    together at most `total_chars` (the rest counted in a last line)."""
+    lines: list[str] = []
+    used = 0
     for index, item in enumerate(items):
-        line = f"- {one_line(neutralize(item), JUDGEMENT_ITEM_CHARS)}"
+        line = f"- {one_line(neutralize(item), item_chars)}"
         used += len(line) + 1
-        if used > JUDGEMENT_CHARS:
-            return [*lines, f"- …and {len(items) - index} more"]
+        if used > total_chars:
+            return [*lines, f"- …and {len(items) - index} more{' ' + noun if noun else ''}"]
         lines.append(line)
-    return lines if items else []
+    return lines
 
 
 def one_line(text: str, limit: int) -> str:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from planner.engine.context import PassContext
 from planner.engine.documents import Plan
 from planner.engine.errors import ModelBehaviourError
 from planner.engine.issue import IssueContext, prompt_view, sanitize_untrusted
 from planner.engine.prompts import render
 from planner.engine.result import TaskView
 from planner.refinement.judgement import QualityJudgement
-from planner.refinement.port import RefinementPort, WorkDiff
+from planner.refinement.port import WorkDiff
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ SYSTEM = "quality_judge"
 
 
 class QualityJudge:
-    def __init__(self, port: RefinementPort, diff: WorkDiff | None) -> None:
+    def __init__(self, port: PassContext, diff: WorkDiff | None) -> None:
         self.port = port
         self.diff = diff
 

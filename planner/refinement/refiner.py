@@ -17,13 +17,14 @@ from __future__ import annotations
 from typing import NoReturn
 
 from planner.engine.config import PlannerConfig
+from planner.engine.context import PassContext
 from planner.engine.documents import Plan
 from planner.engine.flow import PlanChanged, StopPass
 from planner.engine.history import PlanningHistoryStore
 from planner.refinement.decision import make_refinement_decision
 from planner.refinement.judge import QualityJudge
 from planner.refinement.judgement import QualityJudgement, Subject
-from planner.refinement.port import RefinementPort, WorkDiff
+from planner.refinement.port import WorkDiff
 from planner.refinement.recorder import RefinementRecorder
 from planner.refinement.replan import Feedback, FeedbackReplanner
 from planner.refinement.state import RefinementState, Round
@@ -38,7 +39,7 @@ class Refiner:
         self,
         config: PlannerConfig,
         store: PlanningHistoryStore,
-        port: RefinementPort,
+        port: PassContext,
         diff: WorkDiff | None = None,
     ) -> None:
         self.settings = config.planning.refinement

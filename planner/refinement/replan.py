@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field, ValidationInfo, model_validator
 
 from planner.engine.config import RefinementConfig
+from planner.engine.context import PassContext
 from planner.engine.documents import (
     Doc,
     Plan,
@@ -27,7 +28,6 @@ from planner.engine.documents import (
 from planner.engine.errors import ModelBehaviourError
 from planner.engine.prompts import render
 from planner.refinement.judgement import QualityJudgement
-from planner.refinement.port import RefinementPort
 from planner.refinement.structure import StructureValidation, stable_order, validate_structure
 
 
@@ -89,7 +89,7 @@ class FollowUpRules:
 
 
 class FeedbackReplanner:
-    def __init__(self, port: RefinementPort, settings: RefinementConfig) -> None:
+    def __init__(self, port: PassContext, settings: RefinementConfig) -> None:
         self.port = port
         self.settings = settings
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from planner.cli.demo import demo_script
 from planner.engine.config import PlannerConfig, load_config
 from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
 from tests.fake_forge.core import git
@@ -61,6 +62,13 @@ def model_config(base_url: str, history: Path, **overrides: Any) -> PlannerConfi
         **overrides,
     }
     return load_config(None, env=env, overrides=values)
+
+
+def demo_script_unjudged() -> list[Step]:
+    """The demo's conversation as the tests' default config asks it: without the quality
+    judge's replies (refinement is off in tests/plans.REFINEMENT_OFF; the demo itself runs the
+    default config and tests/test_cli.py checks the judged version)."""
+    return [step for step in demo_script() if not (step.kind or "").startswith("refinement_")]
 
 
 def one_file_plan(path: str, content: str, goal: str) -> list[Step]:
