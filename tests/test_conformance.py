@@ -19,8 +19,8 @@ from tests.plans import (
     planned,
     planning,
     reflection,
-    revise_reply,
     review,
+    revise_reply,
     subtask,
     write,
 )
@@ -131,7 +131,7 @@ def test_a_question_is_recorded_as_not_executed(harness: Harness) -> None:
     assert record["questions"] == ["Which file?"]
 
 
-# -- replanning on: reflection.depth and revision.max_revisions are not silently ignored -------------
+# -- replanning on: reflection.depth and revision.max_revisions are not silently ignored --------
 
 
 def test_max_revisions_caps_replans_that_revise_the_plan(harness: Harness) -> None:
@@ -143,7 +143,6 @@ def test_max_revisions_caps_replans_that_revise_the_plan(harness: Harness) -> No
         write("../one"),
         execution_decision(True, **partial),
         revise_reply(["task_1"], [subtask("task_1")]),
-        review(),
         write("../two"),
         execution_decision(True, **partial),  # a second revision: over the cap of 1
         reply_json("replan_alternative", {"replan_decision": decision(False)}),
