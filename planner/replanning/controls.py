@@ -69,6 +69,12 @@ class ReplanControls:
         """planning.revision.max_revisions when set explicitly: plan revisions allowed between
         human checkpoints on top of the replanning limits; None = the replanning limits only."""
 
+    def _room_for(
+        self, level: Level, limit_key: str | None, state: ReplanState
+    ) -> tuple[bool, str]:
+        allowed, why = self.can_replan(limit_key, state)
+        return self.revisions_left(level, state) if allowed else (allowed, why)
+
     def revisions_left(self, level: Level, state: ReplanState) -> tuple[bool, str]:
         """Room for one more plan revision under planning.revision.max_revisions?"""
         cap = self.revision_cap
@@ -163,9 +169,7 @@ class ReplanControls:
         level = level_of(decision, phase)
         limit_key = limit_key_of(level, phase)
         signature = f"{phase}|{trigger}|L{level.number}"
-        allowed, why = self.can_replan(limit_key, state)
-        if allowed:
-            allowed, why = self.revisions_left(level, state)
+        allowed, why = self._room_for(level, limit_key, state)
         if not allowed:
             return Verdict(
                 "escalate", "limit_reached", level, limit_key, signature, f"not executed: {why}"
