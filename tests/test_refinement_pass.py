@@ -345,3 +345,34 @@ def test_a_replan_that_changes_nothing_is_not_judged_again(harness: Harness) -> 
         ("reject", "attempts_exhausted"),
     ]
     assert [r["changed"] for r in harness.of_type("refinement_replan")] == [False, False]
+
+
+def test_refinement_revisions_leave_replannings_revision_cap_alone(harness: Harness) -> None:
+    """max_revisions 1 caps replanning's plan revisions; refinement's revision before the plan
+    ran does not use it up, so the partial replan after a failed action still runs."""
+    harness.server.add(
+        *planned("task_1", "task_2"),
+        judge_plan(40, False, "task_2 is vague"),
+        refined("task_1", "task_2", tool="read_file"),
+        judge_plan(80, True),
+        write("a.txt"),
+        finish(),
+        write("../outside.txt"),  # refused: a failed action
+        execution_decision(
+            True, confidence=0.9, replan_type="partial_replan", replan_level=2, reasoning="inside"
+        ),
+        revise_reply(["task_1", "task_2b"], [subtask("task_1"), subtask("task_2b", "task_1")]),
+        judge_plan(78, True),
+        write("b.txt"),
+        execution_decision(False),
+        finish(),
+        evaluation_ok(),
+        judge_result(90, True),
+        *completed(completed=2)[1:],
+    )
+    result = harness.run(**{**REFINEMENT_ON, "planning.revision.max_revisions": 1})
+    assert result.status == "completed"
+    assert [r["source"] for r in harness.of_type("revision")] == ["refinement", "replanning"]
+    assert [e["outcome"] for e in harness.of_type("replan_decision") if e["executed"]] == [
+        "executed"
+    ]
