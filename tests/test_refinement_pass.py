@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_text
 from tests.harness import Harness
 from tests.plans import (
     REFINEMENT_ON,
@@ -18,6 +18,7 @@ from tests.plans import (
     follow_up,
     judge_plan,
     judge_result,
+    plan_doc,
     planned,
     refined,
     revise_reply,
@@ -376,3 +377,36 @@ def test_refinement_revisions_leave_replannings_revision_cap_alone(harness: Harn
     assert [e["outcome"] for e in harness.of_type("replan_decision") if e["executed"]] == [
         "executed"
     ]
+
+
+def test_a_replan_that_breaks_the_structure_keeps_the_old_tasks_and_takes_what_fits(
+    harness: Harness,
+) -> None:
+    """The reply triples the plan (structure broken); individual fallback keeps the previous
+    tasks and takes over only task_1's rewrite, and the next decision records how."""
+    rewritten = plan_doc("task_1", "task_2", "n1", "n2", "n3", "n4")
+    rewritten["task_decomposition"]["subtasks"][0]["description"] = "Read README first"
+    harness.server.add(
+        *planned("task_1", "task_2"),
+        judge_plan(40, False, "task_1 is vague"),
+        reply_json("refinement_replan", rewritten),
+        judge_plan(70, True),
+        write("a.txt"),
+        finish(),
+        write("b.txt"),
+        finish(),
+        evaluation_ok(),
+        judge_result(90, True),
+        *completed(completed=2)[1:],
+    )
+    result = harness.run(**REFINEMENT_ON)
+    assert result.status == "completed"
+    assert [(t.id, t.description) for t in result.tasks] == [
+        ("task_1", "Read README first"),
+        ("task_2", "Do task_2"),
+    ]
+    structure = harness.of_type("refinement_replan")[0]["structure_validation"]
+    assert structure["outcome"] == "fallback" and structure["taken"] == ["task_1"]
+    assert "the task count changed from 2 to 6 (200%)" in structure["problems"]
+    decided = harness.of_type("refinement_decision")[1]
+    assert decided["structure_validation"] == structure and decided["decision"] == "accept"
