@@ -379,6 +379,33 @@ class ForgeConfig(Section):
     """Upper bound of one wait between retries; a longer rate-limit reset is an error."""
 
 
+class ApprovalConfig(Section):
+    """The approval gate (plan-tool.md): which action specs run without a person."""
+
+    mode: Literal["risky", "plan", "off"] = "risky"
+    """risky: pause only at specs that need a person; plan: a person approves the whole plan's
+    specs before anything runs; off: no gate except for high risk."""
+    auto_approve: list[Literal["low", "medium", "high"]] = Field(
+        default_factory=lambda: ["low", "medium"]
+    )
+    """Risk levels approved in bulk without a person (risky mode). high always needs a person."""
+    large_file_bytes: int = Field(default=100_000, ge=1)
+    """Overwriting or deleting a file at least this large is high risk."""
+    max_spec_bytes: int = Field(default=1_000_000, ge=1)
+    """A spec whose content is larger is refused."""
+    forbidden_extensions: list[str] = Field(
+        default_factory=lambda: [".exe", ".dll", ".so", ".dylib", ".pem", ".key", ".p12", ".jks"]
+    )
+    """File endings no spec may write (compared case-insensitively)."""
+
+    @field_validator("auto_approve")
+    @classmethod
+    def _no_bulk_high(cls, levels: list[str]) -> list[str]:
+        if "high" in levels:
+            raise ValueError("high risk always needs a person; allowed: low, medium")
+        return levels
+
+
 class PlannerConfig(Section):
     """The whole configuration file."""
 
@@ -392,6 +419,8 @@ class PlannerConfig(Section):
     """Workspace tools and MCP servers."""
     forge: ForgeConfig = Field(default_factory=ForgeConfig)
     """GitHub/GitLab/local triggers, labels, branch and pull request settings."""
+    approval: ApprovalConfig = Field(default_factory=ApprovalConfig)
+    """The approval gate: which writes and commands need a person."""
 
 
 ENV_KEYS: dict[str, str] = {
@@ -404,6 +433,7 @@ ENV_KEYS: dict[str, str] = {
     "REPLANNING_ENABLED": "planning.replanning.enabled",
     "REPLANNING_MIN_CONFIDENCE": "planning.replanning.llm_decision.min_confidence_threshold",
     "MAX_TOTAL_REPLANS": "planning.replanning.global.max_total_replans",
+    "APPROVAL_MODE": "approval.mode",
     "OPENAI_MODEL": "llm.model",
     "OPENAI_BASE_URL": "llm.base_url",
     "OPENAI_API_KEY": "llm.api_key",
