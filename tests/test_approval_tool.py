@@ -364,4 +364,4 @@ def test_executor_replays_the_recorded_tool_call(tmp_path: Path) -> None:
 
     executor = SpecExecutor(PathPolicy.create(tmp_path), call_tool)  # type: ignore[arg-type]
     spec = ActionSpecExt(id="a1", kind="run", content="echo hi")
-    assert executor(spec).ok and calls == [("run_command", {"command": "echo hi"})]
+    assert executor(spec).ok and calls == [("run_command", {"argv": ["echo", "hi"]})]

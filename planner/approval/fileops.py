@@ -3,6 +3,7 @@ size limit and command allow-list applies again at execution time."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ class SpecExecutor:
         if spec.kind in ("create", "write"):
             return self.call_tool("write_file", {"path": spec.path, "content": spec.content or ""})
         if spec.kind == "run":
-            return self.call_tool("run_command", {"command": spec.content or ""})
+            return self.call_tool("run_command", {"argv": shlex.split(spec.content or "")})
         if spec.kind in ("mkdir", "delete"):
             return self._file_operation(spec)
         return ToolResult(ok=True, content=f"{spec.kind} {spec.path}: nothing to change")

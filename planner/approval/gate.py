@@ -15,6 +15,7 @@ as failed actions carrying the person's reason.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -89,7 +90,7 @@ class ApprovalGate:
             return _spec(kind, path, content, f"write_file {path}", invocation, task_id)
         if call.name == "edit_file":
             return self._edit_spec(task_id, call, invocation, path)
-        content = str(call.arguments.get("command", "")) if call.name == "run_command" else (
+        content = _command_text(call) if call.name == "run_command" else (
             json.dumps(call.arguments, sort_keys=True)[:2_000]
         )
         return _spec("run", "", content, f"{call.name}: {content[:120]}", invocation, task_id)
@@ -276,6 +277,13 @@ def _spec(
         id="", kind=kind, path=path, content=content, description=description,  # type: ignore[arg-type]
         invocation=invocation, task_id=task_id,
     )
+
+
+def _command_text(call: ToolCall) -> str:
+    argv = call.arguments.get("argv")
+    if isinstance(argv, list) and all(isinstance(part, str) for part in argv):
+        return shlex.join(argv)
+    return json.dumps(argv)
 
 
 def _dry_run(call: ToolCall) -> bool:
