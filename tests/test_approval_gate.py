@@ -177,9 +177,10 @@ def test_plan_mode_stages_every_change_and_asks_once_before_anything_runs(
 
 def test_mode_off_still_stops_at_high_risk(tmp_path: Path) -> None:
     gate = gate_for(tmp_path, mode="off", auto_approve=[], large_file_bytes=5)
-    assert gate.before_action("t", call("write_file", path="n.txt", content="x")).ok  # type: ignore[union-attr]
+    created = gate.before_action("t", call("write_file", path="n.txt", content="ten bytes\n"))
+    assert created is not None and created.ok  # medium and low run without a person
     with pytest.raises(AwaitingApproval):
-        gate.before_action("t", call("write_file", path="n.txt", content="longer than five"))
+        gate.before_action("t", call("write_file", path="n.txt", content="overwrites 10 bytes"))
 
 
 def test_planner_config_is_never_written_even_with_approval(tmp_path: Path) -> None:
