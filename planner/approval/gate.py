@@ -30,6 +30,7 @@ from planner.approval.models import (
 )
 from planner.approval.tool import PlanTool
 from planner.engine.config import ApprovalConfig
+from planner.engine.flow import StopPass
 from planner.engine.interfaces import ToolCall, ToolResult
 
 READ_ONLY_TOOLS = frozenset({"read_file", "list_directory", "search_files"})
@@ -47,12 +48,12 @@ class GatePort(Protocol):
     def reopen_task(self, task_id: str) -> None: ...
 
 
-class AwaitingApproval(Exception):
-    """The pass must end waiting for a person; carries the markdown that asks."""
+class AwaitingApproval(StopPass):
+    """The pass ends waiting for a person (needs_human); the markdown asks and previews."""
 
     def __init__(self, reason: str, markdown: str) -> None:
-        super().__init__(reason)
-        self.reason, self.markdown = reason, markdown
+        super().__init__("needs_human", reason, [markdown])
+        self.markdown = markdown
 
 
 @dataclass
@@ -62,6 +63,12 @@ class ApprovalGate:
     read_file: ReadFile
     issue_ref: str = ""
     staged: dict[str, str] = field(default_factory=dict)
+    current_task: str = ""
+    """The task whose tool calls the guard sees (set by the approval phase before each call)."""
+
+    def guard(self, name: str, arguments: dict[str, Any]) -> ToolResult | None:
+        """ToolRegistry's guard: every tool call of the pass passes here first (None: run it)."""
+        return self.before_action(self.current_task, ToolCall(id="", name=name, arguments=arguments))
 
     # -- before each action -----------------------------------------------------------------
 

@@ -156,7 +156,7 @@ class PlanTool:
                 decision="rejected", reason=reason,
             )
         )
-        record.state.status = "proposed"
+        record.state.status = "approved" if _only_decided(record.state) else "proposed"
         self._save(record)
         self.store.event("rejected", plan_id=plan_id, actor="user", reason=reason[:500])
         return record.state
@@ -372,6 +372,12 @@ class PlanTool:
 
 def _selected(state: PlanState, selection: SpecSelection) -> list[ActionSpecExt]:
     return [spec for spec in state.action_specs if selection.covers(spec.id)]
+
+
+def _only_decided(state: PlanState) -> bool:
+    """Every spec that needed a person is answered and some were approved: run those."""
+    answered = all(s.outcome != "pending" or not s.needs_person for s in state.action_specs)
+    return answered and any(s.outcome == "approved" for s in state.action_specs)
 
 
 def _counts(specs: Sequence[ActionSpecExt]) -> dict[str, int]:
