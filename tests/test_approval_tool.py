@@ -365,3 +365,26 @@ def test_executor_replays_the_recorded_tool_call(tmp_path: Path) -> None:
     executor = SpecExecutor(PathPolicy.create(tmp_path), call_tool)  # type: ignore[arg-type]
     spec = ActionSpecExt(id="a1", kind="run", content="echo hi")
     assert executor(spec).ok and calls == [("run_command", {"argv": ["echo", "hi"]})]
+
+
+def test_a_plan_whose_files_did_not_travel_is_read_back_from_the_jsonl_history(
+    tmp_path: Path,
+) -> None:
+    """History backends that carry only the JSONL files still carry every plan's state."""
+    from planner.engine.history import PlanningHistoryStore
+
+    journal = PlanningHistoryStore(tmp_path / "history", "octo/repo", "7")
+    tool = make_tool(tmp_path)
+    tool.store.journal = journal
+    plan_id = proposed(tool)
+    tool.set_action_specs(plan_id, [write("x.txt", "kept\n")])
+    tool.approve(plan_id, "octocat", SpecSelection(all=True))
+    import shutil
+
+    shutil.rmtree(tool.store.root)  # a fresh runner restored only the JSONL history
+    fresh = make_tool(tmp_path)
+    fresh.store.journal = PlanningHistoryStore(tmp_path / "history", "octo/repo", "7")
+    assert [ref.id for ref in fresh.list()] == [plan_id]
+    assert fresh.get_state(plan_id).status == "approved"
+    assert fresh.execute(plan_id).overall_success
+    assert (tmp_path / "repo" / "x.txt").read_text() == "kept\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from planner.approval.fileops import CallTool, SpecExecutor
 from planner.approval.gate import ApprovalGate
-from planner.approval.store import PlanStore
+from planner.approval.store import Journal, PlanStore
 from planner.approval.tool import PlanTool
 from planner.approval.validation import SpecRules
 from planner.engine.config import PlannerConfig
@@ -34,6 +34,7 @@ def build_plan_tool(
     issue: str,
     call_tool: CallTool,
     config_paths: tuple[Path, ...] = (),
+    journal: Journal | None = None,
 ) -> PlanTool:
     policy = PathPolicy.create(
         workspace,
@@ -47,7 +48,8 @@ def build_plan_tool(
         command_allowed=command_checker(config),
         config_paths=config_paths,
     )
-    return PlanTool(PlanStore(history_dir), rules, SpecExecutor(policy, call_tool), issue=issue)
+    store = PlanStore(history_dir, journal)
+    return PlanTool(store, rules, SpecExecutor(policy, call_tool), issue=issue)
 
 
 def build_gate(tool: PlanTool, config: PlannerConfig, issue_ref: str) -> ApprovalGate:

@@ -7,7 +7,9 @@ plans/index.json                recent plans, newest last
 plans/events.jsonl              telemetry: one JSON line per event
 
 Files are replaced atomically (write a temporary file, then rename), so a crash leaves the
-previous copy whole.
+previous copy whole. Every save is also appended to the issue's JSONL history as an
+`approval_plan` entry, the copy every history backend carries: a plan whose files did not travel
+with the history (or were damaged) is read back from its newest entry.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import logging
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from planner.approval.models import Approval, PlanRecord, PlanRef
 
@@ -25,11 +27,26 @@ log = logging.getLogger("planner.approval")
 INDEX_LIMIT = 500
 
 
+class Journal(Protocol):
+    """The issue's JSONL history (PlanningHistoryStore)."""
+
+    def append(self, entry_type: str, **fields: Any) -> dict[str, Any]: ...
+
+    def entries(self) -> list[dict[str, Any]]: ...
+
+
+ENTRY = "approval_plan"
+
+
 class PlanStore:
-    def __init__(self, history_directory: Path) -> None:
+    def __init__(self, history_directory: Path, journal: Journal | None = None) -> None:
         self.root = Path(history_directory) / "plans"
+        self.journal = journal
 
     def load(self, plan_id: str) -> PlanRecord | None:
+        return self._journaled().get(plan_id) or self._from_file(plan_id)
+
+    def _from_file(self, plan_id: str) -> PlanRecord | None:
         path = self._plan_dir(plan_id) / "plan.json"
         if not path.is_file():
             return None
@@ -39,7 +56,26 @@ class PlanStore:
             log.warning("plan %s: %s is unreadable (%s); it is left as it is", plan_id, path, exc)
             return None
 
+    def _journaled(self) -> dict[str, PlanRecord]:
+        """The newest readable copy of each plan in the JSONL history."""
+        newest: dict[str, PlanRecord] = {}
+        for entry in self.journal.entries() if self.journal is not None else []:
+            if entry.get("type") != ENTRY:
+                continue
+            try:
+                record = PlanRecord.model_validate(entry.get("record"))
+            except ValueError:
+                log.warning("an approval_plan history entry is malformed; it is skipped")
+                continue
+            newest[record.plan.id] = record
+        return newest
+
+    def journaled_refs(self) -> list[PlanRef]:
+        return [_ref(record, "") for record in self._journaled().values()]
+
     def save(self, record: PlanRecord, updated_at: str) -> None:
+        if self.journal is not None:
+            self.journal.append(ENTRY, record=record.model_dump(mode="json"))
         directory = self._plan_dir(record.plan.id)
         atomic_write(directory / "plan.json", record.model_dump_json(indent=2))
         approvals = [a.model_dump() for a in record.state.approvals]
@@ -54,12 +90,15 @@ class PlanStore:
         return list(record.state.approvals) if record else []
 
     def index(self) -> list[PlanRef]:
+        """Recent plans, oldest first: index.json, completed by the JSONL history's copies."""
         path = self.root / "index.json"
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-            return [PlanRef.model_validate(item) for item in raw]
+            listed = [PlanRef.model_validate(item) for item in raw]
         except (OSError, ValueError):
-            return []
+            listed = []
+        known = {ref.id for ref in listed}
+        return listed + [ref for ref in self.journaled_refs() if ref.id not in known]
 
     def event(self, event: str, **fields: Any) -> None:
         """A telemetry line in events.jsonl and a readable line in the log."""
@@ -79,16 +118,7 @@ class PlanStore:
 
     def _update_index(self, record: PlanRecord, updated_at: str) -> None:
         refs = [ref for ref in self.index() if ref.id != record.plan.id]
-        refs.append(
-            PlanRef(
-                id=record.plan.id,
-                title=record.plan.title,
-                status=record.state.status,
-                issue=record.plan.issue,
-                specs=len(record.state.action_specs),
-                updated_at=updated_at,
-            )
-        )
+        refs.append(_ref(record, updated_at))
         payload = [ref.model_dump() for ref in refs[-INDEX_LIMIT:]]
         atomic_write(self.root / "index.json", json.dumps(payload, indent=2))
 
@@ -96,6 +126,17 @@ class PlanStore:
         if not plan_id or "/" in plan_id or plan_id.startswith("."):
             raise ValueError(f"not a plan id: {plan_id!r}")
         return self.root / plan_id
+
+
+def _ref(record: PlanRecord, updated_at: str) -> PlanRef:
+    return PlanRef(
+        id=record.plan.id,
+        title=record.plan.title,
+        status=record.state.status,
+        issue=record.plan.issue,
+        specs=len(record.state.action_specs),
+        updated_at=updated_at,
+    )
 
 
 def atomic_write(path: Path, text: str) -> None:
