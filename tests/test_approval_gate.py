@@ -189,3 +189,22 @@ def test_planner_config_is_never_written_even_with_approval(tmp_path: Path) -> N
     result = gate.before_action("t", call("write_file", path=".github/planner.yml", content="x"))
     assert result is not None and not result.ok and "protected-path" in str(result.error)
     assert not (tmp_path / "repo" / ".github" / "planner.yml").exists()
+
+
+def test_no_write_reaches_the_workspace_around_the_gate(tmp_path: Path) -> None:
+    """Attack: code that calls the registry directly (a phase retrying an action, a replayed
+    call) instead of going through the pass's hooks still meets the gate."""
+    from planner.approval.setup import install_gate
+    from planner.engine.history import PlanningHistoryStore
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    config = PlannerConfig.model_validate({"approval": {"auto_approve": []}})
+    store = PlanningHistoryStore(tmp_path / "history", "octo/repo", "7")
+    registry = build_registry(config.tools, repo, (store.directory,))
+    install_gate(config, repo, store, registry, ())
+    with pytest.raises(AwaitingApproval):
+        registry.call("write_file", {"path": "x.txt", "content": "unapproved"})
+    assert not (repo / "x.txt").exists()
+    listed = registry.call("list_directory", {"path": "."})
+    assert listed.ok  # reads are not specs

@@ -378,6 +378,7 @@ def test_a_plan_whose_files_did_not_travel_is_read_back_from_the_jsonl_history(
     tool.store.journal = journal
     plan_id = proposed(tool)
     tool.set_action_specs(plan_id, [write("x.txt", "kept\n")])
+    tool.request_approval(plan_id, SpecSelection(all=True))
     tool.approve(plan_id, "octocat", SpecSelection(all=True))
     import shutil
 

@@ -7,7 +7,7 @@ the pass that follows executes what was approved and hands rejections back to th
 from __future__ import annotations
 
 from planner.approval.commands import Approve, Reject
-from planner.approval.models import PlanRecord, SpecSelection
+from planner.approval.models import ActionSpecExt, PlanRecord, SpecSelection
 from planner.approval.tool import PlanTool
 
 
@@ -29,10 +29,21 @@ def apply_answer(tool: PlanTool, answer: Approve | Reject, approver: str) -> str
         else:
             tool.reject(plan_id, approver, mine, answer.reason)
     verb = "approved" if isinstance(answer, Approve) else "rejected"
-    line = f"@{approver} {verb} {', '.join(chosen)}." if chosen else ""
+    line = f"{approver} {verb} {', '.join(chosen)}." if chosen else ""
     if unknown:
         line += f" Not waiting for approval: {', '.join(unknown)}."
     return line.strip()
+
+
+def waiting_specs(tool: PlanTool) -> list[ActionSpecExt]:
+    """Specs a person was asked about and has not answered yet, oldest first."""
+    return [
+        spec
+        for record in tool.records(("pending_review",))
+        if record.state.approval_requests
+        for spec in record.state.action_specs
+        if spec.outcome == "pending" and spec.needs_person
+    ]
 
 
 def _waiting_by_plan(tool: PlanTool) -> dict[str, list[str]]:

@@ -49,10 +49,13 @@ class GatePort(Protocol):
 
 
 class AwaitingApproval(StopPass):
-    """The pass ends waiting for a person (needs_human); the markdown asks and previews."""
+    """The pass ends waiting for a person (needs_human). `markdown` asks and previews; the
+    forge layer shows it (rendered again from PlanTool), the pass result carries one line per
+    spec as questions."""
 
-    def __init__(self, reason: str, markdown: str) -> None:
-        super().__init__("needs_human", reason, [markdown])
+    def __init__(self, reason: str, markdown: str, waiting: list[ActionSpecExt]) -> None:
+        asks = [f"approve or reject {s.id}: {s.description} ({s.risk} risk)" for s in waiting]
+        super().__init__("needs_human", reason, [], asks)
         self.markdown = markdown
 
 
@@ -63,6 +66,8 @@ class ApprovalGate:
     read_file: ReadFile
     issue_ref: str = ""
     staged: dict[str, str] = field(default_factory=dict)
+    can_wait: bool = True
+    """False where a pass cannot end waiting and resume (legacy mode): refuse instead."""
     current_task: str = ""
     """The task whose tool calls the guard sees (set by the approval phase before each call)."""
 
@@ -130,10 +135,12 @@ class ApprovalGate:
         checked = report.normalized[0]
         if not checked.validated:
             return ToolResult(ok=False, error="; ".join(checked.notes))
+        if self._needs_person(checked) and not self.can_wait:
+            return ToolResult(ok=False, error=_cannot_wait(checked))
         if self._needs_person(checked):
             self._mark_needs_person(plan_id)
             self.tool.request_approval(plan_id, SpecSelection(ids=[checked.id]))
-            raise AwaitingApproval(f"approval needed for {checked.id}", self.ask_markdown())
+            raise self._awaiting(f"approval needed for {checked.id}")
         self.tool.approve(plan_id, "planner", SpecSelection(all=True), actor="system")
         self.tool.execute(plan_id)
         self.tool.mark_reported(plan_id, checked.id)
@@ -185,7 +192,7 @@ class ApprovalGate:
             if "staged" in record.plan.tags and not record.state.approval_requests:
                 self.tool.request_approval(record.plan.id, SpecSelection(all=True))
         if self.waiting():
-            raise AwaitingApproval("approval needed for the plan's changes", self.ask_markdown())
+            raise self._awaiting("approval needed for the plan's changes")
 
     def _staged_read(self, call: ToolCall) -> ToolResult | None:
         path = str(call.arguments.get("path", ""))
@@ -197,13 +204,9 @@ class ApprovalGate:
 
     def waiting(self) -> list[ActionSpecExt]:
         """Specs that wait for a person (asked, not yet approved or rejected)."""
-        return [
-            spec
-            for record in self.tool.records(("pending_review",))
-            if record.state.approval_requests
-            for spec in record.state.action_specs
-            if spec.outcome == "pending" and spec.needs_person
-        ]
+        from planner.approval.answers import waiting_specs
+
+        return waiting_specs(self.tool)
 
     def resume(self, port: GatePort) -> None:
         """Execute approved plans, hand rejected specs back, and re-ask for what still waits."""
@@ -212,7 +215,7 @@ class ApprovalGate:
         for record in self.tool.records(("proposed",)):
             self._report_rejected(record, port)
         if self.waiting():
-            raise AwaitingApproval("still waiting for approval", self.ask_markdown())
+            raise self._awaiting("still waiting for approval")
 
     def _execute_approved(self, record: PlanRecord, port: GatePort) -> None:
         self.tool.execute(record.plan.id)
@@ -247,10 +250,11 @@ class ApprovalGate:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def ask_markdown(self) -> str:
+    def _awaiting(self, reason: str) -> AwaitingApproval:
         from planner.approval.render import approval_request
 
-        return approval_request(self.tool, self.waiting())
+        waiting = self.waiting()
+        return AwaitingApproval(reason, approval_request(self.tool, waiting), waiting)
 
     def _tool_result(self, record: PlanRecord, spec_id: str) -> ToolResult:
         outcome = next((o for o in reversed(record.state.results) if o.spec_id == spec_id), None)
@@ -283,6 +287,13 @@ def _spec(
     return ActionSpecExt(
         id="", kind=kind, path=path, content=content, description=description,  # type: ignore[arg-type]
         invocation=invocation, task_id=task_id,
+    )
+
+
+def _cannot_wait(spec: ActionSpecExt) -> str:
+    return (
+        f"refused {spec.id} ({spec.description}): {spec.risk} risk needs a person's approval, "
+        "and without planning (planning.enabled: false) a pass cannot wait for one"
     )
 
 

@@ -79,8 +79,10 @@ def _fence(body: str) -> str:
 
 
 def _cell(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat.replace("|", "\\|").replace("`", "'").replace("<", "&lt;")[:160]
+    """Model-written text made inert for a table cell or summary: no markup, no @mentions."""
+    flat = " ".join(text.split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    flat = re.sub(r"@(?=\w)", "@\u200b", flat)
+    return flat.replace("|", "\\|").replace("`", "'")[:160]
 
 
 # -- terminal -----------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ from planner.approval.store import Journal, PlanStore
 from planner.approval.tool import PlanTool
 from planner.approval.validation import SpecRules
 from planner.engine.config import PlannerConfig
+from planner.engine.history import PlanningHistoryStore
+from planner.tools.registry import ToolRegistry
 from planner.tools.paths import PathPolicy
 
 
@@ -35,10 +37,11 @@ def build_plan_tool(
     call_tool: CallTool,
     config_paths: tuple[Path, ...] = (),
     journal: Journal | None = None,
+    protected: tuple[Path, ...] = (),
 ) -> PlanTool:
     policy = PathPolicy.create(
         workspace,
-        protected=(history_dir, workspace / ".planner"),
+        protected=(history_dir, workspace / ".planner", *protected),
         write_protected=config_paths,
         allow_workflow_edits=config.tools.allow_workflow_edits,
     )
@@ -64,3 +67,22 @@ def build_gate(tool: PlanTool, config: PlannerConfig, issue_ref: str) -> Approva
         return resolved.read_bytes() if resolved.is_file() and candidate.exists() else None
 
     return ApprovalGate(tool, config.approval, read_file, issue_ref)
+
+
+def install_gate(
+    config: PlannerConfig,
+    workspace: Path,
+    store: PlanningHistoryStore,
+    registry: ToolRegistry,
+    config_paths: tuple[Path, ...],
+    protected: tuple[Path, ...] = (),
+) -> ApprovalGate:
+    """The gate in front of `registry`: from now on every tool call passes through it."""
+    tool = build_plan_tool(
+        config, workspace, store.directory, store.issue_id, registry.dispatch, config_paths,
+        journal=store, protected=protected,
+    )
+    gate = build_gate(tool, config, f"{store.repository}#{store.issue_id}")
+    gate.can_wait = config.planning.enabled
+    registry.guard = gate.guard
+    return gate

@@ -7,9 +7,9 @@ plans/index.json                recent plans, newest last
 plans/events.jsonl              telemetry: one JSON line per event
 
 Files are replaced atomically (write a temporary file, then rename), so a crash leaves the
-previous copy whole. Every save is also appended to the issue's JSONL history as an
-`approval_plan` entry, the copy every history backend carries: a plan whose files did not travel
-with the history (or were damaged) is read back from its newest entry.
+previous copy whole. Once a person has been asked, every save of the plan is also appended to the
+issue's JSONL history as an `approval_plan` entry, the copy every history backend carries: a plan
+whose files did not travel with the history (or were damaged) is read back from its newest entry.
 """
 
 from __future__ import annotations
@@ -74,7 +74,9 @@ class PlanStore:
         return [_ref(record, "") for record in self._journaled().values()]
 
     def save(self, record: PlanRecord, updated_at: str) -> None:
-        if self.journal is not None:
+        # Only plans a person was asked about must outlive this run; a spec approved and run in
+        # the same call leaves its files (and the action entry) but no copy in the history.
+        if self.journal is not None and record.state.approval_requests:
             self.journal.append(ENTRY, record=record.model_dump(mode="json"))
         directory = self._plan_dir(record.plan.id)
         atomic_write(directory / "plan.json", record.model_dump_json(indent=2))

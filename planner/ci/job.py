@@ -23,7 +23,7 @@ from typing import Any, Literal
 import requests
 from pydantic import BaseModel
 
-from planner.ci.approvals import record_answer
+from planner.ci.approvals import record_answer, waiting_section
 from planner.ci.forges.base import (
     MARKER_PREFIX,
     CommentData,
@@ -412,7 +412,9 @@ class IssueRun:
             mcp_file_servers=mcp_servers,
         )
         try:
-            return run_pass(setup, issue)
+            result = run_pass(setup, issue)
+            self.view.approval = waiting_section(self.config, self.workspace, directory, issue)
+            return result
         finally:
             if history is not None:
                 history.save(directory, str(self.number))

@@ -20,6 +20,7 @@ from planner.engine.issue import IssueContext
 from planner.engine.llm import OpenAIModel
 from planner.engine.phase import Phase
 from planner.engine.result import PassResult
+from planner.approval.setup import install_gate
 from planner.run.phases import pass_phases
 from planner.tools import build_registry
 from planner.tools.safe_env import git_argv, git_environment
@@ -84,7 +85,10 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         file_servers=setup.mcp_file_servers,
     )
     try:
-        phases = [*pass_phases(setup.config), *setup.phases]
+        gate = install_gate(
+            setup.config, setup.workspace, store, registry, config_files(setup), setup.protected
+        )
+        phases = [*pass_phases(setup.config, gate), *setup.phases]
         coordinator = PlanningCoordinator(
             setup.config, model, registry, issue, store, setup.reporter, setup.clock, phases
         )
