@@ -4,7 +4,8 @@ plans/<plan_id>/plan.json       the plan, its state, specs, approvals and result
 plans/<plan_id>/approval.json   the approval history (every approve and reject)
 plans/<plan_id>/preview/*.diff  the unified diff of each spec as previewed
 plans/index.json                recent plans, newest last
-plans/events.jsonl              telemetry: one JSON line per event
+plans/events.ndjson             telemetry: one JSON line per event (not `.jsonl`: the history
+                                backends take every `*.jsonl` for an issue's history)
 
 Files are replaced atomically (write a temporary file, then rename), so a crash leaves the
 previous copy whole. Once a person has been asked, every save of the plan is also appended to the
@@ -103,16 +104,16 @@ class PlanStore:
         return listed + [ref for ref in self.journaled_refs() if ref.id not in known]
 
     def event(self, event: str, **fields: Any) -> None:
-        """A telemetry line in events.jsonl and a readable line in the log."""
+        """A telemetry line in events.ndjson and a readable line in the log."""
         line = {"event": event, **fields}
         self.root.mkdir(parents=True, exist_ok=True)
-        with (self.root / "events.jsonl").open("a", encoding="utf-8") as handle:
+        with (self.root / "events.ndjson").open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(line, ensure_ascii=False) + "\n")
         details = ", ".join(f"{k}={v}" for k, v in fields.items() if k not in ("timestamp",))
         log.info("plan-tool %s: %s", event, details)
 
     def events(self) -> list[dict[str, Any]]:
-        path = self.root / "events.jsonl"
+        path = self.root / "events.ndjson"
         if not path.is_file():
             return []
         lines = path.read_text(encoding="utf-8").splitlines()
