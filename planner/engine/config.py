@@ -44,14 +44,18 @@ class ReflectionConfig(Section):
     trigger_interval: int = Field(default=3, ge=0)
     """Reflect every N actions; 0 disables periodic reflection."""
     depth: Literal["deep", "moderate", "shallow"] = "moderate"
-    """How thorough a reflection should be (passed to the prompt)."""
+    """How thorough a reflection should be (passed to the reflection prompt). Replanning off
+    only: with planning.replanning.enabled another value is rejected."""
 
 
 class RevisionConfig(Section):
     """planning.revision — how often the plan may be revised before a person is asked."""
 
     max_revisions: int = Field(default=3, ge=0)
-    """Plan revisions allowed for an issue; past this the run requires human intervention."""
+    """Plan revisions allowed for an issue; past this the run requires human intervention.
+    With planning.replanning.enabled it applies only when set explicitly, as a cap on the
+    plan revisions replanning may make between human checkpoints (the replanning limits,
+    e.g. planning.replanning.global.max_total_replans, apply as well)."""
 
 
 class HistoryConfig(Section):
@@ -202,6 +206,21 @@ class PlanningConfig(Section):
     """History storage settings."""
     replanning: ReplanningConfig = Field(default_factory=ReplanningConfig)
     """Replanning decided by the model at every phase (replanning.md)."""
+
+    @model_validator(mode="after")
+    def _depth_needs_the_reflection_path(self) -> PlanningConfig:
+        """reflection.depth only shapes the reflection prompt, which replanning replaces: a
+        depth other than the default must not be silently ignored."""
+        depth = self.reflection.depth
+        if self.enabled and self.replanning.enabled and depth != "moderate":
+            raise ValueError(
+                f"planning.reflection.depth: {depth} only applies with "
+                "planning.replanning.enabled: false (the reflection prompt); with replanning on, "
+                "the decisions at the reflection points follow planning.replanning "
+                "(llm_decision thresholds, execution and reflection limits) and have no depth. "
+                "Remove planning.reflection.depth or set planning.replanning.enabled: false"
+            )
+        return self
 
 
 class LLMConfig(Section):
