@@ -47,7 +47,9 @@ def test_a_high_risk_overwrite_waits_and_exactly_the_previewed_content_lands(rig
     assert fake.issues[1].labels == ["planner", "planner:needs-input"]
     assert not fake.branch_exists("planner/issue-1")
 
-    second = rig.run(comment(fake, "/planner approve a1"), steps[3:], event_name="issue_comment", **HIGH)
+    second = rig.run(
+        comment(fake, "/planner approve a1"), steps[3:], event_name="issue_comment", **HIGH
+    )
     assert second.status == "completed"
     assert file_on(fake.bare, "planner/issue-1", "README.md") == NEW_README.rstrip("\n")
     assert "Codertocat approved a1." in tracking(fake)
@@ -84,7 +86,9 @@ def test_a_file_changed_after_approval_is_asked_about_again(rig: Rig) -> None:
     body = tracking(fake)
     assert "Approval needed" in body and "-A person rewrote this meanwhile." in body
     assert not fake.branch_exists("planner/issue-1")
-    done = rig.run(comment(fake, "/planner approve all"), steps[3:], event_name="issue_comment", **HIGH)
+    done = rig.run(
+        comment(fake, "/planner approve all"), steps[3:], event_name="issue_comment", **HIGH
+    )
     assert done.status == "completed"
     assert file_on(fake.bare, "planner/issue-1", "README.md") == NEW_README.rstrip("\n")
 
@@ -98,7 +102,9 @@ def test_plan_mode_asks_for_the_whole_change_set_before_anything_runs(rig: Rig) 
     assert first.status == "needs_human"
     assert "| a1 | create | `CONTRIBUTING.md` |" in tracking(fake)
     assert not fake.branch_exists("planner/issue-1")
-    done = rig.run(comment(fake, "/planner approve all"), steps[4:], event_name="issue_comment", **mode)
+    done = rig.run(
+        comment(fake, "/planner approve all"), steps[4:], event_name="issue_comment", **mode
+    )
     assert done.status == "completed"
     assert file_on(fake.bare, "planner/issue-1", "CONTRIBUTING.md") == "Run pytest."
 

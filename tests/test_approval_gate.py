@@ -130,7 +130,9 @@ def test_edit_file_becomes_a_spec_of_the_whole_new_content(tmp_path: Path) -> No
     with pytest.raises(AwaitingApproval):
         gate.before_action("task_1", edit)
     [spec] = gate.waiting()
-    assert spec.content == "a = 1\nb = 3\n" and spec.preflight.diff_summary == "overwrite: +1 -1 lines"
+    assert (
+        spec.content == "a = 1\nb = 3\n" and spec.preflight.diff_summary == "overwrite: +1 -1 lines"
+    )
     bad = call("edit_file", path="m.py", edits=[{"oldText": "zzz", "newText": "y"}])
     failed = gate.before_action("task_1", bad)
     assert failed is not None and not failed.ok and "is not in the file" in str(failed.error)

@@ -81,7 +81,7 @@ def test_propose_then_specs_then_approve_then_execute_writes_exactly_the_preview
 def test_operations_refused_in_the_wrong_state_change_nothing(tmp_path: Path) -> None:
     tool = make_tool(tmp_path)
     plan_id = proposed(tool)
-    with pytest.raises(PlanToolError, match="execute is not allowed while plan .* is proposed"):
+    with pytest.raises(PlanToolError, match=r"execute is not allowed while plan .* is proposed"):
         tool.execute(plan_id)
     with pytest.raises(PlanToolError, match="approve is not allowed"):
         tool.approve(plan_id, "octocat", SpecSelection(all=True))
@@ -174,9 +174,7 @@ def test_a_file_changed_after_approval_goes_back_to_pending_review(tmp_path: Pat
     state = tool.get_state(plan_id)
     assert state.status == "pending_review"
     assert state.action_specs[0].outcome == "pending"
-    assert "-changed by a person" in (
-        tool.store.root / plan_id / "preview" / "a1.diff"
-    ).read_text()
+    assert "-changed by a person" in (tool.store.root / plan_id / "preview" / "a1.diff").read_text()
     assert target.read_text() == "changed by a person\n"
     tool.approve(plan_id, "octocat", SpecSelection(all=True))
     assert tool.execute(plan_id).overall_success
@@ -284,7 +282,12 @@ def test_plans_index_approvals_previews_and_events_are_persisted(tmp_path: Path)
     assert index[-1]["id"] == plan_id and index[-1]["status"] == "completed"
     events = [e["event"] for e in tool.store.events()]
     assert events == [
-        "plan_proposed", "specs_set", "approval_requested", "approved", "executed", "completed"
+        "plan_proposed",
+        "specs_set",
+        "approval_requested",
+        "approved",
+        "executed",
+        "completed",
     ]
     approved = next(e for e in tool.store.events() if e["event"] == "approved")
     assert approved["actor"] == "user" and approved["counts"] == {"specs": 1, "files": 1}

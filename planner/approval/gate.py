@@ -25,6 +25,7 @@ from planner.approval.models import (
     ActionSpecExt,
     MessageRef,
     PlanRecord,
+    SpecKind,
     SpecSelection,
     ToolInvocation,
 )
@@ -73,7 +74,9 @@ class ApprovalGate:
 
     def guard(self, name: str, arguments: dict[str, Any]) -> ToolResult | None:
         """ToolRegistry's guard: every tool call of the pass passes here first (None: run it)."""
-        return self.before_action(self.current_task, ToolCall(id="", name=name, arguments=arguments))
+        return self.before_action(
+            self.current_task, ToolCall(id="", name=name, arguments=arguments)
+        )
 
     # -- before each action -----------------------------------------------------------------
 
@@ -91,34 +94,41 @@ class ApprovalGate:
         return self._run_or_wait(task_id, spec)
 
     def spec_for(self, task_id: str, call: ToolCall) -> ActionSpec | ToolResult:
-        """The ActionSpec a mutating tool call asks for (a failed ToolResult if it cannot be one)."""
+        """The ActionSpec a mutating tool call asks for (a failed result if it cannot be one)."""
         invocation = ToolInvocation(name=call.name, arguments=call.arguments)
         path = str(call.arguments.get("path", ""))
         if call.name == "write_file":
             content = call.arguments.get("content")
             if not isinstance(content, str) or not path:
-                return ToolResult(ok=False, error="bad arguments for write_file: need path, content")
-            kind = "write" if self._exists(path) else "create"
+                return ToolResult(
+                    ok=False, error="bad arguments for write_file: need path, content"
+                )
+            kind: SpecKind = "write" if self._exists(path) else "create"
             return _spec(kind, path, content, f"write_file {path}", invocation, task_id)
         if call.name == "edit_file":
             return self._edit_spec(task_id, call, invocation, path)
-        content = _command_text(call) if call.name == "run_command" else (
-            json.dumps(call.arguments, sort_keys=True)[:2_000]
+        content = (
+            _command_text(call)
+            if call.name == "run_command"
+            else (json.dumps(call.arguments, sort_keys=True)[:2_000])
         )
         return _spec("run", "", content, f"{call.name}: {content[:120]}", invocation, task_id)
 
     def _edit_spec(
         self, task_id: str, call: ToolCall, invocation: ToolInvocation, path: str
     ) -> ActionSpec | ToolResult:
-        from planner.tools.edits import Edit, EditFailed, apply_edits
         from planner.tools.arguments import BadArguments
+        from planner.tools.edits import Edit, EditFailed, apply_edits
 
         current = self._current_text(path)
         if current is None:
             return ToolResult(ok=False, error=f"{path!r} does not exist or is not UTF-8 text")
         try:
             raw_edits = call.arguments.get("edits")
-            edits = [Edit.parse(i, e) for i, e in enumerate(raw_edits if isinstance(raw_edits, list) else [])]
+            edits = [
+                Edit.parse(i, e)
+                for i, e in enumerate(raw_edits if isinstance(raw_edits, list) else [])
+            ]
             after = apply_edits(current, edits)
         except (EditFailed, BadArguments, AttributeError) as exc:
             return ToolResult(ok=False, error=str(exc) or "bad arguments for edit_file")
@@ -224,7 +234,9 @@ class ApprovalGate:
             if spec.outcome in ("succeeded", "failed") and not _reported(done, spec.id):
                 result = self._tool_result(done, spec.id)
                 port.record_action(spec.task_id, _call_of(spec), result)
-                port.append("approval_executed", plan_id=done.plan.id, spec_id=spec.id, ok=result.ok)
+                port.append(
+                    "approval_executed", plan_id=done.plan.id, spec_id=spec.id, ok=result.ok
+                )
                 self.tool.mark_reported(done.plan.id, spec.id)
                 if not result.ok:
                     port.reopen_task(spec.task_id)
@@ -282,11 +294,21 @@ class ApprovalGate:
 
 
 def _spec(
-    kind: str, path: str, content: str, description: str, invocation: ToolInvocation, task_id: str
+    kind: SpecKind,
+    path: str,
+    content: str,
+    description: str,
+    invocation: ToolInvocation,
+    task_id: str,
 ) -> ActionSpecExt:
     return ActionSpecExt(
-        id="", kind=kind, path=path, content=content, description=description,  # type: ignore[arg-type]
-        invocation=invocation, task_id=task_id,
+        id="",
+        kind=kind,
+        path=path,
+        content=content,
+        description=description,
+        invocation=invocation,
+        task_id=task_id,
     )
 
 

@@ -51,7 +51,10 @@ def diff_summary(spec: ActionSpecExt, before: bytes) -> str:
     if diff.startswith(f"({BINARY_NOTE}"):
         return f"{spec.kind}: replaces {BINARY_NOTE} ({len(before)} bytes)"
     added, removed = counts(diff)
-    verb = {"create": "overwrite" if before else "create", "write": "overwrite" if before else "create"}
+    verb = {
+        "create": "overwrite" if before else "create",
+        "write": "overwrite" if before else "create",
+    }
     return f"{verb.get(spec.kind, spec.kind)}: +{added} -{removed} lines"
 
 

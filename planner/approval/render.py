@@ -93,8 +93,13 @@ def plan_table(records: Sequence[PlanRecord], colour: bool | None = None) -> str
     for record in records:
         worst = max((s.risk for s in record.state.action_specs), key=_rank, default="low")
         rows.append(
-            (record.plan.id, record.state.status, str(len(record.state.action_specs)), worst,
-             record.plan.title[:60])
+            (
+                record.plan.id,
+                record.state.status,
+                str(len(record.state.action_specs)),
+                worst,
+                record.plan.title[:60],
+            )
         )
     return _table(rows, _colour(colour))
 
@@ -109,7 +114,7 @@ def spec_table(record: PlanRecord, colour: bool | None = None) -> str:
     return _table(rows, _colour(colour))
 
 
-def _table(rows: list[tuple[str, ...]], colour: bool) -> str:
+def _table(rows: Sequence[tuple[str, ...]], colour: bool) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = []
     for index, row in enumerate(rows):

@@ -12,8 +12,8 @@ from planner.approval.tool import PlanTool
 from planner.approval.validation import SpecRules
 from planner.engine.config import PlannerConfig
 from planner.engine.history import PlanningHistoryStore
-from planner.tools.registry import ToolRegistry
 from planner.tools.paths import PathPolicy
+from planner.tools.registry import ToolRegistry
 
 
 def command_checker(config: PlannerConfig):  # type: ignore[no-untyped-def]
@@ -79,8 +79,14 @@ def install_gate(
 ) -> ApprovalGate:
     """The gate in front of `registry`: from now on every tool call passes through it."""
     tool = build_plan_tool(
-        config, workspace, store.directory, store.issue_id, registry.dispatch, config_paths,
-        journal=store, protected=protected,
+        config,
+        workspace,
+        store.directory,
+        store.issue_id,
+        registry.dispatch,
+        config_paths,
+        journal=store,
+        protected=protected,
     )
     gate = build_gate(tool, config, f"{store.repository}#{store.issue_id}")
     gate.can_wait = config.planning.enabled

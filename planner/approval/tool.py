@@ -8,10 +8,11 @@ saved at once and leaves a telemetry event.
 
 from __future__ import annotations
 
+import builtins
 import uuid
-from pathlib import Path
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from planner.approval.models import (
     ActionSpec,
@@ -93,8 +94,12 @@ class PlanTool:
         for spec in normalized:
             self.store.save_diff(plan_id, spec.id, self._diff_of(spec))
         self.store.event(
-            "specs_set", plan_id=plan_id, actor="ai", counts=_counts(normalized),
-            risk_score=record.state.previews.risk_score, reason="; ".join(issues)[:500],
+            "specs_set",
+            plan_id=plan_id,
+            actor="ai",
+            counts=_counts(normalized),
+            risk_score=record.state.previews.risk_score,
+            reason="; ".join(issues)[:500],
         )
         return ValidationReport(ok=not issues, issues=issues, normalized=normalized)
 
@@ -113,7 +118,10 @@ class PlanTool:
         record.state.selection = selection
         self._save(record)
         self.store.event(
-            "approval_requested", plan_id=plan_id, actor="system", request_id=request_id,
+            "approval_requested",
+            plan_id=plan_id,
+            actor="system",
+            request_id=request_id,
             counts=_counts(_selected(record.state, selection)),
             risk_score=self._preview_of(record).risk_score,
         )
@@ -138,12 +146,18 @@ class PlanTool:
             record.state.status = "approved"
         self._save(record)
         self.store.event(
-            "approved", plan_id=plan_id, actor=actor, approver=approver,
-            counts=_counts(chosen), risk_score=self._preview_of(record).risk_score,
+            "approved",
+            plan_id=plan_id,
+            actor=actor,
+            approver=approver,
+            counts=_counts(chosen),
+            risk_score=self._preview_of(record).risk_score,
         )
         return record.state
 
-    def reject(self, plan_id: str, approver: str, spec_ids: Sequence[str], reason: str) -> PlanState:
+    def reject(
+        self, plan_id: str, approver: str, spec_ids: Sequence[str], reason: str
+    ) -> PlanState:
         """A person sends specs back: they are not run, the plan returns to proposed."""
         record = self._record(plan_id)
         self._require(record, "reject", ("pending_review", "approved"))
@@ -152,8 +166,11 @@ class PlanTool:
             spec.outcome, spec.reason = "rejected", reason
         record.state.approvals.append(
             Approval(
-                approver=approver, timestamp=self._now(), selection=selection,
-                decision="rejected", reason=reason,
+                approver=approver,
+                timestamp=self._now(),
+                selection=selection,
+                decision="rejected",
+                reason=reason,
             )
         )
         record.state.status = "approved" if _only_decided(record.state) else "proposed"
@@ -186,8 +203,8 @@ class PlanTool:
         outcomes = self._run_specs(record)
         return self._finish(record, outcomes, started)
 
-    def _run_specs(self, record: PlanRecord) -> list[FileOpOutcome]:
-        outcomes: list[FileOpOutcome] = []
+    def _run_specs(self, record: PlanRecord) -> builtins.list[FileOpOutcome]:
+        outcomes: builtins.list[FileOpOutcome] = []
         for spec in record.state.action_specs:
             if spec.outcome != "approved":
                 continue
@@ -202,18 +219,22 @@ class PlanTool:
         return outcomes
 
     def _finish(
-        self, record: PlanRecord, outcomes: list[FileOpOutcome], started: str
+        self, record: PlanRecord, outcomes: builtins.list[FileOpOutcome], started: str
     ) -> ExecutionResult:
         failed = [o for o in outcomes if not o.ok]
         record.state.status = "aborted" if failed else "completed"
         record.state.results.extend(outcomes)
         self._save(record)
         result = ExecutionResult(
-            overall_success=not failed, results=outcomes, started_at=started,
+            overall_success=not failed,
+            results=outcomes,
+            started_at=started,
             finished_at=self._now(),
         )
         self.store.event(
-            "executed", plan_id=record.plan.id, actor="system",
+            "executed",
+            plan_id=record.plan.id,
+            actor="system",
             counts={"succeeded": len(outcomes) - len(failed), "failed": len(failed)},
         )
         final = "aborted" if failed else "completed"
@@ -221,7 +242,7 @@ class PlanTool:
         self.store.event(final, plan_id=record.plan.id, actor="system", reason=reason)
         return result
 
-    def _stale(self, record: PlanRecord) -> list[ActionSpecExt]:
+    def _stale(self, record: PlanRecord) -> builtins.list[ActionSpecExt]:
         """Approved specs whose file changed since they were previewed."""
         stale = []
         for spec in record.state.action_specs:
@@ -233,7 +254,7 @@ class PlanTool:
         return stale
 
     def _ask_again(
-        self, record: PlanRecord, stale: list[ActionSpecExt], started: str
+        self, record: PlanRecord, stale: builtins.list[ActionSpecExt], started: str
     ) -> ExecutionResult:
         for spec in stale:
             spec.preflight = preflight(spec, self.rules.policy.root / spec.path)
@@ -245,8 +266,11 @@ class PlanTool:
         self._save(record)
         ids = ", ".join(s.id for s in stale)
         self.store.event(
-            "approval_requested", plan_id=record.plan.id, actor="system",
-            reason=f"preflight changed for {ids}", counts=_counts(stale),
+            "approval_requested",
+            plan_id=record.plan.id,
+            actor="system",
+            reason=f"preflight changed for {ids}",
+            counts=_counts(stale),
         )
         outcomes = [FileOpOutcome(spec_id=s.id, ok=False, detail=s.reason) for s in stale]
         return ExecutionResult(
@@ -265,7 +289,7 @@ class PlanTool:
         current = self._current_id()
         return next((ref for ref in self.list() if ref.id == current), None)
 
-    def list(self) -> list[PlanRef]:
+    def list(self) -> builtins.list[PlanRef]:
         refs = self.store.index()
         return [ref for ref in refs if not self.issue or ref.issue == self.issue]
 
@@ -280,7 +304,7 @@ class PlanTool:
     def clear_current(self) -> None:
         self._current_path().unlink(missing_ok=True)
 
-    def records(self, statuses: Sequence[PlanStatus] = ()) -> list[PlanRecord]:
+    def records(self, statuses: Sequence[PlanStatus] = ()) -> builtins.list[PlanRecord]:
         """This issue's plans, oldest first, optionally only those in `statuses`."""
         loaded = (self.store.load(ref.id) for ref in self.list())
         return [r for r in loaded if r is not None and (not statuses or r.state.status in statuses)]
@@ -316,7 +340,7 @@ class PlanTool:
             raise PlanToolError(f"plan {record.plan.id} has no spec {', '.join(unknown)}")
         return selection
 
-    def _numbered(self, specs: Sequence[ActionSpec]) -> list[ActionSpecExt]:
+    def _numbered(self, specs: Sequence[ActionSpec]) -> builtins.list[ActionSpecExt]:
         """Specs with ids: kept where they have one, else the issue's next free `aN`."""
         number = self.next_spec_number()
         numbered = []
@@ -342,7 +366,10 @@ class PlanTool:
     def _summary(self, spec: ActionSpecExt) -> DiffSummary:
         added, removed = counts(self._diff_of(spec))
         return DiffSummary(
-            spec_id=spec.id, path=spec.path, added=added, removed=removed,
+            spec_id=spec.id,
+            path=spec.path,
+            added=added,
+            removed=removed,
             summary=spec.preflight.diff_summary,
         )
 

@@ -69,7 +69,9 @@ def _resolved(spec: ActionSpecExt, rules: SpecRules) -> Path | None:
 
 def _check_limits(spec: ActionSpecExt, rules: SpecRules) -> None:
     suffix = PurePosixPath(spec.path).suffix.casefold()
-    if spec.kind in WRITING_KINDS and suffix in {e.casefold() for e in rules.config.forbidden_extensions}:
+    if spec.kind in WRITING_KINDS and suffix in {
+        e.casefold() for e in rules.config.forbidden_extensions
+    }:
         _refuse(spec, f"refused {spec.path!r}: rule 'forbidden-extension' ({suffix})")
     size = len((spec.content or "").encode("utf-8"))
     if size > rules.config.max_spec_bytes:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from planner.approval.answers import apply_answer, waiting_specs
-from planner.approval.render import approval_request
-from planner.approval.tool import PlanTool
 from planner.approval.commands import parse_command
+from planner.approval.render import approval_request
 from planner.approval.setup import build_plan_tool
+from planner.approval.tool import PlanTool
 from planner.engine.config import PlannerConfig
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.interfaces import ToolResult
@@ -35,7 +35,11 @@ def _plan_tool(
 
 
 def record_answer(
-    config: PlannerConfig, workspace: Path, directory: Path, issue: IssueContext, text: str,
+    config: PlannerConfig,
+    workspace: Path,
+    directory: Path,
+    issue: IssueContext,
+    text: str,
     approver: str,
 ) -> str | None:
     """The tracking comment's line about the answer, or None when `text` is not one."""

@@ -422,7 +422,11 @@ class IssueRun:
     def _record_approval_answer(self, issue: IssueContext, directory: Path) -> IssueContext:
         """`/planner approve a1` is an answer for PlanTool, not an instruction for the model."""
         line = record_answer(
-            self.config, self.workspace, directory, issue, self.trigger.instruction,
+            self.config,
+            self.workspace,
+            directory,
+            issue,
+            self.trigger.instruction,
             self.trigger.actor.login,
         )
         if line is None:

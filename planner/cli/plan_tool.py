@@ -23,7 +23,9 @@ from planner.tools.build import build_registry
 def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = commands.add_parser("plan-tool", help="review, approve and execute action specs")
     parser.add_argument("--repo", type=Path, default=Path("."), help="repository working tree")
-    parser.add_argument("--config", type=Path, help=f"config file (default: REPO/{DEFAULT_CONFIG_PATH})")
+    parser.add_argument(
+        "--config", type=Path, help=f"config file (default: REPO/{DEFAULT_CONFIG_PATH})"
+    )
     parser.add_argument("--issue", default="", help="only this issue's plans")
     parser.add_argument("--approver", default=os.environ.get("USER", "local"), help="who approves")
     parser.add_argument("operation", choices=["list", "show", "approve", "execute"])

@@ -398,15 +398,17 @@ class ForgeConfig(Section):
     """Upper bound of one wait between retries; a longer rate-limit reset is an error."""
 
 
+RiskLevel = Literal["low", "medium", "high"]
+BULK_APPROVED: tuple[RiskLevel, ...] = ("low", "medium")
+
+
 class ApprovalConfig(Section):
     """The approval gate (plan-tool.md): which action specs run without a person."""
 
     mode: Literal["risky", "plan", "off"] = "risky"
     """risky: pause only at specs that need a person; plan: a person approves the whole plan's
     specs before anything runs; off: no gate except for high risk."""
-    auto_approve: list[Literal["low", "medium", "high"]] = Field(
-        default_factory=lambda: ["low", "medium"]
-    )
+    auto_approve: list[RiskLevel] = Field(default_factory=lambda: list(BULK_APPROVED))
     """Risk levels approved in bulk without a person (risky mode). high always needs a person."""
     large_file_bytes: int = Field(default=100_000, ge=1)
     """Overwriting or deleting a file at least this large is high risk."""

@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from planner.approval.setup import install_gate
 from planner.engine.config import DEFAULT_CONFIG_PATH, McpServerConfig, PlannerConfig
 from planner.engine.coordinator import PlanningCoordinator
 from planner.engine.history import PlanningHistoryStore
@@ -20,7 +21,6 @@ from planner.engine.issue import IssueContext
 from planner.engine.llm import OpenAIModel
 from planner.engine.phase import Phase
 from planner.engine.result import PassResult
-from planner.approval.setup import install_gate
 from planner.run.phases import pass_phases
 from planner.tools import build_registry
 from planner.tools.safe_env import git_argv, git_environment
