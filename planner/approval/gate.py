@@ -138,34 +138,34 @@ class ApprovalGate:
     # -- risky and off: one PlanTool plan per action ---------------------------------------
 
     def _run_or_wait(self, task_id: str, spec: ActionSpec) -> ToolResult:
-        plan_id = self.tool.propose(
-            spec.description, self._sources(), rationale=f"task {task_id}", tags=[task_id]
-        )
-        report = self.tool.set_action_specs(plan_id, [spec])
-        checked = report.normalized[0]
+        with self.tool.batch():
+            plan_id = self.tool.propose(
+                spec.description, self._sources(), rationale=f"task {task_id}", tags=[task_id]
+            )
+            checked = self.tool.set_action_specs(plan_id, [spec]).normalized[0]
+            answer = self._decide(plan_id, checked)
+        if answer is None:
+            raise self._awaiting(f"approval needed for {checked.id}")
+        return answer
+
+    def _decide(self, plan_id: str, checked: ActionSpecExt) -> ToolResult | None:
+        """The spec's result, or None once a person has been asked."""
         if not checked.validated:
             return ToolResult(ok=False, error="; ".join(checked.notes))
         if self._needs_person(checked) and not self.can_wait:
             return ToolResult(ok=False, error=_cannot_wait(checked))
         if self._needs_person(checked):
-            self._mark_needs_person(plan_id)
+            self.tool.require_person(plan_id, [checked.id])
             self.tool.request_approval(plan_id, SpecSelection(ids=[checked.id]))
-            raise self._awaiting(f"approval needed for {checked.id}")
+            return None
         self.tool.approve(plan_id, "planner", SpecSelection(all=True), actor="system")
-        self.tool.execute(plan_id)
-        self.tool.mark_reported(plan_id, checked.id)
+        self.tool.execute(plan_id, reported=True)
         return self._tool_result(self.tool.get_plan(plan_id), checked.id)
 
     def _needs_person(self, spec: ActionSpecExt) -> bool:
         if spec.risk == "high" or self.config.mode == "plan":
             return True
         return self.config.mode == "risky" and spec.risk not in self.config.auto_approve
-
-    def _mark_needs_person(self, plan_id: str) -> None:
-        record = self.tool.get_plan(plan_id)
-        for spec in record.state.action_specs:
-            spec.needs_person = self._needs_person(spec)
-        self.tool.store.save(record, self.tool._now())
 
     # -- plan mode: stage everything, ask once -------------------------------------------
 
@@ -177,7 +177,7 @@ class ApprovalGate:
         if not checked.validated:
             self.tool.set_action_specs(record.plan.id, report.normalized[:-1])
             return ToolResult(ok=False, error="; ".join(checked.notes))
-        self._mark_needs_person(record.plan.id)
+        self.tool.require_person(record.plan.id, [checked.id])
         if checked.kind in {"create", "write"}:
             self.staged[checked.path] = checked.content or ""
         return ToolResult(

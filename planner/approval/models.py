@@ -131,6 +131,8 @@ class PlanRecord(Model):
 
     plan: Plan
     state: PlanState = Field(default_factory=PlanState)
+    revision: int = 0
+    """Counts saves: of two copies (file, history entry) the higher revision is the newer."""
 
 
 class PlanRef(Model):
@@ -140,6 +142,8 @@ class PlanRef(Model):
     issue: str = ""
     specs: int = 0
     updated_at: str = ""
+    max_spec: int = 0
+    """The highest spec number (aN) in the plan, so new ids need no plan files read."""
 
 
 class ValidationReport(Model):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -19,15 +20,19 @@ def unified(spec: ActionSpecExt, before: bytes) -> str:
     """The spec's unified diff against `before` (empty for kinds that change no text)."""
     if spec.kind not in {"create", "write", "delete"}:
         return ""
+    return _unified(spec.kind, spec.path, new_text(spec), before)
+
+
+@lru_cache(maxsize=8)  # validation, preview and the saved .diff ask for the same diff
+def _unified(kind: str, path: str, after: str, before: bytes) -> str:
     old = _text(before)
     if old is None:
         return f"({BINARY_NOTE}: {len(before)} bytes)\n"
-    after = new_text(spec)
     lines = difflib.unified_diff(
         old.splitlines(keepends=True),
         after.splitlines(keepends=True),
-        fromfile=f"a/{spec.path}" if before else "/dev/null",
-        tofile="/dev/null" if spec.kind == "delete" else f"b/{spec.path}",
+        fromfile=f"a/{path}" if before else "/dev/null",
+        tofile="/dev/null" if kind == "delete" else f"b/{path}",
     )
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 

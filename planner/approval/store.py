@@ -43,9 +43,14 @@ class PlanStore:
     def __init__(self, history_directory: Path, journal: Journal | None = None) -> None:
         self.root = Path(history_directory) / "plans"
         self.journal = journal
+        self._journal_copies: dict[str, PlanRecord] | None = None
+        self._index: list[PlanRef] | None = None
 
     def load(self, plan_id: str) -> PlanRecord | None:
-        return self._journaled().get(plan_id) or self._from_file(plan_id)
+        """The newer of the plan's file and its newest history entry."""
+        copies = [self._from_file(plan_id), self._journaled().get(plan_id)]
+        found = [copy for copy in copies if copy is not None]
+        return max(found, key=lambda record: record.revision) if found else None
 
     def _from_file(self, plan_id: str) -> PlanRecord | None:
         path = self._plan_dir(plan_id) / "plan.json"
@@ -58,7 +63,13 @@ class PlanStore:
             return None
 
     def _journaled(self) -> dict[str, PlanRecord]:
-        """The newest readable copy of each plan in the JSONL history."""
+        """The newest readable copy of each plan in the JSONL history (read once; this store's
+        own saves keep it current)."""
+        if self._journal_copies is None:
+            self._journal_copies = self._read_journal()
+        return self._journal_copies
+
+    def _read_journal(self) -> dict[str, PlanRecord]:
         newest: dict[str, PlanRecord] = {}
         for entry in self.journal.entries() if self.journal is not None else []:
             if entry.get("type") != ENTRY:
@@ -75,14 +86,17 @@ class PlanStore:
         return [_ref(record, "") for record in self._journaled().values()]
 
     def save(self, record: PlanRecord, updated_at: str) -> None:
+        record.revision += 1
         # Only plans a person was asked about must outlive this run; a spec approved and run in
         # the same call leaves its files (and the action entry) but no copy in the history.
         if self.journal is not None and record.state.approval_requests:
             self.journal.append(ENTRY, record=record.model_dump(mode="json"))
+            self._journaled()[record.plan.id] = record.model_copy(deep=True)
         directory = self._plan_dir(record.plan.id)
         atomic_write(directory / "plan.json", record.model_dump_json(indent=2))
         approvals = [a.model_dump() for a in record.state.approvals]
-        atomic_write(directory / "approval.json", json.dumps(approvals, indent=2))
+        if approvals or not (directory / "approval.json").exists():
+            atomic_write(directory / "approval.json", json.dumps(approvals, indent=2))
         self._update_index(record, updated_at)
 
     def save_diff(self, plan_id: str, spec_id: str, diff: str) -> None:
@@ -94,6 +108,11 @@ class PlanStore:
 
     def index(self) -> list[PlanRef]:
         """Recent plans, oldest first: index.json, completed by the JSONL history's copies."""
+        if self._index is None:
+            self._index = self._read_index()
+        return list(self._index)
+
+    def _read_index(self) -> list[PlanRef]:
         path = self.root / "index.json"
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
@@ -120,9 +139,15 @@ class PlanStore:
         return [json.loads(line) for line in lines if line.strip()]
 
     def _update_index(self, record: PlanRecord, updated_at: str) -> None:
-        refs = [ref for ref in self.index() if ref.id != record.plan.id]
-        refs.append(_ref(record, updated_at))
-        payload = [ref.model_dump() for ref in refs[-INDEX_LIMIT:]]
+        new = _ref(record, updated_at)
+        refs = self.index()
+        old = next((ref for ref in refs if ref.id == record.plan.id), None)
+        if old is not None and old.model_copy(update={"updated_at": updated_at}) == new:
+            return  # the index says the same: no rewrite
+        refs = [ref for ref in refs if ref.id != record.plan.id]
+        refs.append(new)
+        self._index = refs[-INDEX_LIMIT:]
+        payload = [ref.model_dump() for ref in self._index]
         atomic_write(self.root / "index.json", json.dumps(payload, indent=2))
 
     def _plan_dir(self, plan_id: str) -> Path:
@@ -139,7 +164,12 @@ def _ref(record: PlanRecord, updated_at: str) -> PlanRef:
         issue=record.plan.issue,
         specs=len(record.state.action_specs),
         updated_at=updated_at,
+        max_spec=max((_number(s.id) for s in record.state.action_specs), default=0),
     )
+
+
+def _number(spec_id: str) -> int:
+    return int(spec_id[1:]) if spec_id[1:].isdigit() else 0
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -148,9 +178,7 @@ def atomic_write(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        os.replace(temporary, path)  # no fsync: the durable copy is the JSONL history entry
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import builtins
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,6 +58,19 @@ class PlanTool:
     ) -> None:
         self.store, self.rules, self.executor, self.issue = store, rules, executor, issue
         self.clock = clock or (lambda: datetime.now(UTC))
+        self._batch: dict[str, PlanRecord] | None = None
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Operations inside save each plan they touch once, at the end (the gate's direct
+        path: a spec proposed, approved and run in one call needs no intermediate files)."""
+        self._batch = {}
+        try:
+            yield
+        finally:
+            touched, self._batch = self._batch, None
+            for record in touched.values():
+                self._save(record)
 
     # -- proposing and specifying -------------------------------------------------------------
 
@@ -78,7 +93,6 @@ class PlanTool:
             issue=self.issue,
         )
         self._save(PlanRecord(plan=plan))
-        self._set_current(plan.id)
         self.store.event("plan_proposed", plan_id=plan.id, actor="ai", reason=rationale[:200])
         return plan.id
 
@@ -178,6 +192,14 @@ class PlanTool:
         self.store.event("rejected", plan_id=plan_id, actor="user", reason=reason[:500])
         return record.state
 
+    def require_person(self, plan_id: str, spec_ids: Sequence[str]) -> PlanState:
+        """Policy wants a person's approval for these specs before they run."""
+        record = self._record(plan_id)
+        for spec in _selected(record.state, self._known(record, SpecSelection(ids=list(spec_ids)))):
+            spec.needs_person = True
+        self._save(record)
+        return record.state
+
     def mark_pending(self, plan_id: str, pending: bool) -> PlanState:
         record = self._record(plan_id)
         wanted: PlanStatus = "pending_review" if pending else "proposed"
@@ -188,34 +210,37 @@ class PlanTool:
 
     # -- execution ----------------------------------------------------------------------------
 
-    def execute(self, plan_id: str) -> ExecutionResult:
-        """Run the approved specs not yet done, in order; preflight is recomputed first."""
+    def execute(self, plan_id: str, reported: bool = False) -> ExecutionResult:
+        """Run the approved specs not yet done, in order; preflight is recomputed first.
+        `reported`: the caller hands each outcome to the pass itself (the gate's direct path).
+        The plan passes through `scheduled` while preflight runs; `executing` is saved before
+        the first spec runs, so a crash mid-way leaves a plan that says so."""
         record = self._record(plan_id)
         self._require(record, "execute", ("approved", "aborted"))
         started = self._now()
         record.state.status = "scheduled"
-        self._save(record)
         stale = self._stale(record)
         if stale:
             return self._ask_again(record, stale, started)
         record.state.status = "executing"
         self._save(record)
-        outcomes = self._run_specs(record)
+        outcomes = self._run_specs(record, reported)
         return self._finish(record, outcomes, started)
 
-    def _run_specs(self, record: PlanRecord) -> builtins.list[FileOpOutcome]:
+    def _run_specs(self, record: PlanRecord, reported: bool) -> builtins.list[FileOpOutcome]:
         outcomes: builtins.list[FileOpOutcome] = []
-        for spec in record.state.action_specs:
-            if spec.outcome != "approved":
-                continue
+        approved = [spec for spec in record.state.action_specs if spec.outcome == "approved"]
+        for position, spec in enumerate(approved):
             result = self.executor(spec)
             spec.outcome = "succeeded" if result.ok else "failed"
             spec.reason = "" if result.ok else str(result.error)
+            spec.reported = reported
             detail = result.content if result.ok else str(result.error)
             outcomes.append(FileOpOutcome(spec_id=spec.id, ok=result.ok, detail=detail[:4_000]))
-            self._save(record)
             if not result.ok:
                 break
+            if position < len(approved) - 1:  # the last one is saved by _finish
+                self._save(record)
         return outcomes
 
     def _finish(
@@ -286,8 +311,11 @@ class PlanTool:
         return self._record(plan_id)
 
     def get_current(self) -> PlanRef | None:
-        current = self._current_id()
-        return next((ref for ref in self.list() if ref.id == current), None)
+        """The issue's newest plan, unless clear_current() was called since it was proposed."""
+        refs = self.list()
+        if not refs or refs[-1].id == self._cleared_id():
+            return None
+        return refs[-1]
 
     def list(self) -> builtins.list[PlanRef]:
         refs = self.store.index()
@@ -302,25 +330,24 @@ class PlanTool:
             self._save(record)
 
     def clear_current(self) -> None:
-        self._current_path().unlink(missing_ok=True)
+        current = self.get_current()
+        if current is not None:
+            atomic_write(self._cleared_path(), current.id)
 
     def records(self, statuses: Sequence[PlanStatus] = ()) -> builtins.list[PlanRecord]:
         """This issue's plans, oldest first, optionally only those in `statuses`."""
-        loaded = (self.store.load(ref.id) for ref in self.list())
+        refs = [ref for ref in self.list() if not statuses or ref.status in statuses]
+        loaded = (self.store.load(ref.id) for ref in refs)
         return [r for r in loaded if r is not None and (not statuses or r.state.status in statuses)]
 
     def next_spec_number(self) -> int:
-        numbers = [
-            int(spec.id[1:])
-            for record in self.records()
-            for spec in record.state.action_specs
-            if spec.id[1:].isdigit()
-        ]
-        return max(numbers, default=0) + 1
+        return max((ref.max_spec for ref in self.list()), default=0) + 1
 
     # -- helpers ------------------------------------------------------------------------------
 
     def _record(self, plan_id: str) -> PlanRecord:
+        if self._batch is not None and plan_id in self._batch:
+            return self._batch[plan_id]
         record = self.store.load(plan_id)
         if record is None:
             raise PlanToolError(f"no plan {plan_id!r}")
@@ -381,17 +408,17 @@ class PlanTool:
         return unified(spec, before)
 
     def _save(self, record: PlanRecord) -> None:
+        if self._batch is not None:
+            self._batch[record.plan.id] = record
+            return
         self.store.save(record, self._now())
 
-    def _current_path(self) -> Path:
-        return self.store.root / f"current-{self.issue or 'local'}.json"
+    def _cleared_path(self) -> Path:
+        return self.store.root / f"cleared-{self.issue or 'local'}"
 
-    def _current_id(self) -> str | None:
-        path = self._current_path()
+    def _cleared_id(self) -> str | None:
+        path = self._cleared_path()
         return path.read_text(encoding="utf-8").strip() if path.is_file() else None
-
-    def _set_current(self, plan_id: str) -> None:
-        atomic_write(self._current_path(), plan_id)
 
     def _now(self) -> str:
         return self.clock().astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
