@@ -74,9 +74,8 @@ def main() -> None:
             )
 
         size = big.stat().st_size
-        print(
-            f"preview of a {size / 1e6:.1f} MB overwrite: {timed(preview, 10):.1f} ms (median of 10)"
-        )
+        median = timed(preview, 10)
+        print(f"preview of a {size / 1e6:.1f} MB overwrite: {median:.1f} ms (median of 10)")
         bare.close()
         gated.close()
 

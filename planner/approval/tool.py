@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import builtins
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
