@@ -440,6 +440,35 @@ class ForgeConfig(Section):
     """Upper bound of one wait between retries; a longer rate-limit reset is an error."""
 
 
+RiskLevel = Literal["low", "medium", "high"]
+BULK_APPROVED: tuple[RiskLevel, ...] = ("low", "medium")
+
+
+class ApprovalConfig(Section):
+    """The approval gate (plan-tool.md): which action specs run without a person."""
+
+    mode: Literal["risky", "plan", "off"] = "risky"
+    """risky: pause only at specs that need a person; plan: a person approves the whole plan's
+    specs before anything runs; off: no gate except for high risk."""
+    auto_approve: list[RiskLevel] = Field(default_factory=lambda: list(BULK_APPROVED))
+    """Risk levels approved in bulk without a person (risky mode). high always needs a person."""
+    large_file_bytes: int = Field(default=100_000, ge=1)
+    """Overwriting or deleting a file at least this large is high risk."""
+    max_spec_bytes: int = Field(default=1_000_000, ge=1)
+    """A spec whose content is larger is refused."""
+    forbidden_extensions: list[str] = Field(
+        default_factory=lambda: [".exe", ".dll", ".so", ".dylib", ".pem", ".key", ".p12", ".jks"]
+    )
+    """File endings no spec may write (compared case-insensitively)."""
+
+    @field_validator("auto_approve")
+    @classmethod
+    def _no_bulk_high(cls, levels: list[str]) -> list[str]:
+        if "high" in levels:
+            raise ValueError("high risk always needs a person; allowed: low, medium")
+        return levels
+
+
 class PlannerConfig(Section):
     """The whole configuration file."""
 
@@ -453,6 +482,8 @@ class PlannerConfig(Section):
     """Workspace tools and MCP servers."""
     forge: ForgeConfig = Field(default_factory=ForgeConfig)
     """GitHub/GitLab/local triggers, labels, branch and pull request settings."""
+    approval: ApprovalConfig = Field(default_factory=ApprovalConfig)
+    """The approval gate: which writes and commands need a person."""
 
 
 ENV_KEYS: dict[str, str] = {
@@ -468,6 +499,7 @@ ENV_KEYS: dict[str, str] = {
     "REFINEMENT_ENABLED": "planning.refinement.enabled",
     "MAX_REFINEMENT_ATTEMPTS": "planning.refinement.max_refinement_attempts",
     "MAX_QUALITY_RETRIES": "planning.refinement.max_quality_retries",
+    "APPROVAL_MODE": "approval.mode",
     "OPENAI_MODEL": "llm.model",
     "OPENAI_BASE_URL": "llm.base_url",
     "OPENAI_API_KEY": "llm.api_key",
