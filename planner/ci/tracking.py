@@ -65,6 +65,8 @@ class TrackingView:
     run_url: str = ""
     phrase: str = "/planner"
     earlier_runs: list[str] = field(default_factory=list)
+    approval: str = ""
+    """The approval request (planner.approval.render: model text already made inert)."""
 
 
 def neutralize(text: str) -> str:
@@ -157,6 +159,7 @@ def _compose(view: TrackingView, runs: list[str], omitted: int, message_limit: i
         _started(view),
         _why(view, result, message_limit),
         render_checklist(result, CHECKLIST_CHARS).strip() if result and result.tasks else "",
+        view.approval.strip(),
         _links(view),
         _usage(result),
         _next_step(view),
@@ -227,6 +230,41 @@ def _run_log(runs: list[str], omitted: int) -> str:
     lines = [f"_{omitted} earlier runs not shown._"] if omitted else []
     body = "\n".join([RUNS_START, *lines, *runs, RUNS_END])
     return f"<details><summary>Run log</summary>\n\n{body}\n\n</details>"
+
+
+JUDGEMENT_ITEM_CHARS = 1_000
+JUDGEMENT_CHARS = 5_000
+
+
+def final_judgement_lines(result: PassResult) -> list[str]:
+    """The quality judge's final word for the pull request body (planner.refinement): the score,
+    and its issues and suggestions, so advice on finished work is not silently dropped."""
+    note = result.result_quality
+    if note is None:
+        return []
+    verdict = "acceptable" if note.acceptable else "not acceptable"
+    lines = ["### Final quality judgement", "", f"{note.line('Result quality')} · {verdict}"]
+    for title, items in (
+        ("Open issues:", note.issues),
+        ("Suggestions (not acted on):", note.suggestions),
+    ):
+        if items:
+            lines += ["", title, *capped_items(items, JUDGEMENT_ITEM_CHARS, JUDGEMENT_CHARS)]
+    return lines
+
+
+def capped_items(items: list[str], item_chars: int, total_chars: int, noun: str = "") -> list[str]:
+    """Model-written items as inert list lines: each on one line of at most `item_chars`, all
+    together at most `total_chars` (the rest counted in a last line)."""
+    lines: list[str] = []
+    used = 0
+    for index, item in enumerate(items):
+        line = f"- {one_line(neutralize(item), item_chars)}"
+        used += len(line) + 1
+        if used > total_chars:
+            return [*lines, f"- …and {len(items) - index} more{' ' + noun if noun else ''}"]
+        lines.append(line)
+    return lines
 
 
 def one_line(text: str, limit: int) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.ci.forges.issue_file import load_issue_file
+from planner.cli import plan_tool
 from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.engine.errors import PlannerError, UserInputError
 from planner.engine.history import PlanningHistoryStore
@@ -81,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="run a demo pass on a temporary repository")
     demo.add_argument("--keep", action="store_true", help="keep the temporary repository")
     demo.set_defaults(handler=_demo)
+    plan_tool.add_parser(commands)
     return parser
 
 
@@ -149,6 +151,10 @@ def describe(result: PassResult) -> str:
     lines = [render_checklist(result), f"Status: {result.status} ({result.stop_reason})"]
     lines += [f"  {message}" for message in result.messages if message]
     lines += [f"  ? {question}" for question in result.questions]
+    judged = result.result_quality
+    if judged is not None and judged.suggestions:  # the final quality judgement's advice
+        lines += ["Suggestions of the final quality judgement:"]
+        lines += [f"  - {suggestion}" for suggestion in judged.suggestions]
     lines.append(
         f"Model calls: {usage.model_calls}, tokens: {usage.total_tokens} "
         f"({usage.prompt_tokens} prompt + {usage.completion_tokens} completion), "

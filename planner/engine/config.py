@@ -45,14 +45,18 @@ class ReflectionConfig(Section):
     trigger_interval: int = Field(default=3, ge=0)
     """Reflect every N actions; 0 disables periodic reflection."""
     depth: Literal["deep", "moderate", "shallow"] = "moderate"
-    """How thorough a reflection should be (passed to the prompt)."""
+    """How thorough a reflection should be (passed to the reflection prompt). Replanning off
+    only: with planning.replanning.enabled another value is rejected."""
 
 
 class RevisionConfig(Section):
     """planning.revision — how often the plan may be revised before a person is asked."""
 
     max_revisions: int = Field(default=3, ge=0)
-    """Plan revisions allowed for an issue; past this the run requires human intervention."""
+    """Plan revisions allowed for an issue; past this the run requires human intervention.
+    With planning.replanning.enabled it applies only when set explicitly, as a cap on the
+    plan revisions replanning may make between human checkpoints (the replanning limits,
+    e.g. planning.replanning.global.max_total_replans, apply as well)."""
 
 
 class HistoryConfig(Section):
@@ -184,6 +188,46 @@ class ReplanningConfig(Section):
     """Overall limit and loop detection (YAML key `global`)."""
 
 
+class RefinementConfig(Section):
+    """planning.refinement — a separate quality judge scores each plan (and the finished work)
+    and decides accept, replan with its feedback, or reject (seed: task-refinement.md)."""
+
+    enabled: bool = True
+    """Judge every new or changed plan, and the finished work before completion; false lets
+    plans run unjudged (no extra model calls)."""
+    max_refinement_attempts: int = Field(default=2, ge=0)
+    """Replans with the judge's feedback for one plan (and, counted apart, for the finished
+    work); when they are spent an acceptable plan runs and an unacceptable one is rejected."""
+    max_quality_retries: int | None = Field(default=None, ge=0)
+    """Legacy name of max_refinement_attempts, read only when that key is not set."""
+    refine_suggestions_on_success: bool = False
+    """Replan an acceptable plan when the judge still has suggestions."""
+    max_suggestion_replans: int = Field(default=1, ge=0)
+    """Replans for suggestions alone (refine_suggestions_on_success) per plan."""
+    enable_individual_fallback: bool = True
+    """When a replanned plan breaks the structure, keep the previous tasks and take over only
+    the changed tasks that still fit; false keeps the previous plan as it was."""
+    delta_threshold: float = Field(default=5, ge=0)
+    """Stagnation: a score gain below this many points ends the refinement."""
+    delta_threshold_percent: float = Field(default=5, ge=0)
+    """Stagnation: a score gain below this percentage of the previous score ends it too."""
+    task_count_change_threshold: float = Field(default=0.3, ge=0)
+    """A replanned plan whose task count changed by more than this fraction ..."""
+    task_count_change_min_absolute: int = Field(default=2, ge=0)
+    """... and by more than this many tasks breaks the structure."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_retries(cls, data: Any) -> Any:
+        """The seed's coexistence rule: max_quality_retries stands in for an unset
+        max_refinement_attempts; when both are set, max_refinement_attempts wins."""
+        if not isinstance(data, dict) or data.get("max_quality_retries") is None:
+            return data
+        if "max_refinement_attempts" in data:
+            return data
+        return {**data, "max_refinement_attempts": data["max_quality_retries"]}
+
+
 class PlanningConfig(Section):
     """planning — the five-phase planning process (seed: planning-process.md §9.1)."""
 
@@ -203,6 +247,23 @@ class PlanningConfig(Section):
     """History storage settings."""
     replanning: ReplanningConfig = Field(default_factory=ReplanningConfig)
     """Replanning decided by the model at every phase (replanning.md)."""
+    refinement: RefinementConfig = Field(default_factory=RefinementConfig)
+    """Quality judge of plans and finished work (task-refinement.md)."""
+
+    @model_validator(mode="after")
+    def _depth_needs_the_reflection_path(self) -> PlanningConfig:
+        """reflection.depth only shapes the reflection prompt, which replanning replaces: a
+        depth other than the default must not be silently ignored."""
+        depth = self.reflection.depth
+        if self.enabled and self.replanning.enabled and depth != "moderate":
+            raise ValueError(
+                f"planning.reflection.depth: {depth} only applies with "
+                "planning.replanning.enabled: false (the reflection prompt); with replanning on, "
+                "the decisions at the reflection points follow planning.replanning "
+                "(llm_decision thresholds, execution and reflection limits) and have no depth. "
+                "Remove planning.reflection.depth or set planning.replanning.enabled: false"
+            )
+        return self
 
 
 class LLMConfig(Section):
@@ -403,6 +464,35 @@ class ForgeConfig(Section):
     """Upper bound of one wait between retries; a longer rate-limit reset is an error."""
 
 
+RiskLevel = Literal["low", "medium", "high"]
+BULK_APPROVED: tuple[RiskLevel, ...] = ("low", "medium")
+
+
+class ApprovalConfig(Section):
+    """The approval gate (plan-tool.md): which action specs run without a person."""
+
+    mode: Literal["risky", "plan", "off"] = "risky"
+    """risky: pause only at specs that need a person; plan: a person approves the whole plan's
+    specs before anything runs; off: no gate except for high risk."""
+    auto_approve: list[RiskLevel] = Field(default_factory=lambda: list(BULK_APPROVED))
+    """Risk levels approved in bulk without a person (risky mode). high always needs a person."""
+    large_file_bytes: int = Field(default=100_000, ge=1)
+    """Overwriting or deleting a file at least this large is high risk."""
+    max_spec_bytes: int = Field(default=1_000_000, ge=1)
+    """A spec whose content is larger is refused."""
+    forbidden_extensions: list[str] = Field(
+        default_factory=lambda: [".exe", ".dll", ".so", ".dylib", ".pem", ".key", ".p12", ".jks"]
+    )
+    """File endings no spec may write (compared case-insensitively)."""
+
+    @field_validator("auto_approve")
+    @classmethod
+    def _no_bulk_high(cls, levels: list[str]) -> list[str]:
+        if "high" in levels:
+            raise ValueError("high risk always needs a person; allowed: low, medium")
+        return levels
+
+
 class PlannerConfig(Section):
     """The whole configuration file."""
 
@@ -416,6 +506,8 @@ class PlannerConfig(Section):
     """Workspace tools and MCP servers."""
     forge: ForgeConfig = Field(default_factory=ForgeConfig)
     """GitHub/GitLab/local triggers, labels, branch and pull request settings."""
+    approval: ApprovalConfig = Field(default_factory=ApprovalConfig)
+    """The approval gate: which writes and commands need a person."""
 
 
 ENV_KEYS: dict[str, str] = {
@@ -428,6 +520,10 @@ ENV_KEYS: dict[str, str] = {
     "REPLANNING_ENABLED": "planning.replanning.enabled",
     "REPLANNING_MIN_CONFIDENCE": "planning.replanning.llm_decision.min_confidence_threshold",
     "MAX_TOTAL_REPLANS": "planning.replanning.global.max_total_replans",
+    "REFINEMENT_ENABLED": "planning.refinement.enabled",
+    "MAX_REFINEMENT_ATTEMPTS": "planning.refinement.max_refinement_attempts",
+    "MAX_QUALITY_RETRIES": "planning.refinement.max_quality_retries",
+    "APPROVAL_MODE": "approval.mode",
     "OPENAI_MODEL": "llm.model",
     "OPENAI_BASE_URL": "llm.base_url",
     "OPENAI_API_KEY": "llm.api_key",
