@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -392,13 +393,22 @@ def test_probe_finds_no_secret_on_the_github_layout(reachable_tmp: Path) -> None
     assert f"uid={RUNNER_UID} euid={RUNNER_UID}" in report  # the switch to the owner happened
 
 
-def test_probe_finds_no_secret_on_the_gitlab_layout(reachable_tmp: Path) -> None:
-    """GitLab job as root, root-owned build directory, origin URL holding the job token."""
-    only_as_root()
-    fake = FakeGitLab(reachable_tmp / "fake", token=FORGE_TOKEN).start()
+@contextmanager
+def gitlab_with_issue(base: Path) -> Iterator[FakeGitLab]:
+    """The fake GitLab with issue 12 and dana (id 7) as a Developer."""
+    fake = FakeGitLab(base / "fake", token=FORGE_TOKEN).start()
     try:
         fake.add_issue(12, "Check the environment", "Run the check.", labels=["planner"])
         fake.members[7] = 30
+        yield fake
+    finally:
+        fake.stop()
+
+
+def test_probe_finds_no_secret_on_the_gitlab_layout(reachable_tmp: Path) -> None:
+    """GitLab job as root, root-owned build directory, origin URL holding the job token."""
+    only_as_root()
+    with gitlab_with_issue(reachable_tmp) as fake:
         with ScriptedModelServer(probe_steps(reachable_tmp / "job")) as model:
             workspace = prepared_workspace(fake.bare, reachable_tmp, "auto")
             env = gitlab_job(fake, reachable_tmp, model)
@@ -414,8 +424,6 @@ def test_probe_finds_no_secret_on_the_gitlab_layout(reachable_tmp: Path) -> None
         assert "git status --short: exit 0" in loot  # the tools' own git still works
         assert JOB_TOKEN not in git(workspace, "remote", "get-url", "origin")
         assert not [p for p in workspace.rglob("*") if p.lstat().st_uid == 65534]  # given back
-    finally:
-        fake.stop()
 
 
 def test_probe_as_the_same_user_cannot_read_planner(reachable_tmp: Path) -> None:
@@ -431,10 +439,7 @@ def test_control_without_the_user_switch_root_reads_the_job_shell(reachable_tmp:
     everything planner writes, and the commit policy keeps the probe's loot file (holding the
     token) out of the pushed branch."""
     only_as_root()
-    fake = FakeGitLab(reachable_tmp / "fake", token=FORGE_TOKEN).start()
-    try:
-        fake.add_issue(12, "Check the environment", "Run the check.", labels=["planner"])
-        fake.members[7] = 30
+    with gitlab_with_issue(reachable_tmp) as fake:
         with ScriptedModelServer(probe_steps(reachable_tmp / "job")) as model:
             workspace = prepared_workspace(fake.bare, reachable_tmp, "off")
             env = gitlab_job(fake, reachable_tmp, model)
@@ -449,8 +454,6 @@ def test_control_without_the_user_switch_root_reads_the_job_shell(reachable_tmp:
         )
         for where, text in written.items():
             assert leaks(text, GITLAB_SECRETS) == [], f"secret in {where}"
-    finally:
-        fake.stop()
 
 
 def test_a_stdio_mcp_server_runs_as_the_sandbox_user_with_an_allow_listed_environment(
