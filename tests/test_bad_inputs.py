@@ -34,6 +34,7 @@ from tests.fake_forge.scenario import (
     one_file_plan,
 )
 from tests.harness import Harness
+from tests.plans import REFINEMENT_OFF_ENV
 from tests.support.ci_job import Finished, github_action_env, run_entrypoint
 
 # -- file names and files ----------------------------------------------------------------------
@@ -165,7 +166,7 @@ def run_action(fake: FakeGitHub, tmp: Path, payload: dict[str, Any], **inputs: s
         openai_api_key="k" * 20,
         **inputs,
     )
-    return run_entrypoint(env, workspace)
+    return run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
 
 
 def test_a_broken_event_exits_2_before_anything_is_written(

@@ -41,7 +41,7 @@ from planner.testing.scripted_server import ScriptedModelServer, Step, reply_too
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import git
 from tests.fake_forge.scenario import clone, github_payload, gitlab_payload
-from tests.plans import completed, finish, planned
+from tests.plans import REFINEMENT_OFF_ENV, completed, finish, planned
 from tests.support.ci_job import ENTRYPOINT, github_action_env, gitlab_job_env
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="/proc routes are Linux's")
@@ -310,6 +310,7 @@ def run_entry(
     if shell:
         argv = ["bash", "-c", '"$0" "$1"; exit $?', *argv]
     extra: dict[str, Any] = {"user": user, "group": user, "extra_groups": []} if user else {}
+    env = {**env, **REFINEMENT_OFF_ENV}  # the scripted conversation has no quality judge
     return subprocess.run(
         argv, cwd=workspace, env=env, capture_output=True, text=True, timeout=110, **extra
     )

@@ -24,7 +24,7 @@ import pytest
 
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.fake_forge.scenario import one_file_plan
-from tests.plans import git_repo
+from tests.plans import REFINEMENT_OFF_ENV, git_repo
 
 ROOT = Path(__file__).resolve().parent.parent
 FULL = os.environ.get("PLANNER_FULL_INSTALL_TEST") == "1"
@@ -86,7 +86,12 @@ def test_the_built_wheel_runs_a_pass_with_its_packaged_prompts(tmp_path: Path) -
     repo = git_repo(tmp_path / "repo")
     issue = tmp_path / "issue.md"
     issue.write_text("# Add a changelog\n\nKeep a CHANGELOG.md.\n", encoding="utf-8")
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "LANG": "C.UTF-8",
+        **REFINEMENT_OFF_ENV,
+    }
     argv = [str(planner), "run", "--repo", str(repo), "--issue-file", str(issue)]
 
     missing_key = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path)
