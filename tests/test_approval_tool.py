@@ -309,6 +309,20 @@ def test_an_unreadable_plan_file_is_reported_not_fatal(tmp_path: Path) -> None:
     assert tool.records() == []
 
 
+
+@pytest.mark.parametrize("content", ["null", "5", '"plans"', "{}"])
+def test_a_hand_edited_index_that_is_no_list_is_ignored_not_fatal(
+    tmp_path: Path, content: str
+) -> None:
+    """`null` or a number in plans/index.json raised TypeError from every PlanTool call, so
+    every later pass on the issue crashed; the plans themselves are still readable."""
+    tool = make_tool(tmp_path)
+    tool.set_action_specs(proposed(tool), [write("a.txt")])
+    (tool.store.root / "index.json").write_text(content)
+    fresh = make_tool(tmp_path)
+    assert fresh.list() == []
+    assert fresh.set_action_specs(proposed(fresh), [write("b.txt")]).ok
+
 # -- commands and rendering -----------------------------------------------------------------
 
 

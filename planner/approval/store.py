@@ -117,7 +117,7 @@ class PlanStore:
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             listed = [PlanRef.model_validate(item) for item in raw]
-        except (OSError, ValueError):
+        except (OSError, ValueError, TypeError):  # TypeError: a hand-edited `null` or number
             listed = []
         known = {ref.id for ref in listed}
         return listed + [ref for ref in self.journaled_refs() if ref.id not in known]
