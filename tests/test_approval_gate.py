@@ -177,6 +177,46 @@ def test_plan_mode_stages_every_change_and_asks_once_before_anything_runs(
     gate.before_completion()  # nothing waits any more
 
 
+
+def staged_a1_a2(tmp_path: Path) -> ApprovalGate:
+    """plan mode: two staged writes, the pass ended asking for both."""
+    gate = gate_for(tmp_path, mode="plan")
+    gate.before_action("task_1", call("write_file", path="a.txt", content="one\n"))
+    gate.before_action("task_2", call("write_file", path="b.txt", content="two\n"))
+    with pytest.raises(AwaitingApproval):
+        gate.before_completion()
+    return gate
+
+
+def test_rejecting_one_staged_spec_keeps_the_other_waiting(tmp_path: Path) -> None:
+    """`/planner reject a2 …` on a two-spec plan sent the whole plan back to `proposed`, where
+    nothing counts as waiting: a1 was never asked about again, never ran, and the pass went on
+    to complete (the model had been told to continue as if a1 had run)."""
+    gate = staged_a1_a2(tmp_path)
+    [record] = gate.tool.records()
+    gate.tool.reject(record.plan.id, "octocat", ["a2"], "no b.txt")
+    port = Port()
+    with pytest.raises(AwaitingApproval, match="still waiting"):
+        gate.resume(port)
+    assert [s.id for s in gate.waiting()] == ["a1"]
+    assert [(t, r.ok) for t, _, r in port.actions] == [("task_2", False)]
+
+
+def test_a_rejection_next_to_an_approval_still_reaches_the_model(tmp_path: Path) -> None:
+    """approve a1, then reject a2: the plan became `approved`, a1 ran, and a2's rejection was
+    never handed back (only `proposed` plans were searched for rejections)."""
+    gate = staged_a1_a2(tmp_path)
+    [record] = gate.tool.records()
+    gate.tool.approve(record.plan.id, "octocat", SpecSelection(ids=["a1"]))
+    gate.tool.reject(record.plan.id, "octocat", ["a2"], "no b.txt")
+    port = Port()
+    gate.resume(port)
+    assert (tmp_path / "repo" / "a.txt").read_text() == "one\n"
+    assert not (tmp_path / "repo" / "b.txt").exists()
+    outcomes = [(t, r.ok, "no b.txt" in str(r.error)) for t, _, r in port.actions]
+    assert outcomes == [("task_1", True, False), ("task_2", False, True)]
+    assert port.reopened == ["task_2"]
+
 def test_mode_off_still_stops_at_high_risk(tmp_path: Path) -> None:
     gate = gate_for(tmp_path, mode="off", auto_approve=[], large_file_bytes=5)
     created = gate.before_action("t", call("write_file", path="n.txt", content="ten bytes\n"))

@@ -222,7 +222,8 @@ class ApprovalGate:
         """Execute approved plans, hand rejected specs back, and re-ask for what still waits."""
         for record in self.tool.records(("approved", "aborted")):
             self._execute_approved(record, port)
-        for record in self.tool.records(("proposed",)):
+        # A rejection may sit in a plan still waiting for its other specs, or next to approved ones.
+        for record in self.tool.records(("proposed", "pending_review")):
             self._report_rejected(record, port)
         if self.waiting():
             raise self._awaiting("still waiting for approval")
@@ -240,6 +241,7 @@ class ApprovalGate:
                 self.tool.mark_reported(done.plan.id, spec.id)
                 if not result.ok:
                     port.reopen_task(spec.task_id)
+        self._report_rejected(done, port)
 
     def _report_rejected(self, record: PlanRecord, port: GatePort) -> None:
         for spec in record.state.action_specs:

@@ -186,7 +186,13 @@ class PlanTool:
                 reason=reason,
             )
         )
-        record.state.status = "approved" if _only_decided(record.state) else "proposed"
+        record.state.status = (
+            "approved"
+            if _only_decided(record.state)
+            else "pending_review"  # the plan's other specs still wait for their answer
+            if _unanswered(record.state)
+            else "proposed"
+        )
         self._save(record)
         self.store.event("rejected", plan_id=plan_id, actor="user", reason=reason[:500])
         return record.state
@@ -431,6 +437,10 @@ def _only_decided(state: PlanState) -> bool:
     """Every spec that needed a person is answered and some were approved: run those."""
     answered = all(s.outcome != "pending" or not s.needs_person for s in state.action_specs)
     return answered and any(s.outcome == "approved" for s in state.action_specs)
+
+
+def _unanswered(state: PlanState) -> bool:
+    return any(s.outcome == "pending" and s.needs_person for s in state.action_specs)
 
 
 def _counts(specs: Sequence[ActionSpecExt]) -> dict[str, int]:
