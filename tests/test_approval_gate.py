@@ -217,6 +217,32 @@ def test_a_rejection_next_to_an_approval_still_reaches_the_model(tmp_path: Path)
     assert outcomes == [("task_1", True, False), ("task_2", False, True)]
     assert port.reopened == ["task_2"]
 
+
+def test_a_symlink_retargeted_after_approval_cannot_redirect_the_approved_write(
+    tmp_path: Path,
+) -> None:
+    """Attack: the person approves a write to docs/current/index.md, previewed as a change of
+    docs/v1/index.md (docs/current -> v1). Before it runs the link is pointed at v2. The spec
+    ran the model's raw call again, so the write landed in docs/v2/index.md, a file nobody
+    previewed, and the preflight check (which looked at v1) saw nothing change."""
+    gate = gate_for(tmp_path, auto_approve=[])
+    docs = tmp_path / "repo" / "docs"
+    for version in ("v1", "v2"):
+        (docs / version).mkdir(parents=True)
+        (docs / version / "index.md").write_text(f"{version}\n")
+    (docs / "current").symlink_to("v1")
+    write = call("write_file", path="docs/current/index.md", content="new\n")
+    with pytest.raises(AwaitingApproval) as waiting:
+        gate.before_action("task_1", write)
+    assert "docs/v1/index.md" in waiting.value.markdown
+    [record] = gate.tool.records()
+    gate.tool.approve(record.plan.id, "octocat", SpecSelection(ids=["a1"]))
+    (docs / "current").unlink()
+    (docs / "current").symlink_to("v2")
+    gate.resume(Port())
+    assert (docs / "v2" / "index.md").read_text() == "v2\n"
+    assert (docs / "v1" / "index.md").read_text() == "new\n"
+
 def test_mode_off_still_stops_at_high_risk(tmp_path: Path) -> None:
     gate = gate_for(tmp_path, mode="off", auto_approve=[], large_file_bytes=5)
     created = gate.before_action("t", call("write_file", path="n.txt", content="ten bytes\n"))
