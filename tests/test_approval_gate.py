@@ -243,6 +243,22 @@ def test_a_symlink_retargeted_after_approval_cannot_redirect_the_approved_write(
     assert (docs / "v2" / "index.md").read_text() == "v2\n"
     assert (docs / "v1" / "index.md").read_text() == "new\n"
 
+
+def test_new_guidance_rejects_only_what_a_person_was_asked_about(tmp_path: Path) -> None:
+    """A refused spec (here a command off the allow-list) stays `pending` in its plan. New
+    guidance rejected it too, so the model was told a person rejected a command it had already
+    been told was refused, and the rejection note named specs nobody was shown."""
+    gate = gate_for(tmp_path, auto_approve=[])
+    refused = gate.before_action("task_1", call("run_command", argv=["rm", "-rf", "."]))
+    assert refused is not None and not refused.ok
+    with pytest.raises(AwaitingApproval):
+        gate.before_action("task_1", call("write_file", path="x.py", content="x = 1\n"))
+    assert gate.reject_waiting("octocat", "use y.py") == ["a2"]
+    port = Port()
+    gate.resume(port)
+    assert [(t, r.ok) for t, _, r in port.actions] == [("task_1", False)]
+    assert "a2" in str(port.actions[0][2].error)
+
 def test_mode_off_still_stops_at_high_risk(tmp_path: Path) -> None:
     gate = gate_for(tmp_path, mode="off", auto_approve=[], large_file_bytes=5)
     created = gate.before_action("t", call("write_file", path="n.txt", content="ten bytes\n"))

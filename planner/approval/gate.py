@@ -256,7 +256,8 @@ class ApprovalGate:
         """A person answered with new guidance instead: what waited is rejected with it."""
         rejected = []
         for record in self.tool.records(("pending_review",)):
-            ids = [s.id for s in record.state.action_specs if s.outcome == "pending"]
+            asked = record.state.approval_requests  # refused specs stay pending, never asked
+            ids = [s.id for s in record.state.action_specs if asked and _waits(s)]
             if ids:
                 self.tool.reject(record.plan.id, approver, ids, reason)
                 rejected += ids
@@ -335,6 +336,10 @@ def _dry_run(call: ToolCall) -> bool:
 def _call_of(spec: ActionSpecExt) -> ToolCall:
     invocation = spec.invocation or ToolInvocation(name=spec.kind, arguments={"path": spec.path})
     return ToolCall(id=f"approved-{spec.id}", name=invocation.name, arguments=invocation.arguments)
+
+
+def _waits(spec: ActionSpecExt) -> bool:
+    return spec.outcome == "pending" and spec.needs_person
 
 
 def _reported(record: PlanRecord, spec_id: str) -> bool:
