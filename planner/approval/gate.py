@@ -29,7 +29,7 @@ from planner.approval.models import (
     SpecSelection,
     ToolInvocation,
 )
-from planner.approval.tool import PlanTool
+from planner.approval.tool import RUNNABLE, PlanTool
 from planner.engine.config import ApprovalConfig
 from planner.engine.flow import StopPass
 from planner.engine.interfaces import ToolCall, ToolResult
@@ -220,7 +220,7 @@ class ApprovalGate:
 
     def resume(self, port: GatePort) -> None:
         """Execute approved plans, hand rejected specs back, and re-ask for what still waits."""
-        for record in self.tool.records(("approved", "aborted")):
+        for record in self.tool.records(RUNNABLE):
             self._execute_approved(record, port)
         # A rejection may sit in a plan still waiting for its other specs, or next to approved ones.
         for record in self.tool.records(("proposed", "pending_review")):

@@ -38,6 +38,8 @@ from planner.approval.store import PlanStore, atomic_write
 from planner.approval.validation import SpecRules, preflight, validate
 from planner.engine.interfaces import ToolResult
 
+RUNNABLE: tuple[PlanStatus, ...] = ("approved", "aborted", "executing")
+"""States execute() takes: approved, or stopped before every approved spec ran."""
 RISK_WEIGHT = {"low": 0.1, "medium": 0.5, "high": 1.0}
 Executor = Callable[[ActionSpecExt], ToolResult]
 
@@ -221,7 +223,8 @@ class PlanTool:
         The plan passes through `scheduled` while preflight runs; `executing` is saved before
         the first spec runs, so a crash mid-way leaves a plan that says so."""
         record = self._record(plan_id)
-        self._require(record, "execute", ("approved", "aborted"))
+        # executing: a run killed mid-way; the spec it ran is checked by preflight again
+        self._require(record, "execute", RUNNABLE)
         started = self._now()
         record.state.status = "scheduled"
         stale = self._stale(record)
