@@ -177,7 +177,6 @@ def test_plan_mode_stages_every_change_and_asks_once_before_anything_runs(
     gate.before_completion()  # nothing waits any more
 
 
-
 def staged_a1_a2(tmp_path: Path) -> ApprovalGate:
     """plan mode: two staged writes, the pass ended asking for both."""
     gate = gate_for(tmp_path, mode="plan")
@@ -258,6 +257,7 @@ def test_new_guidance_rejects_only_what_a_person_was_asked_about(tmp_path: Path)
     gate.resume(port)
     assert [(t, r.ok) for t, _, r in port.actions] == [("task_1", False)]
     assert "a2" in str(port.actions[0][2].error)
+
 
 def test_mode_off_still_stops_at_high_risk(tmp_path: Path) -> None:
     gate = gate_for(tmp_path, mode="off", auto_approve=[], large_file_bytes=5)

@@ -160,7 +160,6 @@ def test_an_abort_mid_execution_records_both_sides_and_a_rerun_executes_only_the
     assert tool.get_state(plan_id).status == "completed"
 
 
-
 def test_a_run_killed_mid_execution_leaves_a_plan_the_next_run_finishes(tmp_path: Path) -> None:
     """The job is killed (timeout, cancel: SystemExit from the signal handler) while a2 runs.
     The plan stayed `executing` for good: execute() refused it and the gate only resumes
@@ -185,6 +184,7 @@ def test_a_run_killed_mid_execution_leaves_a_plan_the_next_run_finishes(tmp_path
     assert [(r.spec_id, r.ok) for r in result.results] == [("a2", True), ("a3", True)]
     assert rerun.get_state(plan_id).status == "completed"
     assert (tmp_path / "repo" / "c.txt").read_text() == "new\n"
+
 
 def test_a_file_changed_after_approval_goes_back_to_pending_review(tmp_path: Path) -> None:
     tool = make_tool(tmp_path)
@@ -335,7 +335,6 @@ def test_an_unreadable_plan_file_is_reported_not_fatal(tmp_path: Path) -> None:
     assert tool.records() == []
 
 
-
 @pytest.mark.parametrize("content", ["null", "5", '"plans"', "{}"])
 def test_a_hand_edited_index_that_is_no_list_is_ignored_not_fatal(
     tmp_path: Path, content: str
@@ -348,6 +347,7 @@ def test_a_hand_edited_index_that_is_no_list_is_ignored_not_fatal(
     fresh = make_tool(tmp_path)
     assert fresh.list() == []
     assert fresh.set_action_specs(proposed(fresh), [write("b.txt")]).ok
+
 
 # -- commands and rendering -----------------------------------------------------------------
 
