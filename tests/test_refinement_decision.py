@@ -188,3 +188,31 @@ def test_scores_are_whole_points_on_the_seed_scale() -> None:
     assert QualityJudgement.model_validate({"score": "70", "is_acceptable": False}).score == 70
     with pytest.raises(ValueError):
         QualityJudgement.model_validate({"score": 101, "is_acceptable": True})
+
+
+@pytest.mark.parametrize("number", ["1e400", "-1e400", "Infinity", "NaN"])
+def test_a_non_finite_score_is_an_unusable_reply_not_a_crash(number: str) -> None:
+    """1e400 is valid JSON (and Python's parser also takes Infinity/NaN): rounding it raised
+    OverflowError, which escaped the reply validation and ended the pass with a traceback."""
+    from planner.engine.errors import ModelBehaviourError
+    from planner.engine.llm import parse_document
+
+    with pytest.raises(ModelBehaviourError, match="score"):
+        parse_document(f'{{"score": {number}, "is_acceptable": true}}', QualityJudgement)
+
+
+@pytest.mark.parametrize(
+    "damaged", [{}, {"judgement": {"score": 80}}, {"judgement": "good"}, {"judgement": [1]}]
+)
+def test_a_damaged_judgement_entry_is_judged_again_not_fatal(damaged: dict[str, object]) -> None:
+    """The refinement state is read from the history on every pass; one hand-edited or
+    truncated quality_judgement entry raised ValidationError there, and every later pass on the
+    issue crashed. Now the damaged judgement counts as missing: the plan is judged again."""
+    from planner.refinement.state import RefinementState
+
+    entries = [
+        {"type": "plan", "source": "planning"},
+        {"type": "quality_judgement", "subject": "plan", **damaged},
+    ]
+    state = RefinementState.from_entries(entries)
+    assert state.plan.step == "judge" and state.plan.judgement is None

@@ -435,7 +435,10 @@ class IssueRun:
                 history.save(directory, str(self.number))
 
     def _record_approval_answer(self, issue: IssueContext, directory: Path) -> IssueContext:
-        """`/planner approve a1` is an answer for PlanTool, not an instruction for the model."""
+        """`/planner approve a1` is an answer for PlanTool, not an instruction for the model.
+        Only a plain `/planner <text>` can be one: `/planner replan approve all` is a reason."""
+        if self.trigger.command != "run":
+            return issue
         line = record_answer(
             self.config,
             self.workspace,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -26,8 +27,9 @@ class QualityJudgement(Doc):
     @field_validator("score", mode="before")
     @classmethod
     def _whole_points(cls, value: Any) -> Any:
-        """Models write 82.5 or "82"; the seed's scale is whole points."""
-        if isinstance(value, float):
+        """Models write 82.5 or "82"; the seed's scale is whole points. A non-finite number is
+        left for the int check to refuse (round() would raise past the reply validation)."""
+        if isinstance(value, float) and math.isfinite(value):
             return round(value)
         return value
 

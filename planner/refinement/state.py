@@ -12,6 +12,7 @@ arrives from elsewhere (the planning call, a replanning revision), when a person
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -20,6 +21,7 @@ from planner.engine.state import REFINEMENT
 from planner.refinement.decision import DecisionInputs
 from planner.refinement.judgement import QualityJudgement, Subject
 
+log = logging.getLogger(__name__)
 SOURCE = REFINEMENT
 """The `source` of plan and revision entries refinement writes."""
 Step = Literal["idle", "judge", "decide", "replan", "accepted", "rejected", "guided"]
@@ -78,8 +80,13 @@ def _on_plan(state: RefinementState, entry: dict[str, Any]) -> None:
 
 def _on_judgement(state: RefinementState, entry: dict[str, Any]) -> None:
     current = state.round(_subject(entry))
+    try:
+        judgement = QualityJudgement.model_validate(entry.get("judgement") or {})
+    except ValueError:  # a damaged entry: this step is read again from the history every pass
+        log.warning("a quality_judgement history entry is malformed; the subject is judged again")
+        return
     current.judgements += 1
-    current.judgement = QualityJudgement.model_validate(entry.get("judgement") or {})
+    current.judgement = judgement
     current.step = "decide"
 
 
