@@ -1,12 +1,15 @@
-"""`python -I drop_privileges.py UID GID -- PROGRAM ARGS...`: run PROGRAM as UID:GID.
+"""`python -I -S drop_privileges.py UID GID -- PROGRAM ARGS...`: run PROGRAM as UID:GID.
 
 Used for MCP servers, whose spawner takes no user argument (run_command uses Popen's own
 user/group arguments). Standalone on purpose: it must run before any of planner is imported and
-with `-I` (no PYTHON* variables, no user site, no current directory on sys.path).
+with `-I -S` (no PYTHON* variables, no site packages, no current directory on sys.path).
 """
 
+# os.execvp imports `warnings` lazily; after the switch the interpreter's own library may be
+# unreadable (a Python installed under /root), so it is imported before.
 import os
 import sys
+import warnings  # noqa: F401
 
 
 def main(argv: list[str]) -> None:

@@ -65,7 +65,16 @@ class SandboxUser:
 
     def wrap(self, argv: list[str]) -> list[str]:
         """`argv` started through the launcher (for spawners that take no user argument)."""
-        return [sys.executable, "-I", str(LAUNCHER), str(self.uid), str(self.gid), "--", *argv]
+        return [
+            sys.executable,
+            "-I",
+            "-S",
+            str(LAUNCHER),
+            str(self.uid),
+            str(self.gid),
+            "--",
+            *argv,
+        ]
 
 
 def choose_sandbox_user(setting: str, workspace: Path) -> SandboxUser | None:
