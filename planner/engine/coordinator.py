@@ -64,6 +64,10 @@ FINISH_TASK = ToolSpec(
 
 
 class PlanningCoordinator:
+    grounding: Any = None
+    """Issue 16: planner.grounding.Grounding, set by planner.run.runner — the repository map and
+    exploration findings of the planning prompt. None: the prompt shows no repository."""
+
     def __init__(
         self,
         config: PlannerConfig,
@@ -215,6 +219,7 @@ class PlanningCoordinator:
             "tools": self.tools.catalogue(),
             "history": history_digest(self.store.entries()),
             "max_subtasks": self.config.planning.max_subtasks,
+            **(self.grounding.planning_context(self, self.store) if self.grounding else {}),
         }
 
     # -- phase 4: execution -----------------------------------------------------------------
@@ -497,6 +502,9 @@ class PlanningCoordinator:
             max_subtasks=self.config.planning.max_subtasks,
             tool_names=self.tools.names() | {FINISH_TASK.name},
             current_plan=current_plan,
+            # issue 16: invented tools refused with the closest real ones; real questions only
+            tool_descriptions={spec.name: spec.description for spec in self.tools.catalogue()},
+            question_reference=self.grounding.reference_text(self.issue) if self.grounding else None,
         )
 
     def ask_document(

@@ -19,6 +19,7 @@ from planner.engine.interfaces import ProgressReporter, ToolProvider
 from planner.engine.issue import IssueContext
 from planner.engine.llm import OpenAIModel
 from planner.engine.result import PassResult
+from planner.grounding import Grounding
 from planner.tools import build_registry
 from planner.tools.safe_env import git_argv, git_environment
 
@@ -81,6 +82,9 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     try:
         coordinator = PlanningCoordinator(
             setup.config, model, registry, issue, store, setup.reporter, setup.clock
+        )
+        coordinator.grounding = Grounding(
+            setup.config, setup.workspace, (store.directory, *setup.protected)
         )
         result = coordinator.execute_with_planning()
     finally:
