@@ -96,7 +96,7 @@ def render_map(
     left_out = [e.path for e in index.files if e.path not in writer.shown]
     text = writer.text() + _omitted(left_out)
     return RepositoryMap(
-        text=sanitize_untrusted(text).rstrip() + "\n",
+        text=sanitize_untrusted(text).rstrip(),
         commit=index.commit,
         files_total=len(index.files),
         files_shown=tuple(writer.order),
@@ -154,7 +154,7 @@ def _full_files(
             writer.room() - int(writer.budget * LISTING_SHARE),
         )
         block = _file_in_full(workspace / path, path, limit)
-        if block and writer.add(block):
+        if block and writer.add(block, path):  # shown in full: no outline block after it
             shown.append(path)
     return shown
 
