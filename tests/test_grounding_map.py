@@ -174,13 +174,40 @@ def test_digest_records_what_was_shown_not_the_map(repo: Path) -> None:
 @pytest.mark.parametrize(
     ("path", "text", "expected"),
     [
-        ("a.ts", "/** Renders. */\nexport async function render() {}\n", ["function render: Renders."]),
-        ("a.go", "type Server struct{}\nfunc (s *Server) Start() {}\n", ["type Server", "func Start"]),
-        ("a.rs", "/// Parses.\npub fn parse() {}\nstruct Token;\n", ["fn parse: Parses.", "struct Token"]),
-        ("a.rb", "class Cart\n  def total; end\nend\ndef helper; end\n", ["class Cart", "def helper"]),
+        (
+            "a.ts",
+            "/** Renders. */\nexport async function render() {}\n",
+            ["function render: Renders."],
+        ),
+        (
+            "a.go",
+            "type Server struct{}\nfunc (s *Server) Start() {}\n",
+            ["type Server", "func Start"],
+        ),
+        (
+            "a.rs",
+            "/// Parses.\npub fn parse() {}\nstruct Token;\n",
+            ["fn parse: Parses.", "struct Token"],
+        ),
+        (
+            "a.rb",
+            "class Cart\n  def total; end\nend\ndef helper; end\n",
+            ["class Cart", "def helper"],
+        ),
         ("README.md", "# Title\n\n## Install\n### Deep\n", ["# Install"]),
         ("a.py", "def broken(:\n", []),
     ],
 )
 def test_outlines_of_other_languages(path: str, text: str, expected: list[str]) -> None:
     assert [s.line() for s in outline(path, text).symbols] == expected
+
+
+def test_symlinks_are_never_followed_out_of_the_workspace(repo: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.py"
+    secret.write_text('"""TOP SECRET credentials."""\n', encoding="utf-8")
+    (repo / "src" / "calc.py").unlink()
+    (repo / "src" / "calc.py").symlink_to(secret)  # tracked file swapped for a symlink
+    (repo / "leak.py").symlink_to(secret)  # an untracked symlink
+    shown = build_map(repo, RepositoryMapConfig(), "calc.py leak.py secret")
+    assert "TOP SECRET" not in shown.text
+    assert "leak.py" not in shown.files_shown and "src/calc.py" not in shown.files_shown

@@ -137,8 +137,9 @@ def test_a_misspelt_tool_names_the_closest_tools_and_what_they_do(harness: Harne
     )
     harness.run()
     reask = asked_again(harness)
-    assert "there is no tool 'write_files'; the closest tools are write_file (Create a text file" in (
-        reask
+    assert (
+        "there is no tool 'write_files'; the closest tools are write_file (Create a text file"
+        in (reask)
     )
 
 
@@ -175,7 +176,10 @@ def test_on_the_issue_degenerate_questions_are_never_posted(rig: Rig) -> None:
     generic = DEGENERATE["generic_question"]
     outcome = rig.run(
         labeled_event(),
-        [reply_json("planning", generic), reply_json("planning", DEGENERATE["schema_placeholders"])],
+        [
+            reply_json("planning", generic),
+            reply_json("planning", DEGENERATE["schema_placeholders"]),
+        ],
         event_name="issues",
     )
     assert outcome.status == "failed"

@@ -307,7 +307,9 @@ def test_goal_recheck_that_cannot_plan_asks_the_people(harness: Harness) -> None
     }
     harness.server.add(*fail_after_first_task(5), reply_json("replan_goal", cannot))
     result = harness.run()
-    assert result.status == "needs_human" and result.questions == ["Should the files be written once or twice?"]
+    assert result.status == "needs_human" and result.questions == [
+        "Should the files be written once or twice?"
+    ]
     assert [n.kind for n in result.notifications] == ["clarification"]
     assert "- the first one" in result.notifications[0].body
     failed = next(e for e in harness.of_type("replan_decision") if e["level"] == 5)

@@ -195,8 +195,9 @@ class RepositoryMapConfig(Section):
     enabled: bool = True
     """Show the repository map in the planning prompt."""
     max_tokens: int = Field(default=700, ge=50)
-    """Budget of the whole map section (estimated at 4 characters per token); less relevant
-    files are summarised per directory when the map would exceed it."""
+    """Budget of the whole map section in tokens (estimated: a token per digit, 3.8 characters
+    per token otherwise, as Qwen2.5 counts a map); less relevant files are summarised per
+    directory when the map would exceed it."""
     named_file_max_tokens: int = Field(default=400, ge=0)
     """A file the issue names is shown in full up to this many tokens (cut beyond); 0 shows
     no file contents."""

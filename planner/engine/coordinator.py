@@ -504,7 +504,9 @@ class PlanningCoordinator:
             current_plan=current_plan,
             # issue 16: invented tools refused with the closest real ones; real questions only
             tool_descriptions={spec.name: spec.description for spec in self.tools.catalogue()},
-            question_reference=self.grounding.reference_text(self.issue) if self.grounding else None,
+            question_reference=self.grounding.reference_text(self.issue)
+            if self.grounding
+            else None,
         )
 
     def ask_document(

@@ -18,6 +18,7 @@ from planner.engine.errors import ApiError, ModelBehaviourError
 from planner.engine.interfaces import ChatReply, ToolCall, ToolResult, ToolSpec
 from planner.engine.issue import IssueContext, prompt_view, sanitize_untrusted
 from planner.engine.prompts import render
+from planner.engine.result import Usage
 
 READ_ONLY_TOOLS = ("read_file", "list_directory", "search_files")
 REPORT = ToolSpec(
@@ -39,7 +40,7 @@ class ExplorationPort(Protocol):
     config: PlannerConfig
     model: Any
     tools: Any
-    usage: Any
+    usage: Usage
     issue: IssueContext
 
 
@@ -126,7 +127,9 @@ class _Run:
             )
         else:
             result = self.port.tools.call(call.name, call.arguments)
-        self.result.actions.append({"tool": call.name, "arguments": call.arguments, "ok": result.ok})
+        self.result.actions.append(
+            {"tool": call.name, "arguments": call.arguments, "ok": result.ok}
+        )
         return result.for_model()[: self.limits.max_result_chars]
 
     def _limit_reached(self) -> str | None:

@@ -15,7 +15,10 @@ from pathlib import Path
 
 from planner.tools.safe_env import git_argv, git_environment
 
-LS_FILES = ("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+TRACKED = ("ls-files", "-z", "--stage")
+UNTRACKED = ("ls-files", "-z", "--others", "--exclude-standard")
+SYMLINK_MODE = "120000"
+GITLINK_MODE = "160000"
 SKIPPED_DIRECTORIES = frozenset(
     {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".tox", "dist"}
 )
@@ -49,11 +52,28 @@ def git_dir(workspace: Path) -> Path | None:
 
 
 def list_files(workspace: Path, excluded: Iterable[Path] = ()) -> list[str]:
-    """Relative POSIX paths of the files to describe, sorted, without planner's own state."""
-    listed = git_output(workspace, *LS_FILES)
-    names = _split(listed) if listed is not None else _walk(workspace)
+    """Relative POSIX paths of the files to describe, sorted, without planner's own state.
+
+    Tracked files come with their mode, so symlinks and submodules are left out without a
+    stat per file; a tracked file deleted in the work tree is left out by the indexer."""
+    tracked = git_output(workspace, *TRACKED)
+    if tracked is None:
+        names = [n for n in _walk(workspace) if _is_file(workspace, n)]
+    else:
+        untracked = _split(git_output(workspace, *UNTRACKED) or b"")
+        names = _regular(tracked) + [n for n in untracked if _is_file(workspace, n)]
     prefixes = _excluded_prefixes(workspace, excluded)
-    return sorted({n for n in names if not n.startswith(prefixes) and _is_file(workspace, n)})
+    return sorted({n for n in names if not n.startswith(prefixes)})
+
+
+def _regular(staged: bytes) -> list[str]:
+    """`<mode> <object> <stage>\t<path>` records of regular files."""
+    names = []
+    for record in _split(staged):
+        info, _, path = record.partition("\t")
+        if not info.startswith((SYMLINK_MODE, GITLINK_MODE)):
+            names.append(path)
+    return names
 
 
 def changed_files(workspace: Path) -> list[str]:

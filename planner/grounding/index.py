@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ INDEX_VERSION = 1
 SNIFF_BYTES = 8_192
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileEntry:
     path: str
     size: int
@@ -52,20 +53,26 @@ def build_index(
     entries = []
     for path in list_files(workspace, excluded):
         known = cached.get(path) if cached is not None and path not in dirty else None
-        entries.append(known or describe(workspace, path, max_file_bytes))
+        entry = known or describe(workspace, path, max_file_bytes)
+        if entry is not None:
+            entries.append(entry)
     if cache is not None and cached is None:
         _save(cache, [e for e in entries if e.path not in dirty])
     return RepositoryIndex(commit, entries, cache_hit=cached is not None)
 
 
-def describe(workspace: Path, path: str, max_file_bytes: int) -> FileEntry:
+def describe(workspace: Path, path: str, max_file_bytes: int) -> FileEntry | None:
+    """The file's entry; None when it is gone (a tracked file deleted in the work tree)."""
     try:
-        size = (workspace / path).stat().st_size
-        if size > max_file_bytes:
-            return FileEntry(path, size, "large")
+        status = (workspace / path).lstat()
+        if not stat.S_ISREG(status.st_mode):
+            return None  # a symlink could point out of the workspace; the tools refuse those
+        if status.st_size > max_file_bytes:
+            return FileEntry(path, status.st_size, "large")
         data = (workspace / path).read_bytes()
     except OSError:
-        return FileEntry(path, 0, "binary")
+        return None
+    size = len(data)
     if b"\0" in data[:SNIFF_BYTES]:
         return FileEntry(path, size, "binary")
     text = data.decode("utf-8", errors="replace")

@@ -4,6 +4,7 @@ down)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -65,13 +66,23 @@ def ranked(entries: list[FileEntry], terms: IssueTerms, named: list[str]) -> lis
 def _score(entry: FileEntry, terms: IssueTerms, named: dict[str, int]) -> float:
     if entry.path in named:
         return 10_000 - named[entry.path]
-    names = {s.name.split("(", 1)[0].lower() for s in entry.outline.symbols}
-    score = 30.0 * len(names & terms.identifiers)
-    directory, _, name = entry.path.rpartition("/")
-    score += 8.0 * len(words_of(name) & terms.words) + 3.0 * len(words_of(directory) & terms.words)
-    score += 2.0 * min(5, len(words_of(" ".join(names)) & terms.words))
-    docs = " ".join([entry.outline.summary, *(s.doc for s in entry.outline.symbols)])
-    score += min(6, len(words_of(docs) & terms.words))
+    base = -0.5 * entry.path.count("/") - (1 if entry.kind != "text" else 0)
     if entry.path.lower().startswith("readme"):
-        score += 4
-    return score - 0.5 * entry.path.count("/") - (1 if entry.kind != "text" else 0)
+        base += 4
+    names = [s.name.split("(", 1)[0] for s in entry.outline.symbols]
+    docs = " ".join([entry.outline.summary, *(s.doc for s in entry.outline.symbols)])
+    blob = " ".join([entry.path, *names, docs]).lower()
+    if not any(word in blob for word in terms.words):
+        return base  # shares no word with the issue (most files): skip the word splitting
+    directory, _, name = entry.path.rpartition("/")
+    score = 30.0 * len({n.lower() for n in names} & terms.identifiers)
+    score += 8.0 * len(words_of(name) & terms.words) + 3.0 * len(_words(directory) & terms.words)
+    score += 2.0 * min(5, len(words_of(" ".join(names)) & terms.words))
+    score += min(6, len(words_of(docs) & terms.words))
+    return base + score
+
+
+@functools.lru_cache(maxsize=4_096)
+def _words(directory: str) -> frozenset[str]:
+    """Directory words, computed once per directory rather than once per file."""
+    return words_of(directory)

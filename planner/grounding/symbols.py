@@ -16,7 +16,7 @@ from dataclasses import dataclass
 DOC_CHARS = 90
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Symbol:
     kind: str
     name: str
@@ -26,7 +26,7 @@ class Symbol:
         return f"{self.kind} {self.name}" + (f": {self.doc}" if self.doc else "")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Outline:
     summary: str
     """The module docstring's first line (or a Markdown file's title)."""
@@ -84,7 +84,10 @@ def _markdown(text: str) -> Outline:
 
 
 COMMENT_PREFIX = re.compile(r"^\s*(?:///?|#|--|\*|/\*\*?)\s?")
-JS = r"^(?:export\s+(?:default\s+)?)?(?:async\s+)?(function\*?|class|interface|type|enum|const)\s+([A-Za-z_$][\w$]*)"
+JS = (
+    r"^(?:export\s+(?:default\s+)?)?(?:async\s+)?"
+    r"(function\*?|class|interface|type|enum|const)\s+([A-Za-z_$][\w$]*)"
+)
 _PATTERNS: dict[str, re.Pattern[str]] = {
     **dict.fromkeys(("js", "jsx", "mjs", "cjs", "ts", "tsx"), re.compile(JS, re.MULTILINE)),
     "go": re.compile(r"^(func|type)\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)", re.MULTILINE),
@@ -104,7 +107,8 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     **dict.fromkeys(
         ("c", "h", "cc", "cpp", "hpp", "cxx"),
         re.compile(
-            r"^(?!(?:if|for|while|switch|return|else)\b)(struct|class|[A-Za-z_][\w \t\*&:<>,]*?[\s\*&])"
+            r"^(?!(?:if|for|while|switch|return|else)\b)"
+            r"(struct|class|[A-Za-z_][\w \t\*&:<>,]*?[\s\*&])"
             r"([A-Za-z_]\w*)\s*\([^;{]*\)\s*(?:const\s*)?\{?\s*$",
             re.MULTILINE,
         ),
