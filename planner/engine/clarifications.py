@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from planner.engine.issue import IssueContext, sanitize_untrusted
 from planner.engine.prompts import prompts_dir
 from planner.engine.words import words_of
 
@@ -68,6 +69,13 @@ def check_clarification(message: str, questions: list[str], reference: str | Non
             "its questions repeat the schema's wording or ask nothing about the issue", real
         )
     return QuestionCheck(None, real)
+
+
+def issue_reference(issue: IssueContext) -> str:
+    """The issue's words as people see them (hidden text removed): what questions may be
+    about, and what the repository map is ranked by."""
+    parts = [issue.title, issue.body, *(c.body for c in issue.comments), issue.instruction]
+    return sanitize_untrusted("\n".join(parts), 200_000)
 
 
 def echoes_planner(text: str) -> bool:

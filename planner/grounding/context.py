@@ -1,6 +1,7 @@
 """Grounding of one pass: what the planning prompt shows of the repository (issue 16).
 
-The coordinator asks `planning_context(port)` for the variables of the planning prompt. The
+planner.grounding.phase asks `planning_context(run, store)` for the variables of the planning
+prompt before each plan is made. The
 repository map is built once per pass and issue text (the file index is cached per commit);
 the bounded exploration runs at most once per pass, when configured (by default only when the
 map had to leave files out). The history records what the model was shown: the map's digest
@@ -14,8 +15,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from planner.engine.clarifications import issue_reference
 from planner.engine.config import PlannerConfig
-from planner.engine.issue import IssueContext, sanitize_untrusted
+from planner.engine.issue import IssueContext
 from planner.grounding.exploration import ExplorationPort, explore
 from planner.grounding.repo_map import RepositoryMap, build_map
 
@@ -44,17 +46,12 @@ class Grounding:
     def repository_map(self, issue: IssueContext) -> RepositoryMap | None:
         if not self.config.planning.repository_map.enabled:
             return None
-        text = issue_text(issue)
+        text = issue_reference(issue)
         if text not in self._maps:
             self._maps[text] = build_map(
                 self.workspace, self.config.planning.repository_map, text, self.excluded
             )
         return self._maps[text]
-
-    def reference_text(self, issue: IssueContext) -> str:
-        """What a clarification's questions may be about: the issue and the repository."""
-        repository_map = self.repository_map(issue)
-        return issue_text(issue) + "\n" + (repository_map.text if repository_map else "")
 
     def _explored(self, port: ExplorationPort, store: Any) -> str:
         if self._findings is None:
@@ -69,9 +66,3 @@ class Grounding:
     def _wanted(self, repository_map: RepositoryMap) -> bool:
         mode = self.config.planning.exploration.mode
         return mode == "always" or (mode == "auto" and repository_map.truncated)
-
-
-def issue_text(issue: IssueContext) -> str:
-    """The issue's words as people see them (hidden text removed), for ranking and questions."""
-    parts = [issue.title, issue.body, *(c.body for c in issue.comments), issue.instruction]
-    return sanitize_untrusted("\n".join(parts), 200_000)

@@ -18,8 +18,9 @@ from planner.engine.history import PlanningHistoryStore
 from planner.engine.interfaces import ProgressReporter, ToolProvider
 from planner.engine.issue import IssueContext
 from planner.engine.llm import OpenAIModel
+from planner.engine.phase import Phase
 from planner.engine.result import PassResult
-from planner.grounding import Grounding
+from planner.run.phases import pass_phases
 from planner.tools import build_registry
 from planner.tools.safe_env import git_argv, git_environment
 
@@ -45,6 +46,9 @@ class PassSetup:
     mcp_file_servers: dict[str, McpServerConfig] | None = None
     """The servers of tools.mcp_config_file as read before the issue branch was checked out
     (planner.ci.job); None reads the file when the pass starts."""
+    phases: tuple[Phase, ...] = ()
+    """Phases the caller adds after the registered ones (planner.run.phases), e.g. a CI job's
+    checkpoint commit after each task."""
 
 
 def config_files(setup: PassSetup) -> tuple[Path, ...]:
@@ -80,11 +84,10 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         file_servers=setup.mcp_file_servers,
     )
     try:
+        excluded = (store.directory, *setup.protected)
+        phases = [*pass_phases(setup.config, setup.workspace, excluded), *setup.phases]
         coordinator = PlanningCoordinator(
-            setup.config, model, registry, issue, store, setup.reporter, setup.clock
-        )
-        coordinator.grounding = Grounding(
-            setup.config, setup.workspace, (store.directory, *setup.protected)
+            setup.config, model, registry, issue, store, setup.reporter, setup.clock, phases
         )
         result = coordinator.execute_with_planning()
     finally:

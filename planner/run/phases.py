@@ -1,0 +1,32 @@
+"""The registration list: which phases a pass runs, in the order their hooks are called.
+
+The pass loop (planner.engine.coordinator) runs the fixed steps plan → execute → complete and
+calls these phases' hooks around them (interface and hook points: planner/engine/phase.py).
+Adding a phase = one module with a Phase subclass + one line below. Registration lives here,
+above the engine, because the engine never imports a phase package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from planner.engine.config import PlannerConfig
+from planner.engine.phase import Phase
+from planner.engine.reflection import ReflectionPhase
+from planner.grounding.phase import GroundingPhase
+from planner.replanning.phase import ReplanningPhase
+
+
+def pass_phases(
+    config: PlannerConfig, workspace: Path | None = None, excluded: tuple[Path, ...] = ()
+) -> list[Phase]:
+    """The phases for one pass under `config` (legacy mode has no plan, so none of these).
+    `workspace` is the checkout the repository map describes (None: no map); `excluded` are
+    paths the map never lists (planner's history and state)."""
+    planning = config.planning
+    if not planning.enabled:
+        return []
+    return [
+        ReplanningPhase() if planning.replanning.enabled else ReflectionPhase(),
+        *([GroundingPhase(workspace, excluded)] if workspace is not None else []),
+    ]
