@@ -9,11 +9,11 @@ without room to plan.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from planner.engine.config import ExplorationConfig, PlannerConfig
+from planner.engine.conversation import assistant, tool_message, user
 from planner.engine.errors import ApiError, ModelBehaviourError
 from planner.engine.interfaces import ChatReply, ToolCall, ToolResult, ToolSpec
 from planner.engine.issue import IssueContext, prompt_view, sanitize_untrusted
@@ -68,7 +68,7 @@ def explore(port: ExplorationPort, repository_map: str) -> Exploration:
     run = _Run(port, limits, Exploration())
     run.messages = [
         {"role": "system", "content": render("exploration_system.md.j2")},
-        {"role": "user", "content": _request(port, limits, repository_map)},
+        user(_request(port, limits, repository_map)),
     ]
     run.loop()
     run.result.findings = sanitize_untrusted(run.result.findings.strip(), limits.max_summary_chars)
@@ -103,7 +103,7 @@ class _Run:
             self._take(reply)
 
     def _take(self, reply: ChatReply) -> None:
-        self.messages.append(_assistant(reply))
+        self.messages.append(assistant(reply.content, reply.tool_calls))
         if not reply.tool_calls:
             self.result.findings, self.result.stopped = reply.content or "", "answered"
             return
@@ -114,7 +114,7 @@ class _Run:
                 answer = "noted"
             else:
                 answer = self._act(call)
-            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": answer})
+            self.messages.append(tool_message(call.id, answer))
 
     def _act(self, call: ToolCall) -> str:
         if len(self.result.actions) >= self.limits.max_actions:
@@ -140,7 +140,7 @@ class _Run:
         return None
 
     def _final_report(self, reason: str) -> None:
-        self.messages.append({"role": "user", "content": render("exploration_report.md.j2")})
+        self.messages.append(user(render("exploration_report.md.j2")))
         self.result.stopped = f"limit: {reason}"
         reply = self._ask([REPORT])  # the tool stays offered: a transcript with calls needs it
         if reply is None:
@@ -170,20 +170,3 @@ class _Run:
         calls_left = budget.max_model_calls - usage.model_calls
         tokens_left = budget.max_total_tokens - usage.total_tokens
         return calls_left > RESERVED_MODEL_CALLS and tokens_left > self.limits.max_tokens
-
-
-def _assistant(reply: ChatReply) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
-    if reply.tool_calls:
-        message["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {
-                    "name": call.name,
-                    "arguments": call.raw_arguments or json.dumps(call.arguments),
-                },
-            }
-            for call in reply.tool_calls
-        ]
-    return message
