@@ -87,6 +87,19 @@ def test_the_action_limit_ends_the_exploration_with_a_report(harness: Harness) -
     assert "call report_findings now" in over[-1]["content"]
 
 
+def test_the_token_limit_ends_the_exploration_with_a_report(harness: Harness) -> None:
+    expensive = {"prompt_tokens": 900, "completion_tokens": 100, "total_tokens": 1_000}
+    harness.server.add(
+        reply_tool_calls("explore", [("list_directory", {"path": "."})], usage=expensive),
+        report("README.md only"),
+        *rest_of_pass(),
+    )
+    harness.run(**ALWAYS, **{"planning.exploration.max_tokens": 800})
+    [explored] = harness.of_type("exploration")
+    assert explored["stopped"] == "limit: 800 tokens" and len(explored["actions"]) == 1
+    assert explored["findings"] == "README.md only" and explored["tokens"] >= 1_000
+
+
 def test_auto_explores_only_when_the_map_left_files_out(harness: Harness) -> None:
     harness.server.add(*rest_of_pass())
     harness.run()  # a one-file repository fits the map: no exploration call
