@@ -81,6 +81,12 @@ def test_a_symbol_named_in_the_issue_ranks_its_file_above_others(repo: Path) -> 
     assert shown.named_in_full == ()
 
 
+def test_the_file_defining_a_symbol_the_issue_names_is_shown_in_full(repo: Path) -> None:
+    shown = build_map(repo, RepositoryMapConfig(), "`shout()` is too quiet")
+    assert shown.named_in_full == ("src/strings.py",)
+    assert "=== src/strings.py ===\n" in shown.text and "return text.upper()" in shown.text
+
+
 def test_gitignore_is_honoured_and_new_files_are_seen(repo: Path) -> None:
     (repo / "src" / "new_module.py").write_text("def fresh(): pass\n", encoding="utf-8")
     (repo / "build" / "later.py").write_text("def ignored(): pass\n", encoding="utf-8")
@@ -151,7 +157,7 @@ def test_outside_git_the_tree_is_walked_without_vcs_and_dependency_folders(tmp_p
     (tmp_path / "node_modules" / "x").mkdir(parents=True)
     (tmp_path / "node_modules" / "x" / "index.js").write_text("function hidden() {}\n")
     (tmp_path / "main.go").write_text("// Serve runs the server.\nfunc Serve() {}\n")
-    shown = build_map(tmp_path, RepositoryMapConfig(), "Serve")
+    shown = build_map(tmp_path, RepositoryMapConfig(), "the server")
     assert shown.commit is None and shown.files_shown == ("main.go",)
     assert "func Serve: Serve runs the server." in shown.text
 

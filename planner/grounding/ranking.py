@@ -56,6 +56,12 @@ def named_files(terms: IssueTerms, paths: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def defines(entry: FileEntry, terms: IssueTerms) -> bool:
+    """The file defines a symbol the issue names (`to_fahrenheit`): it names the file too."""
+    names = {s.name.split("(", 1)[0].lower() for s in entry.outline.symbols}
+    return bool(names & terms.identifiers)
+
+
 def ranked(entries: list[FileEntry], terms: IssueTerms, named: list[str]) -> list[FileEntry]:
     first = {path: index for index, path in enumerate(named)}
     scored = [(_score(e, terms, first), e) for e in entries]

@@ -22,7 +22,7 @@ from typing import Any
 from planner.engine.config import RepositoryMapConfig
 from planner.engine.issue import sanitize_untrusted
 from planner.grounding.index import FileEntry, RepositoryIndex, build_index
-from planner.grounding.ranking import issue_terms, named_files, ranked
+from planner.grounding.ranking import defines, issue_terms, named_files, ranked
 
 LISTING_SHARE = 0.35
 """Part of the budget kept for the file listing when named files are shown in full."""
@@ -89,10 +89,12 @@ def render_map(
 ) -> RepositoryMap:
     terms = issue_terms(issue_text)
     named = named_files(terms, (e.path for e in index.files))
+    order = ranked(index.files, terms, named)
     writer = _Writer(config.max_tokens - OMITTED_LINE_TOKENS)
     writer.add(_header(index))
-    shown_in_full = _full_files(workspace, index, named, config, writer)
-    for entry in ranked(index.files, terms, named):
+    in_full = named + [e.path for e in order if e.path not in named and defines(e, terms)]
+    shown_in_full = _full_files(workspace, index, in_full, config, writer)
+    for entry in order:
         if writer.room() < 3:
             break
         if not writer.add(_block(entry, config.max_symbols_per_file), entry.path):
