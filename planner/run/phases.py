@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from planner.approval.gate import ApprovalGate
+from planner.approval.phase import ApprovalPhase
 from planner.engine.config import PlannerConfig
 from planner.engine.phase import Phase
 from planner.engine.reflection import ReflectionPhase
@@ -18,7 +20,11 @@ from planner.replanning.phase import ReplanningPhase
 
 
 def pass_phases(
-    config: PlannerConfig, workspace: Path | None = None, excluded: tuple[Path, ...] = ()
+    config: PlannerConfig,
+    gate: ApprovalGate | None = None,
+    *,
+    workspace: Path | None = None,
+    excluded: tuple[Path, ...] = (),
 ) -> list[Phase]:
     """The phases for one pass under `config` (legacy mode has no plan, so none of these).
     `workspace` is the checkout the repository map describes (None: no map); `excluded` are
@@ -27,6 +33,7 @@ def pass_phases(
     if not planning.enabled:
         return []
     return [
+        *([ApprovalPhase(gate)] if gate is not None else []),
         ReplanningPhase() if planning.replanning.enabled else ReflectionPhase(),
         *([GroundingPhase(workspace, excluded)] if workspace is not None else []),
     ]
