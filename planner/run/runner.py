@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,9 +19,9 @@ from planner.engine.issue import IssueContext
 from planner.engine.llm import OpenAIModel
 from planner.engine.phase import Phase
 from planner.engine.result import PassResult
+from planner.grounding.files import git_output
 from planner.run.phases import pass_phases
 from planner.tools import build_registry
-from planner.tools.safe_env import git_argv, git_environment
 
 log = logging.getLogger(__name__)
 
@@ -145,15 +143,5 @@ def repository_name(workspace: Path) -> str:
 
 def _git_output(workspace: Path, *args: str) -> str | None:
     """A git command's stripped stdout, or None when git fails or is missing."""
-    try:
-        done = subprocess.run(
-            git_argv(*args),
-            cwd=workspace,
-            env=git_environment(os.environ),
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return done.stdout.strip()
+    out = git_output(workspace, *args)
+    return None if out is None else out.decode("utf-8", "surrogateescape").strip()
