@@ -125,6 +125,15 @@ def test_with_commands_allowed_run_tests_points_to_run_command(harness: Harness)
     assert "there is no tool 'run_tests'; run programs with run_command (Run a command" in (
         asked_again(harness)
     )
+    assert "No command can be run" not in harness.prompt(0)
+
+
+def test_without_run_command_the_plan_is_told_up_front_that_tests_run_in_ci(
+    harness: Harness,
+) -> None:
+    harness.server.add(*planned("task_1"), write("a.txt"), finish(), *completed())
+    harness.run()
+    assert "No command can be run (no run_tests, no pytest)" in harness.prompt(0)
 
 
 def test_a_misspelt_tool_names_the_closest_tools_and_what_they_do(harness: Harness) -> None:
