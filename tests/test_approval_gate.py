@@ -177,6 +177,88 @@ def test_plan_mode_stages_every_change_and_asks_once_before_anything_runs(
     gate.before_completion()  # nothing waits any more
 
 
+def staged_a1_a2(tmp_path: Path) -> ApprovalGate:
+    """plan mode: two staged writes, the pass ended asking for both."""
+    gate = gate_for(tmp_path, mode="plan")
+    gate.before_action("task_1", call("write_file", path="a.txt", content="one\n"))
+    gate.before_action("task_2", call("write_file", path="b.txt", content="two\n"))
+    with pytest.raises(AwaitingApproval):
+        gate.before_completion()
+    return gate
+
+
+def test_rejecting_one_staged_spec_keeps_the_other_waiting(tmp_path: Path) -> None:
+    """`/planner reject a2 …` on a two-spec plan sent the whole plan back to `proposed`, where
+    nothing counts as waiting: a1 was never asked about again, never ran, and the pass went on
+    to complete (the model had been told to continue as if a1 had run)."""
+    gate = staged_a1_a2(tmp_path)
+    [record] = gate.tool.records()
+    gate.tool.reject(record.plan.id, "octocat", ["a2"], "no b.txt")
+    port = Port()
+    with pytest.raises(AwaitingApproval, match="still waiting"):
+        gate.resume(port)
+    assert [s.id for s in gate.waiting()] == ["a1"]
+    assert [(t, r.ok) for t, _, r in port.actions] == [("task_2", False)]
+
+
+def test_a_rejection_next_to_an_approval_still_reaches_the_model(tmp_path: Path) -> None:
+    """approve a1, then reject a2: the plan became `approved`, a1 ran, and a2's rejection was
+    never handed back (only `proposed` plans were searched for rejections)."""
+    gate = staged_a1_a2(tmp_path)
+    [record] = gate.tool.records()
+    gate.tool.approve(record.plan.id, "octocat", SpecSelection(ids=["a1"]))
+    gate.tool.reject(record.plan.id, "octocat", ["a2"], "no b.txt")
+    port = Port()
+    gate.resume(port)
+    assert (tmp_path / "repo" / "a.txt").read_text() == "one\n"
+    assert not (tmp_path / "repo" / "b.txt").exists()
+    outcomes = [(t, r.ok, "no b.txt" in str(r.error)) for t, _, r in port.actions]
+    assert outcomes == [("task_1", True, False), ("task_2", False, True)]
+    assert port.reopened == ["task_2"]
+
+
+def test_a_symlink_retargeted_after_approval_cannot_redirect_the_approved_write(
+    tmp_path: Path,
+) -> None:
+    """Attack: the person approves a write to docs/current/index.md, previewed as a change of
+    docs/v1/index.md (docs/current -> v1). Before it runs the link is pointed at v2. The spec
+    ran the model's raw call again, so the write landed in docs/v2/index.md, a file nobody
+    previewed, and the preflight check (which looked at v1) saw nothing change."""
+    gate = gate_for(tmp_path, auto_approve=[])
+    docs = tmp_path / "repo" / "docs"
+    for version in ("v1", "v2"):
+        (docs / version).mkdir(parents=True)
+        (docs / version / "index.md").write_text(f"{version}\n")
+    (docs / "current").symlink_to("v1")
+    write = call("write_file", path="docs/current/index.md", content="new\n")
+    with pytest.raises(AwaitingApproval) as waiting:
+        gate.before_action("task_1", write)
+    assert "docs/v1/index.md" in waiting.value.markdown
+    [record] = gate.tool.records()
+    gate.tool.approve(record.plan.id, "octocat", SpecSelection(ids=["a1"]))
+    (docs / "current").unlink()
+    (docs / "current").symlink_to("v2")
+    gate.resume(Port())
+    assert (docs / "v2" / "index.md").read_text() == "v2\n"
+    assert (docs / "v1" / "index.md").read_text() == "new\n"
+
+
+def test_new_guidance_rejects_only_what_a_person_was_asked_about(tmp_path: Path) -> None:
+    """A refused spec (here a command off the allow-list) stays `pending` in its plan. New
+    guidance rejected it too, so the model was told a person rejected a command it had already
+    been told was refused, and the rejection note named specs nobody was shown."""
+    gate = gate_for(tmp_path, auto_approve=[])
+    refused = gate.before_action("task_1", call("run_command", argv=["rm", "-rf", "."]))
+    assert refused is not None and not refused.ok
+    with pytest.raises(AwaitingApproval):
+        gate.before_action("task_1", call("write_file", path="x.py", content="x = 1\n"))
+    assert gate.reject_waiting("octocat", "use y.py") == ["a2"]
+    port = Port()
+    gate.resume(port)
+    assert [(t, r.ok) for t, _, r in port.actions] == [("task_1", False)]
+    assert "a2" in str(port.actions[0][2].error)
+
+
 def test_mode_off_still_stops_at_high_risk(tmp_path: Path) -> None:
     gate = gate_for(tmp_path, mode="off", auto_approve=[], large_file_bytes=5)
     created = gate.before_action("t", call("write_file", path="n.txt", content="ten bytes\n"))

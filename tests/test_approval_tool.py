@@ -160,6 +160,32 @@ def test_an_abort_mid_execution_records_both_sides_and_a_rerun_executes_only_the
     assert tool.get_state(plan_id).status == "completed"
 
 
+def test_a_run_killed_mid_execution_leaves_a_plan_the_next_run_finishes(tmp_path: Path) -> None:
+    """The job is killed (timeout, cancel: SystemExit from the signal handler) while a2 runs.
+    The plan stayed `executing` for good: execute() refused it and the gate only resumes
+    approved and aborted plans, so a2 and a3 were approved but never ran nor asked about."""
+    tool = make_tool(tmp_path)
+    plan_id = proposed(tool)
+    tool.set_action_specs(plan_id, [write("a.txt"), write("b.txt"), write("c.txt")])
+    tool.approve(plan_id, "octocat", SpecSelection(all=True))
+    run_spec = tool.executor
+
+    def killed_at_a2(spec: ActionSpecExt) -> ToolResult:
+        if spec.id == "a2":
+            raise SystemExit(143)
+        return run_spec(spec)
+
+    tool.executor = killed_at_a2
+    with pytest.raises(SystemExit):
+        tool.execute(plan_id)
+    rerun = make_tool(tmp_path)
+    assert plan_id in [r.plan.id for r in rerun.records(("approved", "aborted", "executing"))]
+    result = rerun.execute(plan_id)
+    assert [(r.spec_id, r.ok) for r in result.results] == [("a2", True), ("a3", True)]
+    assert rerun.get_state(plan_id).status == "completed"
+    assert (tmp_path / "repo" / "c.txt").read_text() == "new\n"
+
+
 def test_a_file_changed_after_approval_goes_back_to_pending_review(tmp_path: Path) -> None:
     tool = make_tool(tmp_path)
     target = tmp_path / "repo" / "config.txt"
@@ -307,6 +333,20 @@ def test_an_unreadable_plan_file_is_reported_not_fatal(tmp_path: Path) -> None:
     with pytest.raises(PlanToolError, match="no plan"):
         tool.get_state(plan_id)
     assert tool.records() == []
+
+
+@pytest.mark.parametrize("content", ["null", "5", '"plans"', "{}"])
+def test_a_hand_edited_index_that_is_no_list_is_ignored_not_fatal(
+    tmp_path: Path, content: str
+) -> None:
+    """`null` or a number in plans/index.json raised TypeError from every PlanTool call, so
+    every later pass on the issue crashed; the plans themselves are still readable."""
+    tool = make_tool(tmp_path)
+    tool.set_action_specs(proposed(tool), [write("a.txt")])
+    (tool.store.root / "index.json").write_text(content)
+    fresh = make_tool(tmp_path)
+    assert fresh.list() == []
+    assert fresh.set_action_specs(proposed(fresh), [write("b.txt")]).ok
 
 
 # -- commands and rendering -----------------------------------------------------------------

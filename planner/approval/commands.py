@@ -36,6 +36,18 @@ def parse_command(text: str) -> Approve | Reject | None:
     return _reject(rest)
 
 
+def is_attempt(text: str) -> bool:
+    """Starts like an answer (`approve …`, `reject …`) even if parse_command refused the rest."""
+    words = text.strip().split(None, 1)
+    return bool(words) and words[0].lower().rstrip(":.,!") in ("approve", "reject")
+
+
+UNREADABLE = (
+    "Could not read this as an approval, so nothing was approved or rejected: answer with "
+    "`/planner approve all`, `/planner approve a1,a3` or `/planner reject a2 <why>` alone."
+)
+
+
 def _approve(rest: str) -> Approve | None:
     tokens = [t for t in re.split(r"[\s,]+", rest.strip()) if t]
     if not tokens or [t.lower() for t in tokens] == ["all"]:

@@ -22,7 +22,12 @@ class SpecExecutor:
 
     def __call__(self, spec: ActionSpecExt) -> ToolResult:
         if spec.invocation is not None:
-            return self.call_tool(spec.invocation.name, spec.invocation.arguments)
+            arguments = dict(spec.invocation.arguments)
+            if spec.kind in ("create", "write"):
+                # The previewed (resolved) path, not the model's raw one: a symlink on the raw
+                # path may point elsewhere by now, past the preflight check of the previewed file.
+                arguments["path"] = spec.path
+            return self.call_tool(spec.invocation.name, arguments)
         if spec.kind in ("create", "write"):
             return self.call_tool("write_file", {"path": spec.path, "content": spec.content or ""})
         if spec.kind == "run":

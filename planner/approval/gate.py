@@ -29,7 +29,7 @@ from planner.approval.models import (
     SpecSelection,
     ToolInvocation,
 )
-from planner.approval.tool import PlanTool
+from planner.approval.tool import RUNNABLE, PlanTool
 from planner.engine.config import ApprovalConfig
 from planner.engine.flow import StopPass
 from planner.engine.interfaces import ToolCall, ToolResult
@@ -220,9 +220,10 @@ class ApprovalGate:
 
     def resume(self, port: GatePort) -> None:
         """Execute approved plans, hand rejected specs back, and re-ask for what still waits."""
-        for record in self.tool.records(("approved", "aborted")):
+        for record in self.tool.records(RUNNABLE):
             self._execute_approved(record, port)
-        for record in self.tool.records(("proposed",)):
+        # A rejection may sit in a plan still waiting for its other specs, or next to approved ones.
+        for record in self.tool.records(("proposed", "pending_review")):
             self._report_rejected(record, port)
         if self.waiting():
             raise self._awaiting("still waiting for approval")
@@ -240,6 +241,7 @@ class ApprovalGate:
                 self.tool.mark_reported(done.plan.id, spec.id)
                 if not result.ok:
                     port.reopen_task(spec.task_id)
+        self._report_rejected(done, port)
 
     def _report_rejected(self, record: PlanRecord, port: GatePort) -> None:
         for spec in record.state.action_specs:
@@ -254,7 +256,8 @@ class ApprovalGate:
         """A person answered with new guidance instead: what waited is rejected with it."""
         rejected = []
         for record in self.tool.records(("pending_review",)):
-            ids = [s.id for s in record.state.action_specs if s.outcome == "pending"]
+            asked = record.state.approval_requests  # refused specs stay pending, never asked
+            ids = [s.id for s in record.state.action_specs if asked and _waits(s)]
             if ids:
                 self.tool.reject(record.plan.id, approver, ids, reason)
                 rejected += ids
@@ -333,6 +336,10 @@ def _dry_run(call: ToolCall) -> bool:
 def _call_of(spec: ActionSpecExt) -> ToolCall:
     invocation = spec.invocation or ToolInvocation(name=spec.kind, arguments={"path": spec.path})
     return ToolCall(id=f"approved-{spec.id}", name=invocation.name, arguments=invocation.arguments)
+
+
+def _waits(spec: ActionSpecExt) -> bool:
+    return spec.outcome == "pending" and spec.needs_person
 
 
 def _reported(record: PlanRecord, spec_id: str) -> bool:

@@ -53,6 +53,8 @@ class PlanStore:
         return max(found, key=lambda record: record.revision) if found else None
 
     def _from_file(self, plan_id: str) -> PlanRecord | None:
+        if not _is_plan_id(plan_id):  # a typed id like ../x names no plan (and no file)
+            return None
         path = self._plan_dir(plan_id) / "plan.json"
         if not path.is_file():
             return None
@@ -117,7 +119,7 @@ class PlanStore:
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             listed = [PlanRef.model_validate(item) for item in raw]
-        except (OSError, ValueError):
+        except (OSError, ValueError, TypeError):  # TypeError: a hand-edited `null` or number
             listed = []
         known = {ref.id for ref in listed}
         return listed + [ref for ref in self.journaled_refs() if ref.id not in known]
@@ -151,9 +153,13 @@ class PlanStore:
         atomic_write(self.root / "index.json", json.dumps(payload, indent=2))
 
     def _plan_dir(self, plan_id: str) -> Path:
-        if not plan_id or "/" in plan_id or plan_id.startswith("."):
+        if not _is_plan_id(plan_id):
             raise ValueError(f"not a plan id: {plan_id!r}")
         return self.root / plan_id
+
+
+def _is_plan_id(plan_id: str) -> bool:
+    return bool(plan_id) and "/" not in plan_id and "\\" not in plan_id and plan_id[0] != "."
 
 
 def _ref(record: PlanRecord, updated_at: str) -> PlanRef:

@@ -38,6 +38,8 @@ from planner.approval.store import PlanStore, atomic_write
 from planner.approval.validation import SpecRules, preflight, validate
 from planner.engine.interfaces import ToolResult
 
+RUNNABLE: tuple[PlanStatus, ...] = ("approved", "aborted", "executing")
+"""States execute() takes: approved, or stopped before every approved spec ran."""
 RISK_WEIGHT = {"low": 0.1, "medium": 0.5, "high": 1.0}
 Executor = Callable[[ActionSpecExt], ToolResult]
 
@@ -186,7 +188,13 @@ class PlanTool:
                 reason=reason,
             )
         )
-        record.state.status = "approved" if _only_decided(record.state) else "proposed"
+        record.state.status = (
+            "approved"
+            if _only_decided(record.state)
+            else "pending_review"  # the plan's other specs still wait for their answer
+            if _unanswered(record.state)
+            else "proposed"
+        )
         self._save(record)
         self.store.event("rejected", plan_id=plan_id, actor="user", reason=reason[:500])
         return record.state
@@ -215,7 +223,8 @@ class PlanTool:
         The plan passes through `scheduled` while preflight runs; `executing` is saved before
         the first spec runs, so a crash mid-way leaves a plan that says so."""
         record = self._record(plan_id)
-        self._require(record, "execute", ("approved", "aborted"))
+        # executing: a run killed mid-way; the spec it ran is checked by preflight again
+        self._require(record, "execute", RUNNABLE)
         started = self._now()
         record.state.status = "scheduled"
         stale = self._stale(record)
@@ -431,6 +440,10 @@ def _only_decided(state: PlanState) -> bool:
     """Every spec that needed a person is answered and some were approved: run those."""
     answered = all(s.outcome != "pending" or not s.needs_person for s in state.action_specs)
     return answered and any(s.outcome == "approved" for s in state.action_specs)
+
+
+def _unanswered(state: PlanState) -> bool:
+    return any(s.outcome == "pending" and s.needs_person for s in state.action_specs)
 
 
 def _counts(specs: Sequence[ActionSpecExt]) -> dict[str, int]:

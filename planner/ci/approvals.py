@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from planner.approval.answers import apply_answer, waiting_specs
-from planner.approval.commands import parse_command
+from planner.approval.commands import UNREADABLE, is_attempt, parse_command
 from planner.approval.render import approval_request
 from planner.approval.setup import build_plan_tool
 from planner.approval.tool import PlanTool
@@ -44,9 +44,12 @@ def record_answer(
 ) -> str | None:
     """The tracking comment's line about the answer, or None when `text` is not one."""
     answer = parse_command(text)
-    if answer is None:
+    if answer is None and not is_attempt(text):
         return None
-    return apply_answer(_plan_tool(config, workspace, directory, issue), answer, approver)
+    tool = _plan_tool(config, workspace, directory, issue)
+    if answer is None:  # as guidance, the pass would reject every waiting spec with it
+        return UNREADABLE if waiting_specs(tool) else None
+    return apply_answer(tool, answer, approver)
 
 
 def _no_execution(name: str, arguments: dict[str, object]) -> ToolResult:

@@ -21,6 +21,7 @@ from planner.engine.phase import Phase
 from planner.engine.result import PassResult
 from planner.grounding.files import git_output
 from planner.run.phases import pass_phases
+from planner.run.workdiff import workspace_diff
 from planner.tools import build_registry
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,9 @@ class PassSetup:
     phases: tuple[Phase, ...] = ()
     """Phases the caller adds after the registered ones (planner.run.phases), e.g. a CI job's
     checkpoint commit after each task."""
+    base_commit: str | None = None
+    """The commit the issue branch started from; the final quality judgement reads the diff
+    against it. None: the commit checked out when the pass starts."""
 
 
 def config_files(setup: PassSetup) -> tuple[Path, ...]:
@@ -86,9 +90,10 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         gate = install_gate(
             setup.config, setup.workspace, store, registry, config_files(setup), setup.protected
         )
+        diff = workspace_diff(setup.workspace, setup.base_commit)
         excluded = (store.directory, *setup.protected)
         phases = [
-            *pass_phases(setup.config, gate, workspace=setup.workspace, excluded=excluded),
+            *pass_phases(setup.config, gate, diff, workspace=setup.workspace, excluded=excluded),
             *setup.phases,
         ]
         coordinator = PlanningCoordinator(
