@@ -41,9 +41,12 @@ GENERIC_WORDS = words_of(
     provide details detail information info specific specifics more about what which where how
     why who user users requirement requirements expected expect do does done this that it
     happen next step steps proceed approach help exactly mean meant further context given
-    additional desired outcome intended purpose scope work change changes specify explain"""
+    additional desired outcome intended purpose scope work change changes specify explain
+    tool tools available repository repo list"""
 )
-"""Words any question may use; a question made only of these asks nothing about the issue."""
+"""Words any question may use; a question made only of these asks nothing about the issue
+(a question about planner's own tools, "What are the available tools in the repository?", is
+one of these)."""
 SHINGLE = 6
 
 
