@@ -82,8 +82,8 @@ def test_too_many_subtasks() -> None:
 def test_unknown_tool_lists_the_real_tools() -> None:
     document = planning([task("a")], ["a"], actions=[{"task_id": "a", "tool": "github_magic"}])
     message = rejected(document, PlanRules(tool_names=frozenset({"read_file", "write_file"})))
-    assert "actions name tools that do not exist: github_magic" in message
-    assert "available tools: read_file, write_file" in message
+    assert "an action names a tool that does not exist: there is no tool 'github_magic'" in message
+    assert "the closest tools are write_file" in message
 
 
 def test_action_for_unknown_task() -> None:

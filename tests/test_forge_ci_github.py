@@ -237,7 +237,11 @@ def test_the_final_label_replaces_every_other_status_label(rig: Rig) -> None:
     fake.issues[1].labels = ["bug", "planner", *stale]
     question = {
         "phase": "planning",
-        "error": {"type": "unclear_goal", "message": "For whom?", "clarification_needed": ["?"]},
+        "error": {
+            "type": "unclear_goal",
+            "message": "For whom?",
+            "clarification_needed": ["Is CONTRIBUTING.md for maintainers or first-timers?"],
+        },
         "comment": "Who reads it?",
     }
     outcome = rig.run(labeled_event(), [reply_json("planning", question)], event_name="issues")

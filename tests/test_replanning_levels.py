@@ -301,13 +301,15 @@ def test_goal_recheck_that_cannot_plan_asks_the_people(harness: Harness) -> None
         "comment": "unclear",
         "error": {
             "message": "two readings of the issue",
-            "clarification_needed": ["Which reading is meant?"],
+            "clarification_needed": ["Should the files be written once or twice?"],
             "assumptions": ["the first one"],
         },
     }
     harness.server.add(*fail_after_first_task(5), reply_json("replan_goal", cannot))
     result = harness.run()
-    assert result.status == "needs_human" and result.questions == ["Which reading is meant?"]
+    assert result.status == "needs_human" and result.questions == [
+        "Should the files be written once or twice?"
+    ]
     assert [n.kind for n in result.notifications] == ["clarification"]
     assert "- the first one" in result.notifications[0].body
     failed = next(e for e in harness.of_type("replan_decision") if e["level"] == 5)

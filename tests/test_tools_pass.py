@@ -167,7 +167,7 @@ def test_plan_naming_an_unknown_tool_is_reasked_with_the_real_tools(
 
     assert result.status == "completed", result.stop_reason
     reask = scripted_model.requests[1].body["messages"][-1]["content"]
-    assert "actions name tools that do not exist: github_get_file_contents" in reask
+    assert "there is no tool 'github_get_file_contents'; the closest tools are" in reask
     available = reask.split("available tools: ", 1)[1].split("\n", 1)[0]
     listed = set(available.rstrip(".").split(", "))
     assert {

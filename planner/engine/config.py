@@ -188,6 +188,52 @@ class ReplanningConfig(Section):
     """Overall limit and loop detection (YAML key `global`)."""
 
 
+class RepositoryMapConfig(Section):
+    """planning.repository_map — what the planning prompt shows of the repository (issue 16).
+
+    The seed names the repository context as an input of goal understanding (§2.1). planner
+    builds a compact map locally: the file tree (as git sees it, so .gitignore holds), for
+    source files their top-level symbols with one-line docstrings, ranked by relevance to the
+    issue, and the files the issue names in full. Not a seed key.
+    """
+
+    enabled: bool = True
+    """Show the repository map in the planning prompt."""
+    max_tokens: int = Field(default=700, ge=50)
+    """Budget of the whole map section in tokens (estimated: a token per digit, 3.8 characters
+    per token otherwise, as Qwen2.5 counts a map); less relevant files are summarised per
+    directory when the map would exceed it."""
+    named_file_max_tokens: int = Field(default=400, ge=0)
+    """A file the issue names is shown in full up to this many tokens (cut beyond); 0 shows
+    no file contents."""
+    max_named_files: int = Field(default=2, ge=0)
+    """At most this many files the issue names are shown in full."""
+    max_file_bytes: int = Field(default=262_144, ge=1)
+    """Files larger than this are listed with their size only, never parsed."""
+    max_symbols_per_file: int = Field(default=6, ge=0)
+    """Top-level symbols listed per source file."""
+    cache: bool = True
+    """Keep the file index per commit under the git directory (never committed) so the next
+    pass on the same commit skips parsing."""
+
+
+class ExplorationConfig(Section):
+    """planning.exploration — a bounded, read-only look at the repository before the plan
+    (issue 16). Not a seed key."""
+
+    mode: Literal["auto", "always", "off"] = "auto"
+    """auto: explore only when the repository map had to leave files out; always; off."""
+    max_actions: int = Field(default=4, ge=1)
+    """Tool calls (read_file, list_directory, search_files) the exploration may make."""
+    max_tokens: int = Field(default=12_000, ge=500)
+    """Prompt plus completion tokens the exploration may spend; it is asked for its findings
+    once this is reached."""
+    max_result_chars: int = Field(default=3_000, ge=200)
+    """Each tool result is cut to this many characters for the exploration."""
+    max_summary_chars: int = Field(default=1_200, ge=100)
+    """The findings the model writes are cut to this length for the planning prompt."""
+
+
 class RefinementConfig(Section):
     """planning.refinement — a separate quality judge scores each plan (and the finished work)
     and decides accept, replan with its feedback, or reject (seed: task-refinement.md)."""
@@ -247,6 +293,10 @@ class PlanningConfig(Section):
     """History storage settings."""
     replanning: ReplanningConfig = Field(default_factory=ReplanningConfig)
     """Replanning decided by the model at every phase (replanning.md)."""
+    repository_map: RepositoryMapConfig = Field(default_factory=RepositoryMapConfig)
+    """The repository map shown when planning (issue 16)."""
+    exploration: ExplorationConfig = Field(default_factory=ExplorationConfig)
+    """The read-only exploration before planning (issue 16)."""
     refinement: RefinementConfig = Field(default_factory=RefinementConfig)
     """Quality judge of plans and finished work (task-refinement.md)."""
 
@@ -520,6 +570,9 @@ ENV_KEYS: dict[str, str] = {
     "REPLANNING_ENABLED": "planning.replanning.enabled",
     "REPLANNING_MIN_CONFIDENCE": "planning.replanning.llm_decision.min_confidence_threshold",
     "MAX_TOTAL_REPLANS": "planning.replanning.global.max_total_replans",
+    "REPOSITORY_MAP_ENABLED": "planning.repository_map.enabled",
+    "REPOSITORY_MAP_MAX_TOKENS": "planning.repository_map.max_tokens",
+    "EXPLORATION_MODE": "planning.exploration.mode",
     "REFINEMENT_ENABLED": "planning.refinement.enabled",
     "MAX_REFINEMENT_ATTEMPTS": "planning.refinement.max_refinement_attempts",
     "MAX_QUALITY_RETRIES": "planning.refinement.max_quality_retries",

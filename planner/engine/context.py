@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from planner.engine.clarifications import issue_reference
 from planner.engine.config import PlannerConfig
 from planner.engine.conversation import FINISH_TASK, user
 from planner.engine.documents import ExecutionRecord, FunctionCall, Plan, PlanRules
@@ -60,6 +61,9 @@ class PassContext:
         self.summary: Any = None
         self.last_action: tuple[ToolCall, ToolResult] | None = None
         """The last tool call of the current task and its result (what a replan would retry)."""
+        self.planning_context: dict[str, str] = {}
+        """Extra variables of the planning request that phases set in before_planning
+        (planner.grounding: `repository`, the map, and `findings`, the exploration's)."""
         self._started = time.monotonic()
         model.on_call = self._record_call
 
@@ -114,6 +118,10 @@ class PassContext:
             max_subtasks=self.config.planning.max_subtasks,
             tool_names=self.tools.names() | {FINISH_TASK.name},
             current_plan=current_plan,
+            tool_descriptions={spec.name: spec.description for spec in self.tools.catalogue()},
+            question_reference="\n".join(
+                [issue_reference(self.issue), *self.planning_context.values()]
+            ),
         )
 
     def planning_variables(self) -> dict[str, Any]:
@@ -122,6 +130,7 @@ class PassContext:
             "tools": self.tools.catalogue(),
             "history": history_digest(self.store.entries()),
             "max_subtasks": self.config.planning.max_subtasks,
+            **self.planning_context,
         }
 
     def tool_specs(self) -> list[ToolSpec]:

@@ -8,11 +8,14 @@ Semantic checks of a plan (ids, dependencies, order, limits, tools) run inside v
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+
+from planner.engine.clarifications import check_clarification, echoes_planner
+from planner.engine.tool_names import canonical_tool, unknown_tool_problem
 
 
 class Doc(BaseModel):
@@ -74,6 +77,17 @@ class PlanRules:
     max_subtasks: int = 100
     tool_names: frozenset[str] | None = None
     current_plan: Plan | None = None
+    tool_descriptions: Mapping[str, str] | None = None
+    """One line per tool name, so an invented tool's refusal can say what the closest do."""
+    question_reference: str | None = None
+    """What a clarification's questions must be about (the issue, the repository map); None
+    leaves relevance unchecked. Empty or echoed clarifications are refused either way."""
+
+    def tools(self) -> Mapping[str, str] | None:
+        if self.tool_names is None:
+            return None
+        described = self.tool_descriptions or {}
+        return {name: described.get(name, "") for name in sorted(self.tool_names)}
 
 
 def plan_problems(plan: Plan, rules: PlanRules) -> list[str]:
@@ -85,7 +99,7 @@ def plan_problems(plan: Plan, rules: PlanRules) -> list[str]:
     problems += _dependency_problems(subtasks, ids)
     problems += _cycle_problems(subtasks, ids)
     problems += _order_problems(plan, ids)
-    problems += _action_problems(plan.action_plan.actions, ids, rules.tool_names)
+    problems += _action_problems(plan.action_plan.actions, ids, rules.tools())
     return problems
 
 
@@ -143,21 +157,31 @@ def _repeated(items: Iterable[str]) -> list[str]:
 
 
 def _action_problems(
-    actions: list[PlannedAction], ids: set[str], tool_names: frozenset[str] | None
+    actions: list[PlannedAction], ids: set[str], tools: Mapping[str, str] | None
 ) -> list[str]:
     problems = [
         f"an action names task {a.task_id!r}, which is not a subtask"
         for a in actions
         if a.task_id not in ids
     ]
-    if tool_names is not None:
-        unknown = sorted({a.tool for a in actions if a.tool and a.tool not in tool_names})
+    if tools is not None:
+        unknown = sorted({a.tool for a in actions if a.tool and a.tool not in tools})
+        problems += [
+            f"an action names a tool that does not exist: {unknown_tool_problem(name, tools)}"
+            for name in unknown
+        ]
         if unknown:
-            problems.append(
-                f"actions name tools that do not exist: {', '.join(unknown)}; "
-                f"available tools: {', '.join(sorted(tool_names))}"
-            )
+            problems.append(f"available tools: {', '.join(tools)}")
     return problems
+
+
+def map_tool_names(plan: Plan, tools: Mapping[str, str] | None) -> None:
+    """Actions naming a real tool in another spelling are given its real name."""
+    if tools is None:
+        return
+    for action in plan.action_plan.actions:
+        if action.tool and action.tool not in tools:
+            action.tool = canonical_tool(action.tool, tools) or action.tool
 
 
 def _rules(info: ValidationInfo) -> PlanRules | None:
@@ -189,18 +213,40 @@ class PlanningReply(Doc):
 
     @model_validator(mode="after")
     def _complete_and_valid(self, info: ValidationInfo) -> PlanningReply:
+        rules = _rules(info)
         if self.error is not None:
+            if rules is not None:
+                self._only_real_questions(self.error, rules)
             return self
         if not (self.goal_understanding and self.task_decomposition and self.action_plan):
             raise ValueError(
                 "a planning reply needs goal_understanding, task_decomposition and action_plan "
                 "(or an error object asking for clarification)"
             )
-        rules = _rules(info)
+        if rules is not None:
+            map_tool_names(self.plan(), rules.tools())
         problems = plan_problems(self.plan(), rules) if rules else []
         if problems:
             raise ValueError("the plan is not executable: " + "; ".join(problems))
         return self
+
+    def _only_real_questions(self, error: PlanningError, rules: PlanRules) -> None:
+        """A clarification people cannot answer is refused (and re-asked as a plan); real
+        questions are kept without the degenerate ones, and echoed text is dropped."""
+        check = check_clarification(
+            error.message, error.clarification_needed, rules.question_reference
+        )
+        if check.problem is not None:
+            raise ValueError(
+                f"the clarification is not a question for the people on the issue: "
+                f"{check.problem}. Do not ask. Plan the work now, proceeding on stated "
+                "assumptions, and list them under goal_understanding.constraints"
+            )
+        error.clarification_needed = list(check.questions)
+        if echoes_planner(error.message):
+            error.message = "planner needs answers before it can plan this work"
+        if echoes_planner(self.comment):
+            self.comment = ""
 
     def plan(self) -> Plan:
         assert self.goal_understanding and self.task_decomposition and self.action_plan

@@ -9,12 +9,14 @@ above the engine, because the engine never imports a phase package.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from planner.approval.gate import ApprovalGate
 from planner.approval.phase import ApprovalPhase
 from planner.engine.config import PlannerConfig
 from planner.engine.phase import Phase
 from planner.engine.reflection import ReflectionPhase
+from planner.grounding.phase import GroundingPhase
 from planner.refinement.phase import RefinementPhase
 from planner.replanning.phase import ReplanningPhase
 
@@ -23,9 +25,14 @@ def pass_phases(
     config: PlannerConfig,
     gate: ApprovalGate | None = None,
     diff: Callable[[], str] | None = None,
+    *,
+    workspace: Path | None = None,
+    excluded: tuple[Path, ...] = (),
 ) -> list[Phase]:
     """The phases for one pass under `config` (legacy mode has no plan, so none of these).
-    `diff` gives the work's changes for the final quality judgement (planner.run.workdiff)."""
+    `diff` gives the work's changes for the final quality judgement (planner.run.workdiff);
+    `workspace` is the checkout the repository map describes (None: no map); `excluded` are
+    paths the map never lists (planner's history and state)."""
     planning = config.planning
     if not planning.enabled:
         return []
@@ -33,4 +40,5 @@ def pass_phases(
         *([ApprovalPhase(gate)] if gate is not None else []),
         ReplanningPhase() if planning.replanning.enabled else ReflectionPhase(),
         *([RefinementPhase(diff)] if planning.refinement.enabled else []),
+        *([GroundingPhase(workspace, excluded)] if workspace is not None else []),
     ]

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,10 +19,10 @@ from planner.engine.issue import IssueContext
 from planner.engine.llm import OpenAIModel
 from planner.engine.phase import Phase
 from planner.engine.result import PassResult
+from planner.grounding.files import git_output
 from planner.run.phases import pass_phases
 from planner.run.workdiff import workspace_diff
 from planner.tools import build_registry
-from planner.tools.safe_env import git_argv, git_environment
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +91,11 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
             setup.config, setup.workspace, store, registry, config_files(setup), setup.protected
         )
         diff = workspace_diff(setup.workspace, setup.base_commit)
-        phases = [*pass_phases(setup.config, gate, diff), *setup.phases]
+        excluded = (store.directory, *setup.protected)
+        phases = [
+            *pass_phases(setup.config, gate, diff, workspace=setup.workspace, excluded=excluded),
+            *setup.phases,
+        ]
         coordinator = PlanningCoordinator(
             setup.config, model, registry, issue, store, setup.reporter, setup.clock, phases
         )
@@ -146,15 +148,5 @@ def repository_name(workspace: Path) -> str:
 
 def _git_output(workspace: Path, *args: str) -> str | None:
     """A git command's stripped stdout, or None when git fails or is missing."""
-    try:
-        done = subprocess.run(
-            git_argv(*args),
-            cwd=workspace,
-            env=git_environment(os.environ),
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return done.stdout.strip()
+    out = git_output(workspace, *args)
+    return None if out is None else out.decode("utf-8", "surrogateescape").strip()
