@@ -33,6 +33,7 @@ from planner.ci.forges.base import (
 )
 from planner.ci.forges.http import RetryPolicy
 from planner.ci.gitops import GitWorkspace, Identity
+from planner.ci.interactive import interactive_event
 from planner.ci.tracking import (
     CHECKLIST_CHARS,
     TrackingState,
@@ -137,6 +138,10 @@ def run_for_event(
     run = IssueRun(forge, trigger, target, config, workspace, env)
     if trigger.command == "stop":
         return run.stop(history)
+    # Interactive planning sessions (planner.ci.interactive) take the events that are theirs.
+    session_outcome = interactive_event(run, model=model, extra_tools=extra_tools, history=history)
+    if session_outcome is not None:
+        return session_outcome
     return run.execute(model=model, extra_tools=extra_tools, history=history)
 
 
@@ -314,6 +319,8 @@ class IssueRun:
         self.labels = list(target.issue.labels)
         self.comment: CommentData | None = None
         self.posted: set[str] = set()
+        self.issue_hooks: list[Callable[[IssueContext], IssueContext]] = []
+        """Additions to the issue a pass sees (e.g. an approved planning session's design)."""
         self.view = TrackingView(
             state="working",
             actor=trigger.actor.login,
@@ -379,6 +386,8 @@ class IssueRun:
         issue = issue_context(
             self.forge, self.trigger, self.target, self.forge.list_comments(self.number)
         )
+        for hook in self.issue_hooks:
+            issue = hook(issue)
         result = self._pass(issue, model, extra_tools, history, mcp_servers)
         self.view.result = result
         commit = git.commit_all(self._commit_message(result), self._identity()) or ""
