@@ -387,9 +387,13 @@ def test_the_issue_finds_its_session_from_the_history_when_the_file_is_gone(
     store = SessionStore(tmp_path)
     journal = PlanningHistoryStore(tmp_path, "o/r", "5", "run1")
     session = in_design()
-    session.conversation_history.append(
-        ConversationMessage(role="user", phase="design", content="x", timestamp="t")
+    said = ConversationMessage(
+        role="user", phase="review", content="REJECTED: too big", timestamp="t", author="dana"
     )
+    session.conversation_history += [
+        ConversationMessage(role="user", phase="design", content="prompt", timestamp="t"),
+        said,
+    ]
     store.save(session)
     record_for_issue(journal, session, comment_id="77")
     found = latest_for_issue(journal, store)
@@ -397,5 +401,6 @@ def test_the_issue_finds_its_session_from_the_history_when_the_file_is_gone(
     store.path(session.session_id).unlink()  # e.g. a backend that carries only JSONL files
     restored, _ = latest_for_issue(journal, store)  # type: ignore[misc]
     assert restored.session_id == session.session_id and restored.status == S.DESIGN
-    assert restored.decisions == session.decisions and restored.conversation_history == []
+    assert restored.decisions == session.decisions
+    assert restored.conversation_history == [said]  # what people said, not the prompts
     assert latest_for_issue(PlanningHistoryStore(tmp_path, "o/r", "6"), store) is None

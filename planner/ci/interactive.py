@@ -179,7 +179,8 @@ class IssueSessions:
             self.approving = True  # approve_plan makes the move when the pass is handed over
         else:
             reason = command.argument or "(no reason given)"
-            remember(session, "user", "review", REJECTED + reason)
+            login = self.run.trigger.actor.login
+            remember(session, "user", "review", REJECTED + reason, author=login)
             if move.reject(session) == S.CANCELLED:
                 self.notes.append("Third rejection: the session is cancelled.")
 
@@ -190,8 +191,8 @@ class IssueSessions:
         discovery = session.status == S.DISCOVERY
         parsed = parse_answers(text, session) if discovery else parse_choices(text, session)
         self.notes += [f"Not used: {problem}" for problem in parsed.problems]
-        author = f"@{self.run.trigger.actor.login}: {text}"
-        remember(session, "user", session.status.value, author)
+        login = self.run.trigger.actor.login
+        remember(session, "user", session.status.value, text, author=login)
         self._apply(session, parsed)
 
     def _apply(self, session: PlanningSession, parsed: Parsed) -> None:

@@ -96,6 +96,8 @@ class ConversationMessage(Strict):
     phase: Literal["discovery", "design", "review", "summary"]
     content: str
     timestamp: str
+    author: str | None = None
+    """Who wrote it: None for planner's prompts and the model's replies, else the person."""
 
 
 class PlanningSession(Strict):

@@ -210,10 +210,17 @@ class PlanningOperations:
         ]
 
 
-def remember(session: PlanningSession, role: Any, phase: Any, content: str, at: str = "") -> None:
+def remember(
+    session: PlanningSession,
+    role: Any,
+    phase: Any,
+    content: str,
+    at: str = "",
+    author: str | None = None,
+) -> None:
     """One message of the session's conversation (a prompt, a reply or a person's words)."""
     message = ConversationMessage(
-        role=role, phase=phase, content=content, timestamp=at or now_iso()
+        role=role, phase=phase, content=content, timestamp=at or now_iso(), author=author
     )
     session.conversation_history.append(message)
 

@@ -7,8 +7,9 @@ The history directory travels between CI runs (cache, artifacts), so sessions do
 is retried up to 3 times and then reported (SessionSaveError). `conversation_history` keeps the
 newest 100 messages; older ones move to the phase logs and one summary message stands for them.
 Sessions of an issue are also recorded in the issue's JSONL history (`planning_session` entries
-without the conversation), which every history backend carries file by file, so an issue finds
-its session even where only JSONL files were restored.
+whose conversation keeps only what people wrote), which every history backend carries file by
+file, so an issue finds its session (and the reasons of rejections) even where only JSONL files
+were restored.
 """
 
 from __future__ import annotations
@@ -197,6 +198,8 @@ def _counted(summary: ConversationMessage | None) -> Counter[str]:
 def record_for_issue(history: PlanningHistoryStore, session: PlanningSession, **extra: Any) -> None:
     """A snapshot of the session (without its conversation) in the issue's JSONL history."""
     snapshot = session.model_dump(mode="json", exclude={"conversation_history"})
+    people = [m for m in session.conversation_history if m.author is not None]
+    snapshot["conversation_history"] = [m.model_dump(mode="json") for m in people]
     history.append(ENTRY_TYPE, session=snapshot, **extra)
 
 

@@ -13,7 +13,12 @@ from typing import TextIO
 
 from planner.interactive import transitions as move
 from planner.interactive.model import DecisionPoint, PlanningSession, PlanningSessionStatus
-from planner.interactive.operations import PlanningOperations, build_enhanced_instruction
+from planner.interactive.operations import (
+    REJECTED,
+    PlanningOperations,
+    build_enhanced_instruction,
+    remember,
+)
 from planner.interactive.replies import parse_decisions
 from planner.interactive.storage import SessionStore
 
@@ -149,7 +154,7 @@ class TerminalSession:
                 return
             if typed in ("r", "reject"):
                 reason = self.console.ask("  why? (feedback for the revised design): ")
-                self.operations.remember(session, "user", "review", f"REJECTED: {reason}")
+                remember(session, "user", "review", REJECTED + reason, author="terminal")
                 move.reject(session)
                 return
 
