@@ -328,7 +328,9 @@ def test_sessions_are_saved_in_the_seed_layout_and_listed_newest_first(tmp_path:
     older.updated_at, newer.updated_at = "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"
     store.save(older)
     store.save(newer)
-    assert store.path(older.session_id) == tmp_path / "planning-sessions" / f"{older.session_id}.json"
+    assert (
+        store.path(older.session_id) == tmp_path / "planning-sessions" / f"{older.session_id}.json"
+    )
     assert store.load(older.session_id) == older
     assert older.discovery_log_path == f"logs/{older.session_id}/discovery.log"
     assert [s.session_id for s in store.recent()] == [newer.session_id, older.session_id]

@@ -185,7 +185,10 @@ def test_a_model_failure_fails_the_session_with_its_message(
     done = planner_plan("Add login", stdin="", server=scripted_model, repo=repo)
 
     assert done.returncode == 1
-    assert "The session failed: ApiError: model API answered HTTP 400: Error code: 400 - model is gone" in done.stdout
+    assert (
+        "The session failed: ApiError: model API answered HTTP 400: Error code: 400 - model is gone"
+        in done.stdout
+    )
     [session] = sessions(repo).recent()
     assert session.status == "failed" and "HTTP 400" in (session.error_message or "")
     log = (repo / HISTORY / (session.discovery_log_path or "")).read_text(encoding="utf-8")
@@ -236,7 +239,7 @@ class Terminal:
         deadline = time.monotonic() + timeout
         while text not in self.seen[self.offset :]:
             remaining = deadline - time.monotonic()
-            assert remaining > 0, f"never saw {text!r} in {self.seen[self.offset:]!r}"
+            assert remaining > 0, f"never saw {text!r} in {self.seen[self.offset :]!r}"
             ready, _, _ = select.select([self.fd], [], [], remaining)
             if ready:
                 try:

@@ -82,19 +82,24 @@ class IssueSessions:
     ) -> None:
         self.run = run
         self.directory = directory
+        self.run_id = new_run_id()
         self.model = model
         self.extra_tools = extra_tools
         self.history = history
         self.store = SessionStore(directory)
-        self.journal = PlanningHistoryStore(
-            directory, run.forge.repository, str(run.number), new_run_id()
-        )
+        self.journal = self._journal()
         found = latest_for_issue(self.journal, self.store)
         self.session: PlanningSession | None = found[0] if found else None
         self.entry: dict[str, Any] = found[1] if found else {}
         self.comments: list[CommentData] | None = None
         self.notes: list[str] = []
         self.approving = False
+
+    def _journal(self) -> PlanningHistoryStore:
+        """The issue's history, read afresh (a pass appends through a store of its own)."""
+        run = self.run
+        number = str(run.number)
+        return PlanningHistoryStore(self.directory, run.forge.repository, number, self.run_id)
 
     # -- routing
 
@@ -207,15 +212,16 @@ class IssueSessions:
         return last is not None and datetime.now(UTC) - last >= limit
 
     def _note_ignored_replies(self) -> None:
-        """Replies since the last run by people who may not steer the session: said, not used."""
-        since = parse_time(str(self.entry.get("timestamp", "")))
+        """Replies since the last run by people who may not steer the session: said, not used.
+        (Their events never start a run, so no write happens on their account.)"""
+        seen = int(self.entry.get("seen_comment") or 0)
         actor = self.run.trigger.actor.login
         authors = {
             c.author
             for c in self._comments()
-            if c.author != actor
+            if _number(c.id) > seen
+            and c.author != actor
             and not (c.trusted and MARKER_PREFIX in c.body)
-            and (since is None or ((c.created or since) > since))
         }
         forge = self.run.config.forge
         for author in sorted(authors)[:MAX_IGNORED_AUTHORS]:
@@ -264,7 +270,8 @@ class IssueSessions:
             if comment is not None
             else run.forge.post_comment(run.number, body)
         )
-        self._record(session, comment_id=written.id, comment_url=written.url)
+        seen = max((_number(c.id) for c in self._comments()), default=0)
+        self._record(session, comment_id=written.id, comment_url=written.url, seen_comment=seen)
         link = f"[the session comment]({written.url})" if written.url else "the session comment"
         run.view.notes = [
             f"Interactive planning session {session.session_id}: "
@@ -285,8 +292,7 @@ class IssueSessions:
         kept: dict[str, Any] = {
             k: self.entry[k] for k in ("comment_id", "comment_url") if same and k in self.entry
         }
-        record_for_issue(self.journal, session, **{**kept, **extra})
-        self.entry = {**self.journal.entries()[-1]}
+        self.entry = record_for_issue(self.journal, session, **{**kept, **extra})
 
     def _finish(self, session: PlanningSession, operations: PlanningOperations) -> CiOutcome:
         from planner.ci.job import CiOutcome
@@ -329,8 +335,14 @@ class IssueSessions:
         return outcomes[0]
 
     def _last_pass_id(self) -> str:
+        self.journal = self._journal()
         starts = [e for e in self.journal.entries() if e.get("type") == "run_start"]
         return str(starts[-1].get("run_id", "")) if starts else ""
+
+
+def _number(comment_id: str) -> int:
+    """Comment ids grow on both forges; the newest seen marks where the next run starts."""
+    return int(comment_id) if comment_id.isdigit() else 0
 
 
 def _reason(session: PlanningSession) -> str:

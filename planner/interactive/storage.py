@@ -195,12 +195,14 @@ def _counted(summary: ConversationMessage | None) -> Counter[str]:
 # -- the issue's binding -----------------------------------------------------------------------
 
 
-def record_for_issue(history: PlanningHistoryStore, session: PlanningSession, **extra: Any) -> None:
-    """A snapshot of the session (without its conversation) in the issue's JSONL history."""
+def record_for_issue(
+    history: PlanningHistoryStore, session: PlanningSession, **extra: Any
+) -> dict[str, Any]:
+    """A snapshot of the session (with what people said) in the issue's JSONL history."""
     snapshot = session.model_dump(mode="json", exclude={"conversation_history"})
     people = [m for m in session.conversation_history if m.author is not None]
     snapshot["conversation_history"] = [m.model_dump(mode="json") for m in people]
-    history.append(ENTRY_TYPE, session=snapshot, **extra)
+    return history.append(ENTRY_TYPE, session=snapshot, **extra)
 
 
 def latest_for_issue(
