@@ -230,9 +230,10 @@ def test_github_plan_command_then_timeout_skips_and_cancel(github: GitHubJobs) -
     github.comment("/planner plan Add staff login with SSO", [discovery_step()])
     [session] = github.sessions().recent()
     assert session.instruction == "Add staff login with SSO"
-    path = github.cache / "planning-sessions" / f"{session.session_id}.json"  # type: ignore[operator]
-    aged = path.read_text(encoding="utf-8").replace(session.updated_at, "2020-01-01T00:00:00Z")
-    path.write_text(aged, encoding="utf-8")  # the questions have waited past the timeout
+    assert github.cache is not None
+    for path in github.cache.rglob("*.json*"):  # the questions have waited past the timeout
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace(session.updated_at, "2020-01-01T00:00:00Z"), encoding="utf-8")
 
     github.comment("q-1: staff only", [design_step()])
 
@@ -346,15 +347,55 @@ def test_gitlab_label_answers_decisions_reject_approve_merge_request(gitlab: Git
     assert "✅ Interactive planning · approved" in gitlab.session_note()
 
 
-def test_gitlab_three_rejections_cancel_the_session(gitlab: GitLabJobs) -> None:
-    gitlab.note("/planner plan Add staff login", [discovery_step()])
-    gitlab.note("1. staff only\n2. 2\n3. speed", [design_step()])
-    for round_ in (1, 2, 3):
-        gitlab.note("d-1: a\nd-2: a", [review_step()])
-        script = [design_step()] if round_ < 3 else []
-        gitlab.note(f"/planner reject not yet ({round_})", script)
-    assert gitlab.report["PLANNER_STATUS"] == "stopped"
-    note = gitlab.session_note()
+def test_github_three_rejections_cancel_the_session(github: GitHubJobs, tmp_path: Path) -> None:
+    """A session already in review (as earlier runs left it), then reject, decide, reject, …"""
+    session = seeded_review(github, tmp_path)
+    for round_ in (1, 2):
+        github.comment(f"/planner reject not yet ({round_})", [design_step()])
+        assert f"rejected {round_}/3" in github.session_comment()
+        github.comment("d-1: a\nd-2: a", [review_step()])
+    github.comment("/planner reject still not right", [])
+
+    assert github.outputs["status"] == "stopped"
+    note = github.session_comment()
     assert "⏹️ Interactive planning · cancelled" in note and "rejected 3/3" in note
     assert "> Third rejection: the session is cancelled." in note
-    assert gitlab.fake.merge_requests == {}
+    assert github.fake.pulls == {}
+    final = github.sessions().load(session.session_id)
+    assert final.status == "cancelled" and final.reject_count == 3
+
+
+def seeded_review(github: GitHubJobs, tmp_path: Path) -> Any:
+    """The history directory of an issue whose session waits for approval."""
+    from planner.engine.history import PlanningHistoryStore
+    from planner.interactive import transitions as move
+    from planner.interactive.documents import DesignReply, DiscoveryReply
+    from planner.interactive.model import DecisionPoint, Question, new_session
+    from planner.interactive.operations import options_with_ids
+    from planner.interactive.storage import record_for_issue
+    from tests.support.planning_session import DESIGN, QUESTIONS, SUMMARY
+
+    cache = tmp_path / "seeded-cache"
+    session = new_session("Add staff login")
+    asked = DiscoveryReply.model_validate(QUESTIONS).questions
+    session.questions = [
+        Question(id=f"q-{n}", type=q.type, question=q.question, answer="yes", answered_at="t")
+        for n, q in enumerate(asked, start=1)
+    ]
+    session.current_question_index = len(session.questions)
+    session.status = move.S.DESIGN
+    proposed = DesignReply.model_validate(DESIGN).decisions
+    session.decisions = [
+        DecisionPoint(id=f"d-{n}", topic=d.topic, options=options_with_ids(d.options))
+        for n, d in enumerate(proposed, start=1)
+    ]
+    for decision in session.decisions:
+        move.record_decision(session, decision.id, "opt-a", "seeded")
+    move.finish_design(session)
+    session.design_summary = SUMMARY["design_summary"]
+    SessionStore(cache).save(session)
+    journal = PlanningHistoryStore(cache, github.fake.repository, "1", "seed")
+    record_for_issue(journal, session)
+    github.cache = cache
+    github.fake.issues[1].labels.append("planner:needs-input")
+    return session

@@ -147,7 +147,7 @@ class PlanningOperations:
             DecisionPoint(
                 id=f"d-{number}",
                 topic=proposed.topic,
-                options=_options(proposed.options),
+                options=options_with_ids(proposed.options),
             )
             for number, proposed in enumerate(reply.decisions, start=1)
         ]
@@ -225,7 +225,7 @@ def remember(
     session.conversation_history.append(message)
 
 
-def _options(proposed: list[Any]) -> list[DecisionOption]:
+def options_with_ids(proposed: list[Any]) -> list[DecisionOption]:
     """Options with planner's ids; exactly one recommendation (the first marked, else none)."""
     recommended = next((i for i, o in enumerate(proposed) if o.recommended), None)
     return [

@@ -7,9 +7,9 @@ The history directory travels between CI runs (cache, artifacts), so sessions do
 is retried up to 3 times and then reported (SessionSaveError). `conversation_history` keeps the
 newest 100 messages; older ones move to the phase logs and one summary message stands for them.
 Sessions of an issue are also recorded in the issue's JSONL history (`planning_session` entries
-whose conversation keeps only what people wrote), which every history backend carries file by
-file, so an issue finds its session (and the reasons of rejections) even where only JSONL files
-were restored.
+whose conversation keeps what people wrote and the summaries they judged), which every history
+backend carries file by file, so an issue finds its session (and the reasons of rejections) even
+where only JSONL files were restored.
 """
 
 from __future__ import annotations
@@ -200,9 +200,15 @@ def record_for_issue(
 ) -> dict[str, Any]:
     """A snapshot of the session (with what people said) in the issue's JSONL history."""
     snapshot = session.model_dump(mode="json", exclude={"conversation_history"})
-    people = [m for m in session.conversation_history if m.author is not None]
-    snapshot["conversation_history"] = [m.model_dump(mode="json") for m in people]
+    kept = [m for m in session.conversation_history if _travels(m)]
+    snapshot["conversation_history"] = [m.model_dump(mode="json") for m in kept]
     return history.append(ENTRY_TYPE, session=snapshot, **extra)
+
+
+def _travels(message: ConversationMessage) -> bool:
+    """What the next design prompt needs: people's words and the summaries they judged."""
+    summary = message.role == "assistant" and message.phase == "review"
+    return message.author is not None or summary
 
 
 def latest_for_issue(
