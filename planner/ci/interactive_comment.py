@@ -170,10 +170,12 @@ def _approved(session: PlanningSession) -> str:
 
 
 def _quoted(text: str) -> str:
-    return "\n".join(f"> {line}" for line in neutralize(text).splitlines()) or "> (empty)"
+    lines = neutralize(text).replace("```", "ʼʼʼ").splitlines()
+    return "\n".join(f"> {line}" for line in lines) or "> (empty)"
 
 
 def _fenced(text: str) -> str:
-    """Inside a fence markdown does not render, so only the fence itself must not be closable."""
-    safe = neutralize(text).replace("```", "ʼʼʼ")
+    """Inside a fence nothing renders and nobody is notified, so the text stays as written;
+    only the fence must not be closable and no line may pass for one of planner's markers."""
+    safe = text.replace("```", "ʼʼʼ").replace("<!--", "<!\u200b--")
     return f"```text\n{safe}\n```"
