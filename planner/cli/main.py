@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from planner.cli.issue_file import load_issue_file
+from planner.ci.forges.issue_file import load_issue_file
 from planner.cli.plan import add_plan_command, run_plan
 from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.engine.errors import PlannerError, UserInputError
