@@ -69,8 +69,11 @@ def test_after_approval_every_later_planning_prompt_carries_the_design(rig: Rig)
 
     def carries(body: dict[str, Any]) -> None:
         prompt = user_prompt(body)
-        assert "comment by planner (approved planning session planning-" in prompt
-        assert "- Session handling: JWT\n  Reason: simple" in prompt
+        start = prompt.index('<untrusted-data source="instruction for this run">')
+        instruction = prompt[start : prompt.index("</untrusted-data>", start)]
+        assert "Original Instruction: Add staff login" in instruction
+        assert "- Session handling: JWT\n  Reason: simple" in instruction
+        assert instruction.endswith("## Instruction for this run\nadd a logout button too\n")
 
     later = [dataclasses.replace(PLAN[0], expect=carries), *PLAN[1:]]
     assert (
@@ -152,3 +155,24 @@ def test_a_plain_review_reply_is_not_an_approval(rig: Rig) -> None:
     )
     [session] = sessions(rig).recent()
     assert session.status == "review"
+
+
+def test_no_plan_is_made_while_a_session_of_the_issue_waits(rig: Rig, tmp_path: Path) -> None:
+    """The phase's safety net: a pass that reaches planning (here: the local CLI on the same
+    history) stops instead of planning around a session that is not approved yet."""
+    from planner.engine.issue import IssueContext
+    from planner.run.runner import PassSetup, run_pass
+    from planner.testing.scripted_server import ScriptedModelServer
+    from tests.fake_forge.scenario import clone, model_config
+
+    comment_job(rig, reply(rig, "/planner plan Add staff login"), [discovery_step()])
+    fake = rig.fake
+    issue = IssueContext(repository=fake.repository, number="1", title="Add staff login")
+    with ScriptedModelServer([]) as server:
+        setup = PassSetup(
+            config=model_config(server.base_url, rig.history),
+            workspace=clone(fake.bare, tmp_path / "local"),
+        )
+        result = run_pass(setup, issue)
+    assert result.status == "needs_human"
+    assert "is in discovery: no plan before it is approved" in result.stop_reason

@@ -7,8 +7,8 @@ planner.ci.job hands every `run` event on an issue here first. Ours are:
   `1. …`, free text for a single open question) or decide (`d-1: opt-b because …`);
   `/planner approve` hands the enhanced instruction to a pass in the same run, `/planner reject
   <why>` returns to design with the reason, `/planner cancel` cancels.
-Everything else falls through to the ordinary pass (after an approved session, with the
-approved design added to what every prompt of the issue shows). The session is shown in one
+Everything else falls through to the ordinary pass (after an approved session, its phase,
+planner.interactive.phase, makes every plan of the issue from the approved design). The session is shown in one
 comment of its own, linked from the tracking comment; the issue waits under
 forge.label_needs_input, so a plain reply by someone with write access starts the next run.
 Replies by people without write access never start a run; the next run says they were ignored.
@@ -17,7 +17,6 @@ Replies by people without write access never start a run; the next run says they
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,14 +26,12 @@ from planner.ci.interactive_comment import SESSION_MARKER, render_session
 from planner.ci.triggers import match_phrase
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.interfaces import HistoryBackend, ToolProvider
-from planner.engine.issue import Comment, IssueContext
 from planner.interactive import transitions as move
 from planner.interactive.model import PlanningSession, PlanningSessionStatus, new_session
 from planner.interactive.operations import (
     REJECTED,
     PlanningOperations,
     approve_plan,
-    build_enhanced_instruction,
     remember,
 )
 from planner.interactive.replies import Parsed, SessionCommand, parse_answers, parse_command
@@ -115,9 +112,7 @@ class IssueSessions:
         wanted = self.run.trigger.kind == "interactive"
         if wanted or (self.run.config.interactive.enabled and session is None):
             return self._start(self._issue_text())
-        if session is not None and session.status == S.APPROVED:
-            self.run.issue_hooks.append(approved_design(session))
-        return None
+        return None  # after an approved session the pass plans from its design (its phase)
 
     def _event_text(self) -> tuple[str, SessionCommand | None]:
         """What the person wrote for planner, and a command when they used the phrase."""
@@ -354,17 +349,3 @@ def _reason(session: PlanningSession) -> str:
         S.FAILED: f"planning session failed: {session.error_message}",
     }
     return reasons.get(session.status, "")
-
-
-def approved_design(session: PlanningSession) -> Callable[[IssueContext], IssueContext]:
-    """Every later pass of the issue shows the approved design beside the issue's comments."""
-
-    def add(issue: IssueContext) -> IssueContext:
-        note = Comment(
-            author=f"planner (approved planning session {session.session_id})",
-            body=build_enhanced_instruction(session),
-            created_at=session.updated_at,
-        )
-        return issue.model_copy(update={"comments": [note, *issue.comments]})
-
-    return add

@@ -319,8 +319,6 @@ class IssueRun:
         self.labels = list(target.issue.labels)
         self.comment: CommentData | None = None
         self.posted: set[str] = set()
-        self.issue_hooks: list[Callable[[IssueContext], IssueContext]] = []
-        """Additions to the issue a pass sees (e.g. an approved planning session's design)."""
         self.view = TrackingView(
             state="working",
             actor=trigger.actor.login,
@@ -386,8 +384,6 @@ class IssueRun:
         issue = issue_context(
             self.forge, self.trigger, self.target, self.forge.list_comments(self.number)
         )
-        for hook in self.issue_hooks:
-            issue = hook(issue)
         result = self._pass(issue, model, extra_tools, history, mcp_servers)
         self.view.result = result
         commit = git.commit_all(self._commit_message(result), self._identity()) or ""

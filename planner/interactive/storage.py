@@ -231,5 +231,20 @@ def latest_for_issue(
     return recorded, entry
 
 
+def issue_sessions(entries: list[dict[str, Any]]) -> list[PlanningSession]:
+    """The issue's sessions as last recorded, oldest first (unreadable entries skipped)."""
+    latest: dict[str, PlanningSession] = {}
+    for entry in entries:
+        if entry.get("type") != ENTRY_TYPE:
+            continue
+        try:
+            session = PlanningSession.model_validate(entry.get("session"))
+        except ValidationError:
+            continue
+        latest.pop(session.session_id, None)  # re-inserted: ordered by last record
+        latest[session.session_id] = session
+    return list(latest.values())
+
+
 def dump_for_log(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from planner.engine.config import PlannerConfig
 from planner.engine.phase import Phase
 from planner.engine.reflection import ReflectionPhase
+from planner.interactive.phase import InteractivePhase
 from planner.replanning.phase import ReplanningPhase
 
 
@@ -20,5 +21,6 @@ def pass_phases(config: PlannerConfig) -> list[Phase]:
     if not planning.enabled:
         return []
     return [
+        InteractivePhase(),
         ReplanningPhase() if planning.replanning.enabled else ReflectionPhase(),
     ]
