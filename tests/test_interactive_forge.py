@@ -6,6 +6,7 @@ carry only JSONL files, so the session comes back from the issue's history)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -151,7 +152,7 @@ def github(fake_github: FakeGitHub, tmp_path: Path) -> GitHubJobs:
     return GitHubJobs(fake_github, tmp_path)
 
 
-def test_github_label_questions_answers_design_reject_revise_approve_pull_request(
+def test_github_label_questions_partial_answers_non_writer_decisions_review(
     github: GitHubJobs,
 ) -> None:
     fake = github.fake
@@ -189,6 +190,16 @@ def test_github_label_questions_answers_design_reject_revise_approve_pull_reques
     assert "- Session handling: Server cookies\n  Reason: cookies are simpler" in review
     assert "`/planner approve`" in review
 
+    [session] = github.sessions().recent()
+    assert session.status == "review" and session.design_summary
+
+
+def test_github_review_reject_revise_approve_pull_request(
+    github: GitHubJobs, tmp_path: Path
+) -> None:
+    """The second half, from the review the first half ends in (as its history left it)."""
+    fake = github.fake
+    seeded_review(github, tmp_path, ("staff only", "SQLite", "speed of delivery"))
     github.comment(
         "/planner reject too heavy, keep it small",
         [design_step(REVISED, expect=rejected_feedback)],
@@ -215,8 +226,6 @@ def test_github_label_questions_answers_design_reject_revise_approve_pull_reques
 
 
 def _run_ids(github: GitHubJobs) -> set[str]:
-    import json
-
     ids = set()
     for path in (github.workspace / HISTORY).glob("*.jsonl"):
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -365,13 +374,15 @@ def test_github_three_rejections_cancel_the_session(github: GitHubJobs, tmp_path
     assert final.status == "cancelled" and final.reject_count == 3
 
 
-def seeded_review(github: GitHubJobs, tmp_path: Path) -> Any:
+def seeded_review(
+    github: GitHubJobs, tmp_path: Path, answers: tuple[str, ...] = ("yes", "yes", "yes")
+) -> Any:
     """The history directory of an issue whose session waits for approval."""
     from planner.engine.history import PlanningHistoryStore
     from planner.interactive import transitions as move
     from planner.interactive.documents import DesignReply, DiscoveryReply
     from planner.interactive.model import DecisionPoint, Question, new_session
-    from planner.interactive.operations import options_with_ids
+    from planner.interactive.operations import options_with_ids, remember
     from planner.interactive.storage import record_for_issue
     from tests.support.planning_session import DESIGN, QUESTIONS, SUMMARY
 
@@ -379,8 +390,8 @@ def seeded_review(github: GitHubJobs, tmp_path: Path) -> Any:
     session = new_session("Add staff login")
     asked = DiscoveryReply.model_validate(QUESTIONS).questions
     session.questions = [
-        Question(id=f"q-{n}", type=q.type, question=q.question, answer="yes", answered_at="t")
-        for n, q in enumerate(asked, start=1)
+        Question(id=f"q-{n}", type=q.type, question=q.question, answer=text, answered_at="t")
+        for n, (q, text) in enumerate(zip(asked, answers, strict=True), start=1)
     ]
     session.current_question_index = len(session.questions)
     session.status = move.S.DESIGN
@@ -390,9 +401,10 @@ def seeded_review(github: GitHubJobs, tmp_path: Path) -> Any:
         for n, d in enumerate(proposed, start=1)
     ]
     for decision in session.decisions:
-        move.record_decision(session, decision.id, "opt-a", "seeded")
+        move.record_decision(session, decision.id, "opt-b", "seeded")
     move.finish_design(session)
     session.design_summary = SUMMARY["design_summary"]
+    remember(session, "assistant", "review", json.dumps(SUMMARY))  # what the review phase said
     SessionStore(cache).save(session)
     journal = PlanningHistoryStore(cache, github.fake.repository, "1", "seed")
     record_for_issue(journal, session)
