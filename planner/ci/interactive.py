@@ -8,8 +8,8 @@ planner.ci.job hands every `run` event on an issue here first. Ours are:
   `/planner approve` hands the enhanced instruction to a pass in the same run, `/planner reject
   <why>` returns to design with the reason, `/planner cancel` cancels.
 Everything else falls through to the ordinary pass (after an approved session, its phase,
-planner.interactive.phase, makes every plan of the issue from the approved design). The session is shown in one
-comment of its own, linked from the tracking comment; the issue waits under
+planner.interactive.phase, makes every plan of the issue from the approved design). The session
+is shown in one comment of its own, linked from the tracking comment; the issue waits under
 forge.label_needs_input, so a plain reply by someone with write access starts the next run.
 Replies by people without write access never start a run; the next run says they were ignored.
 """
