@@ -116,6 +116,11 @@ def test_a_new_plan_command_cancels_the_waiting_session(rig: Rig) -> None:
     assert (newest.instruction, newest.status) == ("Add SSO login instead", "discovery")
     assert older.status == "cancelled"
     assert f"> Session {older.session_id} was cancelled by the new one." in session_comment(rig)
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    first, second = [c.body for c in fake.comments_on(1) if SESSION_MARKER in c.body]
+    assert older.session_id in first and "⏹️ Interactive planning · cancelled" in first
+    assert newest.session_id in second and "questions (discovery)" in second
 
 
 def test_a_non_writer_cannot_answer_and_their_event_writes_nothing(rig: Rig) -> None:

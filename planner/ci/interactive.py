@@ -142,7 +142,7 @@ class IssueSessions:
         if previous is not None and previous.active:
             move.cancel(previous)
             self.store.save(previous)
-            self._record(previous)
+            self._show(previous)  # its comment says it is cancelled
             self.notes.append(f"Session {previous.session_id} was cancelled by the new one.")
         session = self.session = new_session(instruction)
         self.entry = {}
