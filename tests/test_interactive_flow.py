@@ -18,6 +18,7 @@ from tests.support.planning_session import (
     design_step,
     discovery_step,
     review_step,
+    run_instruction,
     user_prompt,
 )
 
@@ -68,9 +69,7 @@ def test_after_approval_every_later_planning_prompt_carries_the_design(rig: Rig)
     assert approved.status == "completed"
 
     def carries(body: dict[str, Any]) -> None:
-        prompt = user_prompt(body)
-        start = prompt.index('<untrusted-data source="instruction for this run">')
-        instruction = prompt[start : prompt.index("</untrusted-data>", start)]
+        instruction = run_instruction(body)
         assert "Original Instruction: Add staff login" in instruction
         assert "- Session handling: JWT\n  Reason: simple" in instruction
         assert instruction.endswith("## Instruction for this run\nadd a logout button too\n")

@@ -42,6 +42,7 @@ from tests.support.planning_session import (
     design_step,
     discovery_step,
     review_step,
+    run_instruction,
     user_prompt,
 )
 
@@ -52,9 +53,7 @@ PLAN = one_file_plan("LOGIN.md", "# Login\n", "Add staff login")
 
 def planning_carries_the_session(body: dict[str, Any]) -> None:
     """The pass plans from the enhanced instruction: answers and rationale included."""
-    whole = user_prompt(body)
-    start = whole.index('<untrusted-data source="instruction for this run">')
-    prompt = whole[start : whole.index("</untrusted-data>", start)]
+    prompt = run_instruction(body)
     assert "Original Instruction: Add staff login" in prompt
     assert "- Who must be able to log in?\n  Answer: staff only" in prompt
     assert "- Where should the accounts be stored?\n  Answer: SQLite" in prompt

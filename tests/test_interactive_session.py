@@ -406,3 +406,25 @@ def test_the_issue_finds_its_session_from_the_history_when_the_file_is_gone(
     assert restored.decisions == session.decisions
     assert restored.conversation_history == [said]  # what people said, not the prompts
     assert latest_for_issue(PlanningHistoryStore(tmp_path, "o/r", "6"), store) is None
+
+
+# -- configuration ----------------------------------------------------------------------------
+
+
+def test_interactive_config_defaults_env_and_bad_values(tmp_path: Path) -> None:
+    from planner.engine.config import load_config
+    from planner.engine.errors import ConfigError
+
+    defaults = load_config(None, env={})
+    assert defaults.interactive.enabled is False
+    assert defaults.interactive.question_timeout_minutes == 5  # the seed's 5 minutes
+    assert defaults.forge.label_interactive == "planner:interactive"
+    env = {"INTERACTIVE_ENABLED": "true", "INTERACTIVE_QUESTION_TIMEOUT_MINUTES": "90"}
+    configured = load_config(None, env=env)
+    assert configured.interactive.enabled and configured.interactive.question_timeout_minutes == 90
+    with pytest.raises(ConfigError, match="INTERACTIVE_QUESTION_TIMEOUT_MINUTES"):
+        load_config(None, env={"INTERACTIVE_QUESTION_TIMEOUT_MINUTES": "-1"})
+    path = tmp_path / "planner.yml"
+    path.write_text("interactive:\n  enable: true\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="interactive.enable"):
+        load_config(path, env={})

@@ -73,3 +73,10 @@ def user_prompt(body: dict[str, Any]) -> str:
     """The last user message of a chat request body."""
     users = [m for m in body["messages"] if m["role"] == "user"]
     return str(users[-1]["content"])
+
+
+def run_instruction(body: dict[str, Any]) -> str:
+    """The fenced "instruction for this run" of a planning request."""
+    prompt = user_prompt(body)
+    start = prompt.index('<untrusted-data source="instruction for this run">')
+    return prompt[start : prompt.index("</untrusted-data>", start)]
