@@ -426,5 +426,5 @@ def test_interactive_config_defaults_env_and_bad_values(tmp_path: Path) -> None:
         load_config(None, env={"INTERACTIVE_QUESTION_TIMEOUT_MINUTES": "-1"})
     path = tmp_path / "planner.yml"
     path.write_text("interactive:\n  enable: true\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="interactive.enable"):
+    with pytest.raises(ConfigError, match=r"interactive\.enable"):
         load_config(path, env={})
