@@ -66,6 +66,27 @@ def interactive_event(
     return issue.route()
 
 
+class RestoreOnce:
+    """The job's history backend, restored once: the session check and the pass share it (an
+    artifact backend would otherwise download and report twice)."""
+
+    def __init__(self, backend: HistoryBackend) -> None:
+        self.backend = backend
+        self.restored: bool | None = None
+
+    def restore(self, directory: Path, issue: str) -> bool:
+        if self.restored is None:
+            self.restored = self.backend.restore(directory, issue)
+        return self.restored
+
+    def save(self, directory: Path, issue: str) -> None:
+        self.backend.save(directory, issue)
+
+
+def restore_once(backend: HistoryBackend | None) -> HistoryBackend | None:
+    return None if backend is None else RestoreOnce(backend)
+
+
 class IssueSessions:
     """The sessions of one issue and what one event does to them."""
 

@@ -33,7 +33,7 @@ from planner.ci.forges.base import (
 )
 from planner.ci.forges.http import RetryPolicy
 from planner.ci.gitops import GitWorkspace, Identity
-from planner.ci.interactive import interactive_event
+from planner.ci.interactive import interactive_event, restore_once
 from planner.ci.tracking import (
     CHECKLIST_CHARS,
     TrackingState,
@@ -139,6 +139,7 @@ def run_for_event(
     if trigger.command == "stop":
         return run.stop(history)
     # Interactive planning sessions (planner.ci.interactive) take the events that are theirs.
+    history = restore_once(history)
     session_outcome = interactive_event(run, model=model, extra_tools=extra_tools, history=history)
     if session_outcome is not None:
         return session_outcome
