@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.ci.interactive_comment import render_session
+from planner.ci.interactive_comment import render_closed_phase, render_session
 from planner.engine.config import LLMConfig
 from planner.engine.llm import OpenAIModel
 from planner.interactive import transitions as move
@@ -57,7 +57,7 @@ def with_design(session: PlanningSession) -> PlanningSession:
 
 
 def render(session: PlanningSession) -> str:
-    return render_session(session, phrase="/planner", timeout_minutes=5, notes=[])
+    return render_session(session, phrase="/planner", timeout_minutes=5, notes=[], mention="dana")
 
 
 def test_discovery_comment() -> None:
@@ -66,6 +66,14 @@ def test_discovery_comment() -> None:
 
 def test_design_comment() -> None:
     assert_snapshot("interactive_design_comment.md", render(with_design(fixed_session())))
+
+
+def test_a_finished_phase_keeps_its_comment_final_without_instructions() -> None:
+    session = with_design(fixed_session())
+    closed = render_closed_phase(session, move.S.DISCOVERY)
+    assert_snapshot("interactive_discovery_closed_comment.md", closed)
+    assert "How to answer" not in closed and "_skipped_" in closed
+    assert "@" not in closed.replace("@\u200bteam", "")  # nobody is asked any more
 
 
 def test_review_comment() -> None:

@@ -133,8 +133,8 @@ class GitHubJobs:
         return self.run("issue_comment", payload, script)
 
     def session_comment(self) -> str:
-        [comment] = [c for c in self.fake.comments_on(1) if SESSION_MARKER in c.body]
-        return comment.body
+        shown = [c for c in self.fake.comments_on(1) if SESSION_MARKER in c.body]
+        return shown[-1].body  # each phase has its own comment
 
     def tracking(self) -> str:
         [comment] = [c for c in self.fake.comments_on(1) if TRACKING_MARKER in c.body]
@@ -184,6 +184,14 @@ def test_github_label_questions_partial_answers_non_writer_decisions_review(
     assert session.questions[2].answer == "speed of delivery"
 
     github.comment("d-1: opt-b because cookies are simpler\nd-2: opt-b", [review_step()])
+    phases = [c.body for c in fake.comments_on(1) if SESSION_MARKER in c.body]
+    assert [body.split("\n")[1] for body in phases] == [
+        "### 🧭 Interactive planning · questions (discovery)",
+        "### 🧩 Interactive planning · design decisions (design)",
+        "### 📝 Interactive planning · review",
+    ]  # one comment per phase: each new one notifies
+    assert all("@Codertocat planner needs your input here." in body for body in phases)
+    assert "✅ **Answer:** speed of delivery" in phases[0]  # the questions keep their answers
     review = github.session_comment()
     assert "> Staff log in with server cookies; passwords hashed with argon2." in review
     assert "- Session handling: Server cookies\n  Reason: cookies are simpler" in review
@@ -315,8 +323,8 @@ class GitLabJobs:
         return self.run(payload, script)
 
     def session_note(self) -> str:
-        [note] = [n for n in self.fake.notes_on(12) if SESSION_MARKER in n.body]
-        return note.body
+        shown = [n for n in self.fake.notes_on(12) if SESSION_MARKER in n.body]
+        return shown[-1].body
 
 
 @pytest.fixture

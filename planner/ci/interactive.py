@@ -8,9 +8,11 @@ planner.ci.job hands every `run` event on an issue here first. Ours are:
   `/planner approve` hands the enhanced instruction to a pass in the same run, `/planner reject
   <why>` returns to design with the reason, `/planner cancel` cancels.
 Everything else falls through to the ordinary pass (after an approved session, its phase,
-planner.interactive.phase, makes every plan of the issue from the approved design). The session
-is shown in one comment of its own, linked from the tracking comment; the issue waits under
-forge.label_needs_input, so a plain reply by someone with write access starts the next run.
+planner.interactive.phase, makes every plan of the issue from the approved design). Each phase
+that waits for people gets a comment of its own (a new comment notifies; it is edited while the
+phase lasts, and the end of the session is written into the last one), linked from the tracking
+comment; the issue waits under forge.label_needs_input, so a plain reply by someone with write
+access starts the next run.
 Replies by people without write access never start a run; the next run says they were ignored.
 """
 
@@ -22,12 +24,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.ci.forges.base import MARKER_PREFIX, Actor, CommentData, parse_time
-from planner.ci.interactive_comment import SESSION_MARKER, render_session
+from planner.ci.interactive_comment import (
+    SESSION_MARKER,
+    render_closed_phase,
+    render_session,
+)
 from planner.ci.triggers import match_phrase
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.interfaces import HistoryBackend, ToolProvider
 from planner.interactive import transitions as move
-from planner.interactive.model import PlanningSession, PlanningSessionStatus, new_session
+from planner.interactive.model import (
+    ACTIVE,
+    PlanningSession,
+    PlanningSessionStatus,
+    new_session,
+)
 from planner.interactive.operations import (
     REJECTED,
     PlanningOperations,
@@ -278,25 +289,46 @@ class IssueSessions:
             phrase=self.run.config.forge.trigger_phrase,
             timeout_minutes=self.run.config.interactive.question_timeout_minutes,
             notes=self.notes,
+            mention=self.run.trigger.actor.login,
         )
         comment = self._session_comment(session)
         run = self.run
+        if comment is None:
+            self._close_previous_phase(session)
         written = (
             run.forge.edit_comment(run.number, comment.id, body)
             if comment is not None
             else run.forge.post_comment(run.number, body)
         )
         seen = max((_number(c.id) for c in self._comments()), default=0)
-        self._record(session, comment_id=written.id, comment_url=written.url, seen_comment=seen)
+        shown = {"comment_id": written.id, "comment_url": written.url}
+        self._record(session, **shown, comment_status=session.status.value, seen_comment=seen)
         link = f"[the session comment]({written.url})" if written.url else "the session comment"
         run.view.notes = [
             f"Interactive planning session {session.session_id}: "
             f"{session.status.value}; see {link}."
         ]
 
-    def _session_comment(self, session: PlanningSession) -> CommentData | None:
+    def _close_previous_phase(self, session: PlanningSession) -> None:
+        """The last phase's comment, final: its last answers or decisions, no instructions."""
+        same = self.entry.get("session", {}).get("session_id") == session.session_id
         wanted = str(self.entry.get("comment_id") or "")
-        if self.entry.get("session", {}).get("session_id") != session.session_id or not wanted:
+        status = self.entry.get("comment_status")
+        if not same or not wanted or status not in {s.value for s in ACTIVE}:
+            return
+        found = [c for c in self._comments() if c.id == wanted and c.trusted]
+        if found and SESSION_MARKER in found[0].body:
+            body = render_closed_phase(session, PlanningSessionStatus(status))
+            self.run.forge.edit_comment(self.run.number, wanted, body)
+
+    def _session_comment(self, session: PlanningSession) -> CommentData | None:
+        """The comment showing this phase of the session; None when a new phase (or session)
+        waits for people: it gets a comment of its own (a new comment notifies, an edit does
+        not). A session that ends is written into its last comment."""
+        wanted = str(self.entry.get("comment_id") or "")
+        same = self.entry.get("session", {}).get("session_id") == session.session_id
+        new_phase = session.active and self.entry.get("comment_status") != session.status.value
+        if not same or not wanted or new_phase:
             return None
         found = (c for c in self._comments() if c.id == wanted and c.trusted)
         return next((c for c in found if SESSION_MARKER in c.body), None)
@@ -305,9 +337,8 @@ class IssueSessions:
         """The session's snapshot in the issue's history, with the comment that shows it."""
         exclude_from_git(self.run.workspace, self.directory)
         same = self.entry.get("session", {}).get("session_id") == session.session_id
-        kept: dict[str, Any] = {
-            k: self.entry[k] for k in ("comment_id", "comment_url") if same and k in self.entry
-        }
+        carried = ("comment_id", "comment_url", "comment_status", "seen_comment")
+        kept: dict[str, Any] = {k: self.entry[k] for k in carried if same and k in self.entry}
         self.entry = record_for_issue(self.journal, session, **{**kept, **extra})
 
     def _finish(self, session: PlanningSession, operations: PlanningOperations) -> CiOutcome:

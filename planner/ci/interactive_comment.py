@@ -34,13 +34,30 @@ def render_session(
     phrase: str,
     timeout_minutes: float,
     notes: list[str] | None = None,
+    mention: str = "",
 ) -> str:
-    """The comment body for the session as it stands."""
+    """The comment body for the session as it stands; `mention` is asked to act while the
+    session waits for people."""
+    asking = f"@{mention} planner needs your input here." if mention and session.active else ""
     sections = [
         f"{SESSION_MARKER}\n### {TITLES[session.status]}",
+        asking,
         _header(session),
         *[f"> {one_line(neutralize(n), 1_000)}" for n in notes or []],
         _body(session, phrase, timeout_minutes),
+    ]
+    body = "\n\n".join(s for s in sections if s) + "\n"
+    return body if len(body) <= LIMIT else body[: LIMIT - 20] + "\n…(cut)\n"
+
+
+def render_closed_phase(session: PlanningSession, phase: PlanningSessionStatus) -> str:
+    """A phase's comment once the session has moved on: what was asked and decided, final."""
+    view = session.model_copy(update={"status": phase})
+    sections = [
+        f"{SESSION_MARKER}\n### {TITLES[phase]}",
+        f"_This phase is over: the session is now in **{session.status.value}**._",
+        _header(view),
+        _body(view, "", 0, closed=True),
     ]
     body = "\n\n".join(s for s in sections if s) + "\n"
     return body if len(body) <= LIMIT else body[: LIMIT - 20] + "\n…(cut)\n"
@@ -55,13 +72,13 @@ def _header(session: PlanningSession) -> str:
     )
 
 
-def _body(session: PlanningSession, phrase: str, timeout: float) -> str:
+def _body(session: PlanningSession, phrase: str, timeout: float, closed: bool = False) -> str:
     if session.status == S.DISCOVERY:
-        return _discovery(session, timeout)
+        return _discovery(session, timeout, closed)
     if session.status == S.DESIGN:
-        return _design(session)
+        return _design(session, closed)
     if session.status == S.REVIEW:
-        return _review(session, phrase)
+        return _review(session, phrase, closed)
     if session.status == S.APPROVED:
         return _approved(session)
     if session.status == S.FAILED:
@@ -75,10 +92,12 @@ def _body(session: PlanningSession, phrase: str, timeout: float) -> str:
 # -- discovery -----------------------------------------------------------------------------------
 
 
-def _discovery(session: PlanningSession, timeout: float) -> str:
+def _discovery(session: PlanningSession, timeout: float, closed: bool) -> str:
     lines = ["Before anything is planned, planner needs answers to these questions."]
     for number, question in enumerate(session.questions, start=1):
         lines += ["", *_question(number, question)]
+    if closed:
+        return "\n".join(lines)
     lines += [
         "",
         "**How to answer:** reply on this issue (people with write access), one answer per line: "
@@ -108,10 +127,12 @@ def _question(number: int, question: Question) -> list[str]:
 # -- design --------------------------------------------------------------------------------------
 
 
-def _design(session: PlanningSession) -> str:
+def _design(session: PlanningSession, closed: bool) -> str:
     lines = ["Choose one option for each decision point."]
     for decision in session.decisions:
         lines += ["", *_decision(decision)]
+    if closed:
+        return "\n".join(lines)
     lines += [
         "",
         "**How to decide:** reply `d-1: opt-b because …` (one decision per line; the text "
@@ -140,25 +161,24 @@ def _decision(decision: DecisionPoint) -> list[str]:
 # -- review --------------------------------------------------------------------------------------
 
 
-def _review(session: PlanningSession, phrase: str) -> str:
-    return "\n".join(
-        [
-            "**Design summary**",
-            "",
-            _quoted(session.design_summary or ""),
-            "",
-            "<details><summary>The instruction that will be planned and carried out</summary>",
-            "",
-            _fenced(build_enhanced_instruction(session)),
-            "",
-            "</details>",
-            "",
-            f"**Next:** `{phrase} approve` plans and carries it out now; "
-            f"`{phrase} reject <why>` returns to the design with your feedback "
-            f"({3 - session.reject_count} rejection(s) left before the session is cancelled); "
-            f"`{phrase} cancel` cancels the session.",
-        ]
-    )
+def _review(session: PlanningSession, phrase: str, closed: bool) -> str:
+    lines = [
+        "**Design summary**",
+        "",
+        _quoted(session.design_summary or ""),
+        "",
+        "<details><summary>The instruction that will be planned and carried out</summary>",
+        "",
+        _fenced(build_enhanced_instruction(session)),
+        "",
+        "</details>",
+        "",
+        f"**Next:** `{phrase} approve` plans and carries it out now; "
+        f"`{phrase} reject <why>` returns to the design with your feedback "
+        f"({3 - session.reject_count} rejection(s) left before the session is cancelled); "
+        f"`{phrase} cancel` cancels the session.",
+    ]
+    return "\n".join(lines[:-2] if closed else lines)
 
 
 def _approved(session: PlanningSession) -> str:
