@@ -111,9 +111,9 @@ def test_approve_outside_review_is_explained_not_applied(rig: Rig) -> None:
 def test_a_new_plan_command_cancels_the_waiting_session(rig: Rig) -> None:
     comment_job(rig, reply(rig, "/planner plan Add staff login"), [discovery_step()])
     comment_job(rig, reply(rig, "/planner plan Add SSO login instead"), [discovery_step()])
-    newest, older = sessions(rig).recent()
-    assert (newest.instruction, newest.status) == ("Add SSO login instead", "discovery")
-    assert older.status == "cancelled"
+    both = {s.instruction: s for s in sessions(rig).recent()}
+    newest, older = both["Add SSO login instead"], both["Add staff login"]
+    assert (newest.status, older.status) == ("discovery", "cancelled")
     assert f"> Session {older.session_id} was cancelled by the new one." in session_comment(rig)
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)

@@ -190,8 +190,10 @@ def test_github_label_questions_partial_answers_non_writer_decisions_review(
         "### 🧩 Interactive planning · design decisions (design)",
         "### 📝 Interactive planning · review",
     ]  # one comment per phase: each new one notifies
-    assert all("@Codertocat planner needs your input here." in body for body in phases)
+    assert "@Codertocat planner needs your input here." in phases[-1]
+    assert "_This phase is over: the session is now in **review**._" in phases[1]
     assert "✅ **Answer:** speed of delivery" in phases[0]  # the questions keep their answers
+    assert "How to answer" not in phases[0] and "@Codertocat" not in phases[0]
     review = github.session_comment()
     assert "> Staff log in with server cookies; passwords hashed with argon2." in review
     assert "- Session handling: Server cookies\n  Reason: cookies are simpler" in review
