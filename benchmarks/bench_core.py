@@ -24,17 +24,19 @@ from planner.engine.history import PlanningHistoryStore
 from planner.engine.issue import IssueContext
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, Step
-from tests.plans import completed, finish, planned, write
+from tests.plans import completed, finish, judge_plan, judge_result, planned, write
 
 TASKS = [f"task_{n}" for n in range(1, 6)]
 ISSUE = IssueContext(repository="bench/repo", number="1", title="Benchmark", body="Write files.")
 
 
 def pass_script() -> list[Step]:
-    steps = planned(*TASKS)  # the plan and its replanning review (on by default)
+    # the plan, its replanning review and its quality judgement (both on by default)
+    steps = [*planned(*TASKS), judge_plan(85, True)]
     for task in TASKS:
         steps += [write(f"{task}-a.txt"), write(f"{task}-b.txt"), finish()]
-    return [*steps, *completed(completed=len(TASKS))]
+    evaluation, completion = completed(completed=len(TASKS))
+    return [*steps, evaluation, judge_result(90, True), completion]
 
 
 def one_pass(server: ScriptedModelServer, root: Path) -> tuple[float, float, int]:

@@ -47,10 +47,12 @@ from tests.plans import (
 
 TASKS = [f"task_{n}" for n in range(1, 6)]
 ISSUE = IssueContext(repository="bench/repo", number="1", title="Benchmark", body="Write files.")
+REFINEMENT_OFF = {"planning.refinement.enabled": False}
+"""Replanning alone: the quality judge's calls are measured by bench_refinement.py."""
 MODES = {
-    "off": {"planning.replanning.enabled": False},
-    "separate": {},
-    "folded": {"planning.replanning.decision_mode": "folded"},
+    "off": {"planning.replanning.enabled": False, **REFINEMENT_OFF},
+    "separate": {**REFINEMENT_OFF},
+    "folded": {"planning.replanning.decision_mode": "folded", **REFINEMENT_OFF},
 }
 PARTIAL = {"confidence": 0.9, "replan_type": "partial_replan", "replan_level": 2}
 

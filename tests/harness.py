@@ -13,7 +13,7 @@ from planner.engine.issue import IssueContext
 from planner.engine.result import Notification, PassResult, render_checklist
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
-from tests.plans import git_repo
+from tests.plans import REFINEMENT_OFF, git_repo
 
 ISSUE = IssueContext(
     repository="octo/repo", number="7", title="Write files", body="Please write the files."
@@ -66,7 +66,8 @@ class Harness:
             "OPENAI_BASE_URL": self.server.base_url,
             "OPENAI_MODEL": "scripted",
         }
-        return load_config(None, env=env, overrides={"llm.max_retries": 0, **overrides})
+        values = {"llm.max_retries": 0, **REFINEMENT_OFF, **overrides}
+        return load_config(None, env=env, overrides=values)
 
     def run(self, issue: IssueContext = ISSUE, **overrides: Any) -> PassResult:
         setup = PassSetup(

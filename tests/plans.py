@@ -8,6 +8,13 @@ from typing import Any
 
 from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
 
+REFINEMENT_OFF: dict[str, Any] = {"planning.refinement.enabled": False}
+"""The default test config: refinement (issue 11) adds a quality-judge call after every plan,
+and the scripted conversations written before it have no judge replies. Refinement's own tests
+(test_refinement_*.py) turn it on; everything else keeps the conversations it asserts."""
+REFINEMENT_OFF_ENV = {"REFINEMENT_ENABLED": "false"}
+"""The same for tests that configure a subprocess through its environment."""
+
 
 def subtask(task_id: str, *deps: str, tool: str = "write_file") -> dict[str, Any]:
     return {
@@ -232,3 +239,46 @@ def partial_replan_steps() -> list[Step]:
         finish(),
         *completed(completed=2),
     ]
+
+
+# -- refinement (task-refinement.md) ---------------------------------------------------------------
+
+REFINEMENT_ON: dict[str, Any] = {"planning.refinement.enabled": True}
+
+
+def judgement(
+    score: int | None, ok: bool, issues: tuple[str, ...] = (), suggestions: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    return {
+        "score": score,
+        "is_acceptable": ok,
+        "issues": list(issues),
+        "suggestions": list(suggestions),
+    }
+
+
+def judge_plan(
+    score: int | None, ok: bool, *issues: str, suggestions: tuple[str, ...] = ()
+) -> Step:
+    """The quality judge on a plan."""
+    return reply_json("refinement_judge_plan", judgement(score, ok, issues, suggestions))
+
+
+def judge_result(
+    score: int | None, ok: bool, *issues: str, suggestions: tuple[str, ...] = ()
+) -> Step:
+    """The quality judge on the finished work."""
+    return reply_json("refinement_judge_result", judgement(score, ok, issues, suggestions))
+
+
+def refined(*task_ids: str, **kwargs: Any) -> Step:
+    """The planning call again, with the judge's feedback: a whole new plan."""
+    return reply_json("refinement_replan", plan_doc(*task_ids, **kwargs))
+
+
+def follow_up(*tasks: dict[str, Any]) -> Step:
+    """New tasks for the judge's findings on the finished work."""
+    actions = [{"task_id": t["id"], "tool": "write_file", "purpose": "fix"} for t in tasks]
+    return reply_json(
+        "refinement_follow_up", {"subtasks": list(tasks), "actions": actions, "comment": "added"}
+    )

@@ -30,6 +30,7 @@ from tests.fake_forge.scenario import (
     github_payload,
     one_file_plan,
 )
+from tests.plans import REFINEMENT_OFF_ENV
 from tests.support.ci_job import (
     ENTRYPOINT,
     Finished,
@@ -90,7 +91,7 @@ class Runner:
                 run_id=7000 + self.count,
                 **{**defaults, **inputs},
             )
-            finished = run_entrypoint(env, workspace)
+            finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
             self.kinds = [request.kind for request in model.requests]
             assert finished.stderr == "", finished.stderr
             model.assert_consumed()

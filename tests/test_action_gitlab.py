@@ -18,6 +18,7 @@ from planner.engine.history import task_uuid
 from planner.testing.scripted_server import ScriptedModelServer, Step
 from tests.fake_forge import FakeGitLab
 from tests.fake_forge.scenario import branch_log, clone, gitlab_payload, one_file_plan
+from tests.plans import REFINEMENT_OFF_ENV
 from tests.support.ci_job import (
     Finished,
     gitlab_job_env,
@@ -61,7 +62,7 @@ class Pipelines:
                 openai_api_key=API_KEY,
                 **{"openai_base_url": model.base_url, "model": "scripted", **inputs},
             )
-            finished = run_entrypoint(env, workspace)
+            finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
             self.kinds = [request.kind for request in model.requests]
             assert finished.stderr == "", finished.stderr
             model.assert_consumed()

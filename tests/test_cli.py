@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from planner.testing.scripted_server import ScriptedModelServer
-from tests.plans import completed, finish, git_repo, planned, write
+from tests.plans import REFINEMENT_OFF_ENV, completed, finish, git_repo, planned, write
 
 
 def planner(
@@ -27,7 +27,12 @@ def planner(
 
 
 def model_env(server: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "scripted"}
+    return {
+        "OPENAI_API_KEY": "k",
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_MODEL": "scripted",
+        **REFINEMENT_OFF_ENV,
+    }
 
 
 def issue_file(tmp_path: Path) -> Path:
@@ -152,6 +157,9 @@ def test_demo_runs_with_the_scripted_model(tmp_path: Path) -> None:
     assert demo.returncode == 0, demo.stderr
     assert "SCRIPTED MODEL: no LLM is involved" in demo.stdout
     assert "Status: completed" in demo.stdout and "python -m unittest" in demo.stdout
+    # the default config judges the plan and the finished work (refinement, issue 11)
+    assert "*Quality 86/100 after 1 attempt*" in demo.stdout
+    assert "Suggestions of the final quality judgement:\n  - Link CONTRIBUTING.md" in demo.stdout
 
 
 def test_run_on_the_local_forge(tmp_path: Path, scripted_model: ScriptedModelServer) -> None:

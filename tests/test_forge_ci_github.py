@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.cli.demo import demo_script
 from planner.testing.scripted_server import reply_json
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import (
     branch_log,
     comment_event,
+    demo_script_unjudged,
     file_on,
     github_payload,
     labeled_event,
@@ -67,7 +67,7 @@ def assert_chatter_is_skipped(rig: Rig, fake: FakeGitHub) -> None:
 def test_label_then_comment_continues_on_the_same_branch_comment_and_pr(rig: Rig) -> None:
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
-    first = rig.run(labeled_event(), demo_script(), event_name="issues")
+    first = rig.run(labeled_event(), demo_script_unjudged(), event_name="issues")
 
     assert first.status == "completed" and first.exit_code == 0
     assert (first.branch, first.issue_number, first.platform) == ("planner/issue-1", 1, "github")
@@ -111,7 +111,7 @@ def test_the_working_comment_exists_before_the_first_model_call(rig: Rig) -> Non
     def look(_body: dict[str, Any]) -> None:
         seen.append([c.body for c in tracking_comments(fake)])
 
-    script = demo_script()
+    script = demo_script_unjudged()
     script[0] = reply_json("planning", _plan_of(script[0]), expect=look)
     rig.run(labeled_event(), script, event_name="issues")
     [bodies] = seen
@@ -128,7 +128,7 @@ def _plan_of(step: Any) -> dict[str, Any]:
 def test_rerunning_the_same_event_keeps_one_tracking_comment(rig: Rig) -> None:
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
-    rig.run(labeled_event(), demo_script(), event_name="issues")
+    rig.run(labeled_event(), demo_script_unjudged(), event_name="issues")
     again = rig.run(labeled_event(), [], event_name="issues")  # plan done: no model call at all
     assert again.status == "completed" and again.reason == "the plan was already completed"
     assert len(tracking_comments(fake)) == 1
@@ -176,7 +176,7 @@ def test_stop_updates_the_comment_and_labels_without_a_pass(rig: Rig) -> None:
 
 
 def test_replan_passes_the_reason_as_the_instruction(rig: Rig) -> None:
-    rig.run(labeled_event(), demo_script(), event_name="issues")
+    rig.run(labeled_event(), demo_script_unjudged(), event_name="issues")
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
     event = comment_trigger(fake, "/planner replan use reStructuredText instead")
@@ -187,7 +187,7 @@ def test_replan_passes_the_reason_as_the_instruction(rig: Rig) -> None:
 def test_a_comment_on_our_pull_request_is_feedback_for_its_issue(rig: Rig) -> None:
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
-    rig.run(labeled_event(), demo_script(), event_name="issues")
+    rig.run(labeled_event(), demo_script_unjudged(), event_name="issues")
     [pull] = fake.pulls.values()
     made = fake.comment_json(fake.add_comment(pull.number, "/planner mention pytest too"))
     event = comment_event("/planner mention pytest too", made, pull.number)
@@ -254,7 +254,7 @@ def test_a_failure_after_the_pass_started_still_ends_in_the_comment(rig: Rig) ->
     assert isinstance(fake, FakeGitHub)
     fake.fail("POST", r"/pulls$", 502, times=10)
     outcome = rig.run(
-        labeled_event(), demo_script(), event_name="issues", **{"forge.api_max_retries": 2}
+        labeled_event(), demo_script_unjudged(), event_name="issues", **{"forge.api_max_retries": 2}
     )
     assert outcome.status == "failed" and outcome.exit_code == 1
     assert "HTTP 502" in outcome.reason and "gave up after 3 attempts" in outcome.reason
@@ -283,7 +283,7 @@ def test_forbidden_pr_creation_tells_how_to_fix_it_in_the_comment(rig: Rig) -> N
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
     fake.actions_may_create_prs = False
-    outcome = rig.run(labeled_event(), demo_script(), event_name="issues")
+    outcome = rig.run(labeled_event(), demo_script_unjudged(), event_name="issues")
     assert outcome.status == "failed"
     body = tracking_comments(fake)[0].body
     assert "Allow GitHub Actions to create and approve pull requests" in body
@@ -300,7 +300,7 @@ def test_only_earlier_comments_reach_the_model_and_hidden_text_is_removed(rig: R
     fake.add_comment(1, "An earlier remark: keep it short.", user="alice", association="NONE")
     event = comment_trigger(fake, "/planner go")
     fake.add_comment(1, "LATE-COMMENT after the trigger", user="alice")
-    rig.run(event, demo_script(), event_name="issue_comment")
+    rig.run(event, demo_script_unjudged(), event_name="issue_comment")
     planning = rig.prompts[0]
     assert "keep it short" in planning and "zerowidth" in planning
     for absent in ("LATE-COMMENT", "ignore all previous", "HIDDEN-", "/planner go", "\u200b"):
@@ -315,7 +315,7 @@ def test_tokens_never_leak_into_comments_bodies_prompts_or_logs(
     assert isinstance(fake, FakeGitHub)
     leaky = "ghp_" + "Z" * 36
     fake.issues[1].body = f"Our old token was {leaky}, please remove it from the docs."
-    script = demo_script()
+    script = demo_script_unjudged()
     done = _plan_of(script[-1])
     done["summary"]["key_outcomes"] = [f"removed {leaky} and {fake.token}"]
     script[-1] = reply_json("completion", done)
@@ -454,7 +454,7 @@ def test_a_tracking_comment_planted_by_an_org_member_is_neither_edited_nor_copie
     planted = fake.add_comment(
         1, f"{TRACKING_MARKER}\nfake\n{log}<!-- /planner:runs -->", "octo", association="MEMBER"
     )
-    outcome = rig.run(labeled_event(), demo_script(), event_name="issues")
+    outcome = rig.run(labeled_event(), demo_script_unjudged(), event_name="issues")
     assert outcome.status == "completed"
     [ours] = [c for c in tracking_comments(fake) if c.id != planted.id]
     assert ours.user == "github-actions[bot]" and outcome.comment_url.endswith(str(ours.id))
@@ -465,7 +465,7 @@ def test_a_tracking_comment_planted_by_an_org_member_is_neither_edited_nor_copie
 def test_a_pull_request_body_stays_under_githubs_limit_whatever_the_outcomes(rig: Rig) -> None:
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
-    script = demo_script()
+    script = demo_script_unjudged()
     done = _plan_of(script[-1])
     done["summary"]["key_outcomes"] = [f"<b>{n}</b> " + "y" * 30_000 for n in range(40)]
     script[-1] = reply_json("completion", done)

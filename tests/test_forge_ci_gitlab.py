@@ -9,10 +9,15 @@ from typing import Any
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.cli.demo import demo_script
 from tests.fake_forge import FakeGitLab
 from tests.fake_forge.rig import Rig
-from tests.fake_forge.scenario import branch_log, file_on, gitlab_payload, one_file_plan
+from tests.fake_forge.scenario import (
+    branch_log,
+    demo_script_unjudged,
+    file_on,
+    gitlab_payload,
+    one_file_plan,
+)
 
 TITLE = "Widgets render upside down on narrow screens"
 
@@ -51,7 +56,9 @@ def note_payload(fake: FakeGitLab, text: str) -> dict[str, Any]:
 
 def test_issue_hook_then_note_continues_on_the_same_branch_note_and_mr(rig: Rig) -> None:
     fake = fake_of(rig)
-    first = rig.run(None, demo_script(), env=payload_file(rig, gitlab_payload("issue_hook")))
+    first = rig.run(
+        None, demo_script_unjudged(), env=payload_file(rig, gitlab_payload("issue_hook"))
+    )
 
     assert first.status == "completed" and first.issue_number == 12
     [note] = tracking_notes(fake)
@@ -103,7 +110,7 @@ def test_draft_merge_request_while_unfinished(rig: Rig) -> None:
 
 def test_a_note_on_our_merge_request_is_feedback_for_the_issue(rig: Rig) -> None:
     fake = fake_of(rig)
-    rig.run(None, demo_script(), env=payload_file(rig, gitlab_payload("issue_hook")))
+    rig.run(None, demo_script_unjudged(), env=payload_file(rig, gitlab_payload("issue_hook")))
     [mr] = fake.merge_requests.values()
     payload = gitlab_payload("note_hook_mr")
     payload["object_attributes"]["note"] = "/planner mention pytest"

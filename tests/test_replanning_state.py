@@ -17,6 +17,7 @@ from planner.replanning.state import ReplanState
 from planner.testing.scripted_server import ScriptedModelServer, reply_json
 from tests.harness import Harness
 from tests.plans import (
+    REFINEMENT_OFF_ENV,
     completed,
     execution_decision,
     finish,
@@ -70,6 +71,7 @@ def run_cli(
             "OPENAI_API_KEY": "k",
             "OPENAI_BASE_URL": harness.server.base_url,
             "OPENAI_MODEL": "scripted",
+            **REFINEMENT_OFF_ENV,
             **(env or {}),
         },
     )

@@ -20,7 +20,7 @@ from planner.engine.issue import IssueContext
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_tool_calls
 from tests.mcp_servers.launch import filesystem_server, git_server, misbehaving_server
-from tests.plans import evaluation_ok, review_ok
+from tests.plans import REFINEMENT_OFF, evaluation_ok, review_ok
 
 ISSUE = IssueContext(
     repository="demo/notes",
@@ -45,7 +45,11 @@ def make_repo(root: Path) -> Path:
 
 def config_for(server: ScriptedModelServer, servers: dict[str, Any]) -> PlannerConfig:
     env = {"OPENAI_API_KEY": "scripted", "OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "m"}
-    overrides = {"tools.mcpServers": servers, "planning.reflection.enabled": False}
+    overrides = {
+        "tools.mcpServers": servers,
+        "planning.reflection.enabled": False,
+        **REFINEMENT_OFF,
+    }
     return load_config(None, env=env, overrides=overrides)
 
 

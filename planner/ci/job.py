@@ -39,9 +39,10 @@ from planner.ci.tracking import (
     CHECKLIST_CHARS,
     TrackingState,
     TrackingView,
+    capped_items,
     earlier_runs,
+    final_judgement_lines,
     neutralize,
-    one_line,
     render_tracking,
     run_line,
     safe_result,
@@ -386,7 +387,8 @@ class IssueRun:
         issue = issue_context(
             self.forge, self.trigger, self.target, self.forge.list_comments(self.number)
         )
-        result = self._pass(issue, model, extra_tools, history, mcp_servers)
+        base_commit = git.state.base_sha if git.state else None
+        result = self._pass(issue, model, extra_tools, history, mcp_servers, base_commit)
         self.view.result = result
         commit = git.commit_all(self._commit_message(result), self._identity()) or ""
         if commit:
@@ -403,6 +405,7 @@ class IssueRun:
         extra_tools: tuple[ToolProvider, ...],
         history: HistoryBackend | None,
         mcp_servers: dict[str, McpServerConfig],
+        base_commit: str | None = None,
     ) -> PassResult:
         directory = history_directory(self.config, self.workspace)
         if history is not None:
@@ -416,6 +419,7 @@ class IssueRun:
             model=model,
             protected=(self.workspace / ".planner",) if self.forge.platform == "local" else (),
             mcp_file_servers=mcp_servers,
+            base_commit=base_commit,
         )
         try:
             result = run_pass(setup, issue)
@@ -479,6 +483,7 @@ class IssueRun:
         lines = [PULL_MARKER, f"Closes {self.forge.issue_reference(self.number)}", ""]
         lines += _outcome_lines(outcomes)
         lines += ["", render_checklist(safe, CHECKLIST_CHARS).strip(), ""]
+        lines += [*final_judgement_lines(result), ""] if result.result_quality else []
         if self.comment is not None and self.comment.url:
             lines.append(f"Progress and history: [tracking comment]({self.comment.url})")
         lines.append("_Planned and implemented by planner; review before merging._")
@@ -605,15 +610,7 @@ FINAL_STATES: dict[str, TrackingState] = {
 
 def _outcome_lines(outcomes: list[str]) -> list[str]:
     """The model's key outcomes as list items: each one line, all together OUTCOMES_CHARS."""
-    lines: list[str] = []
-    used = 0
-    for index, outcome in enumerate(outcomes):
-        line = f"- {one_line(neutralize(outcome), OUTCOME_CHARS)}"
-        used += len(line) + 1
-        if used > OUTCOMES_CHARS:
-            return [*lines, f"- …and {len(outcomes) - index} more outcomes"]
-        lines.append(line)
-    return lines
+    return capped_items(outcomes, OUTCOME_CHARS, OUTCOMES_CHARS, "outcomes")
 
 
 def _tracking_state(status: OutcomeStatus) -> TrackingState:

@@ -220,6 +220,41 @@ def _run_log(runs: list[str], omitted: int) -> str:
     return f"<details><summary>Run log</summary>\n\n{body}\n\n</details>"
 
 
+JUDGEMENT_ITEM_CHARS = 1_000
+JUDGEMENT_CHARS = 5_000
+
+
+def final_judgement_lines(result: PassResult) -> list[str]:
+    """The quality judge's final word for the pull request body (planner.refinement): the score,
+    and its issues and suggestions, so advice on finished work is not silently dropped."""
+    note = result.result_quality
+    if note is None:
+        return []
+    verdict = "acceptable" if note.acceptable else "not acceptable"
+    lines = ["### Final quality judgement", "", f"{note.line('Result quality')} · {verdict}"]
+    for title, items in (
+        ("Open issues:", note.issues),
+        ("Suggestions (not acted on):", note.suggestions),
+    ):
+        if items:
+            lines += ["", title, *capped_items(items, JUDGEMENT_ITEM_CHARS, JUDGEMENT_CHARS)]
+    return lines
+
+
+def capped_items(items: list[str], item_chars: int, total_chars: int, noun: str = "") -> list[str]:
+    """Model-written items as inert list lines: each on one line of at most `item_chars`, all
+    together at most `total_chars` (the rest counted in a last line)."""
+    lines: list[str] = []
+    used = 0
+    for index, item in enumerate(items):
+        line = f"- {one_line(neutralize(item), item_chars)}"
+        used += len(line) + 1
+        if used > total_chars:
+            return [*lines, f"- …and {len(items) - index} more{' ' + noun if noun else ''}"]
+        lines.append(line)
+    return lines
+
+
 def one_line(text: str, limit: int) -> str:
     """`text` on one line, at most `limit` characters (an ellipsis marks a cut)."""
     one_line = " ".join(text.split())

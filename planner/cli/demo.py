@@ -113,6 +113,15 @@ def demo_script() -> list[Step]:
             "replan_review",
             {"goal_understanding": fine, "task_decomposition": fine, "action_sequence": fine},
         ),
+        reply_json(
+            "refinement_judge_plan",
+            {
+                "score": 86,
+                "is_acceptable": True,
+                "issues": [],
+                "suggestions": ["Mention where new tests go."],
+            },
+        ),
         reply_tool_calls("execute", [("read_file", {"path": "README.md"})]),
         reply_tool_calls(
             "execute",
@@ -133,6 +142,15 @@ def demo_script() -> list[Step]:
         reply_json(
             "replan_reflection",
             {"replan_decision": {**fine, "evaluation_result": "success", "achievement_rate": 100}},
+        ),
+        reply_json(
+            "refinement_judge_result",
+            {
+                "score": 90,
+                "is_acceptable": True,
+                "issues": [],
+                "suggestions": ["Link CONTRIBUTING.md from the README."],
+            },
         ),
         reply_json("completion", done),
     ]

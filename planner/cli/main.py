@@ -147,6 +147,10 @@ def describe(result: PassResult) -> str:
     lines = [render_checklist(result), f"Status: {result.status} ({result.stop_reason})"]
     lines += [f"  {message}" for message in result.messages if message]
     lines += [f"  ? {question}" for question in result.questions]
+    judged = result.result_quality
+    if judged is not None and judged.suggestions:  # the final quality judgement's advice
+        lines += ["Suggestions of the final quality judgement:"]
+        lines += [f"  - {suggestion}" for suggestion in judged.suggestions]
     lines.append(
         f"Model calls: {usage.model_calls}, tokens: {usage.total_tokens} "
         f"({usage.prompt_tokens} prompt + {usage.completion_tokens} completion), "

@@ -187,6 +187,46 @@ class ReplanningConfig(Section):
     """Overall limit and loop detection (YAML key `global`)."""
 
 
+class RefinementConfig(Section):
+    """planning.refinement — a separate quality judge scores each plan (and the finished work)
+    and decides accept, replan with its feedback, or reject (seed: task-refinement.md)."""
+
+    enabled: bool = True
+    """Judge every new or changed plan, and the finished work before completion; false lets
+    plans run unjudged (no extra model calls)."""
+    max_refinement_attempts: int = Field(default=2, ge=0)
+    """Replans with the judge's feedback for one plan (and, counted apart, for the finished
+    work); when they are spent an acceptable plan runs and an unacceptable one is rejected."""
+    max_quality_retries: int | None = Field(default=None, ge=0)
+    """Legacy name of max_refinement_attempts, read only when that key is not set."""
+    refine_suggestions_on_success: bool = False
+    """Replan an acceptable plan when the judge still has suggestions."""
+    max_suggestion_replans: int = Field(default=1, ge=0)
+    """Replans for suggestions alone (refine_suggestions_on_success) per plan."""
+    enable_individual_fallback: bool = True
+    """When a replanned plan breaks the structure, keep the previous tasks and take over only
+    the changed tasks that still fit; false keeps the previous plan as it was."""
+    delta_threshold: float = Field(default=5, ge=0)
+    """Stagnation: a score gain below this many points ends the refinement."""
+    delta_threshold_percent: float = Field(default=5, ge=0)
+    """Stagnation: a score gain below this percentage of the previous score ends it too."""
+    task_count_change_threshold: float = Field(default=0.3, ge=0)
+    """A replanned plan whose task count changed by more than this fraction ..."""
+    task_count_change_min_absolute: int = Field(default=2, ge=0)
+    """... and by more than this many tasks breaks the structure."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_retries(cls, data: Any) -> Any:
+        """The seed's coexistence rule: max_quality_retries stands in for an unset
+        max_refinement_attempts; when both are set, max_refinement_attempts wins."""
+        if not isinstance(data, dict) or data.get("max_quality_retries") is None:
+            return data
+        if "max_refinement_attempts" in data:
+            return data
+        return {**data, "max_refinement_attempts": data["max_quality_retries"]}
+
+
 class PlanningConfig(Section):
     """planning — the five-phase planning process (seed: planning-process.md §9.1)."""
 
@@ -206,6 +246,8 @@ class PlanningConfig(Section):
     """History storage settings."""
     replanning: ReplanningConfig = Field(default_factory=ReplanningConfig)
     """Replanning decided by the model at every phase (replanning.md)."""
+    refinement: RefinementConfig = Field(default_factory=RefinementConfig)
+    """Quality judge of plans and finished work (task-refinement.md)."""
 
     @model_validator(mode="after")
     def _depth_needs_the_reflection_path(self) -> PlanningConfig:
@@ -471,6 +513,9 @@ ENV_KEYS: dict[str, str] = {
     "REPLANNING_ENABLED": "planning.replanning.enabled",
     "REPLANNING_MIN_CONFIDENCE": "planning.replanning.llm_decision.min_confidence_threshold",
     "MAX_TOTAL_REPLANS": "planning.replanning.global.max_total_replans",
+    "REFINEMENT_ENABLED": "planning.refinement.enabled",
+    "MAX_REFINEMENT_ATTEMPTS": "planning.refinement.max_refinement_attempts",
+    "MAX_QUALITY_RETRIES": "planning.refinement.max_quality_retries",
     "APPROVAL_MODE": "approval.mode",
     "OPENAI_MODEL": "llm.model",
     "OPENAI_BASE_URL": "llm.base_url",

@@ -213,6 +213,8 @@ class PassContext:
             summary=self.summary,
             history_path=str(self.store.filepath),
             notifications=self.phases.notifications(),
+            plan_quality=state.plan_quality,
+            result_quality=state.result_quality,
         )
 
     def checklist(self, max_chars: int | None = 6_000) -> str:

@@ -67,6 +67,24 @@ class PreviousPlan(BaseModel):
     tasks: list[TaskView] = Field(default_factory=list)
 
 
+class QualityNote(BaseModel):
+    """The quality judge's latest word on the plan or on the finished work (task-refinement.md;
+    judged by planner.refinement, read back from history by planner.engine.state)."""
+
+    score: int | None = None
+    acceptable: bool = True
+    attempts: int = 1
+    """Judgements of this plan (or of this piece of finished work) so far, this one included."""
+    issues: list[str] = Field(default_factory=list)
+    suggestions: list[str] = Field(default_factory=list)
+
+    def line(self, what: str) -> str:
+        """`Quality 82/100 after 2 attempts` (what: "Quality" or "Result quality")."""
+        score = f"{self.score}/100" if self.score is not None else "not scored"
+        plural = "attempt" if self.attempts == 1 else "attempts"
+        return f"{what} {score} after {self.attempts} {plural}"
+
+
 class PassResult(BaseModel):
     """What one pass achieved, for the forge and CI layers and for people."""
 
@@ -90,6 +108,10 @@ class PassResult(BaseModel):
     history_path: str = ""
     notifications: list[Notification] = Field(default_factory=list)
     """Comments for the issue produced by this pass so far (see Notification)."""
+    plan_quality: QualityNote | None = None
+    """The quality judge on the current plan (None: not judged, e.g. refinement is off)."""
+    result_quality: QualityNote | None = None
+    """The quality judge on the finished work, judged before completion."""
 
     @property
     def completed(self) -> bool:
@@ -131,6 +153,7 @@ def _current_checklist(result: PassResult) -> str:
         lines += _revision_header(result)
     lines += [_task_line(task) for task in result.tasks]
     lines += ["", _progress_line(result)]
+    lines += _quality_lines(result)
     if result.revision:
         lines.append(f"*Plan Revisions: {result.revision} times*")
         if result.plan_started_at:
@@ -191,6 +214,11 @@ def _progress_line(result: PassResult) -> str:
     done, total = result.progress()
     percent = round(100 * done / total) if total else 0
     return f"*Progress: {done}/{total} ({percent}%) complete*"
+
+
+def _quality_lines(result: PassResult) -> list[str]:
+    notes = [("Quality", result.plan_quality), ("Result quality", result.result_quality)]
+    return [f"*{note.line(what)}*" for what, note in notes if note is not None]
 
 
 def _one_line(text: str) -> str:

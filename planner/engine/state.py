@@ -10,7 +10,10 @@ from pydantic import ValidationError
 
 from planner.engine.documents import Plan
 from planner.engine.history import latest_plan_of
-from planner.engine.result import PreviousPlan, TaskStatus, TaskView
+from planner.engine.result import PreviousPlan, QualityNote, TaskStatus, TaskView
+
+REFINEMENT = "refinement"
+"""The `source` of plan and revision entries written by planner.refinement."""
 
 
 @dataclass
@@ -27,6 +30,8 @@ class IssueState:
     invalid_plan_entries: int = 0
     plan_started_at: str = ""
     plan_history: list[PreviousPlan] = field(default_factory=list)
+    plan_quality: QualityNote | None = None
+    result_quality: QualityNote | None = None
 
     @classmethod
     def from_entries(cls, entries: Iterable[dict[str, Any]]) -> IssueState:
@@ -79,6 +84,7 @@ def _on_plan(state: IssueState, entry: dict[str, Any]) -> None:
     state.previous_progress = None
     state.plan_started_at = str(entry.get("timestamp", ""))
     state.plan_history.clear()
+    _forget_quality(state, entry)
     state.task_status.clear()
     state.task_summary.clear()
     state.actions_by_task.clear()
@@ -102,7 +108,10 @@ def _on_revision(state: IssueState, entry: dict[str, Any]) -> None:
     state.plan = plan
     state.revision = int(entry.get("revision") or state.revision + 1)
     state.revision_reason = str(entry.get("reason", ""))
-    state.revisions_since_human += 1
+    if entry.get("source") != REFINEMENT:
+        # max_revisions bounds reflection revisions; refinement has its own limit.
+        state.revisions_since_human += 1
+    _forget_quality(state, entry)
     kept = {task.id for task in plan.task_decomposition.subtasks}
     carry = entry.get("carry_progress", True)
     state.task_status = {
@@ -134,6 +143,32 @@ def _on_human_input(state: IssueState, entry: dict[str, Any]) -> None:
     state.revisions_since_human = 0
 
 
+def _forget_quality(state: IssueState, entry: dict[str, Any]) -> None:
+    """A plan from elsewhere has not been judged yet; refinement's own plans keep the last
+    judgement on show until theirs arrives."""
+    if entry.get("source") != REFINEMENT:
+        state.plan_quality = None
+        if entry.get("type") == "plan":
+            state.result_quality = None
+
+
+def _on_quality_judgement(state: IssueState, entry: dict[str, Any]) -> None:
+    try:
+        note = QualityNote(
+            score=entry.get("score"),
+            acceptable=entry.get("acceptable", True),
+            attempts=entry.get("attempt") or 1,
+            issues=entry.get("issues") or [],
+            suggestions=entry.get("suggestions") or [],
+        )
+    except ValidationError:
+        return  # a damaged entry shows no quality line rather than stopping the pass
+    if entry.get("subject") == "result":
+        state.result_quality = note
+    else:
+        state.plan_quality = note
+
+
 def _load_plan(state: IssueState, raw: dict[str, Any]) -> Plan | None:
     try:
         return Plan.model_validate(raw)
@@ -149,4 +184,5 @@ _HANDLERS = {
     "action": _on_action,
     "completion": _on_completion,
     "human_input": _on_human_input,
+    "quality_judgement": _on_quality_judgement,
 }

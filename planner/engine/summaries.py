@@ -84,6 +84,25 @@ def _replan(entry: dict[str, Any]) -> str:
     )
 
 
+def _quality(entry: dict[str, Any]) -> str:
+    score = entry.get("score")
+    verdict = "acceptable" if entry.get("acceptable") else "NOT acceptable"
+    return (
+        f"QUALITY JUDGEMENT of the {entry.get('subject', 'plan')}: "
+        f"{'unscored' if score is None else f'{score}/100'}, {verdict}; "
+        f"issues={entry.get('issues', [])} suggestions={entry.get('suggestions', [])}"
+    )
+
+
+def _refinement(entry: dict[str, Any]) -> str:
+    if entry.get("decision") == "accept":
+        return ""  # the judgement above already says it was good enough
+    return (
+        f"QUALITY DECISION on the {entry.get('subject', 'plan')}: {entry.get('decision')} "
+        f"(rule {entry.get('priority')}: {entry.get('rule')})"
+    )
+
+
 def assumptions_in_force(entries: list[dict[str, Any]]) -> list[str]:
     """Assumptions planner proceeds on because nobody answered (or no more questions were
     allowed), so every later prompt works from them rather than only a comment saying so."""
@@ -117,6 +136,8 @@ _DESCRIBERS = {
     "human_intervention": _intervention,
     "replan_decision": _replan,
     "clarification_resolved": _resolved,
+    "quality_judgement": _quality,
+    "refinement_decision": _refinement,
 }
 
 

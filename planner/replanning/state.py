@@ -13,7 +13,7 @@ Counting rules:
 - a person's instruction after planner stopped for human intervention resets the counts (they
   bound autonomous replanning between human checkpoints), except the question count;
 - every plan revision counts against planning.revision.max_revisions (a cap only when that key
-  is set explicitly);
+  is set explicitly), except refinement's (planner.refinement bounds those itself);
 - a completed piece of work (`completion` with done) resets everything.
 """
 
@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from planner.engine.state import REFINEMENT
 from planner.replanning.decision import PLANNING_PHASES
 from planner.replanning.levels import QUESTION_LIMIT, REVISION_CAP
 
@@ -164,7 +165,8 @@ def _on_plan(state: ReplanState, entry: dict[str, Any]) -> None:
 
 def _on_revision(state: ReplanState, entry: dict[str, Any]) -> None:
     state.review_pending = list(entry.get("review_phases") or [])
-    state.counts[REVISION_CAP] += 1
+    if entry.get("source") != REFINEMENT:  # the quality judge's replans have their own limit
+        state.counts[REVISION_CAP] += 1
 
 
 def _on_review(state: ReplanState, entry: dict[str, Any]) -> None:

@@ -8,17 +8,25 @@ above the engine, because the engine never imports a phase package.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from planner.approval.gate import ApprovalGate
 from planner.approval.phase import ApprovalPhase
 from planner.engine.config import PlannerConfig
 from planner.engine.phase import Phase
 from planner.engine.reflection import ReflectionPhase
 from planner.interactive.phase import InteractivePhase
+from planner.refinement.phase import RefinementPhase
 from planner.replanning.phase import ReplanningPhase
 
 
-def pass_phases(config: PlannerConfig, gate: ApprovalGate | None = None) -> list[Phase]:
-    """The phases for one pass under `config` (legacy mode has no plan, so none of these)."""
+def pass_phases(
+    config: PlannerConfig,
+    gate: ApprovalGate | None = None,
+    diff: Callable[[], str] | None = None,
+) -> list[Phase]:
+    """The phases for one pass under `config` (legacy mode has no plan, so none of these).
+    `diff` gives the work's changes for the final quality judgement (planner.run.workdiff)."""
     planning = config.planning
     if not planning.enabled:
         return []
@@ -26,4 +34,5 @@ def pass_phases(config: PlannerConfig, gate: ApprovalGate | None = None) -> list
         InteractivePhase(),
         *([ApprovalPhase(gate)] if gate is not None else []),
         ReplanningPhase() if planning.replanning.enabled else ReflectionPhase(),
+        *([RefinementPhase(diff)] if planning.refinement.enabled else []),
     ]

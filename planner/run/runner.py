@@ -22,6 +22,7 @@ from planner.engine.llm import OpenAIModel
 from planner.engine.phase import Phase
 from planner.engine.result import PassResult
 from planner.run.phases import pass_phases
+from planner.run.workdiff import workspace_diff
 from planner.tools import build_registry
 from planner.tools.safe_env import git_argv, git_environment
 
@@ -50,6 +51,9 @@ class PassSetup:
     phases: tuple[Phase, ...] = ()
     """Phases the caller adds after the registered ones (planner.run.phases), e.g. a CI job's
     checkpoint commit after each task."""
+    base_commit: str | None = None
+    """The commit the issue branch started from; the final quality judgement reads the diff
+    against it. None: the commit checked out when the pass starts."""
 
 
 def config_files(setup: PassSetup) -> tuple[Path, ...]:
@@ -88,7 +92,8 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         gate = install_gate(
             setup.config, setup.workspace, store, registry, config_files(setup), setup.protected
         )
-        phases = [*pass_phases(setup.config, gate), *setup.phases]
+        diff = workspace_diff(setup.workspace, setup.base_commit)
+        phases = [*pass_phases(setup.config, gate, diff), *setup.phases]
         coordinator = PlanningCoordinator(
             setup.config, model, registry, issue, store, setup.reporter, setup.clock, phases
         )

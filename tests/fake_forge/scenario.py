@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from planner.cli.demo import demo_script
 from planner.engine.config import PlannerConfig, load_config
 from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
 from tests.fake_forge.core import git
-from tests.plans import evaluation_ok, review_ok
+from tests.plans import REFINEMENT_OFF, evaluation_ok, review_ok
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 WEBHOOKS = FIXTURES / "github" / "webhooks"
@@ -54,8 +55,20 @@ def clone(bare: Path, into: Path) -> Path:
 
 def model_config(base_url: str, history: Path, **overrides: Any) -> PlannerConfig:
     env = {"OPENAI_API_KEY": "scripted", "OPENAI_BASE_URL": base_url, "OPENAI_MODEL": "scripted"}
-    values = {"planning.history.directory": str(history), "llm.max_retries": 0, **overrides}
+    values = {
+        "planning.history.directory": str(history),
+        "llm.max_retries": 0,
+        **REFINEMENT_OFF,
+        **overrides,
+    }
     return load_config(None, env=env, overrides=values)
+
+
+def demo_script_unjudged() -> list[Step]:
+    """The demo's conversation as the tests' default config asks it: without the quality
+    judge's replies (refinement is off in tests/plans.REFINEMENT_OFF; the demo itself runs the
+    default config and tests/test_cli.py checks the judged version)."""
+    return [step for step in demo_script() if not (step.kind or "").startswith("refinement_")]
 
 
 def one_file_plan(path: str, content: str, goal: str) -> list[Step]:

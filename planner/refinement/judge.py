@@ -1,0 +1,73 @@
+"""QualityJudge: a separate model call that scores a plan, or the finished work, against the goal.
+
+The judge sees the request, the goal, the tasks with their dependencies and planned tool use, and
+the tool catalogue (for the finished work: the task results and the branch's diff instead of the
+planned actions), never the conversation that produced them, so it reviews rather than agrees.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from planner.engine.context import PassContext
+from planner.engine.documents import Plan
+from planner.engine.errors import ModelBehaviourError
+from planner.engine.issue import IssueContext, prompt_view, sanitize_untrusted
+from planner.engine.prompts import render
+from planner.engine.result import TaskView
+from planner.refinement.judgement import QualityJudgement
+from planner.refinement.port import WorkDiff
+
+log = logging.getLogger(__name__)
+
+ISSUE_BODY_BYTES = 8_000
+"""The request as the judge reads it: enough to judge against, not the whole thread."""
+DIFF_BYTES = 40_000
+"""A longer diff is cut (with a note): the judge also has the task results."""
+SYSTEM = "quality_judge"
+
+
+class QualityJudge:
+    def __init__(self, port: PassContext, diff: WorkDiff | None) -> None:
+        self.port = port
+        self.diff = diff
+
+    def judge_plan(self, plan: Plan) -> QualityJudgement | None:
+        """None when the judge gave no usable reply (recorded by the caller)."""
+        prompt = render(
+            "refinement_judge_plan.md.j2",
+            issue=judge_view(self.port.issue),
+            plan=plan,
+            tools=self.port.tool_specs(),
+        )
+        return self._ask("refinement_judge_plan", prompt)
+
+    def judge_result(self, plan: Plan, tasks: list[TaskView]) -> QualityJudgement | None:
+        prompt = render(
+            "refinement_judge_result.md.j2",
+            issue=judge_view(self.port.issue),
+            plan=plan,
+            tasks=tasks,
+            diff=self._diff(),
+        )
+        return self._ask("refinement_judge_result", prompt)
+
+    def _ask(self, kind: str, prompt: str) -> QualityJudgement | None:
+        try:
+            return self.port.ask_document(kind, prompt, QualityJudgement, system=SYSTEM)
+        except ModelBehaviourError as exc:
+            log.warning("quality judge gave no usable reply: %s", exc)
+            return None
+
+    def _diff(self) -> str:
+        if self.diff is None:
+            return "(the diff is not available; judge from the task results)"
+        return sanitize_untrusted(self.diff(), DIFF_BYTES)
+
+
+def judge_view(issue: IssueContext) -> dict[str, Any]:
+    """The issue as the judge sees it: title, a bounded body and the run's instruction."""
+    view = prompt_view(issue)
+    body = str(view["body"])
+    return {**view, "body": sanitize_untrusted(body, ISSUE_BODY_BYTES)}

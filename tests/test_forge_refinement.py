@@ -1,0 +1,153 @@
+"""Refinement as people see it on a GitHub issue (fake forge, real git, scripted model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from planner.ci.forges.base import TRACKING_MARKER
+from tests.fake_forge import FakeGitHub
+from tests.fake_forge.rig import Rig
+from tests.fake_forge.scenario import comment_event, file_on, labeled_event
+from tests.plans import (
+    REFINEMENT_ON,
+    evaluation_ok,
+    finish,
+    follow_up,
+    judge_plan,
+    judge_result,
+    planned,
+    refined,
+    subtask,
+    write,
+)
+from tests.plans import completion as completion_reply
+
+QUESTION = "<!-- planner:question -->"
+
+
+@pytest.fixture
+def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
+    fake_github.add_issue(1, "Add a contributing guide", "Please document it.", labels=["planner"])
+    fake_github.permissions["Codertocat"] = "write"
+    return Rig("github", fake_github, tmp_path)
+
+
+def github(rig: Rig) -> FakeGitHub:
+    assert isinstance(rig.fake, FakeGitHub)
+    return rig.fake
+
+
+def tracking(fake: FakeGitHub) -> str:
+    [comment] = [c for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
+    return comment.body
+
+
+def test_a_low_scored_plan_is_refined_and_the_issue_shows_the_score(rig: Rig) -> None:
+    fake = github(rig)
+    script = [
+        *planned("task_1"),
+        judge_plan(45, False, "the guide needs a section on tests"),
+        refined("task_1", "task_2"),
+        judge_plan(82, True),
+        write("CONTRIBUTING.md", "# Contributing\n"),
+        finish(),
+        write("TESTING.md", "# Tests\n"),
+        finish(),
+        evaluation_ok(),
+        judge_result(91, True, suggestions=("link the guide from the README",)),
+        completion_reply(completed=2),
+    ]
+    outcome = rig.run(labeled_event(), script, event_name="issues", **REFINEMENT_ON)
+
+    assert outcome.status == "completed"
+    body = tracking(fake)
+    assert "*Quality 82/100 after 2 attempts*" in body
+    assert "*Result quality 91/100 after 1 attempt*" in body
+    assert "**Revision Reason**: quality review 45/100: the guide needs a section on tests" in body
+    [pull] = fake.pulls.values()
+    assert "### Final quality judgement" in pull.body
+    assert "Result quality 91/100 after 1 attempt · acceptable" in pull.body
+    assert "Suggestions (not acted on):\n- link the guide from the README" in pull.body
+    assert fake.issues[1].labels == ["planner", "planner:done"]
+
+
+def test_a_rejected_plan_asks_people_and_their_guidance_gets_it_accepted(rig: Rig) -> None:
+    fake = github(rig)
+    one = {**REFINEMENT_ON, "planning.refinement.max_refinement_attempts": 1}
+    first = rig.run(
+        labeled_event(),
+        [
+            *planned("task_1"),
+            judge_plan(30, False, "it does not say who the guide is for"),
+            refined("task_1", tool="read_file"),
+            judge_plan(33, False, "still no audience"),
+        ],
+        event_name="issues",
+        **one,
+    )
+    assert first.status == "needs_human" and first.commit == ""  # nothing ran
+    assert "planner:needs-input" in fake.issues[1].labels
+    body = tracking(fake)
+    assert "**Why:** the quality judge rejected the plan (33/100 after 2 judgement(s)" in body
+    assert "> Quality issue: still no audience" in body
+    [asked] = [c for c in fake.comments_on(1) if QUESTION in c.body]
+    assert "- Quality issue: still no audience" in asked.body
+    assert fake.pulls == {}
+
+    guidance = "The guide is for first-time contributors."
+    reply = fake.comment_json(fake.add_comment(1, guidance))
+    event = comment_event(guidance, reply)
+    event["issue"]["labels"] = [{"name": name} for name in fake.issues[1].labels]
+    second = rig.run(
+        event,
+        [
+            refined("task_1", "task_2"),
+            judge_plan(86, True),
+            write("CONTRIBUTING.md", "# For first-time contributors\n"),
+            finish(),
+            write("docs/first.md", "# First steps\n"),
+            finish(),
+            evaluation_ok(),
+            judge_result(90, True),
+            completion_reply(completed=2),
+        ],
+        event_name="issue_comment",
+        **one,
+    )
+    assert second.status == "completed"
+    guided = [p for p in rig.prompts if '"refinement_replan"' in p][-1]
+    assert guidance in guided and "still no audience" in guided
+    assert "*Quality 86/100 after 1 attempt*" in tracking(fake)
+    assert fake.issues[1].labels == ["planner", "planner:done"]
+    assert file_on(fake.bare, "planner/issue-1", "CONTRIBUTING.md").startswith("# For first")
+
+
+def test_a_final_judgement_adds_a_task_before_the_work_is_done(rig: Rig) -> None:
+    fake = github(rig)
+    script = [
+        *planned("task_1"),
+        judge_plan(80, True),
+        write("CONTRIBUTING.md", "# Contributing\n"),
+        finish(),
+        evaluation_ok(),
+        judge_result(50, False, "the README does not point to the guide"),
+        follow_up({**subtask("task_2", "task_1"), "description": "Link the guide from README"}),
+        write("README.md", "# demo\n\nSee CONTRIBUTING.md.\n"),
+        finish(),
+        evaluation_ok(),
+        judge_result(88, True),
+        completion_reply(completed=2),
+    ]
+    outcome = rig.run(labeled_event(), script, event_name="issues", **REFINEMENT_ON)
+
+    assert outcome.status == "completed"
+    body = tracking(fake)
+    assert "- [x] **task_2**: Link the guide from README" in body
+    assert "*Result quality 88/100 after 2 attempts*" in body
+    assert "final quality review 50/100: the README does not point to the guide" in body
+    judge_prompts = [p for p in rig.prompts if '"refinement_judge_result"' in p]
+    assert "+# Contributing" in judge_prompts[0]  # the branch's diff, untracked file included
+    assert "See CONTRIBUTING.md." in judge_prompts[1]  # the second judgement sees the fix
+    assert file_on(fake.bare, "planner/issue-1", "README.md").endswith("See CONTRIBUTING.md.")
