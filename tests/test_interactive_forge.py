@@ -27,6 +27,7 @@ from tests.fake_forge.scenario import (
     gitlab_payload,
     one_file_plan,
 )
+from tests.plans import REFINEMENT_OFF_ENV
 from tests.support.ci_job import (
     Finished,
     github_action_env,
@@ -105,7 +106,7 @@ class GitHubJobs:
                 model="scripted",
                 history_dir=HISTORY,
             )
-            finished = run_entrypoint(env, workspace)
+            finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
             self.kinds = [r.kind for r in model.requests]
             assert finished.stderr == "", finished.stderr
             model.assert_consumed()
@@ -307,7 +308,7 @@ class GitLabJobs:
                 openai_base_url=model.base_url,
                 model="scripted",
             )
-            finished = run_entrypoint(env, workspace)
+            finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
             assert finished.stderr == "", finished.stderr
             model.assert_consumed()
         if (workspace / HISTORY).is_dir():

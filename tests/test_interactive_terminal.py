@@ -15,7 +15,7 @@ from pathlib import Path
 
 from planner.interactive.storage import SessionStore
 from planner.testing.scripted_server import ScriptedModelServer
-from tests.plans import completed, finish, git_repo, planned, write
+from tests.plans import REFINEMENT_OFF_ENV, completed, finish, git_repo, planned, write
 from tests.support.planning_session import (
     REVISED,
     REVISED_SUMMARY,
@@ -38,7 +38,7 @@ def planner_plan(
         input=stdin,
         capture_output=True,
         text=True,
-        env={**env, "OPENAI_MODEL": "scripted"},
+        env={**env, "OPENAI_MODEL": "scripted", **REFINEMENT_OFF_ENV},
         timeout=60,
     )
 
