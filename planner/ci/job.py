@@ -35,6 +35,7 @@ from planner.ci.forges.base import (
 )
 from planner.ci.forges.http import RetryPolicy
 from planner.ci.gitops import GitWorkspace, Identity
+from planner.ci.interactive import interactive_event, restore_once
 from planner.ci.tracking import (
     CHECKLIST_CHARS,
     TrackingState,
@@ -141,6 +142,11 @@ def run_for_event(
     run = IssueRun(forge, trigger, target, config, workspace, env)
     if trigger.command == "stop":
         return run.stop(history)
+    # Interactive planning sessions (planner.ci.interactive) take the events that are theirs.
+    history = restore_once(history)
+    session_outcome = interactive_event(run, model=model, extra_tools=extra_tools, history=history)
+    if session_outcome is not None:
+        return session_outcome
     return run.execute(model=model, extra_tools=extra_tools, history=history)
 
 

@@ -29,8 +29,17 @@ from planner.engine.errors import UserInputError
 Platform = Literal["github", "gitlab", "local"]
 Command = Literal["run", "resume", "replan", "stop"]
 TriggerKind = Literal[
-    "labeled", "opened", "assigned", "comment", "pr_comment", "dispatch", "manual", "local"
+    "labeled",
+    "interactive",
+    "opened",
+    "assigned",
+    "comment",
+    "pr_comment",
+    "dispatch",
+    "manual",
+    "local",
 ]
+"""'interactive': the label forge.label_interactive was added (planner.ci.interactive)."""
 COMMANDS: tuple[Command, ...] = ("resume", "replan", "stop")
 
 GITLAB_BOT_NAME = re.compile(r"(?:project|group)_\d+_bot(?:_[0-9a-z]+)?")
@@ -228,6 +237,8 @@ def _github_issue_action(
         names = [label.get("name")] if isinstance(label, Mapping) else _names(issue.get("labels"))
         if config.trigger_label in names:
             return "labeled"
+        if config.label_interactive in names:
+            return "interactive"
         return Skip(reason=f"label {names[0] if names else None!r} is not {config.trigger_label!r}")
     if action == "opened" and config.trigger_on_opened:
         return "opened"
@@ -385,6 +396,8 @@ def _gitlab_issue(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger | 
 def _gitlab_issue_kind(attributes: Any, changes: Any, config: ForgeConfig) -> TriggerKind | Skip:
     if config.trigger_label in _added(changes.get("labels"), "title"):
         return "labeled"
+    if config.label_interactive in _added(changes.get("labels"), "title"):
+        return "interactive"
     if attributes.get("action") == "open" and config.trigger_on_opened:
         return "opened"
     if _added(changes.get("assignees"), "username") and config.trigger_on_assigned:

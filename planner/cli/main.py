@@ -13,6 +13,7 @@ from typing import Any
 
 from planner.ci.forges.issue_file import load_issue_file
 from planner.cli import plan_tool
+from planner.cli.plan import add_plan_command, run_plan
 from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.engine.errors import PlannerError, UserInputError
 from planner.engine.history import PlanningHistoryStore
@@ -79,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     history.add_argument("--json", action="store_true", help="print raw JSONL entries")
     history.set_defaults(handler=_history)
+    add_plan_command(commands, _common, FLAG_KEYS, _plan)
     demo = commands.add_parser("demo", help="run a demo pass on a temporary repository")
     demo.add_argument("--keep", action="store_true", help="keep the temporary repository")
     demo.set_defaults(handler=_demo)
@@ -200,3 +202,7 @@ def _demo(args: argparse.Namespace) -> int:
     from planner.cli.demo import run_demo
 
     return run_demo(keep=args.keep)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    return run_plan(args, _config(args))

@@ -512,6 +512,21 @@ class ForgeConfig(Section):
     """Retries of a forge API request on 5xx, 429 and secondary rate limits."""
     api_max_wait_seconds: float = Field(default=60.0, ge=0)
     """Upper bound of one wait between retries; a longer rate-limit reset is an error."""
+    label_interactive: str = Field(default="planner:interactive", min_length=1)
+    """Adding this label starts an interactive planning session (discovery -> design -> review)
+    on the issue instead of planning straight away."""
+
+
+class InteractiveConfig(Section):
+    """interactive — planning sessions with the people on the issue before any pass
+    (seeds/interactive-planning.md, ADR-021)."""
+
+    enabled: bool = False
+    """Every triggered issue without a session starts one (otherwise only the label
+    forge.label_interactive or `/planner plan <instruction>` does)."""
+    question_timeout_minutes: float = Field(default=5, ge=0)
+    """Questions still open this long after the session's last activity are recorded as
+    skipped (answer null) by the next event or the scheduled sweep."""
 
 
 RiskLevel = Literal["low", "medium", "high"]
@@ -556,6 +571,8 @@ class PlannerConfig(Section):
     """Workspace tools and MCP servers."""
     forge: ForgeConfig = Field(default_factory=ForgeConfig)
     """GitHub/GitLab/local triggers, labels, branch and pull request settings."""
+    interactive: InteractiveConfig = Field(default_factory=InteractiveConfig)
+    """Interactive planning sessions (discovery, design, review) before the pass."""
     approval: ApprovalConfig = Field(default_factory=ApprovalConfig)
     """The approval gate: which writes and commands need a person."""
 
@@ -580,6 +597,8 @@ ENV_KEYS: dict[str, str] = {
     "OPENAI_MODEL": "llm.model",
     "OPENAI_BASE_URL": "llm.base_url",
     "OPENAI_API_KEY": "llm.api_key",
+    "INTERACTIVE_ENABLED": "interactive.enabled",
+    "INTERACTIVE_QUESTION_TIMEOUT_MINUTES": "interactive.question_timeout_minutes",
 }
 """Environment variables and the key each one sets."""
 

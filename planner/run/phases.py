@@ -17,6 +17,7 @@ from planner.engine.config import PlannerConfig
 from planner.engine.phase import Phase
 from planner.engine.reflection import ReflectionPhase
 from planner.grounding.phase import GroundingPhase
+from planner.interactive.phase import InteractivePhase
 from planner.refinement.phase import RefinementPhase
 from planner.replanning.phase import ReplanningPhase
 
@@ -37,6 +38,7 @@ def pass_phases(
     if not planning.enabled:
         return []
     return [
+        InteractivePhase(),
         *([ApprovalPhase(gate)] if gate is not None else []),
         ReplanningPhase() if planning.replanning.enabled else ReflectionPhase(),
         *([RefinementPhase(diff)] if planning.refinement.enabled else []),

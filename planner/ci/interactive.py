@@ -1,0 +1,403 @@
+"""Interactive planning sessions on an issue (ADR-021): the CI side of planner.interactive.
+
+planner.ci.job hands every `run` event on an issue here first. Ours are:
+- the label forge.label_interactive, `/planner plan <instruction>`, or any trigger with
+  interactive.enabled on an issue that never had a session: a new session starts;
+- any event on an issue whose session waits for people: replies answer questions (`q-1: …`,
+  `1. …`, free text for a single open question) or decide (`d-1: opt-b because …`);
+  `/planner approve` hands the enhanced instruction to a pass in the same run, `/planner reject
+  <why>` returns to design with the reason, `/planner cancel` cancels.
+Everything else falls through to the ordinary pass (after an approved session, its phase,
+planner.interactive.phase, makes every plan of the issue from the approved design). Each phase
+that waits for people gets a comment of its own (a new comment notifies; it is edited while the
+phase lasts, and the end of the session is written into the last one), linked from the tracking
+comment; the issue waits under forge.label_needs_input, so a plain reply by someone with write
+access starts the next run.
+Replies by people without write access never start a run; the next run says they were ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from planner.ci.forges.base import MARKER_PREFIX, Actor, CommentData, parse_time
+from planner.ci.interactive_comment import (
+    SESSION_MARKER,
+    render_closed_phase,
+    render_session,
+)
+from planner.ci.triggers import match_phrase
+from planner.engine.history import PlanningHistoryStore
+from planner.engine.interfaces import HistoryBackend, ToolProvider
+from planner.interactive import transitions as move
+from planner.interactive.model import (
+    ACTIVE,
+    PlanningSession,
+    PlanningSessionStatus,
+    new_session,
+)
+from planner.interactive.operations import (
+    REJECTED,
+    PlanningOperations,
+    approve_plan,
+    remember,
+)
+from planner.interactive.replies import Parsed, SessionCommand, parse_answers, parse_command
+from planner.interactive.replies import parse_decisions as parse_choices
+from planner.interactive.storage import SessionStore, latest_for_issue, record_for_issue
+from planner.run.runner import exclude_from_git, history_directory, new_run_id
+
+if TYPE_CHECKING:
+    from planner.ci.job import CiOutcome, IssueRun
+
+log = logging.getLogger(__name__)
+S = PlanningSessionStatus
+MAX_IGNORED_AUTHORS = 5
+NO_TEXT_KINDS = frozenset({"labeled", "interactive", "opened", "assigned"})
+"""Triggers that carry no reply (their instruction, if any, is not an answer)."""
+
+
+def interactive_event(
+    run: IssueRun,
+    *,
+    model: Any,
+    extra_tools: tuple[ToolProvider, ...],
+    history: HistoryBackend | None,
+) -> CiOutcome | None:
+    """The outcome when the event belongs to a planning session; None to run a normal pass."""
+    if run.trigger.command != "run" or run.target.pull is not None:
+        return None
+    directory = history_directory(run.config, run.workspace)
+    if history is not None:
+        history.restore(directory, str(run.number))
+    issue = IssueSessions(run, directory, model, extra_tools, history)
+    return issue.route()
+
+
+class RestoreOnce:
+    """The job's history backend, restored once: the session check and the pass share it (an
+    artifact backend would otherwise download and report twice)."""
+
+    def __init__(self, backend: HistoryBackend) -> None:
+        self.backend = backend
+        self.restored: bool | None = None
+
+    def restore(self, directory: Path, issue: str) -> bool:
+        if self.restored is None:
+            self.restored = self.backend.restore(directory, issue)
+        return self.restored
+
+    def save(self, directory: Path, issue: str) -> None:
+        self.backend.save(directory, issue)
+
+
+def restore_once(backend: HistoryBackend | None) -> HistoryBackend | None:
+    return None if backend is None else RestoreOnce(backend)
+
+
+class IssueSessions:
+    """The sessions of one issue and what one event does to them."""
+
+    def __init__(
+        self,
+        run: IssueRun,
+        directory: Path,
+        model: Any,
+        extra_tools: tuple[ToolProvider, ...],
+        history: HistoryBackend | None,
+    ) -> None:
+        self.run = run
+        self.directory = directory
+        self.run_id = new_run_id()
+        self.model = model
+        self.extra_tools = extra_tools
+        self.history = history
+        self.store = SessionStore(directory)
+        self.journal = self._journal()
+        found = latest_for_issue(self.journal, self.store)
+        self.session: PlanningSession | None = found[0] if found else None
+        self.entry: dict[str, Any] = found[1] if found else {}
+        self.comments: list[CommentData] | None = None
+        self.notes: list[str] = []
+        self.approving = False
+
+    def _journal(self) -> PlanningHistoryStore:
+        """The issue's history, read afresh (a pass appends through a store of its own)."""
+        run = self.run
+        number = str(run.number)
+        return PlanningHistoryStore(self.directory, run.forge.repository, number, self.run_id)
+
+    # -- routing
+
+    def route(self) -> CiOutcome | None:
+        text, command = self._event_text()
+        session = self.session
+        if command is not None and command.name == "plan":
+            return self._start(command.argument or self._issue_text())
+        if session is not None and session.active:
+            return self._reply(session, text, command)
+        if command is not None:
+            return None  # approve/reject/cancel of something else (the approval gate, …)
+        wanted = self.run.trigger.kind == "interactive"
+        if wanted or (self.run.config.interactive.enabled and session is None):
+            return self._start(self._issue_text())
+        return None  # after an approved session the pass plans from its design (its phase)
+
+    def _event_text(self) -> tuple[str, SessionCommand | None]:
+        """What the person wrote for planner, and a command when they used the phrase."""
+        trigger = self.run.trigger
+        if trigger.kind != "comment":
+            return trigger.instruction, parse_command(trigger.instruction)
+        body = next((c.body for c in self._comments() if c.id == trigger.comment_id), None)
+        if body is None or match_phrase(body, self.run.config.forge.trigger_phrase) is None:
+            return trigger.instruction, None  # a plain reply: answers, never a command
+        return trigger.instruction, parse_command(trigger.instruction)
+
+    def _issue_text(self) -> str:
+        issue = self.run.target.issue
+        extra = self.run.trigger.instruction.strip()
+        parts = [issue.title.strip(), issue.body.strip(), extra]
+        return "\n\n".join(p for p in parts if p) or f"Issue {self.run.number}"
+
+    def _comments(self) -> list[CommentData]:
+        if self.comments is None:
+            self.comments = self.run.forge.list_comments(self.run.number)
+        return self.comments
+
+    # -- starting
+
+    def _start(self, instruction: str) -> CiOutcome:
+        previous = self.session
+        if previous is not None and previous.active:
+            move.cancel(previous)
+            self.store.save(previous)
+            self._show(previous)  # its comment says it is cancelled
+            self.notes.append(f"Session {previous.session_id} was cancelled by the new one.")
+        session = self.session = new_session(instruction)
+        self.entry = {}
+        self.store.save(session)
+        self._record(session)
+        return self._progress(session)
+
+    # -- replies
+
+    def _reply(
+        self, session: PlanningSession, text: str, command: SessionCommand | None
+    ) -> CiOutcome:
+        stale = self._timed_out(session)
+        if not move.check_resume_position(session):
+            self.notes.append("The saved position did not match the answers: discovery restarts.")
+        if command is not None:
+            self._command(session, command)
+        elif self.run.trigger.kind not in NO_TEXT_KINDS and text.strip():
+            self._answer(session, text)
+        if session.status == S.DISCOVERY and stale and session.open_questions():
+            skipped = move.skip_open_questions(session)
+            self.notes.append(f"No answer in time: {', '.join(skipped)} skipped.")
+        self._note_ignored_replies()
+        return self._progress(session)
+
+    def _command(self, session: PlanningSession, command: SessionCommand) -> None:
+        if command.name == "cancel":
+            move.cancel(session)
+        elif session.status != S.REVIEW:
+            self.notes.append(
+                f"`{command.name}` applies in review; the session is in {session.status.value}."
+            )
+        elif command.name == "approve":
+            self.approving = True  # approve_plan makes the move when the pass is handed over
+        else:
+            reason = command.argument or "(no reason given)"
+            login = self.run.trigger.actor.login
+            remember(session, "user", "review", REJECTED + reason, author=login)
+            if move.reject(session) == S.CANCELLED:
+                self.notes.append("Third rejection: the session is cancelled.")
+
+    def _answer(self, session: PlanningSession, text: str) -> None:
+        if session.status == S.REVIEW:
+            self.notes.append("The session is in review: approve, reject <why> or cancel.")
+            return
+        discovery = session.status == S.DISCOVERY
+        parsed = parse_answers(text, session) if discovery else parse_choices(text, session)
+        self.notes += [f"Not used: {problem}" for problem in parsed.problems]
+        login = self.run.trigger.actor.login
+        remember(session, "user", session.status.value, text, author=login)
+        self._apply(session, parsed)
+
+    def _apply(self, session: PlanningSession, parsed: Parsed) -> None:
+        for question_id, answer in parsed.answers.items():
+            move.record_answer(session, question_id, answer)
+        for decision_id, (option_id, rationale) in parsed.choices.items():
+            move.record_decision(session, decision_id, option_id, rationale or None)
+
+    def _timed_out(self, session: PlanningSession) -> bool:
+        last = parse_time(session.updated_at)
+        limit = timedelta(minutes=self.run.config.interactive.question_timeout_minutes)
+        return last is not None and datetime.now(UTC) - last >= limit
+
+    def _note_ignored_replies(self) -> None:
+        """Replies since the last run by people who may not steer the session: said, not used.
+        (Their events never start a run, so no write happens on their account.)"""
+        seen = int(self.entry.get("seen_comment") or 0)
+        actor = self.run.trigger.actor.login
+        authors = {
+            c.author
+            for c in self._comments()
+            if _number(c.id) > seen
+            and c.author != actor
+            and not (c.trusted and MARKER_PREFIX in c.body)
+        }
+        forge = self.run.config.forge
+        for author in sorted(authors)[:MAX_IGNORED_AUTHORS]:
+            if author not in forge.allowed_users and not self.run.forge.can_write(
+                Actor(login=author)
+            ):
+                self.notes.append(f"Ignored the reply of @{author}: no write access.")
+
+    # -- after every change
+
+    def _progress(self, session: PlanningSession) -> CiOutcome:
+        """Model calls where none waits for people, then the comment, label and outcome."""
+        run = self.run
+        run._load_earlier_runs()
+        run._write_comment()
+        operations = PlanningOperations(self._model(), self.store, run.forge.repository)
+        try:
+            operations.advance(session)
+        except Exception as exc:  # the session comment and tracking comment must say so
+            log.exception("the planning session failed")
+            move.fail(session, run.forge.redact(f"{type(exc).__name__}: {exc}"))
+            self.store.save(session)
+        if self.approving and session.status == S.REVIEW:
+            return self._hand_over(session)
+        self._show(session)
+        return self._finish(session, operations)
+
+    def _model(self) -> Any:
+        if self.model is None:
+            from planner.engine.llm import OpenAIModel
+
+            self.model = OpenAIModel(self.run.config.llm)
+        return self.model
+
+    def _show(self, session: PlanningSession) -> None:
+        body = render_session(
+            session,
+            phrase=self.run.config.forge.trigger_phrase,
+            timeout_minutes=self.run.config.interactive.question_timeout_minutes,
+            notes=self.notes,
+            mention=self.run.trigger.actor.login,
+        )
+        comment = self._session_comment(session)
+        run = self.run
+        if comment is None:
+            self._close_previous_phase(session)
+        written = (
+            run.forge.edit_comment(run.number, comment.id, body)
+            if comment is not None
+            else run.forge.post_comment(run.number, body)
+        )
+        seen = max((_number(c.id) for c in self._comments()), default=0)
+        shown = {"comment_id": written.id, "comment_url": written.url}
+        self._record(session, **shown, comment_status=session.status.value, seen_comment=seen)
+        link = f"[the session comment]({written.url})" if written.url else "the session comment"
+        run.view.notes = [
+            f"Interactive planning session {session.session_id}: "
+            f"{session.status.value}; see {link}."
+        ]
+
+    def _close_previous_phase(self, session: PlanningSession) -> None:
+        """The last phase's comment, final: its last answers or decisions, no instructions."""
+        same = self.entry.get("session", {}).get("session_id") == session.session_id
+        wanted = str(self.entry.get("comment_id") or "")
+        status = self.entry.get("comment_status")
+        if not same or not wanted or status not in {s.value for s in ACTIVE}:
+            return
+        found = [c for c in self._comments() if c.id == wanted and c.trusted]
+        if found and SESSION_MARKER in found[0].body:
+            body = render_closed_phase(session, PlanningSessionStatus(status))
+            self.run.forge.edit_comment(self.run.number, wanted, body)
+
+    def _session_comment(self, session: PlanningSession) -> CommentData | None:
+        """The comment showing this phase of the session; None when a new phase (or session)
+        waits for people: it gets a comment of its own (a new comment notifies, an edit does
+        not). A session that ends is written into its last comment."""
+        wanted = str(self.entry.get("comment_id") or "")
+        same = self.entry.get("session", {}).get("session_id") == session.session_id
+        new_phase = session.active and self.entry.get("comment_status") != session.status.value
+        if not same or not wanted or new_phase:
+            return None
+        found = (c for c in self._comments() if c.id == wanted and c.trusted)
+        return next((c for c in found if SESSION_MARKER in c.body), None)
+
+    def _record(self, session: PlanningSession, **extra: Any) -> None:
+        """The session's snapshot in the issue's history, with the comment that shows it."""
+        exclude_from_git(self.run.workspace, self.directory)
+        same = self.entry.get("session", {}).get("session_id") == session.session_id
+        carried = ("comment_id", "comment_url", "comment_status", "seen_comment")
+        kept: dict[str, Any] = {k: self.entry[k] for k in carried if same and k in self.entry}
+        self.entry = record_for_issue(self.journal, session, **{**kept, **extra})
+
+    def _finish(self, session: PlanningSession, operations: PlanningOperations) -> CiOutcome:
+        from planner.ci.job import CiOutcome
+
+        waiting = session.active
+        status = (
+            "needs_human" if waiting else ("failed" if session.status == S.FAILED else "stopped")
+        )
+        reason = _reason(session)
+        outcome = CiOutcome(
+            status=status,  # type: ignore[arg-type]
+            reason=self.run.forge.redact(reason),
+            tokens_used=operations.usage.total_tokens,
+            model_calls=operations.usage.model_calls,
+        )
+        if self.history is not None:
+            self.history.save(self.directory, str(self.run.number))
+        self.run.view.reason = reason
+        self.run._finish(outcome, "needs_human" if waiting else outcome.status)  # type: ignore[arg-type]
+        return outcome
+
+    # -- approval
+
+    def _hand_over(self, session: PlanningSession) -> CiOutcome:
+        """The same run plans and carries out the enhanced instruction."""
+        outcomes: list[CiOutcome] = []
+
+        def run_pass(instruction: str) -> str:
+            self._show(session)
+            run = self.run
+            run.trigger = run.trigger.model_copy(update={"instruction": instruction})
+            run.view.notes = []
+            outcomes.append(
+                run.execute(model=self.model, extra_tools=self.extra_tools, history=self.history)
+            )
+            return self._last_pass_id()
+
+        approve_plan(session, self.store, run_pass)
+        self._show(session)
+        return outcomes[0]
+
+    def _last_pass_id(self) -> str:
+        self.journal = self._journal()
+        starts = [e for e in self.journal.entries() if e.get("type") == "run_start"]
+        return str(starts[-1].get("run_id", "")) if starts else ""
+
+
+def _number(comment_id: str) -> int:
+    """Comment ids grow on both forges; the newest seen marks where the next run starts."""
+    return int(comment_id) if comment_id.isdigit() else 0
+
+
+def _reason(session: PlanningSession) -> str:
+    reasons = {
+        S.DISCOVERY: "waiting for answers to the planning session's questions",
+        S.DESIGN: "waiting for the design decisions of the planning session",
+        S.REVIEW: "waiting for approval of the planning session's design",
+        S.CANCELLED: f"planning session {session.session_id} cancelled",
+        S.FAILED: f"planning session failed: {session.error_message}",
+    }
+    return reasons.get(session.status, "")

@@ -1,0 +1,155 @@
+"""`planner plan`: an interactive planning session in the terminal (ADR-021 §4).
+
+    planner plan "Add login" --repo PATH      a new session
+    planner plan --resume planning-<uuid>     continue one
+    planner plan --resume                     list recent sessions and pick one
+
+Sessions live under the repository's history directory, like those of issues. Once approved,
+"execute now? [y/N]" runs one pass on the enhanced instruction (the issue of that pass is the
+session), or prints the command that would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from planner.engine.config import PlannerConfig
+from planner.engine.errors import UserInputError
+from planner.engine.issue import IssueContext
+from planner.interactive.model import PlanningSession, new_session
+from planner.interactive.operations import PlanningOperations
+from planner.interactive.storage import SessionStore
+from planner.interactive.terminal import Console, EndOfInput, TerminalSession
+from planner.run.runner import (
+    PassSetup,
+    exclude_from_git,
+    history_directory,
+    new_run_id,
+    repository_name,
+    run_pass,
+)
+
+RECENT = 10
+
+
+def add_plan_command(commands: Any, common: Any, flags: dict[str, str], handler: Any) -> None:
+    plan = commands.add_parser("plan", help="plan interactively: questions, design, review")
+    common(plan)
+    plan.add_argument("instruction", nargs="?", default="", help="what to build")
+    plan.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ID",
+        help="continue session ID; without ID, list recent sessions to pick from",
+    )
+    plan.add_argument(
+        "--execute", action="store_true", help="once approved, run the pass without asking"
+    )
+    for flag in ("model", "base_url", "history_dir"):
+        plan.add_argument(f"--{flag.replace('_', '-')}", dest=flag, help=f"sets {flags[flag]}")
+    plan.set_defaults(handler=handler)
+
+
+def run_plan(
+    args: argparse.Namespace,
+    config: PlannerConfig,
+    *,
+    model: Any = None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+) -> int:
+    if not args.repo.is_dir():
+        raise UserInputError(f"--repo {args.repo} is not a directory")
+    console = Console(stdin or sys.stdin, stdout or sys.stdout)
+    directory = history_directory(config, args.repo)
+    exclude_from_git(args.repo, directory)
+    store = SessionStore(directory)
+    session = _session(args, store, console)
+    if session is None:
+        return 0
+    repository = args.repository or repository_name(args.repo)
+    if model is None:
+        from planner.engine.llm import OpenAIModel
+
+        model = OpenAIModel(config.llm)
+    terminal = TerminalSession(
+        operations=PlanningOperations(model, store, repository),
+        store=store,
+        console=console,
+        execute=lambda instruction: _execute(args, config, model, session, instruction, console),
+        later_command=_later(args, session),
+    )
+    return terminal.run(session, execute_now=True if args.execute else None)
+
+
+def _session(
+    args: argparse.Namespace, store: SessionStore, console: Console
+) -> PlanningSession | None:
+    if args.resume:
+        return store.load(args.resume)
+    if args.resume == "":
+        return _pick(store, console)
+    if not args.instruction.strip():
+        raise UserInputError('give an instruction (planner plan "what to build") or --resume')
+    session = new_session(args.instruction.strip())
+    store.save(session)
+    return session
+
+
+def _pick(store: SessionStore, console: Console) -> PlanningSession | None:
+    recent = store.recent(RECENT)
+    if not recent:
+        console.say(f"No planning sessions in {store.directory}.")
+        return None
+    for number, session in enumerate(recent, start=1):
+        instruction = " ".join(session.instruction.split())[:60]
+        console.say(
+            f"{number}) {session.session_id}  {session.status.value:<9}  "
+            f"{session.updated_at}  {instruction}"
+        )
+    try:
+        typed = console.ask("pick a session (number or id): ")
+    except EndOfInput:
+        return None
+    if typed.isdigit() and 1 <= int(typed) <= len(recent):
+        return recent[int(typed) - 1]
+    chosen = next((s for s in recent if s.session_id == typed), None)
+    if chosen is None and typed:
+        return store.load(typed)
+    return chosen
+
+
+def _execute(
+    args: argparse.Namespace,
+    config: PlannerConfig,
+    model: Any,
+    session: PlanningSession,
+    instruction: str,
+    console: Console,
+) -> str:
+    """One pass on the enhanced instruction; the pass id it ran under."""
+    run_id = new_run_id()
+    issue = IssueContext(
+        repository=args.repository or repository_name(args.repo),
+        number=session.session_id,
+        title=session.instruction.splitlines()[0][:200],
+        body=session.instruction,
+        instruction=instruction,
+    )
+    setup = PassSetup(config=config, workspace=args.repo, run_id=run_id, model=model)
+    result = run_pass(setup, issue)
+    from planner.cli.main import describe
+
+    console.say(describe(result))
+    return run_id
+
+
+def _later(args: argparse.Namespace, session: PlanningSession) -> str:
+    repo = shlex.quote(str(Path(args.repo)))
+    return f"planner plan --resume {session.session_id} --execute --repo {repo}"
