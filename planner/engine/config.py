@@ -204,6 +204,15 @@ class PlanningConfig(Section):
     """Replanning decided by the model at every phase (replanning.md)."""
 
 
+class ModelPrice(Section):
+    """llm.prices.<model> — what one model costs."""
+
+    prompt_per_million: float = Field(ge=0)
+    """USD per million prompt tokens."""
+    completion_per_million: float = Field(ge=0)
+    """USD per million completion tokens."""
+
+
 class LLMConfig(Section):
     """llm — the OpenAI-compatible chat endpoint (OpenAI, Azure, Ollama, vLLM, LiteLLM, ...)."""
 
@@ -223,6 +232,13 @@ class LLMConfig(Section):
     """Upper bound for one wait between retries (also caps Retry-After)."""
     temperature: float | None = Field(default=None, ge=0, le=2)
     """Sampling temperature; None leaves the provider's default."""
+    tool_calling: Literal["native", "json", "auto"] = "native"
+    """How tool calls travel: native `tools`/`tool_calls`; json (the model answers a JSON
+    document naming the tool and its arguments, validated and re-asked once); auto (native,
+    switching to json for the rest of the pass when the endpoint or model gives no tool calls)."""
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    """USD per million tokens by model name, for cost reports (`planner eval`); a model not
+    listed has cost `unknown`."""
 
 
 class BudgetConfig(Section):
@@ -407,6 +423,7 @@ ENV_KEYS: dict[str, str] = {
     "OPENAI_MODEL": "llm.model",
     "OPENAI_BASE_URL": "llm.base_url",
     "OPENAI_API_KEY": "llm.api_key",
+    "LLM_TOOL_CALLING": "llm.tool_calling",
 }
 """Environment variables and the key each one sets."""
 
