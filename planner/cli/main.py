@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from planner.cli.eval import add_eval_command
 from planner.cli.issue_file import load_issue_file
 from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.engine.errors import PlannerError, UserInputError
@@ -76,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="run a demo pass on a temporary repository")
     demo.add_argument("--keep", action="store_true", help="keep the temporary repository")
     demo.set_defaults(handler=_demo)
+    add_eval_command(commands)
     return parser
 
 
