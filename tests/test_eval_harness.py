@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,20 @@ def test_a_model_claiming_success_without_a_fix_is_not_resolved() -> None:
     report = run_task(task, options("nonsense", **{"planning.enabled": False}))
     assert report.statuses == ["completed"] and not report.resolved
     assert not report.planning
+
+
+def test_a_clarification_task_is_answered_once_and_the_runs_go_on() -> None:
+    (task,) = load_suite(names=["clarify_rounding"])
+    report = run_task(task, options("reference"))
+    # The first pass asks; the answer (the task's) comes as a comment that starts the next.
+    assert report.statuses == ["needs_human", "completed"]
+    assert report.asked_question and report.resolved
+
+
+def test_passes_stop_at_the_task_budget() -> None:
+    (task,) = load_suite(names=["clarify_rounding"])
+    report = run_task(task, replace(options("reference"), max_passes=1))
+    assert report.statuses == ["needs_human"] and not report.resolved
 
 
 def test_prices_give_a_cost() -> None:

@@ -125,25 +125,31 @@ def _passes(
 ) -> tuple[list[str], str]:
     statuses: list[str] = []
     answered = False
+    instruction = ""
     while len(statuses) < options.max_passes:
         left = options.max_task_seconds - (time.monotonic() - started)
         if left <= 0:
             return [*statuses, "task_budget"], ""
         try:
-            outcome = _one_pass(workspace, _with_wall_budget(config, left), options)
+            budget = _with_wall_budget(config, left)
+            outcome = _one_pass(workspace, budget, options, instruction)
         except PlannerError as exc:
             return [*statuses, "error"], str(exc)
         statuses.append(outcome.status)
+        instruction = ""
         if outcome.status == "needs_human" and task.answer and not answered:
             _answer(task, workspace)
             answered = True
+            instruction = task.answer  # the answering comment triggers the next pass
         elif outcome.status not in NEEDS_ANOTHER_PASS:
             break
     return statuses, ""
 
 
-def _one_pass(workspace: Path, config: PlannerConfig, options: EvalOptions) -> CiOutcome:
-    event = {"issue": ISSUE_NUMBER, "instruction": "", "actor": "local"}
+def _one_pass(
+    workspace: Path, config: PlannerConfig, options: EvalOptions, instruction: str
+) -> CiOutcome:
+    event = {"issue": ISSUE_NUMBER, "instruction": instruction, "actor": "local"}
     env = os.environ if options.env is None else options.env
     return run_for_event("local", workspace=workspace, config=config, env=env, event=event)
 

@@ -3,6 +3,8 @@
 `reference`: plans one task, writes the task's reference solution file by file with
 `write_file`, finishes, approves every review and decision, and reports completion. Whatever
 it claims, the check decides.
+For a task with an answer (a clarification task) it first asks a question, and plans once the
+answer is in the issue's comments.
 `nonsense`: answers every request with prose that is neither a document nor a tool call;
 the harness must report it as resolving nothing.
 """
@@ -45,9 +47,16 @@ def reference_responder(task: Task) -> Responder:
     def respond(kind: str | None, body: dict[str, Any]) -> Step:
         if kind in ("execute", "legacy"):
             return _next_write(kind, body, writes)
+        if kind == "planning" and task.answer and not _mentions(body, task.answer):
+            return reply_json(kind, QUESTION)  # a clarification task: ask, as a person would
         return reply_json(kind, DOCUMENTS.get(kind or "", {"replan_decision": NO}))
 
     return respond
+
+
+def _mentions(body: dict[str, Any], answer: str) -> bool:
+    first_line = answer.strip().splitlines()[0]
+    return any(first_line in str(message.get("content")) for message in body["messages"])
 
 
 def _next_write(kind: str, body: dict[str, Any], writes: list[tuple[str, str]]) -> Step:
@@ -87,6 +96,16 @@ PLAN = {
         "actions": [{"task_id": "task_1", "tool": "write_file", "purpose": "write the files"}],
     },
     "comment": "Plan completed. Starting execution.",
+}
+QUESTION = {
+    "phase": "planning",
+    "error": {
+        "type": "unclear_goal",
+        "message": "The issue does not say which rule to follow.",
+        "clarification_needed": ["Which rule exactly should the change follow?"],
+        "assumptions": ["the most common rule"],
+    },
+    "comment": "I need one answer before planning.",
 }
 DOCUMENTS: dict[str, dict[str, Any]] = {
     "planning": PLAN,
