@@ -58,7 +58,7 @@ def run_task(task: Task, options: EvalOptions) -> TaskReport:
     ):
         workspace = materialize(task, Path(scratch) / "repo")
         _write_issue(task, workspace)
-        statuses, error = _passes(task, workspace, config, options, started)
+        statuses, stop_reason = _passes(task, workspace, config, options, started)
         tree = branch_tree(workspace, _branch(config), Path(scratch) / "result")
         check = run_check(task, tree)
         usage = _usage(workspace, config)
@@ -73,7 +73,7 @@ def run_task(task: Task, options: EvalOptions) -> TaskReport:
         usage=usage,
         cost=usage.cost(config.llm.prices.get(config.llm.model)),
         wall_seconds=round(time.monotonic() - started, 1),
-        error=error,
+        stop_reason=stop_reason,
         check_output=check.output[-1500:],
     )
 
@@ -123,19 +123,21 @@ def _answer(task: Task, workspace: Path) -> None:
 def _passes(
     task: Task, workspace: Path, config: PlannerConfig, options: EvalOptions, started: float
 ) -> tuple[list[str], str]:
+    """The status of each pass, and why the last one stopped (or the harness's error)."""
     statuses: list[str] = []
     answered = False
-    instruction = ""
+    instruction = reason = ""
     while len(statuses) < options.max_passes:
         left = options.max_task_seconds - (time.monotonic() - started)
         if left <= 0:
-            return [*statuses, "task_budget"], ""
+            return [*statuses, "task_budget"], reason
         try:
             budget = _with_wall_budget(config, left)
             outcome = _one_pass(workspace, budget, options, instruction)
         except PlannerError as exc:
             return [*statuses, "error"], str(exc)
         statuses.append(outcome.status)
+        reason = outcome.reason
         instruction = ""
         if outcome.status == "needs_human" and task.answer and not answered:
             _answer(task, workspace)
@@ -143,7 +145,7 @@ def _passes(
             instruction = task.answer  # the answering comment triggers the next pass
         elif outcome.status not in NEEDS_ANOTHER_PASS:
             break
-    return statuses, ""
+    return statuses, reason
 
 
 def _one_pass(

@@ -54,7 +54,8 @@ class TaskReport(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     cost: float | None = None
     wall_seconds: float = 0.0
-    error: str = ""
+    stop_reason: str = ""
+    """Why the last pass stopped (its reason, or the error that ended it)."""
     check_output: str = ""
 
 
