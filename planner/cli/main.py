@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from planner.ci.forges.issue_file import load_issue_file
 from planner.cli.eval import add_eval_command
-from planner.cli.issue_file import load_issue_file
 from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.engine.errors import PlannerError, UserInputError
 from planner.engine.history import PlanningHistoryStore

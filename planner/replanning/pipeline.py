@@ -4,7 +4,7 @@
     execute  -> replan_started, the executor writes the new plan, revision, replan_decision
     escalate -> one alternative call (§9.4/§13.2/§13.3) -> its verdict, once -> else a person
 
-ReplanManager (manager.py) adds the hooks the coordinator calls at each decision point.
+ReplanManager (manager.py) adds the decision points the replanning phase calls.
 """
 
 from __future__ import annotations

@@ -18,7 +18,9 @@ from planner.engine.history import PlanningHistoryStore
 from planner.engine.interfaces import ProgressReporter, ToolProvider
 from planner.engine.issue import IssueContext
 from planner.engine.llm import OpenAIModel
+from planner.engine.phase import Phase
 from planner.engine.result import PassResult
+from planner.run.phases import pass_phases
 from planner.tools import build_registry
 from planner.tools.safe_env import git_argv, git_environment
 
@@ -44,6 +46,9 @@ class PassSetup:
     mcp_file_servers: dict[str, McpServerConfig] | None = None
     """The servers of tools.mcp_config_file as read before the issue branch was checked out
     (planner.ci.job); None reads the file when the pass starts."""
+    phases: tuple[Phase, ...] = ()
+    """Phases the caller adds after the registered ones (planner.run.phases), e.g. a CI job's
+    checkpoint commit after each task."""
 
 
 def config_files(setup: PassSetup) -> tuple[Path, ...]:
@@ -79,8 +84,9 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         file_servers=setup.mcp_file_servers,
     )
     try:
+        phases = [*pass_phases(setup.config), *setup.phases]
         coordinator = PlanningCoordinator(
-            setup.config, model, registry, issue, store, setup.reporter, setup.clock
+            setup.config, model, registry, issue, store, setup.reporter, setup.clock, phases
         )
         result = coordinator.execute_with_planning()
     finally:
