@@ -1,32 +1,34 @@
-"""`planner eval`: run tasks through the whole local-forge flow and check what was produced.
+"""`planner eval`: run tasks pass after pass and check what was produced.
 
-Each task gets a fresh repository with the issue as `.planner/issues/1.md`. Passes run one
-after another, as comments would trigger them, until the run completes, fails, waits for a
-person (a clarification task's answer is posted once as a comment, then the runs go on), or the
-task's budget (passes, seconds) is spent. Then the check runs in a clone of the issue's branch
-with the task's hidden check files laid over it: the model's own claim decides nothing.
+Each task gets a fresh repository, checked out on the issue's branch. Passes run one after
+another, as comments would trigger them, each followed by a commit of what it changed (as the
+CI layer commits), until the run completes, fails, waits for a person (a clarification task's
+answer then comes as the comment that starts the next pass, once), or the task's budget (passes,
+seconds) is spent. Then the check runs in a clone of the issue's branch with the task's hidden
+check files laid over it: the model's own claim decides nothing. Like the CI layer, evaluation
+drives passes through planner.run; it does not go through the CI layer.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.ci.job import CiOutcome, run_for_event
 from planner.engine.config import PlannerConfig
 from planner.engine.errors import PlannerError
+from planner.engine.issue import Comment, IssueContext
+from planner.engine.result import PassResult
 from planner.evaluation.report import TaskReport, Usage
 from planner.evaluation.scripted import scripted_server
-from planner.evaluation.suite import Task, branch_tree, materialize, run_check
-from planner.run.runner import history_directory
+from planner.evaluation.suite import Task, branch_tree, commit_all, materialize, run_check
+from planner.run.runner import PassSetup, history_directory, run_pass
 
 log = logging.getLogger(__name__)
 ISSUE_NUMBER = 1
@@ -46,8 +48,6 @@ class EvalOptions:
     """Passes per task."""
     max_task_seconds: float = 1800.0
     """Wall-clock seconds per task (each pass gets what is left)."""
-    env: Mapping[str, str] | None = None
-    """Environment of the passes (None: the process environment)."""
 
 
 def run_task(task: Task, options: EvalOptions) -> TaskReport:
@@ -56,8 +56,7 @@ def run_task(task: Task, options: EvalOptions) -> TaskReport:
         tempfile.TemporaryDirectory(prefix=f"eval-{task.name}-") as scratch,
         _model(task, options) as config,
     ):
-        workspace = materialize(task, Path(scratch) / "repo")
-        _write_issue(task, workspace)
+        workspace = materialize(task, Path(scratch) / "repo", branch=_branch(config))
         statuses, stop_reason = _passes(task, workspace, config, options, started)
         tree = branch_tree(workspace, _branch(config), Path(scratch) / "result")
         check = run_check(task, tree)
@@ -108,16 +107,20 @@ def _scripted(task: Task, options: EvalOptions) -> Iterator[PlannerConfig]:
         yield options.config.model_copy(update={"llm": llm})
 
 
-def _write_issue(task: Task, workspace: Path) -> None:
-    issues = workspace / ".planner" / "issues"
-    issues.mkdir(parents=True)
-    (issues / f"{ISSUE_NUMBER}.md").write_text(f"# {task.title}\n\n{task.body}", encoding="utf-8")
-
-
-def _answer(task: Task, workspace: Path) -> None:
-    comments = workspace / ".planner" / "issues" / str(ISSUE_NUMBER) / "comments"
-    comments.mkdir(parents=True, exist_ok=True)
-    (comments / "answer.md").write_text(task.answer, encoding="utf-8")
+def _issue(task: Task, answered: bool, starts_pass: bool) -> IssueContext:
+    """The issue as a pass sees it; once answered, the answer is a comment on it, and the
+    instruction of the pass it started."""
+    answer = task.answer if answered else ""
+    comments = [Comment(author="maintainer", body=answer, id="answer")] if answer else []
+    return IssueContext(
+        repository=f"eval/{task.name}",
+        number=str(ISSUE_NUMBER),
+        title=task.title,
+        body=task.body,
+        author="maintainer",
+        comments=comments,
+        instruction=answer if starts_pass else "",
+    )
 
 
 def _passes(
@@ -126,34 +129,29 @@ def _passes(
     """The status of each pass, and why the last one stopped (or the harness's error)."""
     statuses: list[str] = []
     answered = False
-    instruction = reason = ""
+    reason = ""
     while len(statuses) < options.max_passes:
         left = options.max_task_seconds - (time.monotonic() - started)
         if left <= 0:
             return [*statuses, "task_budget"], reason
+        issue = _issue(task, answered, answered and statuses[-1] == "needs_human")
         try:
-            budget = _with_wall_budget(config, left)
-            outcome = _one_pass(workspace, budget, options, instruction)
+            result = _one_pass(workspace, _with_wall_budget(config, left), issue)
         except PlannerError as exc:
             return [*statuses, "error"], str(exc)
-        statuses.append(outcome.status)
-        reason = outcome.reason
-        instruction = ""
-        if outcome.status == "needs_human" and task.answer and not answered:
-            _answer(task, workspace)
+        statuses.append(result.status)
+        reason = result.stop_reason
+        if result.status == "needs_human" and task.answer and not answered:
             answered = True
-            instruction = task.answer  # the answering comment triggers the next pass
-        elif outcome.status not in NEEDS_ANOTHER_PASS:
+        elif result.status not in NEEDS_ANOTHER_PASS:
             break
     return statuses, reason
 
 
-def _one_pass(
-    workspace: Path, config: PlannerConfig, options: EvalOptions, instruction: str
-) -> CiOutcome:
-    event = {"issue": ISSUE_NUMBER, "instruction": instruction, "actor": "local"}
-    env = os.environ if options.env is None else options.env
-    return run_for_event("local", workspace=workspace, config=config, env=env, event=event)
+def _one_pass(workspace: Path, config: PlannerConfig, issue: IssueContext) -> PassResult:
+    result = run_pass(PassSetup(config=config, workspace=workspace), issue)
+    commit_all(workspace, f"planner: {result.status}")
+    return result
 
 
 def _with_wall_budget(config: PlannerConfig, seconds: float) -> PlannerConfig:

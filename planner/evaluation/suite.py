@@ -87,13 +87,21 @@ def load_suite(directory: Path = SUITE_DIR, names: list[str] | None = None) -> l
     return [load_task(available[name]) for name in (names or sorted(available))]
 
 
-def materialize(task: Task, destination: Path) -> Path:
-    """A fresh git repository holding the task's snapshot, committed on `main`."""
+def materialize(task: Task, destination: Path, branch: str = "") -> Path:
+    """A fresh git repository holding the task's snapshot, committed on `main` (and checked
+    out on a new `branch` when one is given)."""
     shutil.copytree(task.snapshot, destination)
     _git(destination, "init", "-q", "-b", "main")
-    _git(destination, "add", "-A")
-    _git(destination, *GIT_IDENTITY, "commit", "-q", "-m", "snapshot")
+    commit_all(destination, "snapshot")
+    if branch:
+        _git(destination, "checkout", "-q", "-b", branch)
     return destination
+
+
+def commit_all(tree: Path, message: str) -> None:
+    """Commit every change of the working tree (planner's history is excluded from git)."""
+    _git(tree, "add", "-A")
+    _git(tree, *GIT_IDENTITY, "commit", "-q", "--allow-empty", "-m", message)
 
 
 def apply_solution(task: Task, workspace: Path) -> None:
