@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from planner.engine.config import LLMConfig
+from planner.engine.conversation import FINISH_TASK
+from planner.engine.errors import ApiError
 from planner.engine.interfaces import ToolSpec
 from planner.engine.llm import OpenAIModel
 from planner.engine.toolcalls import calls_in_text, schema_problems, wire_messages
@@ -37,19 +39,7 @@ READ_FILE = ToolSpec(
         "additionalProperties": False,
     },
 )
-FINISH = ToolSpec(
-    name="finish_task",
-    description="Finish the task.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "status": {"type": "string", "enum": ["completed", "failed"]},
-            "summary": {"type": "string"},
-        },
-        "required": ["status"],
-    },
-)
-TOOLS = [READ_FILE, FINISH]
+TOOLS = [READ_FILE, FINISH_TASK]
 MESSAGES = [{"role": "system", "content": "You work."}, {"role": "user", "content": "task_1"}]
 
 # Reply shapes of the local models (content only, no tool_calls).
@@ -189,13 +179,23 @@ def test_auto_asks_prose_once_in_json_and_switches_when_that_works(
     assert adapter.tool_calling == "json"
 
 
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [(400, "tools are not supported"), (500, "tools param requires --jinja flag")],
+)
 def test_auto_falls_back_when_the_endpoint_refuses_tools(
-    scripted_model: ScriptedModelServer,
+    scripted_model: ScriptedModelServer, status: int, message: str
 ) -> None:
-    scripted_model.add(reply_error(400, "tools are not supported"), reply_text("execute", BARE))
+    scripted_model.add(reply_error(status, message), reply_text("execute", BARE))
     adapter = model(scripted_model, "auto")
     assert adapter.chat("execute", MESSAGES, TOOLS).tool_calls[0].name == "read_file"
     assert adapter.tool_calling == "json"
+
+
+def test_auto_does_not_hide_other_errors(scripted_model: ScriptedModelServer) -> None:
+    scripted_model.add(reply_error(400, "context length exceeded"))
+    with pytest.raises(ApiError):
+        model(scripted_model, "auto").chat("execute", MESSAGES, TOOLS)
 
 
 def test_native_mode_never_reads_calls_from_text(scripted_model: ScriptedModelServer) -> None:
@@ -235,9 +235,10 @@ def test_text_without_a_call_is_not_a_call() -> None:
 
 
 def test_schema_problems_check_enum_and_booleans() -> None:
-    schema = FINISH.parameters
+    schema = FINISH_TASK.parameters
     assert schema_problems({"status": "maybe"}, schema) == [
-        "status must be one of ['completed', 'failed']"
+        "summary is required",
+        "status must be one of ['completed', 'failed']",
     ]
     integer = {"properties": {"n": {"type": "integer"}}}
     assert schema_problems({"n": True}, integer) == ["n must be integer, not bool"]
@@ -276,3 +277,11 @@ def test_a_pass_in_json_mode_keeps_the_history_format_of_native_calls(
     )
     assert native == json_mode and len(native) == 1
     assert native[0][0]["function_call"] == {"name": "write_file", "arguments": write}
+
+
+def test_max_output_tokens_is_sent_as_max_tokens(scripted_model: ScriptedModelServer) -> None:
+    scripted_model.add(reply_text("execute", BARE), reply_text("execute", BARE))
+    model(scripted_model, "json", max_output_tokens=1500).chat("execute", MESSAGES, TOOLS)
+    model(scripted_model, "json").chat("execute", MESSAGES, TOOLS)
+    bounded, default = (request.body for request in scripted_model.requests)
+    assert bounded["max_tokens"] == 1500 and "max_tokens" not in default

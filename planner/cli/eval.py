@@ -18,6 +18,9 @@ FLAG_KEYS = {
     "model": "llm.model",
     "base_url": "llm.base_url",
     "tool_calling": "llm.tool_calling",
+    "structured_output": "llm.structured_output",
+    "max_output_tokens": "llm.max_output_tokens",
+    "timeout_seconds": "llm.timeout_seconds",
     "max_actions": "budget.max_actions",
     "max_model_calls": "budget.max_model_calls",
 }

@@ -232,6 +232,10 @@ class LLMConfig(Section):
     """Upper bound for one wait between retries (also caps Retry-After)."""
     temperature: float | None = Field(default=None, ge=0, le=2)
     """Sampling temperature; None leaves the provider's default."""
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    """Upper bound on the tokens of one reply (sent as max_tokens); None leaves the endpoint's
+    default. A local server's default may be "until the context is full": a small model that
+    starts repeating itself then runs into the request timeout, and every retry again."""
     tool_calling: Literal["native", "json", "auto"] = "native"
     """How tool calls travel: native `tools`/`tool_calls`; json (the model answers a JSON
     document naming the tool and its arguments, validated and re-asked once); auto (native,

@@ -203,7 +203,12 @@ class OpenAIModel:
         try:
             return ChatReply(content=None, tool_calls=self._checked(text, tools))
         except CallProblem as problem:
-            log.warning("model %s tool call unusable, asking again: %s", kind, problem)
+            log.warning(
+                "model %s tool call unusable, asking again: %s (reply: %s)",
+                kind,
+                problem,
+                _short(text.strip(), 200),
+            )
             retry = [
                 *messages,
                 {"role": "assistant", "content": text},
@@ -283,8 +288,12 @@ class OpenAIModel:
             return completion
 
     def _sampling(self) -> dict[str, Any]:
-        temperature = self.config.temperature
-        return {} if temperature is None else {"temperature": temperature}
+        settings: dict[str, Any] = {}
+        if self.config.temperature is not None:
+            settings["temperature"] = self.config.temperature
+        if self.config.max_output_tokens is not None:
+            settings["max_tokens"] = self.config.max_output_tokens
+        return settings
 
     def _delay(self, error: ApiError, attempt: int) -> float:
         if error.retry_after is not None:
@@ -362,8 +371,9 @@ def _tool_call(call: Any) -> ToolCall:
 
 
 def _rejects_tools(error: ApiError) -> bool:
-    """An HTTP 400 about tools: the endpoint has no tool calling (an auto-mode fallback)."""
-    return error.status == 400 and "tool" in str(error).lower()
+    """An error about the tools parameter: the endpoint has no tool calling (auto falls back).
+    llama-server without --jinja answers 500 "tools param requires --jinja flag"; others 400."""
+    return error.status in (400, 422, 500, 501) and "tool" in str(error).lower()
 
 
 def _api_error(exc: openai.APIStatusError | openai.APIConnectionError) -> ApiError:
