@@ -47,6 +47,11 @@ FENCED = 'I will read it.\n```json\n{"name": "read_file", "arguments": {"path": 
 BARE = '{"name": "read_file", "arguments": {"path": "README.md"}}'
 TAGGED = '<tool_call>\n{"name": "read_file", "arguments": {"path": "README.md"}}\n</tool_call>'
 STRING_ARGUMENTS = '{"name": "read_file", "arguments": "{\\"path\\": \\"README.md\\"}"}'
+# Verbatim from Qwen2.5-Coder-0.5B (llama-server, --jinja, tools offered natively) on the
+# fahrenheit_formula eval task, planning off: the repository's function called as a tool.
+CAPTURED_05B = (
+    '```json\n{\n  "name": "to_fahrenheit",\n  "arguments": {\n    "100": "148.0"\n  }\n}\n```'
+)
 INVENTED = '```json\n{"name": "open_file", "arguments": {"path": "README.md"}}\n```'
 
 
@@ -145,6 +150,16 @@ def test_auto_recovers_a_fenced_call_and_stays_on_json_for_the_pass(
     first_request, second_request = (r.body for r in scripted_model.requests)
     assert "tools" in first_request and "tools" not in second_request
     assert second_request["response_format"]["type"] == "json_schema"
+
+
+def test_auto_reasks_the_captured_05b_reply(scripted_model: ScriptedModelServer) -> None:
+    scripted_model.add(reply_text("legacy", CAPTURED_05B), reply_text("legacy", TAGGED))
+    adapter = model(scripted_model, "auto")
+    reply = adapter.chat("legacy", MESSAGES, TOOLS)
+    assert [c.name for c in reply.tool_calls] == ["read_file"]
+    assert adapter.tool_calling == "json"
+    problem = scripted_model.requests[1].body["messages"][-1]["content"]
+    assert "there is no tool 'to_fahrenheit'" in problem
 
 
 def test_auto_reasks_an_invented_tool_written_as_text(
