@@ -25,6 +25,7 @@ def test_the_reference_solution_resolves_and_nonsense_does_not() -> None:
     assert solved.resolved and solved.statuses == ["completed"]
     assert solved.usage.model_calls >= 4 and solved.usage.prompt_tokens > 0
     assert solved.cost is None  # no price for the scripted model
+    assert solved.actions == ["write_file"]
     nonsense = run_task(task, options("nonsense"))
     assert not nonsense.resolved
     assert nonsense.statuses == ["failed"] and "parse_duration" in nonsense.check_output

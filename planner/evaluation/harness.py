@@ -60,7 +60,7 @@ def run_task(task: Task, options: EvalOptions) -> TaskReport:
         statuses, stop_reason = _passes(task, workspace, config, options, started)
         tree = branch_tree(workspace, _branch(config), Path(scratch) / "result")
         check = run_check(task, tree)
-        usage = _usage(workspace, config)
+        usage, actions = _usage(workspace, config)
     return TaskReport(
         task=task.name,
         category=task.category,
@@ -73,6 +73,7 @@ def run_task(task: Task, options: EvalOptions) -> TaskReport:
         cost=usage.cost(config.llm.prices.get(config.llm.model)),
         wall_seconds=round(time.monotonic() - started, 1),
         stop_reason=stop_reason,
+        actions=actions,
         check_output=check.output[-1500:],
     )
 
@@ -165,8 +166,9 @@ def _branch(config: PlannerConfig) -> str:
     return f"{config.forge.branch_prefix}{ISSUE_NUMBER}"
 
 
-def _usage(workspace: Path, config: PlannerConfig) -> Usage:
-    usage = Usage()
+def _usage(workspace: Path, config: PlannerConfig) -> tuple[Usage, list[str]]:
+    """Model usage and the actions taken (tool and outcome), from the issue's history."""
+    usage, actions = Usage(), []
     for path in history_directory(config, workspace).glob("*.jsonl"):
         for line in path.read_text(encoding="utf-8").splitlines():
             entry = _entry(line)
@@ -174,7 +176,14 @@ def _usage(workspace: Path, config: PlannerConfig) -> Usage:
                 usage.add(
                     int(entry.get("prompt_tokens", 0)), int(entry.get("completion_tokens", 0))
                 )
-    return usage
+            elif entry.get("type") == "action":
+                actions.append(_action(entry))
+    return usage, actions
+
+
+def _action(entry: dict[str, Any]) -> str:
+    name = entry.get("execution", {}).get("function_call", {}).get("name", "?")
+    return str(name) if entry.get("ok") else f"{name} (failed: {str(entry.get('error'))[:80]})"
 
 
 def _entry(line: str) -> dict[str, Any]:

@@ -56,6 +56,8 @@ class TaskReport(BaseModel):
     wall_seconds: float = 0.0
     stop_reason: str = ""
     """Why the last pass stopped (its reason, or the error that ended it)."""
+    actions: list[str] = Field(default_factory=list)
+    """The tool calls of every pass in order (failed ones with their error)."""
     check_output: str = ""
 
 
