@@ -23,6 +23,7 @@ from typing import Any, Literal
 import requests
 from pydantic import BaseModel
 
+from planner.ci.approvals import record_answer, waiting_section
 from planner.ci.forges.base import (
     MARKER_PREFIX,
     CommentData,
@@ -400,6 +401,7 @@ class IssueRun:
         directory = history_directory(self.config, self.workspace)
         if history is not None:
             history.restore(directory, str(self.number))
+        issue = self._record_approval_answer(issue, directory)
         setup = PassSetup(
             config=self.config,
             workspace=self.workspace,
@@ -410,10 +412,27 @@ class IssueRun:
             mcp_file_servers=mcp_servers,
         )
         try:
-            return run_pass(setup, issue)
+            result = run_pass(setup, issue)
+            self.view.approval = waiting_section(self.config, self.workspace, directory, issue)
+            return result
         finally:
             if history is not None:
                 history.save(directory, str(self.number))
+
+    def _record_approval_answer(self, issue: IssueContext, directory: Path) -> IssueContext:
+        """`/planner approve a1` is an answer for PlanTool, not an instruction for the model."""
+        line = record_answer(
+            self.config,
+            self.workspace,
+            directory,
+            issue,
+            self.trigger.instruction,
+            self.trigger.actor.login,
+        )
+        if line is None:
+            return issue
+        self.view.notes.append(line)
+        return issue.model_copy(update={"instruction": ""})
 
     def _outcome(self, result: PassResult, commit: str, pull: PullRequestData | None) -> CiOutcome:
         return CiOutcome(

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.ci.forges.issue_file import load_issue_file
+from planner.cli import plan_tool
 from planner.cli.eval import add_eval_command
 from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.engine.errors import PlannerError, UserInputError
@@ -77,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="run a demo pass on a temporary repository")
     demo.add_argument("--keep", action="store_true", help="keep the temporary repository")
     demo.set_defaults(handler=_demo)
+    plan_tool.add_parser(commands)
     add_eval_command(commands)
     return parser
 

@@ -138,6 +138,11 @@ class PassContext:
             result = ToolResult(ok=False, error="the tool arguments were not a JSON object")
         else:
             result = self.tools.call(call.name, call.arguments)
+        self.record_action(task_id, call, result)
+        return result
+
+    def record_action(self, task_id: str, call: ToolCall, result: ToolResult) -> None:
+        """Count and record an action that ran elsewhere (e.g. an approved spec at pass start)."""
         self.action_counter += 1
         record = ExecutionRecord(
             current_task=task_id,
@@ -152,7 +157,6 @@ class PassContext:
             error=result.error,
             result=result.content[:RESULT_EXCERPT],
         )
-        return result
 
     # -- budget and usage -----------------------------------------------------------------------
 

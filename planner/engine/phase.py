@@ -26,8 +26,11 @@ budget, act(), snapshot(), progress()). A hook changes the course of the pass on
                                                    carries the feedback (a judge's verdict)
 
 Record what your phase decided in the history (run.store.append(kind, ...)) before raising, so
-a crash or the next trigger finds it. To add a phase: write `planner/<package>/phase.py` with a
-`Phase` subclass, add one line to planner/run/phases.py. The engine never imports a phase
+a crash or the next trigger finds it, and bound your own repeats (count your entries in
+run.store.entries()): the loop re-plans as often as it is asked to, within the pass budget.
+
+To add a phase: write `planner/<package>/phase.py` with a `Phase` subclass and add one line to
+planner/run/phases.py (or pass it in PassSetup.phases). The engine never imports a phase
 package; the registration list above it does.
 """
 

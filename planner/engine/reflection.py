@@ -27,14 +27,15 @@ log = logging.getLogger(__name__)
 
 
 def reflection_wanted(config: PlannerConfig, *, failed: bool, actions: int) -> bool:
-    """Is this action a reflection trigger point? (`actions`: actions run so far)"""
+    """Is this action a reflection trigger point? Either trigger fires on its own: a failed
+    action (with trigger_on_error) or every trigger_interval actions, failed or not.
+    (`actions`: actions run so far)"""
     reflection = config.planning.reflection
     if not reflection.enabled:
         return False
-    if failed and reflection.trigger_on_error:
-        return True
+    on_error = failed and reflection.trigger_on_error
     interval = reflection.trigger_interval
-    return not failed and interval > 0 and actions % interval == 0
+    return on_error or (interval > 0 and actions % interval == 0)
 
 
 def task_reflection_wanted(config: PlannerConfig) -> bool:

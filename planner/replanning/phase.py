@@ -13,8 +13,6 @@ folded mode         the decision rides in the phases' own replies: addendum() ad
 
 from __future__ import annotations
 
-import logging
-
 from planner.engine.context import PassContext
 from planner.engine.documents import CompletionReply, PlanningError, PlanningReply
 from planner.engine.interfaces import ToolCall, ToolResult, ToolSpec
@@ -23,8 +21,6 @@ from planner.engine.reflection import reflection_wanted, task_reflection_wanted
 from planner.engine.result import Notification
 from planner.replanning.manager import ReplanManager
 from planner.replanning.tools import REQUEST_REPLAN
-
-log = logging.getLogger(__name__)
 
 
 class ReplanningPhase(Phase):
@@ -40,11 +36,6 @@ class ReplanningPhase(Phase):
 
     def start(self, run: PassContext) -> None:
         self._manager = ReplanManager(run.config, run.store, run, run.issue, run.clock)
-        if "max_revisions" in run.config.planning.revision.model_fields_set:
-            log.warning(
-                "planning.revision.max_revisions (MAX_PLAN_REVISIONS) only applies with "
-                "replanning off; the planning.replanning limits apply instead"
-            )
         self.manager.resume()
 
     # -- planning ----------------------------------------------------------------------------------

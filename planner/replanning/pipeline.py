@@ -62,7 +62,9 @@ class DecisionPipeline:
         self.issue = issue
         self.clock = clock
         self.planning_enabled = config.planning.enabled
-        self.controls = ReplanControls(self.settings)
+        revision = config.planning.revision
+        explicit = "max_revisions" in revision.model_fields_set
+        self.controls = ReplanControls(self.settings, revision.max_revisions if explicit else None)
         self.prompts = ReplanPromptBuilder(config.planning.max_subtasks)
         self.executor = ReplanExecutor(port, self.prompts)
         self.recorder = ReplanRecorder(store, clock, self.settings.decision_mode)

@@ -8,17 +8,20 @@ above the engine, because the engine never imports a phase package.
 
 from __future__ import annotations
 
+from planner.approval.gate import ApprovalGate
+from planner.approval.phase import ApprovalPhase
 from planner.engine.config import PlannerConfig
 from planner.engine.phase import Phase
 from planner.engine.reflection import ReflectionPhase
 from planner.replanning.phase import ReplanningPhase
 
 
-def pass_phases(config: PlannerConfig) -> list[Phase]:
+def pass_phases(config: PlannerConfig, gate: ApprovalGate | None = None) -> list[Phase]:
     """The phases for one pass under `config` (legacy mode has no plan, so none of these)."""
     planning = config.planning
     if not planning.enabled:
         return []
     return [
+        *([ApprovalPhase(gate)] if gate is not None else []),
         ReplanningPhase() if planning.replanning.enabled else ReflectionPhase(),
     ]

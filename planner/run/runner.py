@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from planner.approval.setup import install_gate
 from planner.engine.config import DEFAULT_CONFIG_PATH, McpServerConfig, PlannerConfig
 from planner.engine.coordinator import PlanningCoordinator
 from planner.engine.history import PlanningHistoryStore
@@ -84,7 +85,10 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         file_servers=setup.mcp_file_servers,
     )
     try:
-        phases = [*pass_phases(setup.config), *setup.phases]
+        gate = install_gate(
+            setup.config, setup.workspace, store, registry, config_files(setup), setup.protected
+        )
+        phases = [*pass_phases(setup.config, gate), *setup.phases]
         coordinator = PlanningCoordinator(
             setup.config, model, registry, issue, store, setup.reporter, setup.clock, phases
         )

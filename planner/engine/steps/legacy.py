@@ -14,8 +14,9 @@ from planner.engine.steps.execute import run_tool_calls
 
 
 def run_legacy(run: PassContext) -> NoReturn:
+    # Seed §7.5: without planning the base system prompt is used, without the planning section.
     messages = [
-        run.system("legacy"),
+        {"role": "system", "content": render("system_legacy.md.j2")},
         user(render("legacy_request.md.j2", issue=prompt_view(run.issue))),
     ]
     while True:
