@@ -105,6 +105,10 @@ def bench(args: list[str]) -> None:
         run(BIN / "python", script, *args)
 
 
+def local_model(args: list[str]) -> None:
+    run(sys.executable, ROOT / "scripts" / "local_model.py", *args)
+
+
 COMMANDS = {
     "demo": demo,
     "test": test,
@@ -112,6 +116,7 @@ COMMANDS = {
     "lint-ci": lint_ci,
     "format": fmt,
     "bench": bench,
+    "local-model": local_model,
 }
 
 if __name__ == "__main__":
