@@ -141,6 +141,10 @@ def bench(args: list[str]) -> None:
         run(BIN / "python", script, *args)
 
 
+def local_model(args: list[str]) -> None:
+    run(sys.executable, ROOT / "scripts" / "local_model.py", *args)
+
+
 COMMANDS = {
     "demo": demo,
     "test": test,
@@ -149,6 +153,7 @@ COMMANDS = {
     "eval": evaluate,
     "format": fmt,
     "bench": bench,
+    "local-model": local_model,
 }
 
 if __name__ == "__main__":
