@@ -300,3 +300,70 @@ def test_max_output_tokens_is_sent_as_max_tokens(scripted_model: ScriptedModelSe
     model(scripted_model, "json").chat("execute", MESSAGES, TOOLS)
     bounded, default = (request.body for request in scripted_model.requests)
     assert bounded["max_tokens"] == 1500 and "max_tokens" not in default
+
+
+# -- replies captured from the local models (tests/fixtures/local_models, branch localmodel) --
+
+FIXTURES = Path(__file__).parent / "fixtures" / "local_models"
+CAPTURED = sorted(
+    path
+    for path in FIXTURES.glob("*.json")
+    if json.loads(path.read_text())["kind"] in ("execute", "legacy")
+)
+REASK_ANSWER = '{"name": "finish_task", "arguments": {"status": "failed", "summary": "stuck"}}'
+
+
+@pytest.mark.parametrize("path", CAPTURED, ids=[path.stem for path in CAPTURED])
+def test_auto_mode_recovers_every_captured_local_model_reply(
+    scripted_model: ScriptedModelServer, path: Path
+) -> None:
+    captured = json.loads(path.read_text())
+    message = captured["response"]["choices"][0]["message"]
+    assert not message.get("tool_calls")  # the models never call natively
+    offered = [
+        ToolSpec(name=name, parameters={"type": "object"})
+        for name in captured["request_options"]["tools"]
+    ]
+    scripted_model.add(
+        reply_text("execute", message["content"]), reply_text("execute", REASK_ANSWER)
+    )
+    scripted_model.allow_leftovers = True
+    adapter = model(scripted_model, "auto")
+    reply = adapter.chat("execute", MESSAGES, offered)
+    assert adapter.tool_calling == "json" and reply.tool_calls
+    written = calls_in_text(message["content"])
+    usable = written and all(
+        name in captured["request_options"]["tools"] and isinstance(arguments, dict)
+        for name, arguments in written
+    )
+    if usable:
+        assert [c.name for c in reply.tool_calls] == [name for name, _ in written]
+        assert len(scripted_model.requests) == 1  # used as written, no second request
+    else:  # an invented tool, arguments not an object, no parseable call: asked again in json
+        assert len(scripted_model.requests) == 2
+        assert [c.name for c in reply.tool_calls] == ["finish_task"]
+
+
+def test_captured_replies_cover_the_shapes_the_issue_names() -> None:
+    contents = [
+        json.loads(path.read_text())["response"]["choices"][0]["message"]["content"]
+        for path in CAPTURED
+    ]
+    assert any(text.startswith("```json") for text in contents)  # fenced
+    assert any(text.startswith('{"name"') for text in contents)  # bare
+    invented = [
+        name
+        for text in contents
+        for name, _ in calls_in_text(text) or []
+        if name
+        not in {
+            "read_file",
+            "write_file",
+            "edit_file",
+            "list_directory",
+            "search_files",
+            "run_command",
+            "finish_task",
+        }
+    ]
+    assert invented  # a call to a tool that does not exist

@@ -47,7 +47,32 @@ def calls_in_text(text: str | None) -> list[tuple[str, Any]] | None:
         calls = _calls_of(value)
         if calls:
             return calls
-    return None
+    return _calls_of(_objects_in(_json_literals(text or ""))) or None
+
+
+PYTHON_LITERALS = re.compile(r"(?<=[:\[,\s])(None|True|False)(?=\s*[,}\]])")
+
+
+def _json_literals(text: str) -> str:
+    # Small models write Python's None/True/False where JSON has null/true/false.
+    spelled = {"None": "null", "True": "true", "False": "false"}
+    return PYTHON_LITERALS.sub(lambda match: spelled[match.group(1)], text)
+
+
+def _objects_in(text: str) -> list[Any]:
+    """Every top-level JSON object in `text`, in order (a model may write several calls one
+    after another without a list around them)."""
+    decoder = json.JSONDecoder()
+    found, position = [], text.find("{")
+    while position >= 0:
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError:
+            position = text.find("{", position + 1)
+            continue
+        found.append(value)
+        position = text.find("{", end)
+    return found
 
 
 def _candidates(text: str) -> list[str]:
