@@ -6,6 +6,7 @@
     python3 scripts/dev.py lint        # ruff + mypy
     python3 scripts/dev.py lint-ci     # hadolint, zizmor, action-validator, GitLab component
     python3 scripts/dev.py bench       # benchmarks
+    python3 scripts/dev.py eval [--local-model 0.5b|1.5b] [planner eval options]
 
 Each command creates .venv (if missing) and installs what it needs first. Standard library only.
 """
@@ -91,6 +92,41 @@ def lint_ci(args: list[str]) -> None:
     run(BIN / "python", ROOT / "scripts" / "lint_ci.py", *args)
 
 
+def evaluate(args: list[str]) -> None:
+    """`eval [--local-model 0.5b|1.5b] [planner eval options]`: the suite against the local
+    model (started by scripts/local_model.py, tool calls in auto mode), else the scripted
+    reference model."""
+    ensure_venv("dev")
+    model, rest = _local_model_choice(args)
+    if model is None:
+        scripted = [] if "--scripted" in rest else ["--scripted", "reference"]
+        run(BIN / "planner", "eval", *scripted, *rest)
+        return
+    started = subprocess.run(
+        [sys.executable, ROOT / "scripts" / "local_model.py", "start", "--model", model],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    if started.returncode != 0:
+        sys.exit(started.returncode)
+    url = started.stdout.strip().splitlines()[-1]
+    local = ["--base-url", url, "--model", f"qwen2.5-coder-{model}-instruct"]
+    # Small models on 2 cores: bounded replies, patient requests, tool calls as JSON text.
+    local += ["--tool-calling", "auto", "--max-output-tokens", "1024", "--timeout-seconds", "900"]
+    os.environ.setdefault("OPENAI_API_KEY", "local")
+    run(BIN / "planner", "eval", *local, *rest)
+
+
+def _local_model_choice(args: list[str]) -> tuple[str | None, list[str]]:
+    if "--local-model" not in args:
+        return None, args
+    at = args.index("--local-model")
+    following = args[at + 1 : at + 2]
+    named = bool(following) and not following[0].startswith("-")
+    model = following[0] if named else "1.5b"
+    return model, args[:at] + args[at + (2 if named else 1) :]
+
+
 def fmt(args: list[str]) -> None:
     ensure_venv("dev")
     run(BIN / "ruff", "format", "planner", "tests", "scripts", "benchmarks", "entrypoint.py")
@@ -105,13 +141,19 @@ def bench(args: list[str]) -> None:
         run(BIN / "python", script, *args)
 
 
+def local_model(args: list[str]) -> None:
+    run(sys.executable, ROOT / "scripts" / "local_model.py", *args)
+
+
 COMMANDS = {
     "demo": demo,
     "test": test,
     "lint": lint,
     "lint-ci": lint_ci,
+    "eval": evaluate,
     "format": fmt,
     "bench": bench,
+    "local-model": local_model,
 }
 
 if __name__ == "__main__":

@@ -214,7 +214,7 @@ def test_resumed_task_sees_what_earlier_runs_did(harness: Harness) -> None:
     harness.run()
     prompt = harness.server.requests[-3].body["messages"][1]["content"]
     assert "Actions already taken for this task in earlier runs" in prompt
-    assert 'write_file({"path": "a.txt"' in prompt
+    assert 'write_file(path="a.txt"' in prompt
 
 
 def test_garbage_then_valid_plan_is_reasked_once(harness: Harness) -> None:

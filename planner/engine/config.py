@@ -316,6 +316,15 @@ class PlanningConfig(Section):
         return self
 
 
+class ModelPrice(Section):
+    """llm.prices.<model> — what one model costs."""
+
+    prompt_per_million: float = Field(ge=0)
+    """USD per million prompt tokens."""
+    completion_per_million: float = Field(ge=0)
+    """USD per million completion tokens."""
+
+
 class LLMConfig(Section):
     """llm — the OpenAI-compatible chat endpoint (OpenAI, Azure, Ollama, vLLM, LiteLLM, ...)."""
 
@@ -338,6 +347,17 @@ class LLMConfig(Section):
     max_prompt_bytes: int = Field(default=1_500_000, ge=10_000)
     """A request whose messages (as JSON) are larger than this is not sent: the call fails with
     a clear message instead of spending the pass's budget on one oversized prompt."""
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    """Upper bound on the tokens of one reply (sent as max_tokens); None leaves the endpoint's
+    default. A local server's default may be "until the context is full": a small model that
+    starts repeating itself then runs into the request timeout, and every retry again."""
+    tool_calling: Literal["native", "json", "auto"] = "native"
+    """How tool calls travel: native `tools`/`tool_calls`; json (the model answers a JSON
+    document naming the tool and its arguments, validated and re-asked once); auto (native,
+    switching to json for the rest of the pass when the endpoint or model gives no tool calls)."""
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    """USD per million tokens by model name, for cost reports (`planner eval`); a model not
+    listed has cost `unknown`."""
 
 
 class BudgetConfig(Section):
@@ -599,6 +619,7 @@ ENV_KEYS: dict[str, str] = {
     "OPENAI_API_KEY": "llm.api_key",
     "INTERACTIVE_ENABLED": "interactive.enabled",
     "INTERACTIVE_QUESTION_TIMEOUT_MINUTES": "interactive.question_timeout_minutes",
+    "LLM_TOOL_CALLING": "llm.tool_calling",
 }
 """Environment variables and the key each one sets."""
 

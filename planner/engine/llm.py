@@ -28,6 +28,14 @@ from planner.engine.errors import ApiError, ConfigError, ModelBehaviourError
 from planner.engine.interfaces import ChatReply, DocT, ToolCall, ToolSpec
 from planner.engine.prompts import render
 from planner.engine.redaction import redact, redact_data, register_secret
+from planner.engine.toolcalls import (
+    CallProblem,
+    call_schema,
+    calls_in_text,
+    checked_calls,
+    lenient_calls,
+    wire_messages,
+)
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +76,10 @@ class OpenAIModel:
         self.config = config
         self.on_call = on_call
         self._sleep = sleep
+        self.tool_calling = config.tool_calling
+        """The tool-call path of this pass: auto becomes json once the fallback is detected."""
+        self._native_seen = False
+        self._call_ids = 0
         self._client = openai.OpenAI(
             api_key=key,
             base_url=config.base_url,
@@ -116,11 +128,118 @@ class OpenAIModel:
     def chat(
         self, kind: str, messages: Sequence[dict[str, Any]], tools: Sequence[ToolSpec]
     ) -> ChatReply:
+        if tools and self.tool_calling == "json":
+            return self._json_chat(kind, messages, tools)
+        try:
+            reply = self._native_chat(kind, messages, tools)
+        except ApiError as error:
+            if not (tools and self.tool_calling == "auto" and _rejects_tools(error)):
+                raise
+            self._switch_to_json(f"the endpoint refused the tools parameter ({error})")
+            return self._json_chat(kind, messages, tools)
+        if not tools or self.tool_calling == "native" or reply.tool_calls:
+            return reply
+        return self._recover(kind, messages, tools, reply)
+
+    # -- tool calls without native support (llm.tool_calling json | auto) --------------------
+
+    def _native_chat(
+        self, kind: str, messages: Sequence[dict[str, Any]], tools: Sequence[ToolSpec]
+    ) -> ChatReply:
         extra: dict[str, Any] = {"tools": [tool.to_openai() for tool in tools]} if tools else {}
         completion = self._create(kind, messages, extra)
         message = completion.choices[0].message
         calls = [_tool_call(call) for call in message.tool_calls or []]
+        if calls:
+            self._native_seen = True
         return ChatReply(content=message.content, tool_calls=calls)
+
+    def _recover(
+        self,
+        kind: str,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[ToolSpec],
+        reply: ChatReply,
+    ) -> ChatReply:
+        """auto: a reply without tool calls. A call written as text means the endpoint or
+        model has no native tool calling: switch to json for the pass and use that call. Plain
+        prose from a model never seen calling natively is asked once more in json; a valid call
+        there proves the point and switches too."""
+        if calls_in_text(reply.content) is not None:
+            self._switch_to_json("the model wrote its tool call as text")
+            return self._json_turns(kind, messages, tools, reply.content or "")
+        if self._native_seen:
+            return reply
+        try:
+            calls = self._json_attempt(kind, messages, tools)
+        except CallProblem:
+            return reply
+        self._switch_to_json("the model answered in prose but calls tools as JSON")
+        return ChatReply(content=None, tool_calls=calls)
+
+    def _switch_to_json(self, why: str) -> None:
+        if self.tool_calling != "json":
+            log.warning("llm.tool_calling auto: using json tool calls for this pass: %s", why)
+            self.tool_calling = "json"
+
+    def _json_chat(
+        self, kind: str, messages: Sequence[dict[str, Any]], tools: Sequence[ToolSpec]
+    ) -> ChatReply:
+        text = self._content(kind, wire_messages(messages, tools), self._call_format(kind, tools))
+        return self._json_turns(kind, messages, tools, text)
+
+    def _json_turns(
+        self,
+        kind: str,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[ToolSpec],
+        text: str,
+    ) -> ChatReply:
+        """Validate a json tool-call reply; re-ask once with the problem. A second unusable
+        reply is passed on as written (an unknown tool or bad arguments then fail as an action,
+        exactly as a native call would; prose is prose)."""
+        try:
+            return ChatReply(content=None, tool_calls=self._checked(text, tools))
+        except CallProblem as problem:
+            log.warning(
+                "model %s tool call unusable, asking again: %s (reply: %s)",
+                kind,
+                problem,
+                _short(text.strip(), 200),
+            )
+            retry = [
+                *messages,
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": render("reask.md.j2", kind=kind, problem=str(problem))},
+            ]
+        again = self._content(kind, wire_messages(retry, tools), self._call_format(kind, tools))
+        try:
+            return ChatReply(content=None, tool_calls=self._checked(again, tools))
+        except CallProblem:
+            calls = lenient_calls(again, self._next_call_id())
+            self._call_ids += len(calls)
+            return ChatReply(content=None if calls else again, tool_calls=calls)
+
+    def _json_attempt(
+        self, kind: str, messages: Sequence[dict[str, Any]], tools: Sequence[ToolSpec]
+    ) -> list[ToolCall]:
+        wire = wire_messages(messages, tools)
+        return self._checked(self._content(kind, wire, self._call_format(kind, tools)), tools)
+
+    def _checked(self, text: str, tools: Sequence[ToolSpec]) -> list[ToolCall]:
+        calls = checked_calls(text, tools, self._next_call_id())
+        self._call_ids += len(calls)
+        return calls
+
+    def _next_call_id(self) -> int:
+        # ids unique within the pass: the conversation pairs results with calls by id
+        return self._call_ids + 1
+
+    def _call_format(self, kind: str, tools: Sequence[ToolSpec]) -> dict[str, Any]:
+        if self.config.structured_output == "json_mode":
+            return {"type": "json_object"}
+        schema = {"name": kind, "schema": call_schema(tools), "strict": False}
+        return {"type": "json_schema", "json_schema": schema}
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -168,8 +287,12 @@ class OpenAIModel:
             return completion
 
     def _sampling(self) -> dict[str, Any]:
-        temperature = self.config.temperature
-        return {} if temperature is None else {"temperature": temperature}
+        settings: dict[str, Any] = {}
+        if self.config.temperature is not None:
+            settings["temperature"] = self.config.temperature
+        if self.config.max_output_tokens is not None:
+            settings["max_tokens"] = self.config.max_output_tokens
+        return settings
 
     def _delay(self, error: ApiError, attempt: int) -> float:
         if error.retry_after is not None:
@@ -197,7 +320,36 @@ class OpenAIModel:
 @functools.cache
 def _schema_text(schema: type[BaseModel]) -> str:
     # Generating a schema costs milliseconds and the document classes never change.
-    return json.dumps(schema.model_json_schema())
+    return json.dumps(compact_schema(schema.model_json_schema()))
+
+
+NAME_MAPS = frozenset({"properties", "$defs", "patternProperties"})
+SCHEMA_NOISE = frozenset({"title", "default", "description", "examples"})
+"""Schema keywords that constrain nothing: pydantic's generated titles and the defaults cost
+about half of a schema's tokens, and every request pays them. What fields mean is said once in
+the prompts."""
+
+
+def compact_schema(node: Any) -> Any:
+    """`node` without SCHEMA_NOISE, an optional field's `anyOf [X, null]` written as X (an
+    absent field and null mean the same to the documents)."""
+    if isinstance(node, list):
+        return [compact_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    options = node.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        (kept,) = [option for option in options if option != {"type": "null"}]
+        rest = {key: value for key, value in node.items() if key != "anyOf"}
+        return compact_schema({**rest, **kept})
+    compact: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in NAME_MAPS and isinstance(value, dict):
+            # field and definition names are data here, even one called "title" or "default"
+            compact[key] = {name: compact_schema(child) for name, child in value.items()}
+        elif key not in SCHEMA_NOISE:
+            compact[key] = compact_schema(value)
+    return compact
 
 
 def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
@@ -237,6 +389,10 @@ def check_prompt_size(kind: str, messages: Sequence[dict[str, Any]], limit: int)
             "it was not sent",
             service="model",
         )
+def _rejects_tools(error: ApiError) -> bool:
+    """An error about the tools parameter: the endpoint has no tool calling (auto falls back).
+    llama-server without --jinja answers 500 "tools param requires --jinja flag"; others 400."""
+    return error.status in (400, 422, 500, 501) and "tool" in str(error).lower()
 
 
 def _api_error(exc: openai.APIStatusError | openai.APIConnectionError) -> ApiError:

@@ -147,9 +147,30 @@ def task_actions_digest(actions: list[dict[str, Any]], limit: int = 6_000) -> st
     for action in actions:
         call = action.get("execution", {}).get("function_call", {})
         outcome = "ok" if action.get("ok") else f"ERROR {action.get('error')}"
-        arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False)[:300]
+        arguments = _argument_text(call.get("arguments", {}))
+        result = str(action.get("result", ""))[:300]
         lines.append(
-            f"- {call.get('name')}({arguments}) -> {outcome}: {str(action.get('result', ''))[:300]}"
+            f"- {call.get('name')}({arguments[:300]}) -> {outcome}{': ' * bool(result)}{result}"
         )
     text = sanitize_untrusted("\n".join(lines))
     return text if len(text) <= limit else "[earlier actions omitted]\n" + text[-limit:]
+
+
+ARGUMENT_VALUE_CHARS = 80
+
+
+def _argument_text(arguments: Any) -> str:
+    """`key=value, ...` with long values (a written file's content) cut to their start and
+    length: the digest says what was done; the repository holds what was written."""
+    if not isinstance(arguments, dict):
+        return json.dumps(arguments, ensure_ascii=False)
+    return ", ".join(
+        f"{key}={json.dumps(_short_value(value), ensure_ascii=False)}"
+        for key, value in arguments.items()
+    )
+
+
+def _short_value(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > ARGUMENT_VALUE_CHARS:
+        return f"{value[:ARGUMENT_VALUE_CHARS]}…({len(value)} chars)"
+    return value

@@ -159,7 +159,7 @@ def evaluation_facts(state: IssueState, snapshot: PassResult) -> EvaluationFacts
         success_criteria="\n".join(f"- {c}" for c in goal.success_criteria),
         execution_summary="\n".join(summary),
         completed_actions=task_actions_digest(actions, limit=4_000),
-        current_state=render_checklist(snapshot, max_chars=6_000),
+        current_state=_progress_line(render_checklist(snapshot, max_chars=6_000)),
     )
 
 
@@ -167,3 +167,10 @@ def _first_line(text: str | None) -> str:
     """A short, safe trigger key: tool errors may carry repository or server text."""
     cleaned = sanitize_untrusted(text or "", 2_000).strip()
     return cleaned.splitlines()[0][:160] if cleaned else "unknown error"
+
+
+def _progress_line(checklist: str) -> str:
+    """What the checklist adds to the summary (which lists every task and the progress): its
+    revision mark, when the plan was revised."""
+    lines = [line.strip("#*📋 ") for line in checklist.splitlines() if line.strip()]
+    return lines[0] if lines and lines[0] != "Execution Plan" else ""

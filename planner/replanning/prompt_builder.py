@@ -19,43 +19,43 @@ from planner.replanning.decision import PHASE_TITLES, PHASE_TYPES, ReplanDecisio
 from planner.replanning.facts import ActionFacts, EvaluationFacts
 
 COMMON_FIELDS: tuple[tuple[str, str], ...] = (
-    ("replan_needed", "true | false"),
-    ("confidence", "0.0-1.0"),
-    ("reasoning", '"why you decided this"'),
+    ("replan_needed", "bool"),
+    ("confidence", "0-1"),
+    ("reasoning", "str"),
     ("replan_type", "TYPES"),
-    ("target_phase", '"goal_understanding | task_decomposition | action_sequence | execution"'),
+    ("target_phase", '"goal_understanding|task_decomposition|action_sequence|execution"'),
     ("replan_level", "1-5"),
-    ("issues_found", '["problem", ...]'),
-    ("recommended_actions", '["action", ...]'),
-    ("clarification_needed", "true | false"),
-    ("clarification_questions", '["question for the people on the issue", ...]'),
+    ("issues_found", "[str]"),
+    ("recommended_actions", "[str]"),
+    ("clarification_needed", "bool"),
+    ("clarification_questions", "[str]"),
 )
+"""The seed's decision fields (§2.4), each with a short shape: the format is one line, since a
+decision request has a budget of 500 tokens (planning-process.md §13.4)."""
 PHASE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
-    "goal_understanding": (
-        ("assumptions_to_make", '["what you will assume if nobody answers", ...]'),
-    ),
+    "goal_understanding": (("assumptions_to_make", '["what you assume if nobody answers"]'),),
     "task_decomposition": (
-        ("missing_steps", '["step", ...]'),
-        ("recommended_granularity", '"finer | coarser | as is, and why"'),
-        ("scope_adjustment", '"..."'),
+        ("missing_steps", "[str]"),
+        ("recommended_granularity", '"finer|coarser|as is, and why"'),
+        ("scope_adjustment", "str"),
     ),
     "action_sequence": (
-        ("unavailable_tools", '["tool", ...]'),
-        ("alternative_tools", '["tool", ...]'),
-        ("dependency_issues", '["issue", ...]'),
-        ("plan_adjustments", '["adjustment", ...]'),
+        ("unavailable_tools", "[str]"),
+        ("alternative_tools", "[str]"),
+        ("dependency_issues", "[str]"),
+        ("plan_adjustments", "[str]"),
     ),
     "execution": (
-        ("error_classification", '"transient | persistent | fatal"'),
-        ("recovery_strategy", '"..."'),
-        ("affected_actions", '["task id or action", ...]'),
+        ("error_classification", '"transient|persistent|fatal"'),
+        ("recovery_strategy", "str"),
+        ("affected_actions", "[str]"),
     ),
     "reflection": (
-        ("evaluation_result", '"success | partial_success | failure"'),
+        ("evaluation_result", '"success|partial_success|failure"'),
         ("achievement_rate", "0-100"),
-        ("issues_identified", '["issue", ...]'),
-        ("additional_actions", '["action to add", ...]'),
-        ("revision_scope", '"minor | moderate | major"'),
+        ("issues_identified", "[str]"),
+        ("additional_actions", "[str]"),
+        ("revision_scope", '"minor|moderate|major"'),
     ),
 }
 REVIEW_QUESTIONS = {
@@ -86,26 +86,23 @@ class ReplanPromptBuilder:
     def decision_format(
         self, phase: str, key: str | None = "replan_decision", common: bool = True
     ) -> str:
-        """The JSON shape of a decision; common=False leaves out the fields every phase shares
-        except replan_type (the combined review states them once)."""
-        types = " | ".join(PHASE_TYPES[phase])
+        """The JSON shape of a decision on one line; common=False leaves out the fields every
+        phase shares except replan_type (the combined review states them once)."""
+        types = "|".join(PHASE_TYPES[phase])
         shared = COMMON_FIELDS if common else (("replan_type", "TYPES"),)
         fields = [*shared, *PHASE_FIELDS[phase]]
         shapes = [(name, f'"{types}"' if shape == "TYPES" else shape) for name, shape in fields]
-        body = ",\n".join(f'  "{name}": {shape}' for name, shape in shapes)
-        document = "{\n" + body + "\n}"
-        return f'{{"{key}": {document}}}' if key else document
+        # Keys unquoted (a type notation, not JSON): the quotes would cost 2 tokens a field.
+        document = "{" + ", ".join(f"{name}: {shape}" for name, shape in shapes) + "}"
+        return f"{{{key}: {document}}}" if key else document
 
     def common_format(self) -> str:
-        return ",\n".join(
-            f'  "{name}": {shape}' for name, shape in COMMON_FIELDS if name != "replan_type"
+        return ", ".join(
+            f"{name}: {shape}" for name, shape in COMMON_FIELDS if name != "replan_type"
         )
 
     def _section_format(self, phase: str) -> str:
-        return (
-            f'the value of "{phase}" in your reply: the fields every decision has (see the top), '
-            "and:\n" + self.decision_format(phase, None, common=False)
-        )
+        return self.decision_format(phase, None, common=False)
 
     # -- §4.2, §5.2, §6.2: the planning phases --------------------------------------------
 

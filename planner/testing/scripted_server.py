@@ -59,6 +59,7 @@ __all__ = [
 JsonDict = dict[str, Any]
 Expectation = Callable[[JsonDict], None]
 ToolCallSpec = tuple[str, Mapping[str, Any] | str]
+Responder = Callable[[str | None, JsonDict], "Step"]
 
 KIND_HEADER = "X-Planner-Kind"
 DEFAULT_MODEL_ID = "scripted-model"
@@ -569,8 +570,16 @@ class _Handler(BaseHTTPRequestHandler):
 class ScriptedModelServer:
     """OpenAI-compatible HTTP server answering from a queue of scripted ``Step``s."""
 
-    def __init__(self, steps: Iterable[Step] | None = None, *, model: str = DEFAULT_MODEL_ID):
+    def __init__(
+        self,
+        steps: Iterable[Step] | None = None,
+        *,
+        model: str = DEFAULT_MODEL_ID,
+        responder: Responder | None = None,
+    ):
         self._steps: list[Step] = list(steps or ())
+        # Answers requests once the queue is empty (a model that replies by kind, for evals).
+        self._responder = responder
         self._cursor = 0
         self._model = model
         self._lock = threading.Lock()
@@ -720,6 +729,8 @@ class ScriptedModelServer:
     ) -> tuple[int | None, Step | None]:
         # Record and pop under one lock so request order always matches step order.
         with self._lock:
+            if self._cursor >= len(self._steps) and self._responder is not None:
+                self._steps.append(self._responder(kind, body))
             if self._cursor >= len(self._steps):
                 self._requests.append(RecordedRequest(kind, body, headers, None))
                 return None, None

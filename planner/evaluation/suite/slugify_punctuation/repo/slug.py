@@ -1,0 +1,3 @@
+def slugify(title: str) -> str:
+    """A URL slug for `title`."""
+    return "-".join(title.lower().split())

@@ -1,0 +1,5 @@
+from slug import slugify
+
+
+def test_plain_words() -> None:
+    assert slugify("Release Notes") == "release-notes"

@@ -1,0 +1,3 @@
+def word_count(text: str) -> int:
+    """How many words `text` holds."""
+    return len(text.split(" "))

@@ -1,0 +1,68 @@
+"""Token counting for the seed's budget (benchmarks/bench_tokens.py) and compact schemas."""
+
+from __future__ import annotations
+
+import json
+
+from planner.engine.documents import PlanningReply
+from planner.engine.llm import compact_schema, json_schema_of
+from planner.evaluation.tokens import message_tokens, qwen_encoder, request_tokens
+
+FIXED = [
+    {"role": "system", "content": "You are planner."},
+    {"role": "user", "content": "Fix the bug in pager.py: page 2 repeats an item."},
+]
+
+
+def test_counts_a_fixed_prompt_with_the_qwen_tokenizer() -> None:
+    encode = qwen_encoder()
+    # 31 is what llama-server's /tokenize of the local Qwen2.5 models answers for this text.
+    assert encode("Hello world") == 2
+    layout = (
+        "<|im_start|>system\nYou are planner.<|im_end|>\n"
+        "<|im_start|>user\nFix the bug in pager.py: page 2 repeats an item.<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+    assert message_tokens(FIXED, encode) == encode(layout) == 31
+
+
+def test_request_tokens_split_messages_schema_and_tools() -> None:
+    encode = qwen_encoder()
+    schema = {"type": "object", "properties": {"done": {"type": "boolean"}}}
+    body = {
+        "messages": FIXED,
+        "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}},
+    }
+    counted = request_tokens("completion", body, encode)
+    assert counted.messages == 31
+    assert counted.schema == encode(json.dumps(schema)) > 0
+    assert counted.tools == 0
+
+
+def test_compact_schema_keeps_every_constraint_and_field_names() -> None:
+    full = PlanningReply.model_json_schema()
+    compact = json_schema_of(PlanningReply)
+    text = json.dumps(compact)
+    assert '"title"' not in text.replace('"title": {', "")  # no pydantic titles left
+    assert len(text) < len(json.dumps(full)) * 0.75
+    subtask = compact["$defs"]["Subtask"]
+    assert set(subtask["properties"]) == set(full["$defs"]["Subtask"]["properties"])
+    assert subtask["required"] == full["$defs"]["Subtask"]["required"]
+    assert (
+        subtask["properties"]["id"]["pattern"]
+        == full["$defs"]["Subtask"]["properties"]["id"]["pattern"]
+    )
+
+
+def test_compact_schema_keeps_a_field_named_like_a_keyword() -> None:
+    schema = {
+        "properties": {
+            "title": {"type": "string", "title": "Title"},
+            "default": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None},
+        },
+        "required": ["title"],
+    }
+    assert compact_schema(schema) == {
+        "properties": {"title": {"type": "string"}, "default": {"type": "integer"}},
+        "required": ["title"],
+    }
