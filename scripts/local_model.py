@@ -95,6 +95,9 @@ MODELS = {
 }
 
 
+DEFAULT_MODEL = "1.5b"
+
+
 def say(message: str) -> None:
     print(f"local-model: {message}", file=sys.stderr, flush=True)
 
@@ -262,7 +265,7 @@ def state_file(model: Model) -> Path:
 
 def running_url(model_key: str | None = None) -> str | None:
     """The base URL (…/v1) of a healthy server started by this script, or None."""
-    keys = [model_key] if model_key else list(MODELS)
+    keys = [model_key] if model_key else [DEFAULT_MODEL, *(k for k in MODELS if k != DEFAULT_MODEL)]
     for key in keys:
         state = _state(MODELS[key])
         if state and _alive(state["pid"]) and _healthy(state["port"]):
@@ -302,7 +305,13 @@ def _free_port() -> int:
 
 
 def start(
-    model: Model, port: int | None, ctx_size: int, threads: int, threads_batch: int, timeout: float
+    model: Model,
+    port: int | None,
+    ctx_size: int,
+    threads: int,
+    threads_batch: int,
+    n_predict: int,
+    timeout: float,
 ) -> str:
     existing = running_url(model.key)
     if existing:
@@ -328,6 +337,8 @@ def start(
         str(ctx_size),
         "--parallel",
         "1",
+        "--n-predict",
+        str(n_predict),
         "--threads",
         str(threads),
         "--threads-batch",
@@ -458,7 +469,9 @@ def main(argv: list[str] | None = None) -> int:
         default="start",
         choices=["start", "url", "stop", "prepare", "capture"],
     )
-    parser.add_argument("--model", choices=sorted(MODELS), help="default: 1.5b (stop: all)")
+    parser.add_argument(
+        "--model", choices=sorted(MODELS), help=f"default: {DEFAULT_MODEL} (url, stop: any)"
+    )
     parser.add_argument("--port", type=int, help="default: a free port")
     parser.add_argument("--ctx-size", type=int, default=32768, help="context window in tokens")
     parser.add_argument(
@@ -471,11 +484,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--threads-batch", type=int, default=os.cpu_count() or 2, help="prompt threads"
     )
+    parser.add_argument(
+        "--n-predict",
+        type=int,
+        default=4096,
+        help="cap on generated tokens per request (planner sends no max_tokens; a looping small "
+        "model would otherwise generate until the context is full)",
+    )
     parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for health")
     parser.add_argument("--upstream", help="capture: the server to forward to (…/v1)")
     parser.add_argument("--log", type=Path, help="capture: JSON-lines file to append to")
     args = parser.parse_args(argv)
-    model = MODELS[args.model or "1.5b"]
+    model = MODELS[args.model or DEFAULT_MODEL]
     if args.command == "url":
         url = running_url(args.model)
         if url is None:
@@ -493,7 +513,15 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("capture needs --upstream and --log")
         capture(args.upstream, args.port or 0, args.log)
     else:
-        url = start(model, args.port, args.ctx_size, args.threads, args.threads_batch, args.timeout)
+        url = start(
+            model,
+            args.port,
+            args.ctx_size,
+            args.threads,
+            args.threads_batch,
+            args.n_predict,
+            args.timeout,
+        )
         say(f"{model.alias} is serving (log: {CACHE / 'run' / f'{model.key}.log'})")
         print(url)
     return 0
