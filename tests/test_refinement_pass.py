@@ -70,7 +70,7 @@ def test_a_low_scored_plan_is_replanned_with_the_feedback_and_then_runs(harness:
     assert (
         harness.server.requests[3]
         .body["messages"][0]["content"]
-        .count("## Current phase: planning")
+        .count("## Planning Process")
     )
     # Judgements and decisions are recorded with their figures.
     judged = harness.of_type("quality_judgement")
@@ -137,7 +137,7 @@ def test_the_judge_sees_goal_tasks_dependencies_and_tools_but_not_the_conversati
     assert "- write_file: " in prompt and "## Tools the tasks can use" in prompt
     assert "Plan completed. Starting execution." not in prompt  # the planner's own reply
     assert "Past planning and execution history" not in prompt
-    assert "## Current phase: quality judgement" in messages[0]["content"]
+    assert "## Phase: quality judgement" in messages[0]["content"]
     assert request.body["response_format"]["json_schema"]["name"] == "refinement_judge_plan"
 
 
