@@ -32,6 +32,7 @@ from planner.ci.forges.base import (
     parse_time,
 )
 from planner.ci.forges.http import RetryPolicy
+from planner.ci.durable import CheckpointReporter, publish_pass, reconcile_branch
 from planner.ci.gitops import GitWorkspace, Identity
 from planner.ci.tracking import (
     CHECKLIST_CHARS,
@@ -61,7 +62,13 @@ from planner.engine.interfaces import HistoryBackend, ToolProvider
 from planner.engine.issue import Comment, IssueContext
 from planner.engine.result import Notification, PassResult, render_checklist
 from planner.engine.state import IssueState
-from planner.run.runner import PassSetup, history_directory, repository_name, run_pass
+from planner.run.runner import (
+    PassSetup,
+    history_directory,
+    new_run_id,
+    repository_name,
+    run_pass,
+)
 from planner.tools.mcp_config import load_file_servers
 
 log = logging.getLogger(__name__)
@@ -314,6 +321,10 @@ class IssueRun:
         self.labels = list(target.issue.labels)
         self.comment: CommentData | None = None
         self.posted: set[str] = set()
+        self.git: GitWorkspace | None = None
+        self.run_id = new_run_id()
+        self.start_head = ""
+        """HEAD as the branch was fetched, before the pass (planner.ci.durable)."""
         self.view = TrackingView(
             state="working",
             actor=trigger.actor.login,
@@ -371,7 +382,7 @@ class IssueRun:
     def _work(
         self, model: Any, extra_tools: tuple[ToolProvider, ...], history: HistoryBackend | None
     ) -> CiOutcome:
-        git = GitWorkspace(self.workspace, self.forge.git_remote())
+        git = self.git = GitWorkspace(self.workspace, self.forge.git_remote())
         base = self.forge.default_branch()
         # Read from the default branch's checkout: the issue branch is the last pass's work.
         mcp_servers = load_file_servers(self.config.tools, self.workspace)
@@ -379,11 +390,15 @@ class IssueRun:
         issue = issue_context(
             self.forge, self.trigger, self.target, self.forge.list_comments(self.number)
         )
-        result = self._pass(issue, model, extra_tools, history, mcp_servers)
+        directory = history_directory(self.config, self.workspace)
+        try:
+            result = self._pass(issue, model, extra_tools, history, mcp_servers)
+            self.view.result = result
+            result, commit = publish_pass(self, git, result, self._store(directory))
+        finally:
+            if history is not None:
+                history.save(directory, str(self.number))
         self.view.result = result
-        commit = git.commit_all(self._commit_message(result), self._identity()) or ""
-        if commit:
-            git.push()
         pull = self._pull_request(result, base) if git.commits_ahead() else None
         if pull is None:
             self.view.notes.append("No changes so far, so there is no commit and no pull request.")
@@ -400,20 +415,21 @@ class IssueRun:
         directory = history_directory(self.config, self.workspace)
         if history is not None:
             history.restore(directory, str(self.number))
+        reconcile_branch(self, self._store(directory))
         setup = PassSetup(
             config=self.config,
             workspace=self.workspace,
-            reporter=TrackingReporter(self),
+            run_id=self.run_id,
+            reporter=CheckpointReporter(self, TrackingReporter(self)),
             extra_tools=extra_tools,
             model=model,
             protected=(self.workspace / ".planner",) if self.forge.platform == "local" else (),
             mcp_file_servers=mcp_servers,
         )
-        try:
-            return run_pass(setup, issue)
-        finally:
-            if history is not None:
-                history.save(directory, str(self.number))
+        return run_pass(setup, issue)
+
+    def _store(self, directory: Path) -> PlanningHistoryStore:
+        return PlanningHistoryStore(directory, self.forge.repository, str(self.number), self.run_id)
 
     def _outcome(self, result: PassResult, commit: str, pull: PullRequestData | None) -> CiOutcome:
         return CiOutcome(

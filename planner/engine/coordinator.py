@@ -20,6 +20,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, NoReturn
 
+from planner.engine.checkpoints import after_task
 from planner.engine.config import PlannerConfig
 from planner.engine.documents import (
     CompletionReply,
@@ -291,6 +292,7 @@ class PlanningCoordinator:
 
     def _finish_task(self, task_id: str, status: str, summary: str) -> None:
         self.store.append("task", task_id=task_id, status=status, summary=summary)
+        after_task(self.reporter, self.store, task_id)  # durable: commit + push, then record
         self._report(self.snapshot("in_progress", f"{task_id} {status}"))
         if status != "failed" or not self._reflection_wanted(failed=True):
             return
