@@ -14,7 +14,7 @@ from typing import Any
 
 from planner.engine.config import DEFAULT_CONFIG_PATH, McpServerConfig, PlannerConfig
 from planner.engine.coordinator import PlanningCoordinator
-from planner.engine.history import PlanningHistoryStore
+from planner.engine.history import PlanningHistoryStore, summarize_skipped
 from planner.engine.interfaces import ProgressReporter, ToolProvider
 from planner.engine.issue import IssueContext
 from planner.engine.llm import OpenAIModel
@@ -87,7 +87,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         registry.close()
     # Damaged history lines and failed tool servers are worth a person's attention even when
     # the pass went on (the store already logged each damaged line once).
-    notes = [*store.warnings, *registry.problems]
+    notes = [*summarize_skipped(store.warnings), *registry.problems]
     return result.model_copy(update={"messages": [*result.messages, *notes]})
 
 
