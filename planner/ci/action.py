@@ -212,8 +212,10 @@ def act(
     event: dict[str, Any] | None,
     event_name: str | None,
 ) -> CiOutcome:
+    from planner.ci import signals
     from planner.ci.job import run_for_event
 
+    signals.install()  # cancellation ends the pass cleanly (commit, push, comment)
     env = dict(job.env)
     if job.platform == "github":
         env["GITHUB_TOKEN"] = github_token(job)

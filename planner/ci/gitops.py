@@ -320,7 +320,10 @@ def _to_side_branch(git: GitWorkspace, side_branch: str) -> Published:
 
 def on_branch(git: GitWorkspace, commit: str, marker: str) -> bool:
     """Whether HEAD (the fetched branch) carries `commit`, or a rebased copy of it (`marker`)."""
-    if commit and git._git("merge-base", "--is-ancestor", commit, "HEAD", check=False).returncode == 0:
+    if (
+        commit
+        and git._git("merge-base", "--is-ancestor", commit, "HEAD", check=False).returncode == 0
+    ):
         return True
     return bool(marker) and marker in checkpoint_markers(git)
 

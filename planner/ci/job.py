@@ -23,6 +23,7 @@ from typing import Any, Literal
 import requests
 from pydantic import BaseModel
 
+from planner.ci.durable import CheckpointReporter, publish_pass, reconcile_branch
 from planner.ci.forges.base import (
     MARKER_PREFIX,
     CommentData,
@@ -32,8 +33,8 @@ from planner.ci.forges.base import (
     parse_time,
 )
 from planner.ci.forges.http import RetryPolicy
-from planner.ci.durable import CheckpointReporter, publish_pass, reconcile_branch
 from planner.ci.gitops import GitWorkspace, Identity
+from planner.ci.signals import start_deadline
 from planner.ci.tracking import (
     CHECKLIST_CHARS,
     TrackingState,
@@ -368,6 +369,7 @@ class IssueRun:
     ) -> CiOutcome:
         # The 'working' comment comes before the first model call. If it cannot be written,
         # nothing has been written and the error goes to the entry point as it is.
+        start_deadline(self.config.budget)
         self._load_earlier_runs()
         self._write_comment()
         try:

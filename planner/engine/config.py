@@ -236,6 +236,10 @@ class BudgetConfig(Section):
     """Wall-clock seconds per pass."""
     max_total_tokens: int = Field(default=1_000_000, ge=1)
     """Prompt plus completion tokens per pass."""
+    finish_reserve_seconds: float = Field(default=120.0, ge=0)
+    """Seconds of max_wall_seconds kept for the end of a CI run (commit, push, history, final
+    comment): model requests, retries and commands get at most the time left before that
+    (at most a quarter of max_wall_seconds is kept)."""
 
 
 class McpServerConfig(Section):

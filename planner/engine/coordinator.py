@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 from planner.engine.checkpoints import after_task
 from planner.engine.config import PlannerConfig
+from planner.engine.deadline import stop_if_expired
 from planner.engine.documents import (
     CompletionReply,
     ExecutionRecord,
@@ -535,6 +536,7 @@ class PlanningCoordinator:
         self._report(self.snapshot("in_progress", reason))
 
     def _check_budget(self) -> None:
+        stop_if_expired()  # durable: the run's deadline (budget minus the finish, or a signal)
         budget = self.config.budget
         if self.usage.model_calls >= budget.max_model_calls:
             raise StopPass(

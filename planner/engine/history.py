@@ -175,7 +175,11 @@ def read_entries(path: Path, warnings: list[str] | None = None) -> Iterator[dict
             if entry is not None and problem is None:
                 yield entry
                 continue
-            what = f"a history line of the wrong shape ({problem})" if problem else "an unreadable history line"
+            what = (
+                f"a history line of the wrong shape ({problem})"
+                if problem
+                else "an unreadable history line"
+            )
             message = f"{path.name}:{number}: skipped {what} ({len(raw)} bytes)"
             log.warning(message)
             if warnings is not None:

@@ -24,6 +24,7 @@ import openai
 from pydantic import BaseModel, ValidationError
 
 from planner.engine.config import LLMConfig
+from planner.engine.deadline import bounded, stop_if_expired
 from planner.engine.errors import ApiError, ConfigError, ModelBehaviourError
 from planner.engine.interfaces import ChatReply, DocT, ToolCall, ToolSpec
 from planner.engine.prompts import render
@@ -153,6 +154,7 @@ class OpenAIModel:
                     model=self.config.model,
                     messages=list(messages),  # type: ignore[arg-type]
                     extra_headers={"X-Planner-Kind": kind},
+                    timeout=bounded(self.config.timeout_seconds),  # durable: the deadline
                     **self._sampling(),
                     **extra,
                 )
@@ -161,7 +163,8 @@ class OpenAIModel:
                 if not error.retryable or attempts > self.config.max_retries:
                     self._record(kind, None, started, attempts, f"error {error.status}")
                     raise error from None
-                self._sleep(self._delay(error, attempts))
+                self._sleep(bounded(self._delay(error, attempts)))
+                stop_if_expired()  # durable: no retry past the deadline
                 continue
             self._record(kind, completion, started, attempts, "ok")
             if not completion.choices:

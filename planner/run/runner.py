@@ -14,6 +14,7 @@ from typing import Any
 
 from planner.engine.config import DEFAULT_CONFIG_PATH, McpServerConfig, PlannerConfig
 from planner.engine.coordinator import PlanningCoordinator
+from planner.engine.deadline import guarded
 from planner.engine.history import PlanningHistoryStore, summarize_skipped
 from planner.engine.interfaces import ProgressReporter, ToolProvider
 from planner.engine.issue import IssueContext
@@ -67,7 +68,7 @@ def open_store(setup: PassSetup, issue: IssueContext) -> PlanningHistoryStore:
 
 def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     """Run one planning pass on `issue` in `setup.workspace`."""
-    model = setup.model or OpenAIModel(setup.config.llm)
+    model = guarded(setup.model or OpenAIModel(setup.config.llm))
     store = open_store(setup, issue)
     store.entries()  # read once up front: damaged lines are reported before anything runs
     registry = build_registry(

@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,8 @@ class CiJobs:
         self.cache = tmp / "history-cache"
         self.kinds: list[str | None] = []
         self.workspace = tmp
+        self.duration = 0.0
+        """Seconds from the job's start to its exit."""
 
     def run(
         self,
@@ -66,7 +69,9 @@ class CiJobs:
         if cache and self.cache.exists():
             shutil.copytree(self.cache, workspace / HISTORY_DIR)
         holder: dict[str, subprocess.Popen[bytes]] = {}
-        steps = [_hooked(step, hooks.get(i), holder) if hooks else step for i, step in enumerate(script)]
+        steps = [
+            _hooked(step, hooks.get(i), holder) if hooks else step for i, step in enumerate(script)
+        ]
         with ScriptedModelServer(steps) as model:
             job_env = {**self._env(workspace, payload, model.base_url, inputs), **(env or {})}
             process = subprocess.Popen(
@@ -77,7 +82,9 @@ class CiJobs:
                 stderr=subprocess.PIPE,
             )
             holder["process"] = process
+            started = time.monotonic()
             out, err = process.communicate(timeout=110)
+            self.duration = time.monotonic() - started
             self.kinds = [request.kind for request in model.requests]
             model.assert_consumed()
         self._save_cache(workspace)
@@ -95,26 +102,32 @@ class CiJobs:
         values = {"openai_base_url": base_url, "model": "scripted", **inputs}
         if self.platform == "github":
             name = "issues" if "label" in payload else "issue_comment"
-            return github_action_env(
+            return (
+                github_action_env(
+                    fake=self.fake,
+                    workspace=workspace,
+                    files=files,
+                    event_name=name,
+                    payload=payload,
+                    run_id=7000 + self.count,
+                    openai_api_key=API_KEY,
+                    history_dir=HISTORY_DIR,
+                    **values,
+                )
+                | QUIET
+            )
+        return (
+            gitlab_job_env(
                 fake=self.fake,
                 workspace=workspace,
                 files=files,
-                event_name=name,
+                job_id=6000 + self.count,
                 payload=payload,
-                run_id=7000 + self.count,
                 openai_api_key=API_KEY,
-                history_dir=HISTORY_DIR,
                 **values,
-            ) | QUIET
-        return gitlab_job_env(
-            fake=self.fake,
-            workspace=workspace,
-            files=files,
-            job_id=6000 + self.count,
-            payload=payload,
-            openai_api_key=API_KEY,
-            **values,
-        ) | QUIET
+            )
+            | QUIET
+        )
 
     # -- events --------------------------------------------------------------------------------
 
