@@ -133,13 +133,13 @@ def test_sigint_during_a_model_request_ends_the_pass_without_waiting_for_the_rep
 ) -> None:
     def slow_answer(process: subprocess.Popen[bytes]) -> None:
         signal_later(signal.SIGINT, 0.5)(process)
-        time.sleep(8)  # the reply comes 8 s later; the job does not wait for it
+        time.sleep(12)  # the reply comes 12 s later; the job does not wait for it
 
     script = [*slow_plan()[:3], task_steps("task_2", "TWO.md")[0]]
     finished = jobs.run(jobs.labelled(), script, hooks={3: slow_answer})
 
     assert finished.returncode == 0, finished.stdout + finished.stderr
-    assert jobs.duration < 8, finished.stderr
+    assert jobs.duration < 10, jobs.duration
     [comment] = jobs.tracking()
     assert "stopped by SIGINT" in comment.body
     assert file_on(jobs.fake.bare, f"planner/issue-{jobs.number}", "ONE.md") == "ONE.md"
@@ -150,12 +150,10 @@ def test_the_wall_clock_budget_bounds_a_command_so_the_run_can_still_report(
 ) -> None:
     # max_minutes 0.2 = 12 s, of which a quarter is kept for the end: the 61 s command gets
     # what is left of 9 s, then the pass stops and the job pushes and reports.
-    started = time.monotonic()
     finished = jobs.run(jobs.labelled(), slow_plan(), max_minutes="0.2")
-    elapsed = time.monotonic() - started
 
     assert finished.returncode == 0, finished.stdout + finished.stderr
-    assert elapsed < 12 + 5, elapsed
+    assert jobs.duration < 12 + 1, jobs.duration  # the job ended within max_minutes
     [comment] = jobs.tracking()
     assert "⏸️ Paused" in comment.body and "- [x] **task_1**" in comment.body
     assert file_on(jobs.fake.bare, f"planner/issue-{jobs.number}", "ONE.md") == "ONE.md"

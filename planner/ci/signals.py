@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 from pathlib import Path
 from types import FrameType
 
@@ -28,15 +29,33 @@ def install() -> None:
         signal.signal(signum, _on_signal)
 
 
-def start_deadline(budget: BudgetConfig) -> None:
-    """The pass must end this long before max_wall_seconds, so the run can still report."""
+def start_deadline(budget: BudgetConfig, elapsed: float = 0.0) -> None:
+    """The pass must end this long before max_wall_seconds, so the run can still report.
+    `elapsed`: seconds the job ran before; the first call wins, and a signal that came
+    first stays in force."""
     reserve = min(budget.finish_reserve_seconds, budget.max_wall_seconds / 4)
-    if not DEADLINE.reason:  # a signal that came first stays in force
-        DEADLINE.start(budget.max_wall_seconds - reserve)
+    if DEADLINE.end is None:
+        DEADLINE.start(budget.max_wall_seconds - reserve - elapsed)
+
+
+RECEIVED: list[str] = []
+"""The signals this process received (the handler's only state)."""
+
+
+def leave_if_cancelled(code: int) -> None:
+    """After a cancellation, exit at once: an abandoned model request must not hold up the
+    interpreter's shutdown (its client would wait for the reply while closing)."""
+    if not RECEIVED:
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    logging.shutdown()
+    os._exit(code)
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     name = signal.Signals(signum).name
+    RECEIVED.append(name)
     log.warning("%s received: ending the pass and saving the work", name)
     DEADLINE.expire(f"stopped by {name} (the job was cancelled); the next run continues")
     kill_command_groups()
