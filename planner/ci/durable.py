@@ -111,3 +111,12 @@ def publish_pass(
         return result.model_copy(update={"status": "needs_human", "stop_reason": note}), head
     record_checkpoint(store, git.head())
     return result, git.head()
+
+
+def history_notes(run: IssueRun, history: Any) -> None:
+    """Problems with the stored history (an unreadable archive, an artifact from a fork) get a
+    line in the tracking comment; what could be read was kept."""
+    for problem in getattr(history, "problems", []):
+        note = f"History: {problem}"
+        if note not in run.view.notes:
+            run.view.notes.append(note)

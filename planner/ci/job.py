@@ -23,7 +23,12 @@ from typing import Any, Literal
 import requests
 from pydantic import BaseModel
 
-from planner.ci.durable import CheckpointReporter, publish_pass, reconcile_branch
+from planner.ci.durable import (
+    CheckpointReporter,
+    history_notes,
+    publish_pass,
+    reconcile_branch,
+)
 from planner.ci.forges.base import (
     MARKER_PREFIX,
     CommentData,
@@ -417,6 +422,7 @@ class IssueRun:
         directory = history_directory(self.config, self.workspace)
         if history is not None:
             history.restore(directory, str(self.number))
+        history_notes(self, history)
         reconcile_branch(self, self._store(directory))
         setup = PassSetup(
             config=self.config,

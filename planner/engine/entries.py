@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, model_validator
 
 from planner.engine.documents import Plan
 
@@ -174,7 +174,14 @@ class ReplanDecisionEntry(EntryBase):
     question_kind: str = "clarification"
     questions: list[str] = []
     assumptions: list[str] = []
-    facts: FactsShape | None = None
+    facts: JsonObject | None = None
+
+    @model_validator(mode="after")
+    def _execution_facts(self) -> ReplanDecisionEntry:
+        """An answered question about an action rebuilds its ActionFacts from `facts`."""
+        if self.phase == "execution" and self.facts:
+            FactsShape.model_validate(self.facts)
+        return self
 
 
 class QuestionShape(_Shape):
