@@ -16,10 +16,19 @@ import pytest
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import git
 from tests.fake_forge.scenario import branch_log, file_on
-from tests.support.durable import CiJobs, completion_step, kill, task_steps, two_file_plan
+from tests.support.durable import (
+    CiJobs,
+    commit_config,
+    completion_step,
+    kill,
+    task_steps,
+    two_file_plan,
+)
 
 FILES = ("ONE.md", "TWO.md")
 PLAN = two_file_plan(*FILES)
+SHORT_LEASE = "forge:\n  lease_seconds: 4\n"
+"""A killed job's lease on the issue expires 4 s after it was taken, so reruns wait little."""
 RERUN_FROM = {0: 0, 1: 1, 2: 1, 3: 3, 4: 3, 5: 5}
 """Killed when request k arrived, the rerun's script starts at this step: the task that was
 running is done again, every task that had finished (and was pushed) is not."""
@@ -37,6 +46,7 @@ def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
         fake.add_issue(12, "Two files", "Add ONE.md and TWO.md.", labels=["bug", "planner"])
         fake.members[7] = 30
         number = 12
+    commit_config(fake, SHORT_LEASE)
     try:
         yield CiJobs(request.param, fake, tmp_path, number)
     finally:
@@ -65,6 +75,8 @@ def test_sigkill_at_each_phase_boundary_then_a_rerun_ends_with_every_task_on_the
     assert_both_files_on_the_branch(jobs)
     [comment] = jobs.tracking()
     assert "✅ Done" in comment.body
+    # The killed job never freed its lease on the issue: the rerun waited for it to expire.
+    assert "its lease on this issue expired" in comment.body
     checkpoints = [e for e in jobs.history() if e["type"] == "checkpoint"]
     heads = git(jobs.fake.bare, "rev-list", branch(jobs)).split()
     assert checkpoints and all(entry["commit"] in heads for entry in checkpoints)

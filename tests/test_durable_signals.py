@@ -18,9 +18,8 @@ import pytest
 
 from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
 from tests.fake_forge import FakeGitHub, FakeGitLab
-from tests.fake_forge.core import IDENTITY, git
 from tests.fake_forge.scenario import file_on
-from tests.support.durable import CiJobs, task_steps
+from tests.support.durable import CiJobs, commit_config, task_steps
 
 SLEEPER = "import time; time.sleep(61.25)"
 """The command that would outlast the test; its text marks it in /proc."""
@@ -46,15 +45,8 @@ def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
 
 
 def allow_python_commands(fake: Any) -> None:
-    """The repository's config allows `python3 -c` (committed on main, as a maintainer would)."""
-    seed = fake.root / "seed"
-    (seed / ".github").mkdir(exist_ok=True)
-    (seed / ".github" / "planner.yml").write_text(
-        'tools:\n  allowed_commands: ["python3 -c"]\n', encoding="utf-8"
-    )
-    git(seed, "add", ".")
-    git(seed, "commit", "-q", "-m", "Allow python3 -c", env=IDENTITY)
-    git(seed, "push", "-q", str(fake.bare), "main")
+    """The repository's config allows `python3 -c`."""
+    commit_config(fake, 'tools:\n  allowed_commands: ["python3 -c"]\n')
 
 
 def slow_plan() -> list[Step]:

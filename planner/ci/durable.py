@@ -16,10 +16,12 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from planner.ci.gitops import GitError, GitWorkspace, Published, on_branch, publish
+from planner.ci.lease import Lease, LeaseRules, acquire, release, restore_history
 from planner.engine.checkpoints import MARKER_TRAILER, reconcile, record_checkpoint
 from planner.engine.flow import StopPass
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.result import PassResult
+from planner.run.runner import history_directory
 
 if TYPE_CHECKING:
     from planner.ci.job import IssueRun
@@ -120,3 +122,40 @@ def history_notes(run: IssueRun, history: Any) -> None:
         note = f"History: {problem}"
         if note not in run.view.notes:
             run.view.notes.append(note)
+
+
+# -- the issue's lease ---------------------------------------------------------------------------
+
+
+def take_lease(run: IssueRun) -> Lease | None:
+    """Wait for and take the issue's lease (planner.ci.lease); say when a dead run's expired."""
+    budget, forge = run.config.budget, run.config.forge
+    seconds = forge.lease_seconds or budget.max_wall_seconds + 60
+    rules = LeaseRules(seconds=seconds, wait=seconds, identity=run._identity())
+    git = GitWorkspace(run.workspace, run.forge.git_remote())
+    lease = acquire(git, run.number, run.run_id, rules)
+    if lease is not None and lease.taken_over is not None:
+        run.view.notes.append(
+            f"The previous run ({lease.taken_over.holder}) stopped without finishing (its "
+            "lease on this issue expired); this run continues from what it recorded."
+        )
+    return lease
+
+
+def restore_from_lease(run: IssueRun, lease: Lease | None, store: PlanningHistoryStore) -> None:
+    if run.git is not None:
+        restore_history(run.git, lease, store.filepath)
+
+
+def free_lease(run: IssueRun, lease: Lease | None) -> None:
+    """Free the lease with this run's history in it; a failure is logged (it expires)."""
+    if lease is None:
+        return
+    directory = history_directory(run.config, run.workspace)
+    history = PlanningHistoryStore(directory, run.forge.repository, str(run.number)).filepath
+    try:
+        release(
+            GitWorkspace(run.workspace, run.forge.git_remote()), lease, history, run._identity()
+        )
+    except GitError as exc:
+        log.warning("could not free the issue's lease (it expires by itself): %s", exc)

@@ -25,9 +25,12 @@ from pydantic import BaseModel
 
 from planner.ci.durable import (
     CheckpointReporter,
+    free_lease,
     history_notes,
     publish_pass,
     reconcile_branch,
+    restore_from_lease,
+    take_lease,
 )
 from planner.ci.forges.base import (
     MARKER_PREFIX,
@@ -39,6 +42,7 @@ from planner.ci.forges.base import (
 )
 from planner.ci.forges.http import RetryPolicy
 from planner.ci.gitops import GitWorkspace, Identity
+from planner.ci.lease import Lease, LeaseBusy
 from planner.ci.signals import start_deadline
 from planner.ci.tracking import (
     CHECKLIST_CHARS,
@@ -328,6 +332,7 @@ class IssueRun:
         self.comment: CommentData | None = None
         self.posted: set[str] = set()
         self.git: GitWorkspace | None = None
+        self.lease: Lease | None = None
         self.run_id = new_run_id()
         self.start_head = ""
         """HEAD as the branch was fetched, before the pass (planner.ci.durable)."""
@@ -375,6 +380,26 @@ class IssueRun:
         # The 'working' comment comes before the first model call. If it cannot be written,
         # nothing has been written and the error goes to the entry point as it is.
         start_deadline(self.config.budget)
+        try:
+            self.lease = take_lease(self)  # durable: one run per issue at a time
+        except LeaseBusy as exc:
+            return self._busy(str(exc))
+        try:
+            return self._execute(model=model, extra_tools=extra_tools, history=history)
+        finally:
+            free_lease(self, self.lease)
+
+    def _busy(self, reason: str) -> CiOutcome:
+        """Another run held the issue all the time this run could wait: say so, touch nothing."""
+        self._load_earlier_runs()
+        self.view.notes.append(f"This event was not handled: {reason}")
+        outcome = CiOutcome(status="failed", reason=reason)
+        self._finish(outcome, "failed")
+        return outcome
+
+    def _execute(
+        self, *, model: Any, extra_tools: tuple[ToolProvider, ...], history: HistoryBackend | None
+    ) -> CiOutcome:
         self._load_earlier_runs()
         self._write_comment()
         try:
@@ -423,6 +448,7 @@ class IssueRun:
         if history is not None:
             history.restore(directory, str(self.number))
         history_notes(self, history)
+        restore_from_lease(self, self.lease, self._store(directory))
         reconcile_branch(self, self._store(directory))
         setup = PassSetup(
             config=self.config,

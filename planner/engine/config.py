@@ -381,6 +381,10 @@ class ForgeConfig(Section):
     """Retries of a forge API request on 5xx, 429 and secondary rate limits."""
     api_max_wait_seconds: float = Field(default=60.0, ge=0)
     """Upper bound of one wait between retries; a longer rate-limit reset is an error."""
+    lease_seconds: float | None = Field(default=None, gt=0)
+    """How long a run's lease on its issue (the ref refs/planner/issues/<N>) lasts; a second
+    run on the issue waits up to this long, and takes the lease over once it expired (its
+    holder died). None: budget.max_wall_seconds plus 60 seconds."""
 
 
 class PlannerConfig(Section):

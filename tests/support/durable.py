@@ -23,6 +23,7 @@ from typing import Any
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.engine.history import read_entries, task_uuid
 from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_tool_calls
+from tests.fake_forge.core import IDENTITY, git
 from tests.fake_forge.scenario import clone, comment_event, github_payload, gitlab_payload
 from tests.support.ci_job import ENTRYPOINT, Finished, github_action_env, gitlab_job_env
 
@@ -247,3 +248,13 @@ def completion_step() -> Step:
         },
     }
     return reply_json("completion", done)
+
+
+def commit_config(fake: Any, text: str) -> None:
+    """The repository's .github/planner.yml on main, committed as a maintainer would."""
+    seed = fake.root / "seed"
+    (seed / ".github").mkdir(exist_ok=True)
+    (seed / ".github" / "planner.yml").write_text(text, encoding="utf-8")
+    git(seed, "add", ".")
+    git(seed, "commit", "-q", "-m", "Configure planner", env=IDENTITY)
+    git(seed, "push", "-q", str(fake.bare), "main")
