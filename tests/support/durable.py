@@ -11,6 +11,7 @@ a person would, or send a signal, at an exact point of the pass.
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 import signal
 import subprocess
@@ -258,3 +259,14 @@ def commit_config(fake: Any, text: str) -> None:
     git(seed, "add", ".")
     git(seed, "commit", "-q", "-m", "Configure planner", env=IDENTITY)
     git(seed, "push", "-q", str(fake.bare), "main")
+
+
+def one_task_plan(path: str) -> list[Step]:
+    """plan one task that writes `path`, write + finish, completion (replanning off)."""
+    steps = two_file_plan(path, path)
+    plan = json.loads(steps[0].content or "{}")
+    decomposition = plan["task_decomposition"]
+    decomposition["subtasks"] = decomposition["subtasks"][:1]
+    plan["action_plan"]["execution_order"] = ["task_1"]
+    plan["action_plan"]["actions"] = plan["action_plan"]["actions"][:1]
+    return [reply_json("planning", plan), *task_steps("task_1", path), completion_step()]
