@@ -152,7 +152,8 @@ class PlanningCoordinator:
     def _new_work_requested(self, state: IssueState) -> bool:
         """A person's instruction arrived but the plan has nothing left to run: plan again,
         with the whole history in context, instead of judging the old plan once more."""
-        return bool(self.issue.instruction.strip()) and state.next_task() is None
+        answering = self.replan.answer_pending()  # durable: an answer feeds its decision point
+        return bool(self.issue.instruction.strip()) and state.next_task() is None and not answering
 
     def _state(self) -> IssueState:
         return IssueState.from_entries(self.store.entries())
