@@ -54,7 +54,9 @@ def test_goal_question_stops_then_the_answer_replans_with_it(harness: Harness) -
     record = next(
         e for e in harness.of_type("replan_decision") if e["phase"] == "goal_understanding"
     )
-    assert record["outcome"] == "asked_user" and record["executed"] is True
+    assert (
+        record["outcome"] == "asked_user" and record["executed"] is False
+    )  # §10.1: asked, not run
     assert record["questions"] == ["Which files should I write?", "In which directory?"]
 
     harness.server.add(goal_reply("task_a"), review(), write("a.txt"), finish(), *completed())

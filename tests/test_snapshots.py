@@ -64,6 +64,11 @@ def test_system_prompts_per_phase() -> None:
     assert_snapshot("system_prompts.txt", "\n=====\n".join(rendered))
 
 
+def test_legacy_system_prompt() -> None:
+    """planning.enabled: false sends the base system prompt without the planning section."""
+    assert_snapshot("system_prompt_legacy.txt", render("system_legacy.md.j2"))
+
+
 def test_execute_task_prompt() -> None:
     plan = PlanningReply.model_validate(plan_doc("task_1", "task_2")).plan()
     prompt = render(

@@ -23,6 +23,7 @@ from typing import Any, Literal
 import requests
 from pydantic import BaseModel
 
+from planner.ci.approvals import record_answer, waiting_section
 from planner.ci.durable import (
     CheckpointReporter,
     free_lease,
@@ -450,6 +451,7 @@ class IssueRun:
         history_notes(self, history)
         restore_from_lease(self, self.lease, self._store(directory))
         reconcile_branch(self, self._store(directory))
+        issue = self._record_approval_answer(issue, directory)
         setup = PassSetup(
             config=self.config,
             workspace=self.workspace,
@@ -460,10 +462,27 @@ class IssueRun:
             protected=(self.workspace / ".planner",) if self.forge.platform == "local" else (),
             mcp_file_servers=mcp_servers,
         )
-        return run_pass(setup, issue)
+        result = run_pass(setup, issue)
+        self.view.approval = waiting_section(self.config, self.workspace, directory, issue)
+        return result
 
     def _store(self, directory: Path) -> PlanningHistoryStore:
         return PlanningHistoryStore(directory, self.forge.repository, str(self.number), self.run_id)
+
+    def _record_approval_answer(self, issue: IssueContext, directory: Path) -> IssueContext:
+        """`/planner approve a1` is an answer for PlanTool, not an instruction for the model."""
+        line = record_answer(
+            self.config,
+            self.workspace,
+            directory,
+            issue,
+            self.trigger.instruction,
+            self.trigger.actor.login,
+        )
+        if line is None:
+            return issue
+        self.view.notes.append(line)
+        return issue.model_copy(update={"instruction": ""})
 
     def _outcome(self, result: PassResult, commit: str, pull: PullRequestData | None) -> CiOutcome:
         return CiOutcome(

@@ -59,6 +59,8 @@ class TrackingView:
     run_url: str = ""
     phrase: str = "/planner"
     earlier_runs: list[str] = field(default_factory=list)
+    approval: str = ""
+    """The approval request (planner.approval.render: model text already made inert)."""
 
 
 def neutralize(text: str) -> str:
@@ -145,6 +147,7 @@ def _compose(view: TrackingView, runs: list[str], omitted: int, message_limit: i
         _started(view),
         _why(view, result, message_limit),
         render_checklist(result, CHECKLIST_CHARS).strip() if result and result.tasks else "",
+        view.approval.strip(),
         _links(view),
         _usage(result),
         _next_step(view),

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from planner.cli.issue_file import load_issue_file
+from planner.ci.forges.issue_file import load_issue_file
+from planner.cli import plan_tool
 from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.engine.errors import PlannerError, UserInputError
 from planner.engine.history import PlanningHistoryStore
@@ -76,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="run a demo pass on a temporary repository")
     demo.add_argument("--keep", action="store_true", help="keep the temporary repository")
     demo.set_defaults(handler=_demo)
+    plan_tool.add_parser(commands)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""The planning engine: the pass and its phases' shared parts — config, seed documents, the JSONL
-history and the state derived from it, the pass result, prompts and the model client.
+"""The planning engine: the pass loop and the phase interface, plus what every phase shares —
+config, seed documents, the JSONL history and its state, the pass result, prompts, the model client.
 
-It imports nothing from the CI layer, the CLI, storage or any phase package."""
+It imports no other layer of planner (tools, phase packages, run, storage, CI, CLI)."""

@@ -1,7 +1,8 @@
 """Work reaches the branch before the history says it is done.
 
-After every task the pass asks its reporter (when it implements interfaces.Checkpoint) to
-commit and push; a `checkpoint` entry then records the commit that carries the finished tasks.
+After every task (CheckpointPhase, the first registered phase) the pass asks its reporter
+(when it implements interfaces.Checkpoint) to commit and push; a `checkpoint` entry then
+records the commit that carries the finished tasks.
 On resume the CI layer compares those entries with the branch it actually fetched
 (`unconfirmed_tasks`): a task finished since checkpoints were kept whose commit is not on the
 branch (the job was killed before the push, a person deleted the branch) is re-opened with a
@@ -12,11 +13,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.interfaces import Checkpoint
+from planner.engine.phase import Phase
 from planner.engine.state import IssueState
+
+if TYPE_CHECKING:
+    from planner.engine.context import PassContext
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +30,15 @@ RECONCILED = "reconciled"
 MARKER_TRAILER = "Planner-Checkpoint"
 """The commit trailer naming the checkpoint; it survives a rebase, the commit id does not."""
 REOPENED = "re-opened: its commit is not on the branch"
+
+
+class CheckpointPhase(Phase):
+    """Registered first, so a task's work is on the branch before any other phase reacts."""
+
+    name = "checkpoint"
+
+    def after_task(self, run: PassContext, task_id: str, status: str, summary: str) -> None:
+        after_task(run.reporter, run.store, task_id)
 
 
 def after_task(reporter: object, store: PlanningHistoryStore, task_id: str) -> None:

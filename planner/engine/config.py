@@ -44,14 +44,18 @@ class ReflectionConfig(Section):
     trigger_interval: int = Field(default=3, ge=0)
     """Reflect every N actions; 0 disables periodic reflection."""
     depth: Literal["deep", "moderate", "shallow"] = "moderate"
-    """How thorough a reflection should be (passed to the prompt)."""
+    """How thorough a reflection should be (passed to the reflection prompt). Replanning off
+    only: with planning.replanning.enabled another value is rejected."""
 
 
 class RevisionConfig(Section):
     """planning.revision — how often the plan may be revised before a person is asked."""
 
     max_revisions: int = Field(default=3, ge=0)
-    """Plan revisions allowed for an issue; past this the run requires human intervention."""
+    """Plan revisions allowed for an issue; past this the run requires human intervention.
+    With planning.replanning.enabled it applies only when set explicitly, as a cap on the
+    plan revisions replanning may make between human checkpoints (the replanning limits,
+    e.g. planning.replanning.global.max_total_replans, apply as well)."""
 
 
 class HistoryConfig(Section):
@@ -202,6 +206,21 @@ class PlanningConfig(Section):
     """History storage settings."""
     replanning: ReplanningConfig = Field(default_factory=ReplanningConfig)
     """Replanning decided by the model at every phase (replanning.md)."""
+
+    @model_validator(mode="after")
+    def _depth_needs_the_reflection_path(self) -> PlanningConfig:
+        """reflection.depth only shapes the reflection prompt, which replanning replaces: a
+        depth other than the default must not be silently ignored."""
+        depth = self.reflection.depth
+        if self.enabled and self.replanning.enabled and depth != "moderate":
+            raise ValueError(
+                f"planning.reflection.depth: {depth} only applies with "
+                "planning.replanning.enabled: false (the reflection prompt); with replanning on, "
+                "the decisions at the reflection points follow planning.replanning "
+                "(llm_decision thresholds, execution and reflection limits) and have no depth. "
+                "Remove planning.reflection.depth or set planning.replanning.enabled: false"
+            )
+        return self
 
 
 class LLMConfig(Section):
@@ -387,6 +406,35 @@ class ForgeConfig(Section):
     holder died). None: budget.max_wall_seconds plus 60 seconds."""
 
 
+RiskLevel = Literal["low", "medium", "high"]
+BULK_APPROVED: tuple[RiskLevel, ...] = ("low", "medium")
+
+
+class ApprovalConfig(Section):
+    """The approval gate (plan-tool.md): which action specs run without a person."""
+
+    mode: Literal["risky", "plan", "off"] = "risky"
+    """risky: pause only at specs that need a person; plan: a person approves the whole plan's
+    specs before anything runs; off: no gate except for high risk."""
+    auto_approve: list[RiskLevel] = Field(default_factory=lambda: list(BULK_APPROVED))
+    """Risk levels approved in bulk without a person (risky mode). high always needs a person."""
+    large_file_bytes: int = Field(default=100_000, ge=1)
+    """Overwriting or deleting a file at least this large is high risk."""
+    max_spec_bytes: int = Field(default=1_000_000, ge=1)
+    """A spec whose content is larger is refused."""
+    forbidden_extensions: list[str] = Field(
+        default_factory=lambda: [".exe", ".dll", ".so", ".dylib", ".pem", ".key", ".p12", ".jks"]
+    )
+    """File endings no spec may write (compared case-insensitively)."""
+
+    @field_validator("auto_approve")
+    @classmethod
+    def _no_bulk_high(cls, levels: list[str]) -> list[str]:
+        if "high" in levels:
+            raise ValueError("high risk always needs a person; allowed: low, medium")
+        return levels
+
+
 class PlannerConfig(Section):
     """The whole configuration file."""
 
@@ -400,6 +448,8 @@ class PlannerConfig(Section):
     """Workspace tools and MCP servers."""
     forge: ForgeConfig = Field(default_factory=ForgeConfig)
     """GitHub/GitLab/local triggers, labels, branch and pull request settings."""
+    approval: ApprovalConfig = Field(default_factory=ApprovalConfig)
+    """The approval gate: which writes and commands need a person."""
 
 
 ENV_KEYS: dict[str, str] = {
@@ -412,6 +462,7 @@ ENV_KEYS: dict[str, str] = {
     "REPLANNING_ENABLED": "planning.replanning.enabled",
     "REPLANNING_MIN_CONFIDENCE": "planning.replanning.llm_decision.min_confidence_threshold",
     "MAX_TOTAL_REPLANS": "planning.replanning.global.max_total_replans",
+    "APPROVAL_MODE": "approval.mode",
     "OPENAI_MODEL": "llm.model",
     "OPENAI_BASE_URL": "llm.base_url",
     "OPENAI_API_KEY": "llm.api_key",

@@ -162,3 +162,20 @@ class HistoryBackend(Protocol):
     def restore(self, directory: Path, issue: str) -> bool: ...
 
     def save(self, directory: Path, issue: str) -> None: ...
+
+
+@runtime_checkable
+class Tools(Protocol):
+    """Every tool of a pass behind one front (planner.tools.registry.ToolRegistry)."""
+
+    def specs(self) -> list[ToolSpec]:
+        """The tools the model may call now (a tool server that died is left out)."""
+        ...
+
+    def catalogue(self) -> list[ToolSpec]:
+        """The tools as the planning prompt lists them."""
+        ...
+
+    def names(self) -> frozenset[str]: ...
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolResult: ...

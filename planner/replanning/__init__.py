@@ -8,8 +8,9 @@ facts.py           what decision prompts are told (§2.3)
 prompt_builder.py  ReplanPromptBuilder (§14.3), templates in prompts/replan_*.md.j2
 executor.py        carrying out a replan: the model writes, planner validates
 notices.py         markdown for the issue (§11.2, §11.3)
-manager.py         ReplanManager (§14.2) and the coordinator's hooks
-port.py            what the manager needs from the coordinator
+manager.py         ReplanManager (§14.2): the decision points
+phase.py           ReplanningPhase: the decision points as hooks of the pass loop
+port.py            what the manager needs from the pass (PassContext implements it)
 tools.py           request_replan, the folded-mode execution tool
 """
 

@@ -18,7 +18,7 @@ from typing import Literal
 
 from planner.engine.config import ReplanningConfig
 from planner.replanning.decision import Phase, ReplanDecision
-from planner.replanning.levels import QUESTION_LIMIT, Level, level_of, limit_key_of
+from planner.replanning.levels import QUESTION_LIMIT, REVISION_CAP, Level, level_of, limit_key_of
 from planner.replanning.state import ReplanState
 
 HIGH_CONFIDENCE = 0.8
@@ -63,8 +63,24 @@ def percent(value: float) -> str:
 
 
 class ReplanControls:
-    def __init__(self, settings: ReplanningConfig) -> None:
+    def __init__(self, settings: ReplanningConfig, revision_cap: int | None = None) -> None:
         self.settings = settings
+        self.revision_cap = revision_cap
+        """planning.revision.max_revisions when set explicitly: plan revisions allowed between
+        human checkpoints on top of the replanning limits; None = the replanning limits only."""
+
+    def _room_for(
+        self, level: Level, limit_key: str | None, state: ReplanState
+    ) -> tuple[bool, str]:
+        allowed, why = self.can_replan(limit_key, state)
+        return self.revisions_left(level, state) if allowed else (allowed, why)
+
+    def revisions_left(self, level: Level, state: ReplanState) -> tuple[bool, str]:
+        """Room for one more plan revision under planning.revision.max_revisions?"""
+        cap = self.revision_cap
+        if cap is None or level.number < 2 or state.counts[REVISION_CAP] < cap:
+            return True, ""
+        return False, f"the limit of {cap} plan revisions ({REVISION_CAP}) was reached"
 
     def limit_of(self, limit_key: str) -> int:
         section, name = limit_key.split(".")
@@ -153,7 +169,7 @@ class ReplanControls:
         level = level_of(decision, phase)
         limit_key = limit_key_of(level, phase)
         signature = f"{phase}|{trigger}|L{level.number}"
-        allowed, why = self.can_replan(limit_key, state)
+        allowed, why = self._room_for(level, limit_key, state)
         if not allowed:
             return Verdict(
                 "escalate", "limit_reached", level, limit_key, signature, f"not executed: {why}"

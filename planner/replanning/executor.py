@@ -8,7 +8,7 @@ fresh plan (ids, dependencies, order, tools), re-asking once with the precise pr
     level 4  task redecomposition            -> new task_decomposition + action_plan
     level 5  goal re-check                   -> the planning request again, with the reason
 
-Level 1 (retry) changes no plan: the coordinator runs the failed call again.
+Level 1 (retry) changes no plan: the replanning phase runs the failed call again.
 """
 
 from __future__ import annotations

@@ -57,6 +57,8 @@ LEVELS: dict[int, Level] = {
 }
 PLAN_REVISION_LIMIT = "reflection.max_plan_revisions"
 QUESTION_LIMIT = "goal_understanding.max_clarification_requests"
+REVISION_CAP = "planning.revision.max_revisions"
+"""Counted plan revisions; a cap only when the key is set explicitly (see ReplanControls)."""
 
 TYPE_LEVELS = {
     "retry": 1,

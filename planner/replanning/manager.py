@@ -1,4 +1,4 @@
-"""ReplanManager: the hooks the coordinator calls at the decision points of replanning.md §3.2.
+"""ReplanManager: the decision points of replanning.md §3.2 (ReplanningPhase, phase.py, calls them).
 
     review_if_pending()      after the plan exists (goal understanding, task decomposition and
                              action sequence are judged in one call) and after every replan that
@@ -109,7 +109,7 @@ class ReplanManager(DecisionPipeline):
     # -- execution (§7) and the final evaluation (§8) ---------------------------------------------
 
     def after_action(self, task_id: str, call: ToolCall, result: ToolResult) -> HookOutcome:
-        """After an evaluated action; "retry" asks the coordinator to run it again."""
+        """After an evaluated action; "retry" asks the phase to run it again."""
         facts = action_facts(self.port.issue_state(), self.store.entries(), task_id, call, result)
         return self._decide_execution(facts, answered=False)
 

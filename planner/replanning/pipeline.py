@@ -4,7 +4,7 @@
     execute  -> replan_started, the executor writes the new plan, revision, replan_decision
     escalate -> one alternative call (§9.4/§13.2/§13.3) -> its verdict, once -> else a person
 
-ReplanManager (manager.py) adds the hooks the coordinator calls at each decision point.
+ReplanManager (manager.py) adds the decision points the replanning phase calls.
 """
 
 from __future__ import annotations
@@ -62,7 +62,9 @@ class DecisionPipeline:
         self.issue = issue
         self.clock = clock
         self.planning_enabled = config.planning.enabled
-        self.controls = ReplanControls(self.settings)
+        revision = config.planning.revision
+        explicit = "max_revisions" in revision.model_fields_set
+        self.controls = ReplanControls(self.settings, revision.max_revisions if explicit else None)
         self.prompts = ReplanPromptBuilder(config.planning.max_subtasks)
         self.executor = ReplanExecutor(port, self.prompts)
         self.recorder = ReplanRecorder(store, clock, self.settings.decision_mode)

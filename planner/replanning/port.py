@@ -1,4 +1,4 @@
-"""What replanning needs from the pass that runs it; the coordinator implements this."""
+"""What replanning needs from the pass that runs it (engine.context.PassContext implements it)."""
 
 from __future__ import annotations
 

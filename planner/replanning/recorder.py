@@ -69,7 +69,7 @@ class ReplanRecorder:
             "trigger": context.trigger,
             "llm_decision": decision.model_dump(mode="json") if decision else None,
             "confidence": decision.confidence if decision else None,
-            "executed": verdict.executes or verdict.action == "ask",
+            "executed": verdict.executes,
             "override_reason": verdict.override_reason,
             "outcome": verdict.outcome,
             "warning": verdict.warning,

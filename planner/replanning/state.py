@@ -12,6 +12,8 @@ Counting rules:
   global limit;
 - a person's instruction after planner stopped for human intervention resets the counts (they
   bound autonomous replanning between human checkpoints), except the question count;
+- every plan revision counts against planning.revision.max_revisions (a cap only when that key
+  is set explicitly);
 - a completed piece of work (`completion` with done) resets everything.
 """
 
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner.replanning.decision import PLANNING_PHASES
-from planner.replanning.levels import QUESTION_LIMIT
+from planner.replanning.levels import QUESTION_LIMIT, REVISION_CAP
 
 
 @dataclass
@@ -162,6 +164,7 @@ def _on_plan(state: ReplanState, entry: dict[str, Any]) -> None:
 
 def _on_revision(state: ReplanState, entry: dict[str, Any]) -> None:
     state.review_pending = list(entry.get("review_phases") or [])
+    state.counts[REVISION_CAP] += 1
 
 
 def _on_review(state: ReplanState, entry: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from planner.approval.setup import install_gate
 from planner.engine.config import DEFAULT_CONFIG_PATH, McpServerConfig, PlannerConfig
 from planner.engine.coordinator import PlanningCoordinator
 from planner.engine.deadline import guarded
@@ -19,7 +20,9 @@ from planner.engine.history import PlanningHistoryStore, summarize_skipped
 from planner.engine.interfaces import ProgressReporter, ToolProvider
 from planner.engine.issue import IssueContext
 from planner.engine.llm import OpenAIModel
+from planner.engine.phase import Phase
 from planner.engine.result import PassResult
+from planner.run.phases import pass_phases
 from planner.tools import build_registry
 from planner.tools.safe_env import git_argv, git_environment
 
@@ -45,6 +48,9 @@ class PassSetup:
     mcp_file_servers: dict[str, McpServerConfig] | None = None
     """The servers of tools.mcp_config_file as read before the issue branch was checked out
     (planner.ci.job); None reads the file when the pass starts."""
+    phases: tuple[Phase, ...] = ()
+    """Phases the caller adds after the registered ones (planner.run.phases), e.g. a CI job's
+    checkpoint commit after each task."""
 
 
 def config_files(setup: PassSetup) -> tuple[Path, ...]:
@@ -80,8 +86,12 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         file_servers=setup.mcp_file_servers,
     )
     try:
+        gate = install_gate(
+            setup.config, setup.workspace, store, registry, config_files(setup), setup.protected
+        )
+        phases = [*pass_phases(setup.config, gate), *setup.phases]
         coordinator = PlanningCoordinator(
-            setup.config, model, registry, issue, store, setup.reporter, setup.clock
+            setup.config, model, registry, issue, store, setup.reporter, setup.clock, phases
         )
         result = coordinator.execute_with_planning()
     finally:

@@ -26,6 +26,9 @@ class ToolRegistry:
         self._specs: dict[str, ToolSpec] = {}
         self._own_problems: list[str] = []
         self._cleanups: list[Callable[[], None]] = []
+        self.guard: Callable[[str, dict[str, Any]], ToolResult | None] | None = None
+        """Sees every call of a known tool first (the approval gate): a result answers the call
+        instead of the tool; raising ends the pass. None lets every call through."""
         for provider in providers or []:
             self.add(provider)
 
@@ -62,6 +65,14 @@ class ToolRegistry:
         return frozenset(name for name in self._specs if self._available(name))
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        if self.guard is not None and name in self._routes:
+            answer = self.guard(name, arguments)
+            if answer is not None:
+                return answer
+        return self.dispatch(name, arguments)
+
+    def dispatch(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """The call without the guard: how an approved action spec reaches its tool."""
         provider = self._routes.get(name)
         if provider is None:
             available = ", ".join(sorted(self.names())) or "(none)"

@@ -26,7 +26,7 @@ from planner.ci.forges.base import (
     IssueData,
     PullRequestData,
 )
-from planner.cli.issue_file import load_issue_file
+from planner.ci.forges.issue_file import load_issue_file
 from planner.engine.errors import UserInputError
 from planner.run.runner import exclude_from_git
 from planner.tools.safe_env import git_argv, git_environment

@@ -1,0 +1,45 @@
+"""Carrying out one approved spec: through the same tools the model uses, so every path rule,
+size limit and command allow-list applies again at execution time."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from planner.approval.models import ActionSpecExt
+from planner.engine.interfaces import ToolResult
+from planner.tools.paths import PathPolicy, PathRefused
+
+CallTool = Callable[[str, dict[str, Any]], ToolResult]
+
+
+@dataclass(frozen=True)
+class SpecExecutor:
+    policy: PathPolicy
+    call_tool: CallTool
+
+    def __call__(self, spec: ActionSpecExt) -> ToolResult:
+        if spec.invocation is not None:
+            return self.call_tool(spec.invocation.name, spec.invocation.arguments)
+        if spec.kind in ("create", "write"):
+            return self.call_tool("write_file", {"path": spec.path, "content": spec.content or ""})
+        if spec.kind == "run":
+            return self.call_tool("run_command", {"argv": shlex.split(spec.content or "")})
+        if spec.kind in ("mkdir", "delete"):
+            return self._file_operation(spec)
+        return ToolResult(ok=True, content=f"{spec.kind} {spec.path}: nothing to change")
+
+    def _file_operation(self, spec: ActionSpecExt) -> ToolResult:
+        try:
+            path = self.policy.resolve(spec.path, for_write=True)
+            if spec.kind == "mkdir":
+                path.mkdir(parents=True, exist_ok=True)
+                return ToolResult(ok=True, content=f"created directory {spec.path}")
+            path.unlink()
+            return ToolResult(ok=True, content=f"deleted {spec.path}")
+        except PathRefused as refusal:
+            return ToolResult(ok=False, error=str(refusal))
+        except OSError as exc:
+            return ToolResult(ok=False, error=f"{spec.kind} {spec.path} failed: {exc.strerror}")

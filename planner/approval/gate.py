@@ -1,0 +1,340 @@
+"""The approval gate in the pass: every write, deletion or command the model asks for becomes an
+ActionSpec of PlanTool, and only approved specs run (plan-tool.md "Migration": no fallback).
+
+risky (default): a spec runs at once when policy approves it in bulk (auto_approve), else the pass
+    ends waiting with its preview in the tracking comment;
+plan: every spec is staged (not run) until all tasks are done; then a person approves the whole
+    set before anything runs; reads of a staged file see the staged content;
+off: only high-risk specs wait for a person.
+
+On the next run, `resume` executes exactly the approved specs (the previewed content: preflight
+is recomputed and a changed file is asked about again) and hands rejected ones back to the model
+as failed actions carrying the person's reason.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from planner.approval.models import (
+    ActionSpec,
+    ActionSpecExt,
+    MessageRef,
+    PlanRecord,
+    SpecKind,
+    SpecSelection,
+    ToolInvocation,
+)
+from planner.approval.tool import PlanTool
+from planner.engine.config import ApprovalConfig
+from planner.engine.flow import StopPass
+from planner.engine.interfaces import ToolCall, ToolResult
+
+READ_ONLY_TOOLS = frozenset({"read_file", "list_directory", "search_files"})
+PASS_TOOLS = frozenset({"finish_task", "request_replan"})
+ReadFile = Callable[[str], bytes | None]
+
+
+class GatePort(Protocol):
+    """What the gate needs from the pass."""
+
+    def record_action(self, task_id: str, call: ToolCall, result: ToolResult) -> None: ...
+
+    def append(self, entry_type: str, **fields: Any) -> None: ...
+
+    def reopen_task(self, task_id: str) -> None: ...
+
+
+class AwaitingApproval(StopPass):
+    """The pass ends waiting for a person (needs_human). `markdown` asks and previews; the
+    forge layer shows it (rendered again from PlanTool), the pass result carries one line per
+    spec as questions."""
+
+    def __init__(self, reason: str, markdown: str, waiting: list[ActionSpecExt]) -> None:
+        asks = [f"approve or reject {s.id}: {s.description} ({s.risk} risk)" for s in waiting]
+        super().__init__("needs_human", reason, [], asks)
+        self.markdown = markdown
+
+
+@dataclass
+class ApprovalGate:
+    tool: PlanTool
+    config: ApprovalConfig
+    read_file: ReadFile
+    issue_ref: str = ""
+    staged: dict[str, str] = field(default_factory=dict)
+    can_wait: bool = True
+    """False where a pass cannot end waiting and resume (legacy mode): refuse instead."""
+    current_task: str = ""
+    """The task whose tool calls the guard sees (set by the approval phase before each call)."""
+
+    def guard(self, name: str, arguments: dict[str, Any]) -> ToolResult | None:
+        """ToolRegistry's guard: every tool call of the pass passes here first (None: run it)."""
+        return self.before_action(
+            self.current_task, ToolCall(id="", name=name, arguments=arguments)
+        )
+
+    # -- before each action -----------------------------------------------------------------
+
+    def before_action(self, task_id: str, call: ToolCall) -> ToolResult | None:
+        """None lets the pass run a read-only tool itself; otherwise the result of the spec."""
+        if call.name in PASS_TOOLS:
+            return None
+        if call.name in READ_ONLY_TOOLS or _dry_run(call):
+            return self._staged_read(call)
+        spec = self.spec_for(task_id, call)
+        if isinstance(spec, ToolResult):
+            return spec
+        if self.config.mode == "plan":
+            return self._stage(task_id, spec)
+        return self._run_or_wait(task_id, spec)
+
+    def spec_for(self, task_id: str, call: ToolCall) -> ActionSpec | ToolResult:
+        """The ActionSpec a mutating tool call asks for (a failed result if it cannot be one)."""
+        invocation = ToolInvocation(name=call.name, arguments=call.arguments)
+        path = str(call.arguments.get("path", ""))
+        if call.name == "write_file":
+            content = call.arguments.get("content")
+            if not isinstance(content, str) or not path:
+                return ToolResult(
+                    ok=False, error="bad arguments for write_file: need path, content"
+                )
+            kind: SpecKind = "write" if self._exists(path) else "create"
+            return _spec(kind, path, content, f"write_file {path}", invocation, task_id)
+        if call.name == "edit_file":
+            return self._edit_spec(task_id, call, invocation, path)
+        content = (
+            _command_text(call)
+            if call.name == "run_command"
+            else (json.dumps(call.arguments, sort_keys=True)[:2_000])
+        )
+        return _spec("run", "", content, f"{call.name}: {content[:120]}", invocation, task_id)
+
+    def _edit_spec(
+        self, task_id: str, call: ToolCall, invocation: ToolInvocation, path: str
+    ) -> ActionSpec | ToolResult:
+        from planner.tools.arguments import BadArguments
+        from planner.tools.edits import Edit, EditFailed, apply_edits
+
+        current = self._current_text(path)
+        if current is None:
+            return ToolResult(ok=False, error=f"{path!r} does not exist or is not UTF-8 text")
+        try:
+            raw_edits = call.arguments.get("edits")
+            edits = [
+                Edit.parse(i, e)
+                for i, e in enumerate(raw_edits if isinstance(raw_edits, list) else [])
+            ]
+            after = apply_edits(current, edits)
+        except (EditFailed, BadArguments, AttributeError) as exc:
+            return ToolResult(ok=False, error=str(exc) or "bad arguments for edit_file")
+        description = f"edit_file {path} ({len(edits)} edit(s))"
+        return _spec("write", path, after, description, invocation, task_id)
+
+    # -- risky and off: one PlanTool plan per action ---------------------------------------
+
+    def _run_or_wait(self, task_id: str, spec: ActionSpec) -> ToolResult:
+        with self.tool.batch():
+            plan_id = self.tool.propose(
+                spec.description, self._sources(), rationale=f"task {task_id}", tags=[task_id]
+            )
+            checked = self.tool.set_action_specs(plan_id, [spec]).normalized[0]
+            answer = self._decide(plan_id, checked)
+        if answer is None:
+            raise self._awaiting(f"approval needed for {checked.id}")
+        return answer
+
+    def _decide(self, plan_id: str, checked: ActionSpecExt) -> ToolResult | None:
+        """The spec's result, or None once a person has been asked."""
+        if not checked.validated:
+            return ToolResult(ok=False, error="; ".join(checked.notes))
+        if self._needs_person(checked) and not self.can_wait:
+            return ToolResult(ok=False, error=_cannot_wait(checked))
+        if self._needs_person(checked):
+            self.tool.require_person(plan_id, [checked.id])
+            self.tool.request_approval(plan_id, SpecSelection(ids=[checked.id]))
+            return None
+        self.tool.approve(plan_id, "planner", SpecSelection(all=True), actor="system")
+        self.tool.execute(plan_id, reported=True)
+        return self._tool_result(self.tool.get_plan(plan_id), checked.id)
+
+    def _needs_person(self, spec: ActionSpecExt) -> bool:
+        if spec.risk == "high" or self.config.mode == "plan":
+            return True
+        return self.config.mode == "risky" and spec.risk not in self.config.auto_approve
+
+    # -- plan mode: stage everything, ask once -------------------------------------------
+
+    def _stage(self, task_id: str, spec: ActionSpec) -> ToolResult:
+        record = self._staging_record()
+        specs: list[ActionSpec] = [*record.state.action_specs, spec]
+        report = self.tool.set_action_specs(record.plan.id, specs)
+        checked = report.normalized[-1]
+        if not checked.validated:
+            self.tool.set_action_specs(record.plan.id, report.normalized[:-1])
+            return ToolResult(ok=False, error="; ".join(checked.notes))
+        self.tool.require_person(record.plan.id, [checked.id])
+        if checked.kind in {"create", "write"}:
+            self.staged[checked.path] = checked.content or ""
+        return ToolResult(
+            ok=True,
+            content=f"staged as {checked.id} ({checked.preflight.diff_summary or checked.kind}); "
+            "it runs after a person approves the plan's changes. Continue as if it had run.",
+        )
+
+    def _staging_record(self) -> PlanRecord:
+        open_plans = self.tool.records(("proposed", "pending_review"))
+        staging = [r for r in open_plans if "staged" in r.plan.tags]
+        if staging:
+            return staging[-1]
+        plan_id = self.tool.propose(
+            "the plan's changes, staged for approval", self._sources(), tags=["staged"]
+        )
+        return self.tool.get_plan(plan_id)
+
+    def before_completion(self) -> None:
+        """plan mode: the staged specs wait for a person before the pass may complete."""
+        for record in self.tool.records(("pending_review",)):
+            if "staged" in record.plan.tags and not record.state.approval_requests:
+                self.tool.request_approval(record.plan.id, SpecSelection(all=True))
+        if self.waiting():
+            raise self._awaiting("approval needed for the plan's changes")
+
+    def _staged_read(self, call: ToolCall) -> ToolResult | None:
+        path = str(call.arguments.get("path", ""))
+        if call.name != "read_file" or path not in self.staged:
+            return None
+        return ToolResult(ok=True, content=f"[staged, not yet approved]\n{self.staged[path]}")
+
+    # -- the next run -----------------------------------------------------------------------
+
+    def waiting(self) -> list[ActionSpecExt]:
+        """Specs that wait for a person (asked, not yet approved or rejected)."""
+        from planner.approval.answers import waiting_specs
+
+        return waiting_specs(self.tool)
+
+    def resume(self, port: GatePort) -> None:
+        """Execute approved plans, hand rejected specs back, and re-ask for what still waits."""
+        for record in self.tool.records(("approved", "aborted")):
+            self._execute_approved(record, port)
+        for record in self.tool.records(("proposed",)):
+            self._report_rejected(record, port)
+        if self.waiting():
+            raise self._awaiting("still waiting for approval")
+
+    def _execute_approved(self, record: PlanRecord, port: GatePort) -> None:
+        self.tool.execute(record.plan.id)
+        done = self.tool.get_plan(record.plan.id)
+        for spec in done.state.action_specs:
+            if spec.outcome in ("succeeded", "failed") and not _reported(done, spec.id):
+                result = self._tool_result(done, spec.id)
+                port.record_action(spec.task_id, _call_of(spec), result)
+                port.append(
+                    "approval_executed", plan_id=done.plan.id, spec_id=spec.id, ok=result.ok
+                )
+                self.tool.mark_reported(done.plan.id, spec.id)
+                if not result.ok:
+                    port.reopen_task(spec.task_id)
+
+    def _report_rejected(self, record: PlanRecord, port: GatePort) -> None:
+        for spec in record.state.action_specs:
+            if spec.outcome == "rejected" and not _reported(record, spec.id):
+                error = f"a person rejected {spec.id} ({spec.description}): {spec.reason}"
+                port.record_action(spec.task_id, _call_of(spec), ToolResult(ok=False, error=error))
+                port.append("approval_rejected", plan_id=record.plan.id, spec_id=spec.id)
+                self.tool.mark_reported(record.plan.id, spec.id)
+                port.reopen_task(spec.task_id)
+
+    def reject_waiting(self, approver: str, reason: str) -> list[str]:
+        """A person answered with new guidance instead: what waited is rejected with it."""
+        rejected = []
+        for record in self.tool.records(("pending_review",)):
+            ids = [s.id for s in record.state.action_specs if s.outcome == "pending"]
+            if ids:
+                self.tool.reject(record.plan.id, approver, ids, reason)
+                rejected += ids
+        return rejected
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _awaiting(self, reason: str) -> AwaitingApproval:
+        from planner.approval.render import approval_request
+
+        waiting = self.waiting()
+        return AwaitingApproval(reason, approval_request(self.tool, waiting), waiting)
+
+    def _tool_result(self, record: PlanRecord, spec_id: str) -> ToolResult:
+        outcome = next((o for o in reversed(record.state.results) if o.spec_id == spec_id), None)
+        if outcome is None:
+            spec = record.state.spec(spec_id)
+            return ToolResult(ok=False, error=spec.reason if spec else "not executed")
+        if outcome.ok:
+            return ToolResult(ok=True, content=outcome.detail)
+        return ToolResult(ok=False, error=outcome.detail)
+
+    def _exists(self, path: str) -> bool:
+        return self.read_file(path) is not None
+
+    def _current_text(self, path: str) -> str | None:
+        if path in self.staged:
+            return self.staged[path]
+        data = self.read_file(path)
+        try:
+            return None if data is None else data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def _sources(self) -> list[MessageRef]:
+        return [MessageRef(message_id=self.issue_ref or "issue", timestamp=self.tool._now())]
+
+
+def _spec(
+    kind: SpecKind,
+    path: str,
+    content: str,
+    description: str,
+    invocation: ToolInvocation,
+    task_id: str,
+) -> ActionSpecExt:
+    return ActionSpecExt(
+        id="",
+        kind=kind,
+        path=path,
+        content=content,
+        description=description,
+        invocation=invocation,
+        task_id=task_id,
+    )
+
+
+def _cannot_wait(spec: ActionSpecExt) -> str:
+    return (
+        f"refused {spec.id} ({spec.description}): {spec.risk} risk needs a person's approval, "
+        "and without planning (planning.enabled: false) a pass cannot wait for one"
+    )
+
+
+def _command_text(call: ToolCall) -> str:
+    argv = call.arguments.get("argv")
+    if isinstance(argv, list) and all(isinstance(part, str) for part in argv):
+        return shlex.join(argv)
+    return json.dumps(argv)
+
+
+def _dry_run(call: ToolCall) -> bool:
+    return call.name == "edit_file" and call.arguments.get("dryRun") is True
+
+
+def _call_of(spec: ActionSpecExt) -> ToolCall:
+    invocation = spec.invocation or ToolInvocation(name=spec.kind, arguments={"path": spec.path})
+    return ToolCall(id=f"approved-{spec.id}", name=invocation.name, arguments=invocation.arguments)
+
+
+def _reported(record: PlanRecord, spec_id: str) -> bool:
+    spec = record.state.spec(spec_id)
+    return spec is not None and spec.reported

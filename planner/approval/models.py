@@ -1,0 +1,168 @@
+"""The plan-tool.md domain model in snake_case, plus what planner needs to replay a spec."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SpecKind = Literal["create", "write", "mkdir", "read", "analyze", "run", "delete"]
+Risk = Literal["low", "medium", "high"]
+PlanStatus = Literal[
+    "proposed", "pending_review", "approved", "scheduled", "executing", "completed", "aborted"
+]
+SpecOutcome = Literal["pending", "approved", "rejected", "succeeded", "failed"]
+Actor = Literal["ai", "user", "system"]
+RISK_ORDER: dict[str, int] = {"low": 0, "medium": 1, "high": 2}
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class MessageRef(Model):
+    message_id: str
+    timestamp: str
+
+
+class SpecSelection(Model):
+    """Which specs an approval covers: all of the plan's, or the listed ids."""
+
+    all: bool = False
+    ids: list[str] = Field(default_factory=list)
+
+    def covers(self, spec_id: str) -> bool:
+        return self.all or spec_id in self.ids
+
+
+class ActionSpec(Model):
+    """The seed's base ActionSpec."""
+
+    kind: SpecKind
+    path: str = ""
+    content: str | None = None
+    description: str = ""
+    optional: bool = False
+
+
+class Preflight(Model):
+    exists: bool = False
+    overwrite: bool = False
+    diff_summary: str = ""
+    base_sha256: str | None = None
+    """The file's content hash when previewed: execution recomputes it, a change asks again."""
+
+
+class ToolInvocation(Model):
+    """The tool call a `run` spec replays exactly (a command or an MCP tool)."""
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ActionSpecExt(ActionSpec):
+    """An ActionSpec with planner's review data (the seed's ActionSpecExt, flattened)."""
+
+    id: str
+    risk: Risk = "low"
+    validated: bool = False
+    preflight: Preflight = Field(default_factory=Preflight)
+    notes: list[str] = Field(default_factory=list)
+    invocation: ToolInvocation | None = None
+    task_id: str = ""
+    outcome: SpecOutcome = "pending"
+    reason: str = ""
+    """Why it was rejected or failed (a person's words or the error)."""
+    needs_person: bool = False
+    """Policy wants a person's approval before this spec runs."""
+    reported: bool = False
+    """Its outcome has been handed back to the pass (recorded as an action)."""
+
+
+class Approval(Model):
+    approver: str
+    timestamp: str
+    selection: SpecSelection
+    decision: Literal["approved", "rejected"] = "approved"
+    reason: str = ""
+
+
+class DiffSummary(Model):
+    spec_id: str
+    path: str
+    added: int = 0
+    removed: int = 0
+    summary: str = ""
+
+
+class PlanPreview(Model):
+    files: list[str] = Field(default_factory=list)
+    diffs: list[DiffSummary] = Field(default_factory=list)
+    risk_score: float = 0.0
+
+
+class Plan(Model):
+    id: str
+    title: str
+    content: str
+    sources: list[MessageRef] = Field(default_factory=list)
+    rationale: str = ""
+    tags: list[str] = Field(default_factory=list)
+    created_at: str
+    version: int = 1
+    issue: str = ""
+
+
+class PlanState(Model):
+    status: PlanStatus = "proposed"
+    action_specs: list[ActionSpecExt] = Field(default_factory=list)
+    selection: SpecSelection = Field(default_factory=SpecSelection)
+    approvals: list[Approval] = Field(default_factory=list)
+    previews: PlanPreview | None = None
+    approval_requests: list[str] = Field(default_factory=list)
+    results: list[FileOpOutcome] = Field(default_factory=list)
+
+    def spec(self, spec_id: str) -> ActionSpecExt | None:
+        return next((s for s in self.action_specs if s.id == spec_id), None)
+
+
+class PlanRecord(Model):
+    """plans/<plan_id>/plan.json: the plan, its state and its specs."""
+
+    plan: Plan
+    state: PlanState = Field(default_factory=PlanState)
+    revision: int = 0
+    """Counts saves: of two copies (file, history entry) the higher revision is the newer."""
+
+
+class PlanRef(Model):
+    id: str
+    title: str
+    status: PlanStatus
+    issue: str = ""
+    specs: int = 0
+    updated_at: str = ""
+    max_spec: int = 0
+    """The highest spec number (aN) in the plan, so new ids need no plan files read."""
+
+
+class ValidationReport(Model):
+    ok: bool
+    issues: list[str] = Field(default_factory=list)
+    normalized: list[ActionSpecExt] = Field(default_factory=list)
+
+
+class FileOpOutcome(Model):
+    spec_id: str
+    ok: bool
+    detail: str = ""
+
+
+class ExecutionResult(Model):
+    overall_success: bool
+    results: list[FileOpOutcome] = Field(default_factory=list)
+    started_at: str
+    finished_at: str
+
+
+PlanState.model_rebuild()

@@ -1,0 +1,94 @@
+"""Building the gate of one pass (or a PlanTool for the CLI) from config and the pass's tools."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from planner.approval.fileops import CallTool, SpecExecutor
+from planner.approval.gate import ApprovalGate
+from planner.approval.store import Journal, PlanStore
+from planner.approval.tool import PlanTool
+from planner.approval.validation import SpecRules
+from planner.engine.config import PlannerConfig
+from planner.engine.history import PlanningHistoryStore
+from planner.tools.paths import PathPolicy
+from planner.tools.registry import ToolRegistry
+
+
+def command_checker(config: PlannerConfig):  # type: ignore[no-untyped-def]
+    prefixes = config.tools.command_prefixes
+
+    def allowed(command: str) -> bool:
+        try:
+            argv = shlex.split(command)
+        except ValueError:
+            return False
+        return any(tuple(argv[: len(prefix)]) == prefix for prefix in prefixes)
+
+    return allowed
+
+
+def build_plan_tool(
+    config: PlannerConfig,
+    workspace: Path,
+    history_dir: Path,
+    issue: str,
+    call_tool: CallTool,
+    config_paths: tuple[Path, ...] = (),
+    journal: Journal | None = None,
+    protected: tuple[Path, ...] = (),
+) -> PlanTool:
+    policy = PathPolicy.create(
+        workspace,
+        protected=(history_dir, workspace / ".planner", *protected),
+        write_protected=config_paths,
+        allow_workflow_edits=config.tools.allow_workflow_edits,
+    )
+    rules = SpecRules(
+        policy=policy,
+        config=config.approval,
+        command_allowed=command_checker(config),
+        config_paths=config_paths,
+    )
+    store = PlanStore(history_dir, journal)
+    return PlanTool(store, rules, SpecExecutor(policy, call_tool), issue=issue)
+
+
+def build_gate(tool: PlanTool, config: PlannerConfig, issue_ref: str) -> ApprovalGate:
+    root = tool.rules.policy.root
+
+    def read_file(path: str) -> bytes | None:
+        candidate = root / path
+        try:
+            resolved = tool.rules.policy.resolve(path)
+        except Exception:  # a refused path reads as missing; the spec's validation says why
+            return None
+        return resolved.read_bytes() if resolved.is_file() and candidate.exists() else None
+
+    return ApprovalGate(tool, config.approval, read_file, issue_ref)
+
+
+def install_gate(
+    config: PlannerConfig,
+    workspace: Path,
+    store: PlanningHistoryStore,
+    registry: ToolRegistry,
+    config_paths: tuple[Path, ...],
+    protected: tuple[Path, ...] = (),
+) -> ApprovalGate:
+    """The gate in front of `registry`: from now on every tool call passes through it."""
+    tool = build_plan_tool(
+        config,
+        workspace,
+        store.directory,
+        store.issue_id,
+        registry.dispatch,
+        config_paths,
+        journal=store,
+        protected=protected,
+    )
+    gate = build_gate(tool, config, f"{store.repository}#{store.issue_id}")
+    gate.can_wait = config.planning.enabled
+    registry.guard = gate.guard
+    return gate

@@ -1,0 +1,144 @@
+"""Validation and risk of one ActionSpec (plan-tool.md "Validation/Preflight", "Approval/Safety").
+
+Paths go through the tools' PathPolicy, so a spec can never touch what a tool could not. The risk
+table is one function, `classify`, so the policy reads in one place:
+
+| spec                                                         | risk   |
+|--------------------------------------------------------------|--------|
+| delete                                                       | high   |
+| overwrite of a file of at least `large_file_bytes`           | high   |
+| a CI definition (only reachable with allow_workflow_edits)   | high   |
+| a command outside tools.allowed_commands (also refused)      | high   |
+| planner's own config (also refused: it is write-protected)   | high   |
+| write over an existing file; an allowed command; MCP tools   | medium |
+| create, mkdir, read, analyze                                 | low    |
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from planner.approval.models import ActionSpecExt, Preflight, Risk
+from planner.approval.preview import diff_summary
+from planner.engine.config import ApprovalConfig
+from planner.tools.paths import CI_DEFINITIONS, PathPolicy, PathRefused
+
+WRITING_KINDS = frozenset({"create", "write", "mkdir", "delete"})
+PATH_KINDS = WRITING_KINDS | {"read"}
+
+
+@dataclass(frozen=True)
+class SpecRules:
+    """What validation needs to know about the workspace."""
+
+    policy: PathPolicy
+    config: ApprovalConfig
+    command_allowed: Callable[[str], bool] = lambda command: False
+    config_paths: tuple[Path, ...] = ()
+
+
+def validate(spec: ActionSpecExt, rules: SpecRules) -> ActionSpecExt:
+    """The spec normalised, with validated, notes, preflight and risk filled in."""
+    checked = spec.model_copy(deep=True)
+    checked.notes, checked.validated = [], True
+    resolved = _resolved(checked, rules)
+    if resolved is not None:
+        checked.path = PurePosixPath(resolved.relative_to(rules.policy.root)).as_posix()
+        checked.preflight = preflight(checked, resolved)
+        if checked.kind in ("create", "write"):  # named for what it does to the file now
+            checked.kind = "write" if checked.preflight.exists else "create"
+    _check_limits(checked, rules)
+    checked.risk = classify(checked, resolved, rules)
+    if checked.risk == "high" and checked.validated:
+        checked.notes.append(f"high risk: {_high_reason(checked, resolved, rules)}")
+    return checked
+
+
+def _resolved(spec: ActionSpecExt, rules: SpecRules) -> Path | None:
+    if spec.kind not in PATH_KINDS:
+        return None
+    try:
+        return rules.policy.resolve(spec.path, for_write=spec.kind in WRITING_KINDS)
+    except PathRefused as refusal:
+        _refuse(spec, str(refusal))
+        return None
+
+
+def _check_limits(spec: ActionSpecExt, rules: SpecRules) -> None:
+    suffix = PurePosixPath(spec.path).suffix.casefold()
+    if spec.kind in WRITING_KINDS and suffix in {
+        e.casefold() for e in rules.config.forbidden_extensions
+    }:
+        _refuse(spec, f"refused {spec.path!r}: rule 'forbidden-extension' ({suffix})")
+    size = len((spec.content or "").encode("utf-8"))
+    if size > rules.config.max_spec_bytes:
+        limit = rules.config.max_spec_bytes
+        _refuse(spec, f"refused {spec.path!r}: rule 'max-spec-bytes' ({size} > {limit} bytes)")
+    if _unlisted_command(spec, rules):
+        _refuse(spec, f"refused command {spec.content!r}: rule 'command-allow-list'")
+
+
+def _unlisted_command(spec: ActionSpecExt, rules: SpecRules) -> bool:
+    """A shell command (not an MCP tool, which the maintainer configured) off the allow-list."""
+    is_command = spec.invocation is None or spec.invocation.name == "run_command"
+    return spec.kind == "run" and is_command and not rules.command_allowed(spec.content or "")
+
+
+def _refuse(spec: ActionSpecExt, note: str) -> None:
+    spec.validated = False
+    spec.notes.append(note)
+
+
+def classify(spec: ActionSpecExt, resolved: Path | None, rules: SpecRules) -> Risk:
+    """The risk table of this module's docstring."""
+    if _high_reason(spec, resolved, rules):
+        return "high"
+    if spec.kind == "run" or (spec.kind == "write" and spec.preflight.overwrite):
+        return "medium"
+    return "low"
+
+
+def _high_reason(spec: ActionSpecExt, resolved: Path | None, rules: SpecRules) -> str:
+    if spec.kind == "delete":
+        return "deletes a file"
+    if _unlisted_command(spec, rules):
+        return "a command outside tools.allowed_commands"
+    if spec.kind == "run" or not spec.path:
+        return ""
+    parts = tuple(part.casefold() for part in PurePosixPath(spec.path).parts)
+    if any(parts[: len(prefix)] == prefix for prefix in CI_DEFINITIONS) or parts[:2] == (
+        ".github",
+        "actions",
+    ):
+        return "changes a CI definition"
+    if resolved is not None and any(resolved == p.resolve() for p in rules.config_paths):
+        return "changes planner's own configuration"
+    if not spec.validated and any("protected-path" in note for note in spec.notes):
+        return "touches planner's own state or configuration"
+    large = rules.config.large_file_bytes
+    if spec.preflight.overwrite and resolved is not None and _size(resolved) >= large:
+        return f"overwrites a file of {_size(resolved)} bytes (large_file_bytes: {large})"
+    return ""
+
+
+def preflight(spec: ActionSpecExt, resolved: Path) -> Preflight:
+    """What the spec would do to the file as it is now."""
+    exists = resolved.is_file()
+    before = resolved.read_bytes() if exists else b""
+    writes = spec.kind in {"create", "write"}
+    return Preflight(
+        exists=exists,
+        overwrite=exists and writes,
+        diff_summary=diff_summary(spec, before) if spec.kind != "read" else "",
+        base_sha256=hashlib.sha256(before).hexdigest() if exists else None,
+    )
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -1,0 +1,242 @@
+"""PassContext: what every step and phase of one pass shares.
+
+The config, the issue, the tools, the history store and the registered phases; model calls
+that respect the pass budget and land in the history; the recorded tool run (act); the pass
+snapshot and the reporter. It is also the port replanning talks to
+(planner.replanning.port.ReplanPort).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from planner.engine.config import PlannerConfig
+from planner.engine.conversation import FINISH_TASK, user
+from planner.engine.deadline import stop_if_expired
+from planner.engine.documents import ExecutionRecord, FunctionCall, Plan, PlanRules
+from planner.engine.flow import StopPass
+from planner.engine.history import PlanningHistoryStore
+from planner.engine.interfaces import DocT, ProgressReporter, ToolCall, ToolResult, Tools, ToolSpec
+from planner.engine.issue import IssueContext, prompt_view
+from planner.engine.llm import CallRecord
+from planner.engine.phase import Phases
+from planner.engine.prompts import render
+from planner.engine.result import PassResult, PassStatus, Usage, render_checklist
+from planner.engine.state import IssueState
+from planner.engine.summaries import history_digest
+
+log = logging.getLogger(__name__)
+
+RESULT_EXCERPT = 2_000
+"""Characters of a tool result kept in its history entry."""
+
+
+class PassContext:
+    def __init__(
+        self,
+        config: PlannerConfig,
+        model: Any,
+        tools: Tools,
+        issue: IssueContext,
+        store: PlanningHistoryStore,
+        reporter: ProgressReporter | None = None,
+        clock: Callable[[], datetime] | None = None,
+        phases: Phases | None = None,
+    ) -> None:
+        self.config = config
+        self.model = model
+        self.tools = tools
+        self.issue = issue
+        self.store = store
+        self.reporter = reporter
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.phases = phases or Phases()
+        self.usage = Usage()
+        self.action_counter = 0
+        self.questions: list[str] = []
+        self.summary: Any = None
+        self.last_action: tuple[ToolCall, ToolResult] | None = None
+        """The last tool call of the current task and its result (what a replan would retry)."""
+        self._started = time.monotonic()
+        model.on_call = self._record_call
+
+    def state(self) -> IssueState:
+        return IssueState.from_entries(self.store.entries())
+
+    # -- model calls ----------------------------------------------------------------------------
+
+    def system(self, phase: str) -> dict[str, Any]:
+        planning = self.config.planning
+        return {
+            "role": "system",
+            "content": render(
+                "system_planning.md.j2",
+                phase=phase,
+                strategy=planning.strategy,
+                decomposition_level=planning.decomposition_level,
+                reflection_interval=planning.reflection.trigger_interval,
+            ),
+        }
+
+    def structured(
+        self, kind: str, messages: list[dict[str, Any]], schema: Any, current_plan: Any = None
+    ) -> Any:
+        self._check_budget()
+        return self.model.structured(kind, messages, schema, self.plan_rules(current_plan))
+
+    def chat(self, kind: str, messages: list[dict[str, Any]], tools: list[ToolSpec]) -> Any:
+        self._check_budget()
+        return self.model.chat(kind, messages, tools)
+
+    def ask_document(
+        self,
+        kind: str,
+        prompt: str,
+        schema: type[DocT],
+        context: Any = None,
+        system: str = "replanning",
+    ) -> DocT:
+        self._check_budget()
+        messages = [self.system(system), user(prompt)]
+        document: DocT = self.model.structured(kind, messages, schema, context)
+        return document
+
+    def ask_text(self, kind: str, prompt: str, schema: type[Any]) -> str:
+        self._check_budget()
+        messages = [self.system("replanning"), user(prompt)]
+        return str(self.model.structured_text(kind, messages, schema))
+
+    def plan_rules(self, current_plan: Plan | None) -> PlanRules:
+        return PlanRules(
+            max_subtasks=self.config.planning.max_subtasks,
+            tool_names=self.tools.names() | {FINISH_TASK.name},
+            current_plan=current_plan,
+        )
+
+    def planning_variables(self) -> dict[str, Any]:
+        return {
+            "issue": prompt_view(self.issue),
+            "tools": self.tools.catalogue(),
+            "history": history_digest(self.store.entries()),
+            "max_subtasks": self.config.planning.max_subtasks,
+        }
+
+    def tool_specs(self) -> list[ToolSpec]:
+        return self.tools.specs()
+
+    # -- actions --------------------------------------------------------------------------------
+
+    def act(self, task_id: str, call: ToolCall) -> ToolResult:
+        """Run one tool call within the action budget; it is counted and recorded."""
+        limit = self.config.budget.max_actions
+        if self.action_counter >= limit:
+            raise StopPass("in_progress", f"budget: {limit} actions per pass reached")
+        if call.raw_arguments:
+            result = ToolResult(ok=False, error="the tool arguments were not a JSON object")
+        else:
+            result = self.tools.call(call.name, call.arguments)
+        self.record_action(task_id, call, result)
+        return result
+
+    def record_action(self, task_id: str, call: ToolCall, result: ToolResult) -> None:
+        """Count and record an action that ran elsewhere (e.g. an approved spec at pass start)."""
+        self.action_counter += 1
+        record = ExecutionRecord(
+            current_task=task_id,
+            function_call=FunctionCall(name=call.name, arguments=call.arguments),
+        )
+        self.store.append(
+            "action",
+            index=self.action_counter,
+            task_id=task_id,
+            execution=record.model_dump(),
+            ok=result.ok,
+            error=result.error,
+            result=result.content[:RESULT_EXCERPT],
+        )
+
+    # -- budget and usage -----------------------------------------------------------------------
+
+    def _check_budget(self) -> None:
+        stop_if_expired()  # the run's deadline (budget minus the finish, or a signal)
+        budget = self.config.budget
+        if self.usage.model_calls >= budget.max_model_calls:
+            raise StopPass(
+                "in_progress", f"budget: {budget.max_model_calls} model calls per pass reached"
+            )
+        if self.usage.total_tokens >= budget.max_total_tokens:
+            raise StopPass(
+                "in_progress", f"budget: {budget.max_total_tokens} tokens per pass reached"
+            )
+        if time.monotonic() - self._started >= budget.max_wall_seconds:
+            raise StopPass(
+                "in_progress", f"budget: {budget.max_wall_seconds:g} seconds per pass reached"
+            )
+
+    def _record_call(self, record: CallRecord) -> None:
+        self.usage.add(record.prompt_tokens, record.completion_tokens)
+        self.store.append(
+            "model_call",
+            kind=record.kind,
+            model=record.model,
+            prompt_tokens=record.prompt_tokens,
+            completion_tokens=record.completion_tokens,
+            total_tokens=record.total_tokens,
+            latency_ms=record.latency_ms,
+            attempts=record.attempts,
+            outcome=record.outcome,
+        )
+
+    # -- what people see ------------------------------------------------------------------------
+
+    def snapshot(
+        self, status: PassStatus, reason: str, messages: list[str] | None = None
+    ) -> PassResult:
+        state = self.state()
+        return PassResult(
+            status=status,
+            stop_reason=reason,
+            goal=state.plan.goal_understanding.main_objective if state.plan else "",
+            plan=state.plan,
+            tasks=state.tasks(),
+            revision=state.revision,
+            revision_reason=state.revision_reason,
+            previous_progress=state.previous_progress,
+            plan_started_at=state.plan_started_at,
+            plan_history=list(state.plan_history),
+            usage=self.usage.model_copy(),
+            actions=self.action_counter,
+            messages=list(messages or []),
+            questions=list(self.questions or self.phases.questions()),
+            summary=self.summary,
+            history_path=str(self.store.filepath),
+            notifications=self.phases.notifications(),
+        )
+
+    def checklist(self, max_chars: int | None = 6_000) -> str:
+        """The tracking checklist as it stands, cut to max_chars (None: whole)."""
+        return render_checklist(self.snapshot("in_progress", ""), max_chars=max_chars)
+
+    def report(self, result: PassResult) -> None:
+        if self.reporter is None:
+            return
+        try:
+            self.reporter.update(result)
+        except Exception:  # reporting must never end the pass
+            log.exception("progress reporter failed")
+
+    def progress(self, reason: str) -> None:
+        """Tell the reporter (the tracking comment) how the pass stands."""
+        self.report(self.snapshot("in_progress", reason))
+
+    # -- the rest of the replanning port --------------------------------------------------------
+
+    def issue_state(self) -> IssueState:
+        return self.state()
+
+    def snapshot_now(self) -> PassResult:
+        return self.snapshot("in_progress", "")

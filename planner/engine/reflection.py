@@ -1,0 +1,118 @@
+"""Reflect phase (seed §7.4.1 phase 5; the default with planning.replanning off).
+
+After a failed action (trigger_on_error), every trigger_interval actions and after a failed
+task the model reflects; plan_revision_needed revises the plan within
+planning.revision.max_revisions, past which the pass stops for a person (§7.4.4).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from planner.engine.config import PlannerConfig
+from planner.engine.context import PassContext
+from planner.engine.conversation import user
+from planner.engine.documents import HumanIntervention, InterventionSummary, ReflectionReply
+from planner.engine.errors import ModelBehaviourError
+from planner.engine.flow import PlanChanged, StopPass
+from planner.engine.interfaces import ToolCall, ToolResult
+from planner.engine.issue import sanitize_untrusted
+from planner.engine.phase import Phase
+from planner.engine.prompts import render
+from planner.engine.result import render_checklist
+from planner.engine.state import IssueState
+from planner.engine.summaries import task_actions_digest
+
+log = logging.getLogger(__name__)
+
+
+def reflection_wanted(config: PlannerConfig, *, failed: bool, actions: int) -> bool:
+    """Is this action a reflection trigger point? Either trigger fires on its own: a failed
+    action (with trigger_on_error) or every trigger_interval actions, failed or not.
+    (`actions`: actions run so far)"""
+    reflection = config.planning.reflection
+    if not reflection.enabled:
+        return False
+    on_error = failed and reflection.trigger_on_error
+    interval = reflection.trigger_interval
+    return on_error or (interval > 0 and actions % interval == 0)
+
+
+def task_reflection_wanted(config: PlannerConfig) -> bool:
+    """A failed task is a reflection trigger point when errors are."""
+    reflection = config.planning.reflection
+    return reflection.enabled and reflection.trigger_on_error
+
+
+class ReflectionPhase(Phase):
+    name = "reflection"
+
+    def after_action(
+        self, run: PassContext, task_id: str, call: ToolCall, result: ToolResult
+    ) -> ToolResult:
+        if reflection_wanted(run.config, failed=not result.ok, actions=run.action_counter):
+            outcome = "failed: " + str(result.error) if not result.ok else "succeeded"
+            reflect(run, task_id, f"action {call.name} for {task_id} {outcome}")
+        return result
+
+    def after_task(self, run: PassContext, task_id: str, status: str, summary: str) -> None:
+        if status == "failed" and task_reflection_wanted(run.config):
+            reflect(run, task_id, f"task {task_id} reported failure: {summary}")
+
+
+def reflect(run: PassContext, task_id: str, trigger: str) -> None:
+    state = run.state()
+    request = render(
+        "reflection_request.md.j2",
+        plan=state.plan,
+        trigger=sanitize_untrusted(trigger, 4_000),
+        task_id=task_id,
+        checklist=render_checklist(run.snapshot("in_progress", "")),
+        actions=task_actions_digest(state.actions_by_task.get(task_id, [])),
+        depth=run.config.planning.reflection.depth,
+    )
+    messages = [run.system("reflection"), user(request)]
+    try:
+        reply = run.structured("reflection", messages, ReflectionReply, current_plan=state.plan)
+    except ModelBehaviourError as exc:
+        # Level 2: a failed reflection is logged and execution continues.
+        log.warning("reflection failed: %s", exc)
+        run.store.append("error", level=2, error="reflection_failed", message=str(exc))
+        return
+    run.store.save_reflection(reply.model_dump())
+    if reply.reflection.plan_revision_needed:
+        _revise(run, reply, state)
+
+
+def _revise(run: PassContext, reply: ReflectionReply, state: IssueState) -> None:
+    assert reply.plan_revision is not None and state.plan is not None
+    limit = run.config.planning.revision.max_revisions
+    if state.revisions_since_human >= limit:
+        _request_intervention(run, state, reply.plan_revision.reason)
+    revised = reply.plan_revision.apply_to(state.plan)
+    run.store.save_revision(revised.model_dump(), reply.model_dump())
+    run.report(run.snapshot("in_progress", "plan revised"))
+    raise PlanChanged
+
+
+def _request_intervention(run: PassContext, state: IssueState, wanted: str) -> None:
+    done, total = state.progress()
+    failed = sum(1 for status in state.task_status.values() if status == "failed")
+    limit = run.config.planning.revision.max_revisions
+    document = HumanIntervention(
+        summary=InterventionSummary(
+            tasks_completed=done,
+            tasks_failed=failed,
+            revision_attempts=state.revisions_since_human,
+            reason=f"the plan revision limit ({limit}) was reached",
+            current_state=f"{done}/{total} tasks complete; wanted another revision: {wanted}",
+            recommendations=["Reply with guidance (`/planner <instructions>`)."],
+        ),
+        comment="Automatic processing is stuck, so a person needs to step in.",
+    )
+    run.store.append("human_intervention", document=document.model_dump())
+    raise StopPass(
+        "needs_human",
+        document.summary.reason,
+        [document.comment, document.summary.current_state],
+    )

@@ -1,0 +1,1 @@
+"""The fixed steps of a pass — plan, execute a task, complete, and legacy mode — one module each."""

@@ -1,0 +1,35 @@
+"""Complete step (seed §7.4.1): no task is left, the model judges whether the work is done."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+from planner.engine.context import PassContext
+from planner.engine.conversation import user
+from planner.engine.documents import CompletionReply
+from planner.engine.flow import StopPass
+from planner.engine.issue import prompt_view
+from planner.engine.prompts import render
+from planner.engine.result import render_checklist
+
+
+def complete(run: PassContext) -> NoReturn:
+    state = run.state()
+    request = render(
+        "completion_request.md.j2",
+        plan=state.plan,
+        tasks=state.tasks(),
+        instruction=prompt_view(run.issue)["instruction"],
+        checklist=render_checklist(run.snapshot("in_progress", "")),
+    )
+    request += run.phases.addendum(run, "completion")
+    messages = [run.system("completion"), user(request)]
+    reply: CompletionReply = run.structured("completion", messages, CompletionReply)
+    run.phases.on_completion_reply(run, reply)
+    run.store.append(
+        "completion", done=reply.done, summary=reply.summary.model_dump(), comment=reply.comment
+    )
+    run.summary = reply.summary
+    if not reply.done:
+        raise StopPass("needs_human", "the model did not consider the work done", [reply.comment])
+    raise StopPass("completed", "all tasks finished", [reply.comment] if reply.comment else [])

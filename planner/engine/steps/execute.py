@@ -1,0 +1,88 @@
+"""Execute step (seed §7.4.1 phase 4): one task through OpenAI tool calling.
+
+run_task(run, task_id) holds the task's conversation: every tool call is one recorded action
+(phases see it before and after it runs), `finish_task` ends the task, and a reply without
+tool calls gets one nudge before it counts as the task's end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.engine.context import PassContext
+from planner.engine.conversation import FINISH_TASK, assistant, tool_message, user
+from planner.engine.interfaces import ToolCall
+from planner.engine.issue import prompt_view
+from planner.engine.prompts import render
+from planner.engine.result import render_checklist
+from planner.engine.summaries import assumptions_in_force, task_actions_digest
+
+Finish = tuple[str, str]
+"""How the model ended a task: (status, summary)."""
+
+
+def run_task(run: PassContext, task_id: str) -> None:
+    run.store.append("task", task_id=task_id, status="in_progress")
+    run.report(run.snapshot("in_progress", f"working on {task_id}"))
+    run.last_action = None
+    messages = [run.system("execution"), user(_task_prompt(run, task_id))]
+    nudged = False
+    while True:
+        # The tool list is read every turn: a tool server that died is left out from then on.
+        tools = [*run.tools.specs(), FINISH_TASK, *run.phases.tools(run)]
+        reply = run.chat("execute", messages, tools)
+        messages.append(assistant(reply.content, reply.tool_calls))
+        if not reply.tool_calls:
+            if nudged:
+                return _finish_task(run, task_id, "completed", reply.content or "")
+            nudged = True
+            messages.append(user(render("nudge.md.j2", task_id=task_id)))
+            continue
+        finish = run_tool_calls(run, task_id, reply.tool_calls, messages)
+        if finish is not None:
+            return _finish_task(run, task_id, *finish)
+
+
+def run_tool_calls(
+    run: PassContext, task_id: str, calls: list[ToolCall], messages: list[dict[str, Any]]
+) -> Finish | None:
+    """Answer every call of one model turn; finish_task's arguments if it was among them."""
+    finish = None
+    for call in calls:
+        if call.name == FINISH_TASK.name:
+            finish = (
+                str(call.arguments.get("status", "completed")),
+                str(call.arguments.get("summary", "")),
+            )
+            messages.append(tool_message(call.id, "noted"))
+            continue
+        result = run.phases.before_action(run, task_id, call)
+        if result is None:
+            result = run.phases.after_action(run, task_id, call, run.act(task_id, call))
+            run.last_action = (call, result)
+        messages.append(tool_message(call.id, result.for_model()))
+    if finish and finish[0] not in ("completed", "failed"):
+        finish = ("completed", finish[1])
+    return finish
+
+
+def _finish_task(run: PassContext, task_id: str, status: str, summary: str) -> None:
+    run.store.append("task", task_id=task_id, status=status, summary=summary)
+    run.report(run.snapshot("in_progress", f"{task_id} {status}"))
+    run.phases.after_task(run, task_id, status, summary)
+
+
+def _task_prompt(run: PassContext, task_id: str) -> str:
+    state = run.state()
+    assert state.plan is not None
+    prompt = render(
+        "execute_task.md.j2",
+        issue=prompt_view(run.issue),
+        plan=state.plan,
+        checklist=render_checklist(run.snapshot("in_progress", "")),
+        task=state.plan.subtask(task_id),
+        actions=state.plan.actions_for(task_id),
+        earlier=task_actions_digest(state.actions_by_task.get(task_id, [])),
+        assumptions=assumptions_in_force(run.store.entries()),
+    )
+    return prompt + run.phases.addendum(run, "execute")

@@ -1,0 +1,75 @@
+"""Plan step (seed: planning-process.md §7.4.1 phases 1-3): one planning call makes the plan.
+
+make_plan(run, feedback) asks for goal understanding, task decomposition and action plan in one
+document, plans on stated assumptions once the question budget is spent, and otherwise stops
+the pass with the model's questions. The plan is saved to the history before it returns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.engine.context import PassContext
+from planner.engine.conversation import assistant, iso, user
+from planner.engine.documents import PlanningReply
+from planner.engine.flow import StopPass
+from planner.engine.issue import sanitize_untrusted
+from planner.engine.prompts import render
+
+
+def make_plan(run: PassContext, feedback: str = "") -> PlanningReply:
+    request = render("planning_request.md.j2", **run.planning_variables())
+    request += run.phases.addendum(run, "planning") + ("\n" + feedback if feedback else "")
+    messages = [run.system("planning"), user(request)]
+    reply: PlanningReply = run.structured("planning", messages, PlanningReply)
+    if reply.error is not None and _questions_used(run) >= _question_limit(run):
+        reply = _plan_on_assumptions(run, messages, reply)
+    if reply.error is not None:
+        _stop_with_questions(run, reply)
+    run.store.save_plan(reply.plan().model_dump())
+    run.report(run.snapshot("in_progress", "planned"))
+    return reply
+
+
+def _stop_with_questions(run: PassContext, reply: PlanningReply) -> None:
+    assert reply.error is not None
+    run.store.append(
+        "clarification",
+        error=reply.error.model_dump(),
+        comment=reply.comment,
+        asked_at=iso(run.clock()),
+    )
+    run.questions = list(reply.error.clarification_needed)
+    run.phases.on_clarification(run, reply.error, None)
+    raise StopPass(
+        "needs_human",
+        f"clarification needed: {reply.error.message}",
+        [reply.comment or reply.error.message],
+    )
+
+
+def _question_limit(run: PassContext) -> int:
+    return run.config.planning.replanning.goal_understanding.max_clarification_requests
+
+
+def _questions_used(run: PassContext) -> int:
+    return sum(1 for entry in run.store.entries() if entry.get("type") == "clarification")
+
+
+def _plan_on_assumptions(
+    run: PassContext, messages: list[dict[str, Any]], asking: PlanningReply
+) -> PlanningReply:
+    """The question budget is spent: the model must plan on its stated assumptions."""
+    assert asking.error is not None
+    assumptions = [sanitize_untrusted(a, 1_000) for a in asking.error.assumptions]
+    run.store.append("assumed", assumptions=assumptions, reason="question limit reached")
+    run.phases.on_clarification(run, asking.error, assumptions)
+    instruction = render(
+        "plan_on_assumptions.md.j2",
+        asked=_questions_used(run),
+        limit=_question_limit(run),
+        assumptions=assumptions,
+    )
+    conversation = [*messages, assistant(asking.model_dump_json(), []), user(instruction)]
+    reply: PlanningReply = run.structured("planning", conversation, PlanningReply)
+    return reply

@@ -1,0 +1,29 @@
+"""The registration list: which phases a pass runs, in the order their hooks are called.
+
+The pass loop (planner.engine.coordinator) runs the fixed steps plan → execute → complete and
+calls these phases' hooks around them (interface and hook points: planner/engine/phase.py).
+Adding a phase = one module with a Phase subclass + one line below. Registration lives here,
+above the engine, because the engine never imports a phase package.
+"""
+
+from __future__ import annotations
+
+from planner.approval.gate import ApprovalGate
+from planner.approval.phase import ApprovalPhase
+from planner.engine.checkpoints import CheckpointPhase
+from planner.engine.config import PlannerConfig
+from planner.engine.phase import Phase
+from planner.engine.reflection import ReflectionPhase
+from planner.replanning.phase import ReplanningPhase
+
+
+def pass_phases(config: PlannerConfig, gate: ApprovalGate | None = None) -> list[Phase]:
+    """The phases for one pass under `config` (legacy mode has no plan, so none of these)."""
+    planning = config.planning
+    if not planning.enabled:
+        return []
+    return [
+        CheckpointPhase(),  # durable: a finished task's work reaches the branch first
+        *([ApprovalPhase(gate)] if gate is not None else []),
+        ReplanningPhase() if planning.replanning.enabled else ReflectionPhase(),
+    ]

@@ -1,0 +1,177 @@
+"""The import graph of planner/ follows the layers: dependencies point one way.
+
+Every module's imports (parsed with ast, including imports inside functions and under
+TYPE_CHECKING) are mapped to layers; a module may import its own layer or a layer of lower
+rank, never one above or beside it. The layer table is printed (`pytest -s tests/test_layout.py`)
+and kept in LAYERS below; the README's layout table describes the same packages.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "planner"
+
+
+@dataclass(frozen=True)
+class Layer:
+    name: str
+    rank: int
+    packages: tuple[str, ...]
+    what: str
+
+
+LAYERS = (
+    Layer("engine", 0, ("planner.engine",), "the pass loop, phase interface, documents, history"),
+    Layer("tools", 1, ("planner.tools",), "tools the model calls; scrubbed env for children"),
+    Layer("storage", 1, ("planner.storage",), "history backends (import the engine only)"),
+    Layer("testing", 1, ("planner.testing",), "scripted OpenAI-compatible server"),
+    Layer("replanning", 2, ("planner.replanning",), "phase package"),
+    Layer("refinement", 2, ("planner.refinement",), "phase package"),
+    Layer("interactive", 2, ("planner.interactive",), "phase package"),
+    Layer("approval", 2, ("planner.approval",), "phase package"),
+    Layer("run", 3, ("planner.run",), "assembles a pass; registers the phases"),
+    Layer("ci.forges", 4, ("planner.ci.forges",), "forge seam: base types, HTTP, local files"),
+    Layer("ci.forges.github", 5, ("planner.ci.forges.github",), "GitHub adapter"),
+    Layer("ci.forges.gitlab", 5, ("planner.ci.forges.gitlab",), "GitLab adapter"),
+    Layer("ci", 6, ("planner.ci",), "CI entry point, inputs/outputs, triggers, tracking, git"),
+    Layer("evaluation", 6, ("planner.evaluation",), "drives passes over a task suite"),
+    Layer("cli", 7, ("planner.cli", "planner.__main__"), "command line and demo"),
+    Layer("root", 8, ("planner",), "the package itself: version only"),
+)
+"""Lower rank = closer to the core; a module imports its own layer or lower ranks only.
+Layers of equal rank never import each other: phase packages plug into the engine, not into
+each other; GitHub code never imports GitLab code and vice versa; storage (rank 1) never
+imports the CI layer it serves — it needs nothing from it and keeps its own HTTP download;
+evaluation drives passes like the CI layer does, and neither imports the other."""
+
+
+def layer_of(module: str) -> Layer | None:
+    """The layer whose package is the longest prefix of `module` ("planner" alone is root)."""
+    best: Layer | None = None
+    best_length = -1
+    for layer in LAYERS:
+        for package in layer.packages:
+            inside = module == package or module.startswith(package + ".")
+            if (
+                inside
+                and len(package) > best_length
+                and (package != "planner" or module == package)
+            ):
+                best, best_length = layer, len(package)
+    return best
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(tree: ast.AST, module: str, is_package: bool) -> Iterator[tuple[int, str]]:
+    """(line, module) for every planner import in the tree, relative ones resolved."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")
+                anchor = anchor if is_package else anchor[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                yield node.lineno, f"{base}.{alias.name}" if base == "planner" else base
+
+
+def edges() -> Iterator[tuple[str, int, str]]:
+    """(importing module file, line, imported module) over every .py file in planner/.
+    Fixture repositories shipped as data (e.g. an evaluation suite's repos) import no planner
+    module, so they add no edges."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = module_name(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for line, target in imported(tree, module, path.name == "__init__.py"):
+            if target == "planner" or target.startswith("planner."):
+                yield module, line, target
+
+
+def violation(source: str, target: str) -> str | None:
+    """Why `source` may not import `target`, or None when it may."""
+    mine, theirs = layer_of(source), layer_of(target)
+    if mine is None or theirs is None:
+        return None  # reported by test_every_package_has_a_layer
+    if mine == theirs or theirs.rank < mine.rank:
+        return None
+    where = "above" if theirs.rank > mine.rank else "beside"
+    return f"layer {mine.name} (rank {mine.rank}) imports layer {theirs.name} {where} it"
+
+
+def layer_table() -> str:
+    rows = [f"{'rank':>4}  {'layer':<18} {'packages':<40} what"]
+    for layer in sorted(LAYERS, key=lambda item: (item.rank, item.name)):
+        rows.append(
+            f"{layer.rank:>4}  {layer.name:<18} {', '.join(layer.packages):<40} {layer.what}"
+        )
+    return "\n".join(rows)
+
+
+def test_dependencies_point_one_way() -> None:
+    print("\n" + layer_table())
+    problems = [
+        f"{source}:{line} imports {target}: {why}"
+        for source, line, target in edges()
+        if (why := violation(source, target)) is not None
+    ]
+    assert not problems, "imports against the layers:\n" + "\n".join(problems)
+
+
+def test_every_package_has_a_layer() -> None:
+    """A new top-level package must be given a layer here before it can land."""
+    unknown = sorted(
+        {module_name(path) for path in PACKAGE.rglob("*.py") if layer_of(module_name(path)) is None}
+    )
+    assert not unknown, f"modules without a layer (add them to LAYERS in {__name__}): {unknown}"
+
+
+def test_the_engine_imports_no_other_layer() -> None:
+    outside = [
+        f"{source}:{line} imports {target}"
+        for source, line, target in edges()
+        if source.startswith("planner.engine") and not target.startswith("planner.engine")
+    ]
+    assert not outside, "the engine must not import " + "; ".join(outside)
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "allowed"),
+    [
+        ("planner.engine.coordinator", "planner.replanning.phase", False),
+        ("planner.engine.context", "planner.tools.registry", False),
+        ("planner.ci.forges.github", "planner.ci.forges.gitlab", False),
+        ("planner.ci.forges.gitlab", "planner.ci.forges.github", False),
+        ("planner.storage.gitlab", "planner.ci.forges.http", False),
+        ("planner.replanning.phase", "planner.refinement.phase", False),
+        ("planner.run.phases", "planner.replanning.phase", True),
+        ("planner.ci.job", "planner.ci.forges.github", True),
+        ("planner.ci.forges.github", "planner.ci.forges.base", True),
+        ("planner.cli.main", "planner.ci.job", True),
+        ("planner.ci.forges.local", "planner.cli.issue_file", False),
+    ],
+)
+def test_the_rule_names_what_it_forbids(source: str, target: str, allowed: bool) -> None:
+    """The rule itself: a forbidden edge is reported with both layers named."""
+    why = violation(source, target)
+    assert (why is None) is allowed
+    if why is not None:
+        assert layer_of(source).name in why and layer_of(target).name in why  # type: ignore[union-attr]
+
+
+def test_an_unknown_package_has_no_layer() -> None:
+    assert layer_of("planner.newthing.module") is None
+    assert layer_of("planner") is not None and layer_of("planner").name == "root"  # type: ignore[union-attr]
