@@ -19,7 +19,7 @@ from planner.ci.gitops import GitError, GitWorkspace, Published, on_branch, publ
 from planner.ci.lease import Lease, LeaseRules, acquire, release, restore_history
 from planner.engine.checkpoints import MARKER_TRAILER, reconcile, record_checkpoint
 from planner.engine.flow import StopPass
-from planner.engine.history import PlanningHistoryStore
+from planner.engine.history import SKIPPED_MARK, SKIPPED_MORE, PlanningHistoryStore
 from planner.engine.result import PassResult
 from planner.run.runner import history_directory
 
@@ -159,3 +159,11 @@ def free_lease(run: IssueRun, lease: Lease | None) -> None:
         )
     except GitError as exc:
         log.warning("could not free the issue's lease (it expires by itself): %s", exc)
+
+
+def skipped_history_notes(run: IssueRun, result: PassResult) -> None:
+    """History lines the pass skipped (cut off, or of the wrong shape) get a line in the
+    tracking comment whatever the status: nothing was rewritten, the rest was used."""
+    for message in result.messages:
+        if SKIPPED_MARK in message or SKIPPED_MORE in message:
+            run.view.notes.append(f"History: {message}")

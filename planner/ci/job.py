@@ -31,6 +31,7 @@ from planner.ci.durable import (
     publish_pass,
     reconcile_branch,
     restore_from_lease,
+    skipped_history_notes,
     take_lease,
 )
 from planner.ci.forges.base import (
@@ -463,6 +464,7 @@ class IssueRun:
             mcp_file_servers=mcp_servers,
         )
         result = run_pass(setup, issue)
+        skipped_history_notes(self, result)
         self.view.approval = waiting_section(self.config, self.workspace, directory, issue)
         return result
 

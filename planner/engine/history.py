@@ -25,6 +25,11 @@ from planner.engine.errors import PlannerError
 log = logging.getLogger(__name__)
 
 
+SKIPPED_MARK = ": skipped "
+"""In every warning about a history line that was not used (planner.ci.durable finds them)."""
+SKIPPED_MORE = " more skipped history lines"
+
+
 class HistoryError(PlannerError):
     """The history file could not be written (level 4: the pass must stop)."""
 
@@ -180,7 +185,7 @@ def read_entries(path: Path, warnings: list[str] | None = None) -> Iterator[dict
                 if problem
                 else "an unreadable history line"
             )
-            message = f"{path.name}:{number}: skipped {what} ({len(raw)} bytes)"
+            message = f"{path.name}:{number}{SKIPPED_MARK}{what} ({len(raw)} bytes)"
             log.warning(message)
             if warnings is not None:
                 warnings.append(message)
@@ -218,4 +223,4 @@ def summarize_skipped(warnings: list[str], shown: int = SKIPPED_SHOWN) -> list[s
     """The skipped-line warnings for people: the first few, then how many more."""
     if len(warnings) <= shown:
         return list(warnings)
-    return [*warnings[:shown], f"…and {len(warnings) - shown} more skipped history lines"]
+    return [*warnings[:shown], f"…and {len(warnings) - shown}{SKIPPED_MORE}"]
