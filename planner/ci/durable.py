@@ -45,6 +45,8 @@ class CheckpointReporter:
             return ""
         try:
             git.commit_all(checkpoint_message(self.run, task_id, marker), self.run._identity())
+            if git.head() == self.run.start_head:
+                return git.head()  # nothing new: the branch is not created or pushed for this
             published = publish(git, self.run._identity(), side_branch(self.run))
         except GitError as exc:
             raise StopPass("failed", f"could not publish the work of {task_id}: {exc}") from None
