@@ -8,7 +8,8 @@ truncated line: never rewritten, never a reason to stop a run. The models check 
 what readers use (types, nesting); extra fields are allowed, and fields a reader has a default
 for may be missing. Readers get the entry exactly as it was written, not the model.
 
-A new entry type needs its model in ENTRY_MODELS, or its entries are skipped when read.
+A new entry type needs its model in ENTRY_MODELS (or register_entry_model() from the package that
+writes it), or its entries are skipped when read.
 """
 
 from __future__ import annotations
@@ -247,6 +248,28 @@ class Reconciled(EntryBase):
     reopened: list[str] = []
 
 
+class ApprovalPlan(EntryBase):
+    """planner.approval.store: a plan awaiting approval (its own model validates `record`)."""
+
+    record: JsonObject
+
+
+class ApprovalExecuted(EntryBase):
+    plan_id: str = ""
+    spec_id: str = ""
+    ok: bool = False
+
+
+class ApprovalRejected(EntryBase):
+    plan_id: str = ""
+    spec_id: str = ""
+
+
+class ApprovalSuperseded(EntryBase):
+    spec_ids: list[str] = []
+    by: str = ""
+
+
 ENTRY_MODELS: dict[str, type[EntryBase]] = {
     "run_start": RunStart,
     "run_end": RunEnd,
@@ -269,7 +292,16 @@ ENTRY_MODELS: dict[str, type[EntryBase]] = {
     "error": ErrorEntry,
     "checkpoint": CheckpointEntry,
     "reconciled": Reconciled,
+    "approval_plan": ApprovalPlan,
+    "approval_executed": ApprovalExecuted,
+    "approval_rejected": ApprovalRejected,
+    "approval_superseded": ApprovalSuperseded,
 }
+
+
+def register_entry_model(entry_type: str, model: type[EntryBase]) -> None:
+    """For a phase package that writes entries of its own type (call it at import time)."""
+    ENTRY_MODELS[entry_type] = model
 
 
 def entry_problem(entry: JsonObject) -> str | None:
