@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import git
 from tests.fake_forge.scenario import branch_log, file_on
 from tests.support.durable import (
     CiJobs,
     commit_config,
     completion_step,
+    issue_on,
     kill,
     task_steps,
     two_file_plan,
@@ -36,16 +36,7 @@ running is done again, every task that had finished (and was pushed) is not."""
 
 @pytest.fixture(params=["github", "gitlab"])
 def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    if request.param == "github":
-        fake: Any = FakeGitHub(tmp_path / "fake").start()
-        fake.add_issue(1, "Two files", "Add ONE.md and TWO.md.", labels=["planner"])
-        fake.permissions["Codertocat"] = "write"
-        number = 1
-    else:
-        fake = FakeGitLab(tmp_path / "fake").start()
-        fake.add_issue(12, "Two files", "Add ONE.md and TWO.md.", labels=["bug", "planner"])
-        fake.members[7] = 30
-        number = 12
+    fake, number = issue_on(request.param, tmp_path, "Two files", "Add ONE.md and TWO.md.")
     commit_config(fake, SHORT_LEASE)
     try:
         yield CiJobs(request.param, fake, tmp_path, number)

@@ -20,10 +20,10 @@ import pytest
 
 from planner.engine.entries import entry_problem
 from planner.engine.history import task_uuid
-from tests.fake_forge import FakeGitHub, FakeGitLab
+from tests.fake_forge import FakeGitHub
 from tests.fake_forge.scenario import file_on
 from tests.support.ci_job import zip_directory
-from tests.support.durable import HISTORY_DIR, CiJobs, one_task_plan, two_file_plan
+from tests.support.durable import HISTORY_DIR, CiJobs, issue_on, one_task_plan, two_file_plan
 from tests.support.fake_artifacts import FORK_REPOSITORY_ID
 from tests.test_history_fuzz import TEMPLATES, variants
 
@@ -106,16 +106,7 @@ def refused_variants() -> list[dict[str, Any]]:
 
 @pytest.fixture(params=["github", "gitlab"])
 def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    if request.param == "github":
-        fake: Any = FakeGitHub(tmp_path / "fake").start()
-        fake.add_issue(1, "Files", "Add files.", labels=["planner"])
-        fake.permissions["Codertocat"] = "write"
-        number = 1
-    else:
-        fake = FakeGitLab(tmp_path / "fake").start()
-        fake.add_issue(12, "Files", "Add files.", labels=["bug", "planner"])
-        fake.members[7] = 30
-        number = 12
+    fake, number = issue_on(request.param, tmp_path, "Files", "Add files.")
     try:
         yield CiJobs(request.param, fake, tmp_path, number)
     finally:

@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 
 from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
-from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.scenario import file_on
-from tests.support.durable import CiJobs, commit_config, task_steps
+from tests.support.durable import CiJobs, commit_config, issue_on, task_steps
 
 SLEEPER = "import time; time.sleep(61.25)"
 """The command that would outlast the test; its text marks it in /proc."""
@@ -27,16 +26,9 @@ SLEEPER = "import time; time.sleep(61.25)"
 
 @pytest.fixture(params=["github", "gitlab"])
 def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    if request.param == "github":
-        fake: Any = FakeGitHub(tmp_path / "fake").start()
-        fake.add_issue(1, "Slow work", "Add ONE.md, then run the slow check.", labels=["planner"])
-        fake.permissions["Codertocat"] = "write"
-        number = 1
-    else:
-        fake = FakeGitLab(tmp_path / "fake").start()
-        fake.add_issue(12, "Slow work", "Add ONE.md, then the check.", labels=["bug", "planner"])
-        fake.members[7] = 30
-        number = 12
+    fake, number = issue_on(
+        request.param, tmp_path, "Slow work", "Add ONE.md, then run the slow check."
+    )
     allow_python_commands(fake)
     try:
         yield CiJobs(request.param, fake, tmp_path, number)

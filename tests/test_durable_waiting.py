@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.plans import completion, decision, evaluation, review_ok
-from tests.support.durable import CiJobs, one_task_plan
+from tests.support.durable import CiJobs, issue_on, one_task_plan
 
 REPLANNING = {"REPLANNING_ENABLED": "true", "REFLECTION_ENABLED": "true"}
 ASK = decision(
@@ -30,16 +29,7 @@ ASK = decision(
 
 @pytest.fixture(params=["github", "gitlab"])
 def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    if request.param == "github":
-        fake: Any = FakeGitHub(tmp_path / "fake").start()
-        fake.add_issue(1, "Changelog", "Add CHANGELOG.md.", labels=["planner"])
-        fake.permissions["Codertocat"] = "write"
-        number = 1
-    else:
-        fake = FakeGitLab(tmp_path / "fake").start()
-        fake.add_issue(12, "Changelog", "Add CHANGELOG.md.", labels=["bug", "planner"])
-        fake.members[7] = 30
-        number = 12
+    fake, number = issue_on(request.param, tmp_path, "Changelog", "Add CHANGELOG.md.")
     try:
         yield CiJobs(request.param, fake, tmp_path, number)
     finally:

@@ -270,3 +270,20 @@ def one_task_plan(path: str) -> list[Step]:
     plan["action_plan"]["execution_order"] = ["task_1"]
     plan["action_plan"]["actions"] = plan["action_plan"]["actions"][:1]
     return [reply_json("planning", plan), *task_steps("task_1", path), completion_step()]
+
+
+def issue_on(platform: str, tmp: Path, title: str, body: str) -> tuple[Any, int]:
+    """A started fake forge with one labelled issue a permitted person can act on."""
+    if platform == "github":
+        from tests.fake_forge import FakeGitHub
+
+        github = FakeGitHub(tmp / "fake").start()
+        github.add_issue(1, title, body, labels=["planner"])
+        github.permissions["Codertocat"] = "write"
+        return github, 1
+    from tests.fake_forge import FakeGitLab
+
+    gitlab = FakeGitLab(tmp / "fake").start()
+    gitlab.add_issue(12, title, body, labels=["bug", "planner"])
+    gitlab.members[7] = 30  # dana is a Developer
+    return gitlab, 12
