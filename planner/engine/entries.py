@@ -14,21 +14,29 @@ writes it), or its entries are skipped when read.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, model_validator
-
-from planner.engine.documents import Plan
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 JsonObject = dict[str, Any]
 
 
-def _a_plan(value: JsonObject) -> JsonObject:
-    Plan.model_validate(value)  # the seed's plan document; raises when it is not one
-    return value
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
 
 
-PlanObject = Annotated[JsonObject, AfterValidator(_a_plan)]
+class DecompositionShape(_Loose):
+    subtasks: list[JsonObject] = []
+
+
+class PlanObject(_Loose):
+    """The parts of a plan the history's readers walk before the seed's Plan model judges the
+    whole (planner.engine.state counts a plan that fails it as invalid and keeps the last good
+    one): objects where objects are expected."""
+
+    goal_understanding: JsonObject = {}
+    task_decomposition: DecompositionShape = DecompositionShape()
+    action_plan: JsonObject = {}
 
 
 class _Shape(BaseModel):
@@ -98,7 +106,7 @@ class ExecutionShape(_Shape):
 
 
 class Action(EntryBase):
-    task_id: str
+    task_id: str = ""
     index: int = 0
     execution: ExecutionShape = ExecutionShape()
     ok: bool = False
