@@ -197,7 +197,7 @@ def test_before_planning_replaces_the_instruction_the_plan_is_made_with(harness:
 
 def test_the_registration_list_follows_the_config(harness: Harness) -> None:
     names = [p.name for p in pass_phases(harness.config())]
-    assert names == ["replanning"]
+    assert names == ["checkpoint", "replanning"]
     off = harness.config(**{"planning.replanning.enabled": False})
-    assert [p.name for p in pass_phases(off)] == ["reflection"]
+    assert [p.name for p in pass_phases(off)] == ["checkpoint", "reflection"]
     assert pass_phases(harness.config(**{"planning.enabled": False})) == []

@@ -1,15 +1,17 @@
 """History entries are data, not trust: one pydantic model per entry type.
 
 Every entry read from a history file is checked against the model of its `type` before any
-reader sees it (planner.engine.history.read_entries). An entry of an unknown type, or one whose
-fields have the wrong shape (`{"type": "reflection", "evaluation": null}`, `{"type":
-"replan_started"}`, `{"type": "assumed", "assumptions": 7}`), is skipped with a warning like a
-truncated line: never rewritten, never a reason to stop a run. The models check the shape of
-what readers use (types, nesting); extra fields are allowed, and fields a reader has a default
-for may be missing. Readers get the entry exactly as it was written, not the model.
+reader sees it (planner.engine.history.read_entries). An entry whose fields have the wrong
+shape (`{"type": "reflection", "evaluation": null}`, `{"type": "replan_started"}`,
+`{"type": "assumed", "assumptions": 7}`) is skipped with a warning like a truncated line:
+never rewritten, never a reason to stop a run. An entry of a type without a model (a phase
+package's own, or one from a newer planner) is checked for the common fields only and kept:
+no reader but its writer's looks at it. The models check the shape of what readers use
+(types, nesting); extra fields are allowed, and fields a reader has a default for may be
+missing. Readers get the entry exactly as it was written, not the model.
 
-A new entry type needs its model in ENTRY_MODELS (or register_entry_model() from the package that
-writes it), or its entries are skipped when read.
+A new entry type should register its model (ENTRY_MODELS, or register_entry_model() from the
+package that writes it), so its readers only ever see entries of the shape they expect.
 """
 
 from __future__ import annotations
@@ -315,9 +317,9 @@ def register_entry_model(entry_type: str, model: type[EntryBase]) -> None:
 def entry_problem(entry: JsonObject) -> str | None:
     """Why `entry` cannot be used (unknown type or a field of the wrong shape), else None."""
     kind = entry.get("type")
-    model = ENTRY_MODELS.get(kind) if isinstance(kind, str) else None
-    if model is None:
-        return f"unknown entry type {str(kind)[:40]!r}"
+    if not isinstance(kind, str):
+        return f"entry type {str(kind)[:40]!r} is not a name"
+    model = ENTRY_MODELS.get(kind, EntryBase)  # a phase's own type: the common fields only
     try:
         model.model_validate(entry)
     except ValidationError as exc:
