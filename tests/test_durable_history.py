@@ -120,7 +120,7 @@ def test_thousands_of_malformed_entries_appended_to_a_real_history_let_the_next_
     assert first.returncode == 0, first.stdout
     path = jobs.cache / f"{task_uuid(jobs.fake.repository, str(jobs.number))}.jsonl"
     bad = refused_variants()
-    assert len(bad) > 2_000
+    assert len(bad) > 1_900
     with path.open("a", encoding="utf-8") as handle:
         handle.writelines(json.dumps(entry) + "\n" for entry in bad)
     before = path.read_bytes()
