@@ -23,7 +23,9 @@ from tests.harness import Harness
 from tests.plans import completed, finish, plan_doc, planned, review_ok, write
 
 FIXTURES = json.loads(
-    (Path(__file__).parent / "fixtures/local_model_shapes/degenerate_planning_replies.json").read_text()
+    (
+        Path(__file__).parent / "fixtures/local_model_shapes/degenerate_planning_replies.json"
+    ).read_text()
 )
 DEGENERATE = {item["name"]: item["reply"] for item in FIXTURES["degenerate_clarifications"]}
 INVENTED = [item["tool"] for item in FIXTURES["invented_tools"]]

@@ -56,7 +56,7 @@ def history_file(issue: str, events: list[str]) -> tuple[str, bytes]:
     lines = [
         json.dumps(
             {
-                "type": "execution",
+                "type": "human_input",  # any known entry type: unknown ones are skipped
                 "timestamp": f"2026-01-01T00:00:{index % 60:02d}.000Z",
                 "repository": REPOSITORY,
                 "issue_id": issue,
@@ -334,7 +334,7 @@ def test_a_local_history_file_is_never_overwritten(
         artifact_name(ISSUE), make_zip({name: remote, "sub/extra.jsonl": b"{}\n"}), "2026-01-01"
     )
     directory = tmp_path / "planning_history"
-    PlanningHistoryStore(directory, REPOSITORY, ISSUE).append("execution", action="local")
+    PlanningHistoryStore(directory, REPOSITORY, ISSUE).append("human_input", action="local")
 
     assert backend(fake).restore(directory, ISSUE) is True
 

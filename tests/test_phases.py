@@ -197,7 +197,7 @@ def test_before_planning_replaces_the_instruction_the_plan_is_made_with(harness:
 
 def test_the_registration_list_follows_the_config(harness: Harness) -> None:
     names = [p.name for p in pass_phases(harness.config())]
-    assert names == ["interactive", "replanning"]
+    assert names == ["checkpoint", "interactive", "replanning"]
     off = harness.config(**{"planning.replanning.enabled": False})
-    assert [p.name for p in pass_phases(off)] == ["interactive", "reflection"]
+    assert [p.name for p in pass_phases(off)] == ["checkpoint", "interactive", "reflection"]
     assert pass_phases(harness.config(**{"planning.enabled": False})) == []

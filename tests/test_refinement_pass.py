@@ -67,11 +67,7 @@ def test_a_low_scored_plan_is_replanned_with_the_feedback_and_then_runs(harness:
     assert "## Quality review of that plan" in replan and "40/100 and not acceptable" in replan
     assert "- nothing checks the files" in replan and "- name the files" in replan
     assert '"id":"task_2"' in replan and "Plan the work for issue #7" in replan
-    assert (
-        harness.server.requests[3]
-        .body["messages"][0]["content"]
-        .count("## Planning Process")
-    )
+    assert harness.server.requests[3].body["messages"][0]["content"].count("## Planning Process")
     # Judgements and decisions are recorded with their figures.
     judged = harness.of_type("quality_judgement")
     assert [(j["subject"], j["attempt"], j["score"], j["acceptable"]) for j in judged] == [

@@ -284,7 +284,7 @@ def test_low_confidence_asks_the_user_then_the_answer_decides(harness: Harness) 
     assert first.questions and "40% confident" in first.questions[0]
     notice = first.notifications[0]
     assert notice.kind == "clarification"
-    assert "I will continue with the current plan (after 30 minutes" in notice.body
+    assert "I will continue with the current plan once 30 minutes pass" in notice.body
     # The next run carries the answer: the same decision point is asked again, with it.
     harness.server.add(
         execution_decision(True, confidence=0.9, replan_type="partial_replan"),

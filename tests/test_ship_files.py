@@ -216,11 +216,9 @@ def test_example_workflow_filters_queues_and_keeps_history(name: str) -> None:
         "pull-requests": "write",
         "actions": "read",
     }
-    # One run at a time per repository: the event's number is a PR's on a PR comment, and the
-    # cache backend keeps every issue's history in one rolling cache.
-    assert job["concurrency"]["group"] == "planner-${{ github.repository }}"
-    assert job["concurrency"]["cancel-in-progress"] is False
-    assert "github.event.issue.number" not in (EXAMPLES / name).read_text(encoding="utf-8")
+    # No concurrency group: GitHub would cancel all but one waiting run (dropped events); runs
+    # on one issue take turns through planner's lease, runs on different issues run at once.
+    assert "concurrency" not in job
     assert job["timeout-minutes"] > 0
     steps = job["steps"]
     [action] = [s for s in steps if s.get("id") == "planner"]
@@ -238,21 +236,23 @@ SAVERS = ("actions/cache/save", "actions/upload-artifact")
 
 def check_history_steps(steps: list[dict[str, Any]], backend: str, history_dir: str) -> None:
     by_action = {step["uses"].split("@")[0]: step for step in steps}
-    if backend == "cache":
+    issue = "${{ steps.planner.outputs.issue_number }}"
+    saved = "always() && steps.planner.outputs.issue_number != ''"
+    if backend == "cache":  # a cache per issue (the fast path) ...
         restore, save = by_action["actions/cache/restore"], by_action["actions/cache/save"]
         assert restore["with"]["path"] == history_dir
-        assert restore["with"]["restore-keys"] == "planner-history-"
-        assert (
-            restore["with"]["key"]
-            == save["with"]["key"]
-            == ("planner-history-${{ github.run_id }}-${{ github.run_attempt }}")
-        )
-        assert save["if"] == "always()"
-    else:
-        upload = by_action["actions/upload-artifact"]
-        issue = "${{ steps.planner.outputs.issue_number }}"
-        assert upload["with"]["name"] == f"{ARTIFACT_PREFIX}{issue}"
-        assert upload["if"] == "always() && steps.planner.outputs.issue_number != ''"
+        event_issue = "${{ github.event.issue.number }}"
+        assert restore["with"]["restore-keys"] == f"planner-history-{event_issue}-"
+        run = "${{ github.run_id }}-${{ github.run_attempt }}"
+        assert restore["with"]["key"] == f"planner-history-{event_issue}-{run}"
+        assert save["with"]["key"] == f"planner-history-{issue}-{run}"
+        assert save["if"] == saved
+    # ... and always an artifact per issue (the durable copy), 90 days unless configured.
+    upload = by_action["actions/upload-artifact"]
+    assert upload["with"]["name"] == f"{ARTIFACT_PREFIX}{issue}"
+    assert upload["if"] == saved
+    days = "${{ vars.PLANNER_HISTORY_RETENTION_DAYS || 90 }}"
+    assert upload["with"]["retention-days"] == days
 
 
 def test_every_third_party_action_is_pinned_by_commit_sha() -> None:
@@ -286,7 +286,8 @@ def test_gitlab_component_declares_exactly_the_inputs_it_uses() -> None:
     _, jobs = yaml.safe_load_all(COMPONENT.read_text(encoding="utf-8"))
     job = jobs["planner"]
     assert job["image"]["entrypoint"] == [""]
-    assert job["resource_group"] and job["cache"]["when"] == "always"
+    assert "resource_group" not in job  # runs on one issue take turns through the lease
+    assert job["cache"]["when"] == "always"
     assert job["artifacts"]["when"] == "always"
     assert job["script"] == [" ".join(yaml.safe_load(dict(instructions())["ENTRYPOINT"]))]
 
@@ -297,7 +298,7 @@ def test_gitlab_component_declares_exactly_the_inputs_it_uses() -> None:
         (('INPUT_MODEL: "$[[ inputs.model ]]"', "INPUT_MODEL: x"), "'model' is declared but"),
         (("$[[ inputs.stage ]]", "$[[ inputs.stages ]]"), "'stages' is used but not declared"),
         (("INPUT_MAX_TOKENS:", "INPUT_MAX_TOKEN:"), "sets INPUT_MAX_TOKEN, which is no input"),
-        (("  resource_group: planner", "  resource_group: [planner"), "not valid YAML"),
+        (("  interruptible: false", "  interruptible: [false"), "not valid YAML"),
         (("\n---\n", "\n"), "needs two YAML documents"),
     ],
 )

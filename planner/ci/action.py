@@ -131,6 +131,9 @@ def run(job: Job) -> int:
         from planner.ci.ownership import give_back
 
         give_back(job.workspace, job.started - CLOCK_SLACK_SECONDS)
+    from planner.ci.signals import leave_if_cancelled
+
+    leave_if_cancelled(outcome.exit_code)
     return outcome.exit_code
 
 
@@ -219,8 +222,11 @@ def act(
     event: dict[str, Any] | None,
     event_name: str | None,
 ) -> CiOutcome:
+    from planner.ci import signals
     from planner.ci.job import run_for_event
 
+    signals.install()  # cancellation ends the pass cleanly (commit, push, comment)
+    signals.start_deadline(config.budget, time.time() - job.started)
     env = dict(job.env)
     if job.platform == "github":
         env["GITHUB_TOKEN"] = github_token(job)

@@ -259,3 +259,83 @@ def _hint(output: str) -> str:
     if "non-fast-forward" in lowered or "fetch first" in lowered:
         return "Someone else pushed to the issue branch meanwhile; re-run planner to continue."
     return ""
+
+
+# -- foreign pushes and checkpoints (issue 15) ------------------------------------------------
+
+REJECTED = ("[rejected]", "non-fast-forward", "fetch first")
+PUSH_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Published:
+    """How a push ended: `pushed`, `local` (no remote), or `conflict` (on `side_branch`)."""
+
+    how: str
+    side_branch: str = ""
+    rebased: bool = False
+
+
+def publish(git: GitWorkspace, identity: Identity, side_branch: str) -> Published:
+    """Push the branch; a person's commits pushed meanwhile are fetched and ours rebased onto
+    them, so theirs stay ancestors. A real conflict puts our commits on `side_branch` instead.
+    Never forced, never a dropped commit."""
+    state = git._state()
+    if git.remote is None:
+        return Published("local")
+    rebased = False
+    for _ in range(PUSH_ATTEMPTS):
+        done = _push_ref(git, f"refs/heads/{state.branch}")
+        if done.returncode == 0:
+            return Published("pushed", rebased=rebased)
+        if not any(mark in done.stdout + done.stderr for mark in REJECTED):
+            raise git._failure(("push",), done)
+        git._fetch(state.branch, BRANCH_REF, required=True)
+        if not rebase_onto(git, BRANCH_REF, identity):
+            return _to_side_branch(git, side_branch)
+        rebased = True
+    raise GitError(f"{state.branch} kept moving during {PUSH_ATTEMPTS} push attempts")
+
+
+def _push_ref(git: GitWorkspace, ref: str) -> subprocess.CompletedProcess[str]:
+    assert git.remote is not None
+    argv = ("push", "--porcelain", "--no-verify", git.remote.url, f"HEAD:{ref}")
+    return git._git(*argv, network=True, check=False)
+
+
+def rebase_onto(git: GitWorkspace, upstream: str, identity: Identity) -> bool:
+    """Replay our commits onto `upstream`; False (and nothing changed) on a conflict.
+    Commits that became empty are kept, so none of ours disappears."""
+    off = git._planted_filters_off()
+    argv = ("rebase", "-q", "--reapply-cherry-picks", "--empty=keep", upstream)
+    done = git._git(*argv, check=False, identity=identity, config=off)
+    if done.returncode == 0:
+        return True
+    log.warning("rebasing onto the remote branch conflicted: %s", done.stdout + done.stderr)
+    git._git("rebase", "--abort", check=False)
+    return False
+
+
+def _to_side_branch(git: GitWorkspace, side_branch: str) -> Published:
+    done = _push_ref(git, f"refs/heads/{side_branch}")
+    if done.returncode != 0:
+        raise git._failure(("push",), done)
+    return Published("conflict", side_branch=side_branch)
+
+
+def on_branch(git: GitWorkspace, commit: str, marker: str) -> bool:
+    """Whether HEAD (the fetched branch) carries `commit`, or a rebased copy of it (`marker`)."""
+    if (
+        commit
+        and git._git("merge-base", "--is-ancestor", commit, "HEAD", check=False).returncode == 0
+    ):
+        return True
+    return bool(marker) and marker in checkpoint_markers(git)
+
+
+def checkpoint_markers(git: GitWorkspace) -> set[str]:
+    state = git._state()
+    key = "Planner-Checkpoint"
+    fmt = f"--format=%(trailers:key={key},valueonly,separator=%x00)"
+    out = git._git("log", fmt, f"{state.base_sha}..HEAD", check=False).stdout
+    return {value.strip() for value in out.replace("\0", "\n").splitlines() if value.strip()}

@@ -25,6 +25,16 @@ from pydantic import BaseModel
 
 from planner.ci.approvals import record_answer, waiting_section
 from planner.ci.commit_policy import CommitRules
+from planner.ci.durable import (
+    CheckpointReporter,
+    free_lease,
+    history_notes,
+    publish_pass,
+    reconcile_branch,
+    restore_from_lease,
+    skipped_history_notes,
+    take_lease,
+)
 from planner.ci.forges.base import (
     MARKER_PREFIX,
     CommentData,
@@ -36,6 +46,8 @@ from planner.ci.forges.base import (
 from planner.ci.forges.http import RetryPolicy
 from planner.ci.gitops import GitWorkspace, Identity
 from planner.ci.interactive import interactive_event, restore_once
+from planner.ci.lease import Lease, LeaseBusy
+from planner.ci.signals import start_deadline
 from planner.ci.tracking import (
     CHECKLIST_CHARS,
     TrackingState,
@@ -66,7 +78,13 @@ from planner.engine.interfaces import HistoryBackend, ToolProvider
 from planner.engine.issue import Comment, IssueContext
 from planner.engine.result import Notification, PassResult, render_checklist
 from planner.engine.state import IssueState
-from planner.run.runner import PassSetup, history_directory, repository_name, run_pass
+from planner.run.runner import (
+    PassSetup,
+    history_directory,
+    new_run_id,
+    repository_name,
+    run_pass,
+)
 from planner.tools.mcp_config import load_file_servers
 
 log = logging.getLogger(__name__)
@@ -331,6 +349,11 @@ class IssueRun:
         self.labels = list(target.issue.labels)
         self.comment: CommentData | None = None
         self.posted: set[str] = set()
+        self.git: GitWorkspace | None = None
+        self.lease: Lease | None = None
+        self.run_id = new_run_id()
+        self.start_head = ""
+        """HEAD as the branch was fetched, before the pass (planner.ci.durable)."""
         self.view = TrackingView(
             state="working",
             actor=trigger.actor.login,
@@ -374,6 +397,27 @@ class IssueRun:
     ) -> CiOutcome:
         # The 'working' comment comes before the first model call. If it cannot be written,
         # nothing has been written and the error goes to the entry point as it is.
+        start_deadline(self.config.budget)
+        try:
+            self.lease = take_lease(self)  # durable: one run per issue at a time
+        except LeaseBusy as exc:
+            return self._busy(str(exc))
+        try:
+            return self._execute(model=model, extra_tools=extra_tools, history=history)
+        finally:
+            free_lease(self, self.lease)
+
+    def _busy(self, reason: str) -> CiOutcome:
+        """Another run held the issue all the time this run could wait: say so, touch nothing."""
+        self._load_earlier_runs()
+        self.view.notes.append(f"This event was not handled: {reason}")
+        outcome = CiOutcome(status="failed", reason=reason)
+        self._finish(outcome, "failed")
+        return outcome
+
+    def _execute(
+        self, *, model: Any, extra_tools: tuple[ToolProvider, ...], history: HistoryBackend | None
+    ) -> CiOutcome:
         self._load_earlier_runs()
         self._write_comment()
         try:
@@ -388,7 +432,7 @@ class IssueRun:
     def _work(
         self, model: Any, extra_tools: tuple[ToolProvider, ...], history: HistoryBackend | None
     ) -> CiOutcome:
-        git = GitWorkspace(self.workspace, self.forge.git_remote())
+        git = self.git = GitWorkspace(self.workspace, self.forge.git_remote())
         base = self.forge.default_branch()
         # Read from the default branch's checkout: the issue branch is the last pass's work.
         mcp_servers = load_file_servers(self.config.tools, self.workspace)
@@ -397,13 +441,18 @@ class IssueRun:
             self.forge, self.trigger, self.target, self.forge.list_comments(self.number)
         )
         base_commit = git.state.base_sha if git.state else None
-        result = self._pass(issue, model, extra_tools, history, mcp_servers, base_commit)
-        self.view.result = result
+        # Every commit of the run, checkpoints during the pass included, obeys the path rules.
         git.commit_rules = CommitRules.for_pass(self.config, self.workspace)
-        commit = git.commit_all(self._commit_message(result), self._identity()) or ""
-        self.view.notes.extend(refusal.describe() for refusal in git.refused)
-        if commit:
-            git.push()
+        directory = history_directory(self.config, self.workspace)
+        try:
+            result = self._pass(issue, model, extra_tools, history, mcp_servers, base_commit)
+            self.view.result = result
+            result, commit = publish_pass(self, git, result, self._store(directory))
+        finally:
+            self.view.notes.extend(refusal.describe() for refusal in git.refused)
+            if history is not None:
+                history.save(directory, str(self.number))
+        self.view.result = result
         pull = self._pull_request(result, base) if git.commits_ahead() else None
         if pull is None:
             self.view.notes.append("No changes so far, so there is no commit and no pull request.")
@@ -421,24 +470,28 @@ class IssueRun:
         directory = history_directory(self.config, self.workspace)
         if history is not None:
             history.restore(directory, str(self.number))
+        history_notes(self, history)
+        restore_from_lease(self, self.lease, self._store(directory))
+        reconcile_branch(self, self._store(directory))
         issue = self._record_approval_answer(issue, directory)
         setup = PassSetup(
             config=self.config,
             workspace=self.workspace,
-            reporter=TrackingReporter(self),
+            run_id=self.run_id,
+            reporter=CheckpointReporter(self, TrackingReporter(self)),
             extra_tools=extra_tools,
             model=model,
             protected=(self.workspace / ".planner",) if self.forge.platform == "local" else (),
             mcp_file_servers=mcp_servers,
             base_commit=base_commit,
         )
-        try:
-            result = run_pass(setup, issue)
-            self.view.approval = waiting_section(self.config, self.workspace, directory, issue)
-            return result
-        finally:
-            if history is not None:
-                history.save(directory, str(self.number))
+        result = run_pass(setup, issue)
+        skipped_history_notes(self, result)
+        self.view.approval = waiting_section(self.config, self.workspace, directory, issue)
+        return result
+
+    def _store(self, directory: Path) -> PlanningHistoryStore:
+        return PlanningHistoryStore(directory, self.forge.repository, str(self.number), self.run_id)
 
     def _record_approval_answer(self, issue: IssueContext, directory: Path) -> IssueContext:
         """`/planner approve a1` is an answer for PlanTool, not an instruction for the model.

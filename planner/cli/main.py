@@ -13,8 +13,8 @@ from typing import Any
 
 from planner.ci.forges.issue_file import load_issue_file
 from planner.cli import plan_tool
-from planner.cli.plan import add_plan_command, run_plan
 from planner.cli.eval import add_eval_command
+from planner.cli.plan import add_plan_command, run_plan
 from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.engine.errors import PlannerError, UserInputError
 from planner.engine.history import PlanningHistoryStore

@@ -371,6 +371,10 @@ class BudgetConfig(Section):
     """Wall-clock seconds per pass."""
     max_total_tokens: int = Field(default=1_000_000, ge=1)
     """Prompt plus completion tokens per pass."""
+    finish_reserve_seconds: float = Field(default=120.0, ge=0)
+    """Seconds of max_wall_seconds kept for the end of a CI run (commit, push, history, final
+    comment): model requests, retries and commands get at most the time left before that
+    (at most a quarter of max_wall_seconds is kept)."""
 
 
 class McpServerConfig(Section):
@@ -535,6 +539,10 @@ class ForgeConfig(Section):
     label_interactive: str = Field(default="planner:interactive", min_length=1)
     """Adding this label starts an interactive planning session (discovery -> design -> review)
     on the issue instead of planning straight away."""
+    lease_seconds: float | None = Field(default=None, gt=0)
+    """How long a run's lease on its issue (the ref refs/planner/issues/<N>) lasts; a second
+    run on the issue waits up to this long, and takes the lease over once it expired (its
+    holder died). None: budget.max_wall_seconds plus 60 seconds."""
 
 
 class InteractiveConfig(Section):

@@ -17,6 +17,7 @@ from typing import Any
 from planner.engine.clarifications import issue_reference
 from planner.engine.config import PlannerConfig
 from planner.engine.conversation import FINISH_TASK, user
+from planner.engine.deadline import stop_if_expired
 from planner.engine.documents import ExecutionRecord, FunctionCall, Plan, PlanRules
 from planner.engine.flow import StopPass
 from planner.engine.history import PlanningHistoryStore
@@ -170,6 +171,7 @@ class PassContext:
     # -- budget and usage -----------------------------------------------------------------------
 
     def _check_budget(self) -> None:
+        stop_if_expired()  # the run's deadline (budget minus the finish, or a signal)
         budget = self.config.budget
         if self.usage.model_calls >= budget.max_model_calls:
             raise StopPass(

@@ -19,10 +19,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from planner.engine.entries import entry_problem
 from planner.engine.errors import PlannerError
 from planner.engine.redaction import redact_fields
 
 log = logging.getLogger(__name__)
+
+
+SKIPPED_MARK = ": skipped "
+"""In every warning about a history line that was not used (planner.ci.durable finds them)."""
+SKIPPED_MORE = " more skipped history lines"
 
 
 class HistoryError(PlannerError):
@@ -171,15 +177,19 @@ def read_entries(path: Path, warnings: list[str] | None = None) -> Iterator[dict
             if not raw.strip():
                 continue
             entry = _parse_line(raw)
-            if entry is None:
-                message = (
-                    f"{path.name}:{number}: skipped an unreadable history line ({len(raw)} bytes)"
-                )
-                log.warning(message)
-                if warnings is not None:
-                    warnings.append(message)
+            problem = None if entry is None else entry_problem(entry)
+            if entry is not None and problem is None:
+                yield entry
                 continue
-            yield entry
+            what = (
+                f"a history line of the wrong shape ({problem})"
+                if problem
+                else "an unreadable history line"
+            )
+            message = f"{path.name}:{number}{SKIPPED_MARK}{what} ({len(raw)} bytes)"
+            log.warning(message)
+            if warnings is not None:
+                warnings.append(message)
 
 
 def is_entry(raw: bytes) -> bool:
@@ -205,3 +215,13 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+SKIPPED_SHOWN = 3
+
+
+def summarize_skipped(warnings: list[str], shown: int = SKIPPED_SHOWN) -> list[str]:
+    """The skipped-line warnings for people: the first few, then how many more."""
+    if len(warnings) <= shown:
+        return list(warnings)
+    return [*warnings[:shown], f"…and {len(warnings) - shown}{SKIPPED_MORE}"]

@@ -108,6 +108,19 @@ class ProgressReporter(Protocol):
 
 
 @runtime_checkable
+class Checkpoint(Protocol):
+    """Told when a task ends, so its work reaches the branch before the pass goes on.
+
+    A reporter that also implements this commits and pushes the working tree; it returns the
+    commit that now carries every finished task ('' when nothing could be published). The
+    commit message carries `marker`, so the commit is recognised after a rebase. It may raise
+    planner.engine.flow.StopPass (for example when the push met a conflicting foreign commit).
+    """
+
+    def checkpoint(self, task_id: str, marker: str) -> str: ...
+
+
+@runtime_checkable
 class Forge(Protocol):
     """Where issues, comments, branches and pull requests live (GitHub, GitLab, local files).
 

@@ -24,6 +24,7 @@ import openai
 from pydantic import BaseModel, ValidationError
 
 from planner.engine.config import LLMConfig
+from planner.engine.deadline import bounded, stop_if_expired
 from planner.engine.errors import ApiError, ConfigError, ModelBehaviourError
 from planner.engine.interfaces import ChatReply, DocT, ToolCall, ToolSpec
 from planner.engine.prompts import render
@@ -271,6 +272,7 @@ class OpenAIModel:
                     model=self.config.model,
                     messages=redact_data(list(messages), patterns=False),  # type: ignore[call-overload]
                     extra_headers={"X-Planner-Kind": kind},
+                    timeout=bounded(self.config.timeout_seconds),  # durable: the deadline
                     **self._sampling(),
                     **extra,
                 )
@@ -279,7 +281,8 @@ class OpenAIModel:
                 if not error.retryable or attempts > self.config.max_retries:
                     self._record(kind, None, started, attempts, f"error {error.status}")
                     raise error from None
-                self._sleep(self._delay(error, attempts))
+                self._sleep(bounded(self._delay(error, attempts)))
+                stop_if_expired()  # durable: no retry past the deadline
                 continue
             self._record(kind, completion, started, attempts, "ok")
             if not completion.choices:
@@ -389,6 +392,8 @@ def check_prompt_size(kind: str, messages: Sequence[dict[str, Any]], limit: int)
             "it was not sent",
             service="model",
         )
+
+
 def _rejects_tools(error: ApiError) -> bool:
     """An error about the tools parameter: the endpoint has no tool calling (auto falls back).
     llama-server without --jinja answers 500 "tools param requires --jinja flag"; others 400."""

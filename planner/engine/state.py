@@ -127,6 +127,8 @@ def _on_task(state: IssueState, entry: dict[str, Any]) -> None:
     status = entry.get("status")
     if status in ("pending", "in_progress", "completed", "failed"):
         state.task_status[task_id] = status
+    if status in ("pending", "in_progress"):
+        state.completed = False  # a re-opened task: the plan is not finished any more
     if entry.get("summary"):
         state.task_summary[task_id] = str(entry["summary"])
 

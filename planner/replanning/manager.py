@@ -127,6 +127,11 @@ class ReplanManager(DecisionPipeline):
         text = self.request_llm_decision("replan_execution", prompt)
         return self._changed_or(self._handle(context, self.parse_decision_response(text), text))
 
+    def answer_pending(self) -> bool:
+        """A person's answer to a question is waiting for the decision point that asked it (the
+        final evaluation, say): the run must not start a new plan instead."""
+        return bool(self._answer)
+
     def final_evaluation(self) -> None:
         """Every task has run: revise the plan, or let the completion call judge it."""
         facts = evaluation_facts(self.port.issue_state(), self.port.snapshot_now())

@@ -72,7 +72,9 @@ def clarification_notice(
 def _if_no_response(assumptions: list[str], minutes: float | None, fallback: str) -> list[str]:
     if minutes is None:
         return ["I will wait for your answers before continuing."]
-    when = f" (after {minutes:g} minutes without an answer)"
+    # Promise only what happens: nothing runs by itself; the issue's next run (a comment, or a
+    # scheduled run) proceeds once the time has passed.
+    when = f" once {minutes:g} minutes pass without an answer (at planner's next run on this issue)"
     if fallback:
         return [f"{fallback}{when}."]
     if not assumptions:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from planner.approval.gate import ApprovalGate
 from planner.approval.phase import ApprovalPhase
+from planner.engine.checkpoints import CheckpointPhase
 from planner.engine.config import PlannerConfig
 from planner.engine.phase import Phase
 from planner.engine.reflection import ReflectionPhase
@@ -38,6 +39,7 @@ def pass_phases(
     if not planning.enabled:
         return []
     return [
+        CheckpointPhase(),  # durable: a finished task's work reaches the branch first
         InteractivePhase(),
         *([ApprovalPhase(gate)] if gate is not None else []),
         ReplanningPhase() if planning.replanning.enabled else ReflectionPhase(),

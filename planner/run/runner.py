@@ -13,7 +13,8 @@ from typing import Any
 from planner.approval.setup import install_gate
 from planner.engine.config import DEFAULT_CONFIG_PATH, McpServerConfig, PlannerConfig
 from planner.engine.coordinator import PlanningCoordinator
-from planner.engine.history import PlanningHistoryStore
+from planner.engine.deadline import guarded
+from planner.engine.history import PlanningHistoryStore, summarize_skipped
 from planner.engine.interfaces import ProgressReporter, ToolProvider
 from planner.engine.issue import IssueContext
 from planner.engine.llm import OpenAIModel
@@ -75,7 +76,7 @@ def open_store(setup: PassSetup, issue: IssueContext) -> PlanningHistoryStore:
 
 def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     """Run one planning pass on `issue` in `setup.workspace`."""
-    model = setup.model or OpenAIModel(setup.config.llm)
+    model = guarded(setup.model or OpenAIModel(setup.config.llm))
     store = open_store(setup, issue)
     store.entries()  # read once up front: damaged lines are reported before anything runs
     registry = build_registry(
@@ -104,7 +105,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         registry.close()
     # Damaged history lines and failed tool servers are worth a person's attention even when
     # the pass went on (the store already logged each damaged line once).
-    notes = [*store.warnings, *registry.problems]
+    notes = [*summarize_skipped(store.warnings), *registry.problems]
     return result.model_copy(update={"messages": [*result.messages, *notes]})
 
 

@@ -32,8 +32,9 @@ __all__ = [
 
 def history_backend(name: str, *, api_url: str, repository: str, token: str) -> HistoryBackend:
     """The backend called `name` (the action's `history_backend` input)."""
-    if name == "cache":
-        return CacheHistoryBackend()
+    if name == "cache":  # the artifact is the durable copy behind the cache
+        fallback = ArtifactHistoryBackend(api_url, repository, token)
+        return CacheHistoryBackend(fallback, repository)
     if name == "artifact":
         return ArtifactHistoryBackend(api_url, repository, token)
     allowed = " or ".join(BACKEND_NAMES)

@@ -119,7 +119,7 @@ class ArtifactHistoryBackend:
         usable = [item for item in items if usable_artifact(item)]
         forks = [item for item in usable if from_fork(item)]
         if forks:
-            log.warning("ignored %d %s artifact(s) uploaded by a fork's workflow", len(forks), name)
+            self.report(f"ignored {len(forks)} {name} artifact(s) uploaded by a fork's workflow")
         chosen = [Artifact.from_api(item) for item in usable if item not in forks]
         return sorted(chosen, key=lambda artifact: (artifact.created_at, artifact.id), reverse=True)
 

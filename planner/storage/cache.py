@@ -10,21 +10,42 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from planner.engine.history import task_uuid
+from planner.engine.interfaces import HistoryBackend
 from planner.storage.files import history_files
 
 log = logging.getLogger(__name__)
 
 
 class CacheHistoryBackend:
-    """Reports whether the workflow's cache step brought history; saving is the workflow's."""
+    """Reports whether the workflow's cache step brought the issue's history; saving is the
+    workflow's. With a `fallback` (the artifact backend), a runner whose cache does not hold
+    the issue's history (evicted, another runner, a comment on the pull request) restores the
+    durable copy by itself instead of starting over."""
+
+    def __init__(self, fallback: HistoryBackend | None = None, repository: str = "") -> None:
+        self.fallback = fallback
+        self.repository = repository
+
+    @property
+    def problems(self) -> list[str]:
+        return list(getattr(self.fallback, "problems", []))
 
     def restore(self, directory: Path, issue: str) -> bool:
         found = history_files(directory)
-        if not found:
-            log.info("no history: first run or evicted cache (nothing in %s)", directory)
-            return False
-        log.info("history restored by the cache step: %d file(s) in %s", len(found), directory)
-        return True
+        if self._has_issue(directory, issue, found):
+            log.info("history restored by the cache step: %d file(s) in %s", len(found), directory)
+            return True
+        if self.fallback is not None:
+            log.info("the cache holds no history of issue %s: trying its artifact", issue)
+            return self.fallback.restore(directory, issue)
+        log.info("no history: first run or evicted cache (nothing in %s)", directory)
+        return False
+
+    def _has_issue(self, directory: Path, issue: str, found: list[Path]) -> bool:
+        if not self.repository:
+            return bool(found)
+        return (directory / f"{task_uuid(self.repository, issue)}.jsonl") in found
 
     def save(self, directory: Path, issue: str) -> None:
         log.info("history of issue %s stays in %s for the cache save step", issue, directory)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.engine.config import ToolsConfig
+from planner.engine.deadline import bounded
 from planner.engine.interfaces import ToolResult, ToolSpec
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
@@ -101,7 +102,7 @@ class CommandTool:
                 start_new_session=True,
                 **(self.sandbox.popen_arguments() if self.sandbox else {}),
             )
-            timed_out = not _wait(process, self.config.command_timeout_seconds)
+            timed_out = not _wait(process, bounded(self.config.command_timeout_seconds))
             limit = self.config.max_output_bytes
             return Finished(
                 process.returncode,

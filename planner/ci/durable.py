@@ -1,0 +1,171 @@
+"""The issue branch as the durable copy of the work (issue 15).
+
+- `CheckpointReporter`: the pass's ProgressReporter that also implements
+  planner.engine.interfaces.Checkpoint. At every task boundary it commits the working tree and
+  publishes it (gitops.publish: a person's commits pushed meanwhile are rebased onto, never
+  overwritten; a conflict sends planner's commits to `planner/issue-N-conflict-<run>` and ends
+  the pass as needs_human).
+- `reconcile_branch`: before the pass, completed tasks whose commit is not on the fetched
+  branch are re-opened, and the tracking comment says so.
+- `publish_pass`: the final commit and push of the pass, with the same rules.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from planner.ci.gitops import GitError, GitWorkspace, Published, on_branch, publish
+from planner.ci.lease import Lease, LeaseRules, acquire, release, restore_history
+from planner.engine.checkpoints import MARKER_TRAILER, reconcile, record_checkpoint
+from planner.engine.flow import StopPass
+from planner.engine.history import SKIPPED_MARK, SKIPPED_MORE, PlanningHistoryStore
+from planner.engine.result import PassResult
+from planner.run.runner import history_directory
+
+if TYPE_CHECKING:
+    from planner.ci.job import IssueRun
+
+log = logging.getLogger(__name__)
+
+
+class CheckpointReporter:
+    """ProgressReporter + Checkpoint: the tracking comment, and a commit per finished task."""
+
+    def __init__(self, run: IssueRun, reporter: Any) -> None:
+        self.run = run
+        self.reporter = reporter
+
+    def update(self, snapshot: Any) -> None:
+        self.reporter.update(snapshot)
+
+    def checkpoint(self, task_id: str, marker: str) -> str:
+        git = self.run.git
+        if git is None:
+            return ""
+        try:
+            git.commit_all(checkpoint_message(self.run, task_id, marker), self.run._identity())
+            if git.head() == self.run.start_head:
+                return git.head()  # nothing new: the branch is not created or pushed for this
+            published = publish(git, self.run._identity(), side_branch(self.run))
+        except GitError as exc:
+            raise StopPass("failed", f"could not publish the work of {task_id}: {exc}") from None
+        if published.how == "conflict":
+            raise StopPass("needs_human", conflict_note(self.run, published), [])
+        return git.head()
+
+
+def checkpoint_message(run: IssueRun, task_id: str, marker: str) -> str:
+    title = " ".join(run.target.issue.title.split())[:120]
+    lines = [f"planner: {title} ({run.forge.issue_reference(run.number)})", ""]
+    lines += [f"Checkpoint after {task_id}.", "", f"{MARKER_TRAILER}: {marker}"]
+    actor = run.trigger.actor
+    if actor.email and not actor.is_bot:
+        lines.append(f"Co-authored-by: {actor.login} <{actor.email}>")
+    return run.forge.redact("\n".join(lines)) + "\n"
+
+
+def side_branch(run: IssueRun) -> str:
+    return f"{run.branch}-conflict-{run.run_id}"
+
+
+def conflict_note(run: IssueRun, published: Published) -> str:
+    note = (
+        f"A person's commits on `{run.branch}` conflict with planner's work, so planner pushed "
+        f"its commits to `{published.side_branch}` instead (nothing was overwritten). Merge "
+        f"them by hand, then comment `{run.config.forge.trigger_phrase}` to continue."
+    )
+    if note not in run.view.notes:
+        run.view.notes.append(note)
+    return note
+
+
+def reconcile_branch(run: IssueRun, store: PlanningHistoryStore) -> list[str]:
+    """Re-open completed tasks whose commit is not on the branch this run fetched."""
+    git = run.git
+    if git is None:
+        return []
+    run.start_head = git.head()
+    reopened = reconcile(store, lambda entry: _carried(git, entry), run.start_head)
+    if reopened:
+        run.view.notes.append(
+            f"Re-opened {', '.join(reopened)}: the commit that carried "
+            f"{'it' if len(reopened) == 1 else 'them'} is not on `{run.branch}` (the branch "
+            "was deleted, or an earlier run stopped before it could push); planner does "
+            f"{'it' if len(reopened) == 1 else 'them'} again."
+        )
+    return reopened
+
+
+def _carried(git: GitWorkspace, entry: dict[str, Any]) -> bool:
+    return on_branch(git, str(entry.get("commit") or ""), str(entry.get("marker") or ""))
+
+
+def publish_pass(
+    run: IssueRun, git: GitWorkspace, result: PassResult, store: PlanningHistoryStore
+) -> tuple[PassResult, str]:
+    """The pass's last commit and push; then the history records what the branch carries."""
+    git.commit_all(run._commit_message(result), run._identity())
+    head = git.head()
+    if head == run.start_head:
+        return result, ""
+    published = publish(git, run._identity(), side_branch(run))
+    if published.how == "conflict":
+        note = conflict_note(run, published)
+        return result.model_copy(update={"status": "needs_human", "stop_reason": note}), head
+    record_checkpoint(store, git.head())
+    return result, git.head()
+
+
+def history_notes(run: IssueRun, history: Any) -> None:
+    """Problems with the stored history (an unreadable archive, an artifact from a fork) get a
+    line in the tracking comment; what could be read was kept."""
+    for problem in getattr(history, "problems", []):
+        note = f"History: {problem}"
+        if note not in run.view.notes:
+            run.view.notes.append(note)
+
+
+# -- the issue's lease ---------------------------------------------------------------------------
+
+
+def take_lease(run: IssueRun) -> Lease | None:
+    """Wait for and take the issue's lease (planner.ci.lease); say when a dead run's expired."""
+    budget, forge = run.config.budget, run.config.forge
+    seconds = forge.lease_seconds or budget.max_wall_seconds + 60
+    rules = LeaseRules(seconds=seconds, wait=seconds, identity=run._identity())
+    git = GitWorkspace(run.workspace, run.forge.git_remote())
+    lease = acquire(git, run.number, run.run_id, rules)
+    if lease is not None and lease.taken_over is not None:
+        run.view.notes.append(
+            f"The previous run ({lease.taken_over.holder}) stopped without finishing (its "
+            "lease on this issue expired); this run continues from what it recorded."
+        )
+    return lease
+
+
+def restore_from_lease(run: IssueRun, lease: Lease | None, store: PlanningHistoryStore) -> None:
+    if run.git is not None:
+        restore_history(run.git, lease, store.filepath)
+
+
+def free_lease(run: IssueRun, lease: Lease | None) -> None:
+    """Free the lease with this run's history in it; a failure is logged (it expires)."""
+    if lease is None:
+        return
+    directory = history_directory(run.config, run.workspace)
+    history = PlanningHistoryStore(directory, run.forge.repository, str(run.number)).filepath
+    try:
+        release(
+            GitWorkspace(run.workspace, run.forge.git_remote()), lease, history, run._identity()
+        )
+    except GitError as exc:
+        log.warning("could not free the issue's lease (it expires by itself): %s", exc)
+
+
+def skipped_history_notes(run: IssueRun, result: PassResult) -> None:
+    """History lines the pass skipped (cut off, or of the wrong shape) get a line in the
+    tracking comment whatever the status: nothing was rewritten, the rest was used."""
+    for message in result.messages:
+        if SKIPPED_MARK in message or SKIPPED_MORE in message:
+            run.view.notes.append(f"History: {message}")

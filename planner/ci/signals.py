@@ -1,0 +1,77 @@
+"""Job cancellation (SIGTERM/SIGINT) ends the pass the ordinary way, within seconds (issue 15).
+
+The handler expires the run's deadline (planner.engine.deadline), kills the process groups of
+running commands (run_command and MCP servers start their own session; git runs in ours and is
+left to finish), and interrupts an in-flight model request. The pass then stops as in_progress
+at its next step, and the job commits, pushes, keeps the history and writes the final comment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+
+from planner.engine.config import BudgetConfig
+from planner.engine.deadline import DEADLINE, Interrupted
+
+log = logging.getLogger(__name__)
+
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def install() -> None:
+    for signum in SIGNALS:
+        signal.signal(signum, _on_signal)
+
+
+def start_deadline(budget: BudgetConfig, elapsed: float = 0.0) -> None:
+    """The pass must end this long before max_wall_seconds, so the run can still report.
+    `elapsed`: seconds the job ran before; the first call wins, and a signal that came
+    first stays in force."""
+    reserve = min(budget.finish_reserve_seconds, budget.max_wall_seconds / 4)
+    if DEADLINE.end is None:
+        DEADLINE.start(budget.max_wall_seconds - reserve - elapsed)
+
+
+RECEIVED: list[str] = []
+"""The signals this process received (the handler's only state)."""
+
+
+def leave_if_cancelled(code: int) -> None:
+    """After a cancellation, exit at once: an abandoned model request must not hold up the
+    interpreter's shutdown (its client would wait for the reply while closing)."""
+    if not RECEIVED:
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    logging.shutdown()
+    os._exit(code)
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    name = signal.Signals(signum).name
+    RECEIVED.append(name)
+    log.warning("%s received: ending the pass and saving the work", name)
+    DEADLINE.expire(f"stopped by {name} (the job was cancelled); the next run continues")
+    kill_command_groups()
+    if DEADLINE.in_flight:
+        raise Interrupted(name)
+
+
+def kill_command_groups() -> None:
+    """SIGKILL every process group led by a child of ours other than our own group."""
+    own, me = os.getpgrp(), os.getpid()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        parent, group = int(fields[1]), int(fields[2])
+        if parent == me and group != own:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL)

@@ -1,0 +1,289 @@
+"""Jobs of the real entry point that can be killed, signalled or raced (issue 15 tests).
+
+`CiJobs` starts `python entrypoint.py` as a GitHub runner or a GitLab job would, on a fresh
+clone of the fake forge's repository, with the scripted model. The history directory is
+carried from job to job like a cache (copied back even after a kill, as an `if: always()`
+save step does after a cancellation). `hooks` run inside the scripted model server when the
+request with that index arrives, before it is answered: they kill the job, push a commit as
+a person would, or send a signal, at an exact point of the pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from planner.ci.forges.base import TRACKING_MARKER
+from planner.engine.history import read_entries, task_uuid
+from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_tool_calls
+from tests.fake_forge.core import IDENTITY, git
+from tests.fake_forge.scenario import clone, comment_event, github_payload, gitlab_payload
+from tests.support.ci_job import ENTRYPOINT, Finished, github_action_env, gitlab_job_env
+
+API_KEY = "sk-scriptedTestKey0123456789abcdef"
+HISTORY_DIR = "planning_history"
+QUIET = {"REPLANNING_ENABLED": "false", "REFLECTION_ENABLED": "false"}
+"""Fewer model calls per pass: each request of a script is then a phase boundary of its own."""
+
+Hook = Callable[[subprocess.Popen[bytes]], None]
+
+
+def kill(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the job and wait until it is gone (the request it made is never answered)."""
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+
+class CiJobs:
+    def __init__(self, platform: str, fake: Any, tmp: Path, number: int) -> None:
+        self.platform = platform
+        self.fake = fake
+        self.tmp = tmp
+        self.number = number
+        self.count = 0
+        self.cache = tmp / "history-cache"
+        self.kinds: list[str | None] = []
+        self.workspace = tmp
+        self.duration = 0.0
+        """Seconds from the job's start to its exit."""
+
+    def run(
+        self,
+        payload: dict[str, Any],
+        script: Sequence[Step],
+        *,
+        hooks: dict[int, Hook] | None = None,
+        env: dict[str, str] | None = None,
+        cache: bool = True,
+        **inputs: str,
+    ) -> Finished:
+        """One job; `hooks[i]` runs when request i arrives. The script must be used up."""
+        self.count += 1
+        workspace = self.workspace = clone(self.fake.bare, self.tmp / f"ws-{self.count}")
+        if cache and self.cache.exists():
+            shutil.copytree(self.cache, workspace / HISTORY_DIR)
+        holder: dict[str, subprocess.Popen[bytes]] = {}
+        steps = [
+            _hooked(step, hooks.get(i), holder) if hooks else step for i, step in enumerate(script)
+        ]
+        with ScriptedModelServer(steps) as model:
+            job_env = {**self._env(workspace, payload, model.base_url, inputs), **(env or {})}
+            process = subprocess.Popen(
+                [sys.executable, str(ENTRYPOINT)],
+                cwd=workspace,
+                env=job_env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            holder["process"] = process
+            started = time.monotonic()
+            out, err = process.communicate(timeout=110)
+            self.duration = time.monotonic() - started
+            self.kinds = [request.kind for request in model.requests]
+            model.assert_consumed()
+        self._save_cache(workspace)
+        return Finished(process.returncode, out.decode(), err.decode())
+
+    def _save_cache(self, workspace: Path) -> None:
+        if (workspace / HISTORY_DIR).is_dir():
+            shutil.rmtree(self.cache, ignore_errors=True)
+            shutil.copytree(workspace / HISTORY_DIR, self.cache)
+
+    def _env(
+        self, workspace: Path, payload: dict[str, Any], base_url: str, inputs: dict[str, str]
+    ) -> dict[str, str]:
+        files = self.tmp / f"job-{self.count}"
+        values = {"openai_base_url": base_url, "model": "scripted", **inputs}
+        if self.platform == "github":
+            name = "issues" if "label" in payload else "issue_comment"
+            return (
+                github_action_env(
+                    fake=self.fake,
+                    workspace=workspace,
+                    files=files,
+                    event_name=name,
+                    payload=payload,
+                    run_id=7000 + self.count,
+                    openai_api_key=API_KEY,
+                    history_dir=HISTORY_DIR,
+                    **values,
+                )
+                | QUIET
+            )
+        return (
+            gitlab_job_env(
+                fake=self.fake,
+                workspace=workspace,
+                files=files,
+                job_id=6000 + self.count,
+                payload=payload,
+                openai_api_key=API_KEY,
+                **values,
+            )
+            | QUIET
+        )
+
+    # -- events --------------------------------------------------------------------------------
+
+    def labelled(self) -> dict[str, Any]:
+        if self.platform == "github":
+            payload = github_payload("issues.labeled")
+            payload["label"]["name"] = "planner"
+            payload["issue"]["number"] = self.number
+            payload["repository"]["full_name"] = self.fake.repository
+            return payload
+        payload = gitlab_payload("issue_hook")
+        payload["object_attributes"]["iid"] = self.number
+        return payload
+
+    def comment(self, body: str) -> dict[str, Any]:
+        if self.platform == "github":
+            made = self.fake.comment_json(self.fake.add_comment(self.number, body))
+            payload = comment_event(body, made, self.number)
+            payload["repository"]["full_name"] = self.fake.repository
+            return payload
+        note = self.fake.add_note(self.number, body)
+        payload = gitlab_payload("note_hook_issue")
+        payload["object_attributes"].update(note=body, id=note.id, created_at=note.created_at)
+        payload["issue"]["iid"] = self.number
+        return payload
+
+    # -- what the forge shows ------------------------------------------------------------------
+
+    def tracking(self) -> list[Any]:
+        notes = (
+            self.fake.comments_on(self.number)
+            if self.platform == "github"
+            else self.fake.notes_on(self.number)
+        )
+        return [note for note in notes if TRACKING_MARKER in note.body]
+
+    def history(self) -> list[dict[str, Any]]:
+        path = self.cache / f"{task_uuid(self.fake.repository, str(self.number))}.jsonl"
+        return list(read_entries(path))
+
+
+def _hooked(step: Step, hook: Hook | None, holder: dict[str, Any]) -> Step:
+    if hook is None:
+        return step
+
+    def run_hook(body: dict[str, Any]) -> None:
+        hook(holder["process"])
+
+    return dataclasses.replace(step, expect=run_hook)
+
+
+# -- a two-file plan: each task is a phase boundary of its own -----------------------------------
+
+
+def two_file_plan(first: str, second: str) -> list[Step]:
+    """plan, (write, finish) x 2, completion: six requests with reflection and replanning off."""
+    tasks = [("task_1", first), ("task_2", second)]
+    plan = {
+        "phase": "planning",
+        "goal_understanding": {
+            "main_objective": f"Add {first} and {second}",
+            "success_criteria": ["both files exist"],
+            "constraints": [],
+            "context": "",
+        },
+        "task_decomposition": {
+            "reasoning": "One file per task.",
+            "subtasks": [
+                {
+                    "id": task,
+                    "description": f"Write {path}",
+                    "dependencies": [],
+                    "estimated_complexity": "low",
+                    "required_tools": ["write_file"],
+                }
+                for task, path in tasks
+            ],
+        },
+        "action_plan": {
+            "execution_order": [task for task, _ in tasks],
+            "actions": [
+                {
+                    "task_id": task,
+                    "action_type": "tool_call",
+                    "tool": "write_file",
+                    "purpose": f"create {path}",
+                    "expected_outcome": f"{path} written",
+                }
+                for task, path in tasks
+            ],
+        },
+        "comment": "Plan ready.",
+    }
+    steps = [reply_json("planning", plan)]
+    for task, path in tasks:
+        steps += task_steps(task, path)
+    return [*steps, completion_step()]
+
+
+def task_steps(task: str, path: str) -> list[Step]:
+    return [
+        reply_tool_calls("execute", [("write_file", {"path": path, "content": f"{path}\n"})]),
+        reply_tool_calls("execute", [("finish_task", {"status": "completed", "summary": path})]),
+    ]
+
+
+def completion_step() -> Step:
+    done = {
+        "phase": "completion",
+        "done": True,
+        "comment": "All tasks completed",
+        "summary": {
+            "goal_achieved": True,
+            "tasks_completed": 2,
+            "tasks_failed": 0,
+            "key_outcomes": ["both files added"],
+        },
+    }
+    return reply_json("completion", done)
+
+
+def commit_config(fake: Any, text: str) -> None:
+    """The repository's .github/planner.yml on main, committed as a maintainer would."""
+    seed = fake.root / "seed"
+    (seed / ".github").mkdir(exist_ok=True)
+    (seed / ".github" / "planner.yml").write_text(text, encoding="utf-8")
+    git(seed, "add", ".")
+    git(seed, "commit", "-q", "-m", "Configure planner", env=IDENTITY)
+    git(seed, "push", "-q", str(fake.bare), "main")
+
+
+def one_task_plan(path: str) -> list[Step]:
+    """plan one task that writes `path`, write + finish, completion (replanning off)."""
+    steps = two_file_plan(path, path)
+    plan = json.loads(steps[0].content or "{}")
+    decomposition = plan["task_decomposition"]
+    decomposition["subtasks"] = decomposition["subtasks"][:1]
+    plan["action_plan"]["execution_order"] = ["task_1"]
+    plan["action_plan"]["actions"] = plan["action_plan"]["actions"][:1]
+    return [reply_json("planning", plan), *task_steps("task_1", path), completion_step()]
+
+
+def issue_on(platform: str, tmp: Path, title: str, body: str) -> tuple[Any, int]:
+    """A started fake forge with one labelled issue a permitted person can act on."""
+    if platform == "github":
+        from tests.fake_forge import FakeGitHub
+
+        github = FakeGitHub(tmp / "fake").start()
+        github.add_issue(1, title, body, labels=["planner"])
+        github.permissions["Codertocat"] = "write"
+        return github, 1
+    from tests.fake_forge import FakeGitLab
+
+    gitlab = FakeGitLab(tmp / "fake").start()
+    gitlab.add_issue(12, title, body, labels=["bug", "planner"])
+    gitlab.members[7] = 30  # dana is a Developer
+    return gitlab, 12
