@@ -48,6 +48,17 @@ def test_dangling_dependency() -> None:
     )
 
 
+@pytest.mark.parametrize("placeholder", ["none", "None", "null", "N/A", "", "-"])
+def test_a_placeholder_dependency_means_none(placeholder: str) -> None:
+    """Qwen2.5-Coder 1.5B wrote `"dependencies": ["none"]` (planner eval, fahrenheit_formula):
+    that is no dependency, not a dangling one that fails the plan."""
+    reply = PlanningReply.model_validate(
+        planning([task("1", placeholder), task("2", "1", placeholder)], ["1", "2"]),
+        context=PlanRules(),
+    )
+    assert [t.dependencies for t in reply.plan().task_decomposition.subtasks] == [[], ["1"]]
+
+
 def test_cycle() -> None:
     message = rejected(
         planning([task("a", "c"), task("b", "a"), task("c", "b"), task("d")], ["a", "b", "c", "d"])

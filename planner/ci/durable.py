@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.ci.gitops import GitError, GitWorkspace, Published, on_branch, publish
 from planner.ci.lease import Lease, LeaseRules, acquire, release, restore_history
+from planner.ci.tracking import no_closing_keywords
 from planner.engine.checkpoints import MARKER_TRAILER, reconcile, record_checkpoint
 from planner.engine.flow import StopPass
 from planner.engine.history import SKIPPED_MARK, SKIPPED_MORE, PlanningHistoryStore
@@ -56,7 +57,7 @@ class CheckpointReporter:
 
 
 def checkpoint_message(run: IssueRun, task_id: str, marker: str) -> str:
-    title = " ".join(run.target.issue.title.split())[:120]
+    title = no_closing_keywords(" ".join(run.target.issue.title.split())[:120])
     lines = [f"planner: {title} ({run.forge.issue_reference(run.number)})", ""]
     lines += [f"Checkpoint after {task_id}.", "", f"{MARKER_TRAILER}: {marker}"]
     actor = run.trigger.actor

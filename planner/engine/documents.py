@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from planner.engine.clarifications import check_clarification, echoes_planner
 from planner.engine.tool_names import canonical_tool, unknown_tool_problem
@@ -29,12 +29,30 @@ class GoalUnderstanding(Doc):
     context: str = ""
 
 
+NO_DEPENDENCY = frozenset({"", "none", "null", "n/a", "na", "-", "nothing"})
+"""What small models write for "no dependency" (seen: Qwen2.5-Coder 1.5B's `["none"]`)."""
+
+
 class Subtask(Doc):
     id: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9_.\-]+$")
     description: str
     dependencies: list[str] = Field(default_factory=list)
     estimated_complexity: Literal["low", "medium", "high"] = "medium"
     required_tools: list[str] = Field(default_factory=list)
+
+    @field_validator("dependencies", mode="before")
+    @classmethod
+    def _placeholders_are_no_dependency(cls, value: Any) -> Any:
+        """`["none"]` means no dependency, not a dependency on a task called none."""
+        if isinstance(value, str):
+            value = [] if value.strip().casefold() in NO_DEPENDENCY else [value]
+        if isinstance(value, list):
+            return [
+                v
+                for v in value
+                if not (isinstance(v, str) and v.strip().casefold() in NO_DEPENDENCY)
+            ]
+        return value
 
 
 class TaskDecomposition(Doc):
