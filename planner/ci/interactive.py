@@ -93,6 +93,11 @@ class RestoreOnce:
     def save(self, directory: Path, issue: str) -> None:
         self.backend.save(directory, issue)
 
+    @property
+    def problems(self) -> list[str]:
+        """What the backend could not read (an artifact from a fork, a broken archive)."""
+        return list(getattr(self.backend, "problems", []))
+
 
 def restore_once(backend: HistoryBackend | None) -> HistoryBackend | None:
     return None if backend is None else RestoreOnce(backend)

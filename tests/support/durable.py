@@ -30,7 +30,11 @@ from tests.support.ci_job import ENTRYPOINT, Finished, github_action_env, gitlab
 
 API_KEY = "sk-scriptedTestKey0123456789abcdef"
 HISTORY_DIR = "planning_history"
-QUIET = {"REPLANNING_ENABLED": "false", "REFLECTION_ENABLED": "false", "REFINEMENT_ENABLED": "false"}
+QUIET = {
+    "REPLANNING_ENABLED": "false",
+    "REFLECTION_ENABLED": "false",
+    "REFINEMENT_ENABLED": "false",
+}
 """Fewer model calls per pass: each request of a script is then a phase boundary of its own."""
 
 Hook = Callable[[subprocess.Popen[bytes]], None]
