@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from planner.approval.commands import Approve, Reject
 from planner.approval.models import ActionSpecExt, PlanRecord, SpecSelection
+from planner.approval.store import spec_number
 from planner.approval.tool import PlanTool
 
 
@@ -17,7 +18,7 @@ def apply_answer(tool: PlanTool, answer: Approve | Reject, approver: str) -> str
     known = {spec_id for ids in waiting.values() for spec_id in ids}
     if not known:
         return "Nothing is waiting for approval."
-    wanted = list(answer.ids) or sorted(known, key=_number)
+    wanted = list(answer.ids) or sorted(known, key=spec_number)
     unknown = [spec_id for spec_id in wanted if spec_id not in known]
     chosen = [spec_id for spec_id in wanted if spec_id in known]
     for plan_id, ids in waiting.items():
@@ -56,7 +57,3 @@ def _waiting_by_plan(tool: PlanTool) -> dict[str, list[str]]:
 
 def _waiting_ids(record: PlanRecord) -> list[str]:
     return [s.id for s in record.state.action_specs if s.outcome == "pending" and s.needs_person]
-
-
-def _number(spec_id: str) -> int:
-    return int(spec_id[1:]) if spec_id[1:].isdigit() else 0

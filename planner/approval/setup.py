@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 from planner.approval.fileops import CallTool, SpecExecutor
@@ -12,19 +13,20 @@ from planner.approval.tool import PlanTool
 from planner.approval.validation import SpecRules
 from planner.engine.config import PlannerConfig
 from planner.engine.history import PlanningHistoryStore
+from planner.tools.commands import allowed_argv
 from planner.tools.paths import PathPolicy
 from planner.tools.registry import ToolRegistry
 
 
-def command_checker(config: PlannerConfig):  # type: ignore[no-untyped-def]
+def command_checker(config: PlannerConfig) -> Callable[[str], bool]:
+    """The tools' allow-list rule for a spec's command text."""
     prefixes = config.tools.command_prefixes
 
     def allowed(command: str) -> bool:
         try:
-            argv = shlex.split(command)
+            return allowed_argv(shlex.split(command), prefixes)
         except ValueError:
             return False
-        return any(tuple(argv[: len(prefix)]) == prefix for prefix in prefixes)
 
     return allowed
 

@@ -170,11 +170,12 @@ def _ref(record: PlanRecord, updated_at: str) -> PlanRef:
         issue=record.plan.issue,
         specs=len(record.state.action_specs),
         updated_at=updated_at,
-        max_spec=max((_number(s.id) for s in record.state.action_specs), default=0),
+        max_spec=max((spec_number(s.id) for s in record.state.action_specs), default=0),
     )
 
 
-def _number(spec_id: str) -> int:
+def spec_number(spec_id: str) -> int:
+    """N of a spec id `aN` (0 for anything else)."""
     return int(spec_id[1:]) if spec_id[1:].isdigit() else 0
 
 

@@ -20,7 +20,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,7 +84,7 @@ class CommandTool:
         return None
 
     def _allowed(self, argv: list[str]) -> bool:
-        return any(tuple(argv[: len(prefix)]) == prefix for prefix in self.prefixes)
+        return allowed_argv(argv, self.prefixes)
 
     def _refusal(self, argv: list[str]) -> str:
         allowed = "; ".join(" ".join(prefix) for prefix in self.prefixes)
@@ -185,3 +185,8 @@ def _polled_exit(pid: int, timeout: float) -> bool:
             return False
         time.sleep(min(0.05, remaining))
     return True
+
+
+def allowed_argv(argv: Sequence[str], prefixes: Sequence[tuple[str, ...]]) -> bool:
+    """The command-allow-list rule: `argv` starts with one of the allowed prefixes."""
+    return any(tuple(argv[: len(prefix)]) == prefix for prefix in prefixes)
