@@ -67,7 +67,24 @@ def demo(args: list[str]) -> None:
 def test(args: list[str]) -> None:
     ensure_venv("dev")
     ensure_node()
-    run(BIN / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *args)
+    run(BIN / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *workers(args), *args)
+
+
+def workers(args: list[str]) -> list[str]:
+    """pytest-xdist options for a run of the suite (or of a -k/-m selection of it); a run that
+    names test files, sets -n or turns xdist off is left as asked (one file: serial).
+
+    More workers than cores: the end-to-end tests spend part of their time waiting on their
+    subprocesses and servers (README "Development" has the measurements)."""
+    if any(_names_tests(arg) or arg.startswith(("-n", "--numprocesses")) for arg in args):
+        return []
+    if any(arg.endswith("no:xdist") for arg in args):
+        return []
+    return ["-n", str(max(4, os.cpu_count() or 1)), "--dist", "worksteal"]
+
+
+def _names_tests(arg: str) -> bool:
+    return not arg.startswith("-") and ("::" in arg or (ROOT / arg).exists() or Path(arg).exists())
 
 
 def lint(args: list[str]) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +12,31 @@ import pytest
 
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.fake_forge import FakeGitHub, FakeGitLab
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A HOME of this process's own (each xdist worker has one): planner runs in process and
+    its children write `git config --global` (safe.directory), which must neither grow the
+    real ~/.gitconfig nor race another worker for its lock. Caches stay shared (pip's, for
+    the wheel test, is safe to share and saves a download)."""
+    saved = {name: os.environ.get(name) for name in ("HOME", "XDG_CACHE_HOME")}
+    home = tempfile.mkdtemp(prefix="planner-tests-home-")
+    config.stash[SAVED_KEY] = (saved, home)
+    os.environ["XDG_CACHE_HOME"] = saved["XDG_CACHE_HOME"] or str(Path.home() / ".cache")
+    os.environ["HOME"] = home
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    saved, home = config.stash[SAVED_KEY]
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    shutil.rmtree(home, ignore_errors=True)
+
+
+SAVED_KEY = pytest.StashKey[tuple[dict[str, str | None], str]]()
 
 
 @pytest.fixture

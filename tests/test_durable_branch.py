@@ -27,8 +27,9 @@ from tests.support.durable import (
 
 FILES = ("ONE.md", "TWO.md")
 PLAN = two_file_plan(*FILES)
-SHORT_LEASE = "forge:\n  lease_seconds: 4\n"
-"""A killed job's lease on the issue expires 4 s after it was taken, so reruns wait little."""
+SHORT_LEASE = "forge:\n  lease_seconds: 2\n"
+"""A killed job's lease on the issue expires 2 s after it was taken, so a rerun (which needs
+about as long to start) waits little or not at all before it takes the lease over."""
 RERUN_FROM = {0: 0, 1: 1, 2: 1, 3: 3, 4: 3, 5: 5}
 """Killed when request k arrived, the rerun's script starts at this step: the task that was
 running is done again, every task that had finished (and was pushed) is not."""
@@ -66,7 +67,7 @@ def test_sigkill_at_each_phase_boundary_then_a_rerun_ends_with_every_task_on_the
     assert_both_files_on_the_branch(jobs)
     [comment] = jobs.tracking()
     assert "✅ Done" in comment.body
-    # The killed job never freed its lease on the issue: the rerun waited for it to expire.
+    # The killed job never freed its lease on the issue: the rerun took it over once expired.
     assert "its lease on this issue expired" in comment.body
     checkpoints = [e for e in jobs.history() if e["type"] == "checkpoint"]
     heads = git(jobs.fake.bare, "rev-list", branch(jobs)).split()

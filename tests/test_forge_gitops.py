@@ -14,6 +14,7 @@ import pytest
 from planner.ci.forges.base import GitRemote
 from planner.ci.gitops import GitError, GitWorkspace, Identity
 from tests.fake_forge import FakeGitHub, git
+from tests.fake_forge.core import IDENTITY
 from tests.fake_forge.scenario import clone, commit_author, commit_message, file_on
 
 BOT = Identity("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
@@ -199,7 +200,7 @@ def test_planted_hooks_and_fsmonitor_never_run_and_never_see_a_token(
     plant_spies(control, tmp_path / "control-spies")
     (control / "x.txt").write_text("x\n", encoding="utf-8")
     git(control, "add", "-A")
-    git(control, "commit", "-q", "--no-verify", "-m", "x", env={"GIT_AUTHOR_NAME": "a"})
+    git(control, "commit", "-q", "--no-verify", "-m", "x", env=IDENTITY)
     assert {p.name for p in (tmp_path / "control-spies").iterdir()} >= {
         "post-commit.env",
         "fsmonitor.env",
