@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import subprocess
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +64,10 @@ def test_two_events_on_one_issue_at_once_run_one_after_the_other_and_keep_both(
     started = threading.Event()
 
     def hold(process: subprocess.Popen[bytes]) -> None:
+        lease_fetches = observe_lease_fetches(fake, numbers[0])
         started.set()  # the first job holds the lease and is planning ...
-        time.sleep(6)  # ... long enough for the second job to start and find it held
+        for _ in range(2):  # ... until the second job found it held and polled once more
+            lease_fetches.acquire(timeout=30)
 
     label = first.labelled()
     thread, box = in_thread(lambda: first.run(label, PLAN, hooks={0: hold}))
@@ -115,6 +116,21 @@ def test_two_issues_at_once_run_in_parallel(setup: Any, tmp_path: Path) -> None:
         for name in ("ONE.md", "TWO.md"):
             assert file_on(fake.bare, f"planner/issue-{number}", name) == name
     assert [len(job.tracking()) for job in jobs] == [1, 1]
+
+
+def observe_lease_fetches(fake: Any, number: int) -> threading.Semaphore:
+    """Released once for every fetch of the issue's lease ref that reaches the fake forge
+    from now on (its ls-refs request names the ref)."""
+    fetched = threading.Semaphore(0)
+    original, ref = fake._git, f"refs/planner/issues/{number}".encode()
+
+    def observe(method: str, found: Any, query: str, headers: Any, body: bytes) -> Any:
+        if found["rest"] == "git-upload-pack" and ref in body:
+            fetched.release()
+        return original(method, found, query, headers, body)
+
+    fake._git = observe
+    return fetched
 
 
 def history_file(fake: Any, number: int) -> str:

@@ -116,18 +116,23 @@ def test_sigterm_mid_command_ends_the_pass_within_seconds_and_keeps_the_work(
 def test_sigint_during_a_model_request_ends_the_pass_without_waiting_for_the_reply(
     jobs: CiJobs,
 ) -> None:
+    unanswered: list[float] = []
+
     def slow_answer(process: subprocess.Popen[bytes]) -> None:
+        asked = time.monotonic()
         signal_later(signal.SIGINT, 0.5)(process)
-        # The reply comes 12 s later, or as soon as the job has ended (it did not wait for it):
-        # a job that waited would last 12 s, and the test need not sit out the rest.
+        # The reply comes 12 s after the request, or as soon as the job has ended without it.
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=12)
+        unanswered.append(time.monotonic() - asked)
 
     script = [*slow_plan()[:3], task_steps("task_2", "TWO.md")[0]]
     finished = jobs.run(jobs.labelled(), script, hooks={3: slow_answer})
 
     assert finished.returncode == 0, finished.stdout + finished.stderr
-    assert jobs.duration < 10, jobs.duration
+    # Measured from the request, not from the job's start (a loaded machine starts it slowly):
+    # the job ended well before the reply it did not wait for.
+    assert unanswered[0] < 10, unanswered
     [comment] = jobs.tracking()
     assert "stopped by SIGINT" in comment.body
     assert file_on(jobs.fake.bare, f"planner/issue-{jobs.number}", "ONE.md") == "ONE.md"
