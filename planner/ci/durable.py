@@ -146,8 +146,10 @@ def take_lease(run: IssueRun) -> Lease | None:
 
 
 def restore_from_lease(run: IssueRun, lease: Lease | None, store: PlanningHistoryStore) -> None:
-    if run.git is not None:
-        restore_history(run.git, lease, store.filepath)
+    """The lease's copy of the history when it is longer than the cache's or artifact's."""
+    if lease is not None:
+        git = run.git or GitWorkspace(run.workspace, run.forge.git_remote())
+        restore_history(git, lease, store.filepath)
 
 
 def free_lease(run: IssueRun, lease: Lease | None) -> None:

@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from planner.ci.durable import restore_from_lease
 from planner.ci.forges.base import MARKER_PREFIX, Actor, CommentData, parse_time
 from planner.ci.interactive_comment import (
     SESSION_MARKER,
@@ -73,6 +74,9 @@ def interactive_event(
     directory = history_directory(run.config, run.workspace)
     if history is not None:
         history.restore(directory, str(run.number))
+    # The session's journal is in the issue's history, which the lease also carries.
+    store = PlanningHistoryStore(directory, run.forge.repository, str(run.number))
+    restore_from_lease(run, run.lease, store)
     issue = IssueSessions(run, directory, model, extra_tools, history)
     return issue.route()
 

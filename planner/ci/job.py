@@ -160,12 +160,14 @@ def run_for_event(
     run = IssueRun(forge, trigger, target, config, workspace, env)
     if trigger.command == "stop":
         return run.stop(history)
-    # Interactive planning sessions (planner.ci.interactive) take the events that are theirs.
     history = restore_once(history)
-    session_outcome = interactive_event(run, model=model, extra_tools=extra_tools, history=history)
-    if session_outcome is not None:
-        return session_outcome
-    return run.execute(model=model, extra_tools=extra_tools, history=history)
+
+    def handle() -> CiOutcome:
+        # Interactive planning sessions (planner.ci.interactive) take the events that are theirs.
+        session = interactive_event(run, model=model, extra_tools=extra_tools, history=history)
+        return session or run.execute(model=model, extra_tools=extra_tools, history=history)
+
+    return run.leased(handle)
 
 
 def skipped(platform: str, reason: str, number: int | None = None) -> CiOutcome:
@@ -392,20 +394,26 @@ class IssueRun:
 
     # -- a pass ------------------------------------------------------------------------------
 
-    def execute(
-        self, *, model: Any, extra_tools: tuple[ToolProvider, ...], history: HistoryBackend | None
-    ) -> CiOutcome:
-        # The 'working' comment comes before the first model call. If it cannot be written,
-        # nothing has been written and the error goes to the entry point as it is.
+    def leased(self, handle: Callable[[], CiOutcome]) -> CiOutcome:
+        """`handle` the event while holding the issue's lease: one run per issue at a time,
+        planning-session replies included (planner.ci.lease)."""
         start_deadline(self.config.budget)
         try:
-            self.lease = take_lease(self)  # durable: one run per issue at a time
+            self.lease = take_lease(self)
         except LeaseBusy as exc:
             return self._busy(str(exc))
         try:
-            return self._execute(model=model, extra_tools=extra_tools, history=history)
+            return handle()
         finally:
             free_lease(self, self.lease)
+
+    def execute(
+        self, *, model: Any, extra_tools: tuple[ToolProvider, ...], history: HistoryBackend | None
+    ) -> CiOutcome:
+        """A pass, under the lease (`leased`). The 'working' comment comes before the first
+        model call: if it cannot be written, nothing has been written and the error goes to
+        the entry point as it is."""
+        return self._execute(model=model, extra_tools=extra_tools, history=history)
 
     def _busy(self, reason: str) -> CiOutcome:
         """Another run held the issue all the time this run could wait: say so, touch nothing."""

@@ -92,7 +92,10 @@ class CiJobs:
             out, err = process.communicate(timeout=110)
             self.duration = time.monotonic() - started
             self.kinds = [request.kind for request in model.requests]
-            model.assert_consumed()
+            try:
+                model.assert_consumed()
+            except AssertionError as exc:  # the job's own words say why it asked otherwise
+                raise AssertionError(f"{exc}\n--- the job printed ---\n{out.decode()[-3000:]}")
         self._save_cache(workspace)
         return Finished(process.returncode, out.decode(), err.decode())
 
