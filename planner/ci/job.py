@@ -44,7 +44,7 @@ from planner.ci.forges.base import (
     parse_time,
 )
 from planner.ci.forges.http import RetryPolicy
-from planner.ci.gitops import GitWorkspace, Identity
+from planner.ci.gitops import GitWorkspace, Identity, on_branch
 from planner.ci.interactive import interactive_event, restore_once
 from planner.ci.lease import Lease, LeaseBusy
 from planner.ci.signals import start_deadline
@@ -461,10 +461,12 @@ class IssueRun:
             if history is not None:
                 history.save(directory, str(self.number))
         self.view.result = result
-        pull = self._pull_request(result, base) if git.commits_ahead() else None
-        if pull is None:
+        if not git.commits_ahead():
             self.view.notes.append("No changes so far, so there is no commit and no pull request.")
-        return self._outcome(result, commit, pull)
+            return self._outcome(result, commit, None)
+        if self._closed_by_a_person(git):
+            return self._outcome(result, commit, None)
+        return self._outcome(result, commit, self._pull_request(result, base))
 
     def _pass(
         self,
@@ -531,6 +533,23 @@ class IssueRun:
         )
 
     # -- the pull request ----------------------------------------------------------------------
+
+    def _closed_by_a_person(self, git: GitWorkspace) -> bool:
+        """A person closed the branch's pull request without merging it, and the branch still
+        carries that work: never reopen it or open another behind their back; say so."""
+        if self.forge.find_pull_request(self.branch) is not None:
+            return False
+        closed = self.forge.last_closed_pull_request(self.branch)
+        if closed is None:
+            return False
+        reference = self.forge.pull_reference(closed.number)
+        if closed.merged:
+            self.view.notes.append(f"{reference} was merged; this run's changes go to a new one.")
+            return False
+        if closed.head_sha and not on_branch(git, closed.head_sha, ""):
+            return False  # the branch was made anew since (deleted, then redone): new work
+        self.view.notes.append(closed_pull_note(reference, closed, self.branch))
+        return True
 
     def _pull_request(self, result: PassResult, base: str) -> PullRequestData:
         draft = self.config.forge.draft_pr and result.status != "completed"
@@ -682,6 +701,15 @@ FINAL_STATES: dict[str, TrackingState] = {
     "needs_human": "needs_human",
     "failed": "failed",
 }
+
+
+def closed_pull_note(reference: str, closed: PullRequestData, branch: str) -> str:
+    by = f" by @{closed.closed_by}" if closed.closed_by else ""
+    return (
+        f"{reference} was closed{by} without merging, so planner did not reopen it or open "
+        f"another: this run's commits are on `{branch}`. Reopen {reference} to review them, "
+        f"or delete the branch `{branch}` to have planner redo the work in a new one."
+    )
 
 
 def _outcome_lines(outcomes: list[str]) -> list[str]:

@@ -68,6 +68,10 @@ class GhPull:
     draft: bool
     head_repo: str
     state: str = "open"
+    merged: bool = False
+    closed_by: str = ""
+    head_sha: str = ""
+    """Frozen when the pull request is closed, as GitHub keeps it; else the branch's head."""
 
 
 class FakeGitHub(FakeServerBase):
@@ -236,8 +240,16 @@ class FakeGitHub(FakeServerBase):
         role = {"admin": "admin", "write": "write", "read": "read"}.get(permission, "none")
         return 200, {"permission": permission, "role_name": role, "user": {"login": user}}, {}
 
+    def close_pull(self, number: int, by: str, *, merged: bool = False) -> None:
+        """A person closes (or merges) the pull request in the web interface."""
+        pull = self.pulls[number]
+        pull.head_sha = self.branches().get(pull.head, "")
+        pull.state, pull.merged, pull.closed_by = "closed", merged, by
+
     def _list_pulls(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         pulls = [p for p in self.pulls.values() if q.get("state", "open") in (p.state, "all")]
+        if q.get("sort") == "updated" and q.get("direction") == "desc":
+            pulls.reverse()  # the newest number was updated last in these scenarios
         if "head" in q:  # GitHub filters by `user:ref`
             pulls = [p for p in pulls if f"{p.head_repo.split('/')[0]}:{p.head}" == q["head"]]
         return 200, [self._pull(p) for p in pulls], {}
@@ -350,6 +362,7 @@ class FakeGitHub(FakeServerBase):
             "user": self._user(self.token_user[0], "Bot"),
             "html_url": f"{self.base_url}/{self.repository}/pull/{pull.number}",
             "pull_request": {"url": f"{self.api_url}/repos/{self.repository}/pulls/{pull.number}"},
+            "closed_by": self._user(pull.closed_by, "User") if pull.closed_by else None,
         }
 
     def _comment(self, comment: GhComment) -> JSON:
@@ -372,7 +385,12 @@ class FakeGitHub(FakeServerBase):
             "body": pull.body,
             "draft": pull.draft,
             "state": pull.state,
-            "head": {"ref": pull.head, "repo": {"full_name": pull.head_repo}},
+            "merged_at": "2026-01-02T03:04:05Z" if pull.merged else None,
+            "head": {
+                "ref": pull.head,
+                "sha": pull.head_sha or self.branches().get(pull.head, ""),
+                "repo": {"full_name": pull.head_repo},
+            },
             "base": {"ref": pull.base, "repo": {"full_name": self.repository}},
         }
 

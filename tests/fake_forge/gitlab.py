@@ -47,6 +47,9 @@ class GlMergeRequest:
     description: str
     state: str = "opened"
     source_project_id: int = 42
+    closed_by: str = ""
+    sha: str = ""
+    """Frozen when the merge request is closed; else the source branch's head."""
 
 
 @dataclass
@@ -204,6 +207,12 @@ class FakeGitLab(FakeServerBase):
         username = next((name for name, uid in self.users.items() if uid == user_id), "?")
         return 200, {"id": user_id, "username": username, "access_level": self.members[user_id]}, {}
 
+    def close_mr(self, iid: int, by: str, *, merged: bool = False) -> None:
+        """A person closes (or merges) the merge request in the web interface."""
+        mr = self.merge_requests[iid]
+        mr.sha = self.branches().get(mr.source_branch, "")
+        mr.state, mr.closed_by = ("merged" if merged else "closed"), by
+
     def _list_mrs(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         found = [
             mr
@@ -211,6 +220,8 @@ class FakeGitLab(FakeServerBase):
             if q.get("state", "all") in (mr.state, "all")
             and q.get("source_branch", mr.source_branch) == mr.source_branch
         ]
+        if q.get("order_by") == "updated_at" and q.get("sort") == "desc":
+            found.reverse()  # the newest iid was updated last in these scenarios
         return 200, [self._mr(mr) for mr in found], {}
 
     def _create_mr(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
@@ -331,9 +342,16 @@ class FakeGitLab(FakeServerBase):
             "title": mr.title,
             "description": mr.description,
             "state": mr.state,
+            "sha": mr.sha or self.branches().get(mr.source_branch, ""),
+            "closed_by": _user_of(mr.closed_by) if mr.state == "closed" else None,
+            "merge_user": _user_of(mr.closed_by) if mr.state == "merged" else None,
             "draft": mr.title.startswith(("Draft:", "[Draft]", "(Draft)")),
             "web_url": f"{self.base_url}/{self.repository}/-/merge_requests/{mr.iid}",
         }
+
+
+def _user_of(username: str) -> JSON | None:
+    return {"id": 99, "username": username, "name": username} if username else None
 
 
 def _split(value: Any) -> list[str]:

@@ -99,6 +99,11 @@ class PullRequestData(BaseModel):
     draft: bool = False
     state: str = "open"
     same_repository: bool = True
+    merged: bool = False
+    head_sha: str = ""
+    """The commit the pull request's head pointed at (when it was closed, for a closed one)."""
+    closed_by: str = ""
+    """Who closed or merged it, when the forge says."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +167,10 @@ class ForgeAdapter(ABC):
     @abstractmethod
     def find_pull_request(self, head: str) -> PullRequestData | None:
         """The open pull/merge request whose head is this branch of this repository."""
+
+    def last_closed_pull_request(self, head: str) -> PullRequestData | None:
+        """The most recently closed (or merged) pull/merge request of this branch, if any."""
+        return None
 
     @abstractmethod
     def _create_pull_request(

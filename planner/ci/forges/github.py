@@ -223,6 +223,19 @@ class GitHubForge(ForgeAdapter):
         pulls = [self._pull(item) for item in reply.data or []]
         return next((p for p in pulls if p.head == head and p.same_repository), None)
 
+    def last_closed_pull_request(self, head: str) -> PullRequestData | None:
+        params = {"head": f"{self.owner}:{head}", "state": "closed", "sort": "updated"}
+        params |= {"direction": "desc", "per_page": "10"}
+        reply = self.api.request("GET", f"{self._repo}/pulls", params=params)
+        pulls = [self._pull(item) for item in reply.data or []]
+        found = next((p for p in pulls if p.head == head and p.same_repository), None)
+        if found is None:
+            return None
+        # The pulls API does not say who closed it; the issue view of the pull request does.
+        issue = self.api.request("GET", f"{self._repo}/issues/{found.number}", allow=(404,))
+        closer = (issue.data or {}).get("closed_by") if issue.status == 200 else None
+        return found.model_copy(update={"closed_by": str((closer or {}).get("login") or "")})
+
     def _create_pull_request(
         self, *, head: str, base: str, title: str, body: str, draft: bool
     ) -> PullRequestData:
@@ -259,6 +272,8 @@ class GitHubForge(ForgeAdapter):
             draft=bool(data.get("draft")),
             state=str(data.get("state") or "open"),
             same_repository=str(head_repo).lower() == self.repository.lower(),
+            merged=bool(data.get("merged_at")),
+            head_sha=str(head.get("sha") or ""),
         )
 
     # -- git and links ---------------------------------------------------------------------------

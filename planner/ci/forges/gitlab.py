@@ -227,6 +227,13 @@ class GitLabForge(ForgeAdapter):
         found = [self._merge_request(item) for item in reply.data or []]
         return next((mr for mr in found if mr.head == head and mr.same_repository), None)
 
+    def last_closed_pull_request(self, head: str) -> PullRequestData | None:
+        params = {"source_branch": head, "order_by": "updated_at", "sort": "desc"}
+        reply = self.api.request("GET", f"{self._project}/merge_requests", params=params)
+        found = [self._merge_request(item) for item in reply.data or []]
+        ended = (mr for mr in found if mr.state in ("closed", "merged") and mr.head == head)
+        return next((mr for mr in ended if mr.same_repository), None)
+
     def _create_pull_request(
         self, *, head: str, base: str, title: str, body: str, draft: bool
     ) -> PullRequestData:
@@ -261,6 +268,11 @@ class GitLabForge(ForgeAdapter):
             draft=bool(data.get("draft") or data.get("work_in_progress")),
             state="open" if data.get("state") == "opened" else str(data.get("state", "")),
             same_repository=data.get("source_project_id") == data.get("target_project_id"),
+            merged=data.get("state") == "merged",
+            head_sha=str(data.get("sha") or ""),
+            closed_by=_username(
+                data.get("merge_user") or data.get("merged_by") or data.get("closed_by")
+            ),
         )
 
     # -- git and links ---------------------------------------------------------------------------
@@ -279,6 +291,10 @@ class GitLabForge(ForgeAdapter):
 
     def pull_reference(self, number: int) -> str:
         return f"!{number}"
+
+
+def _username(user: Any) -> str:
+    return str(user.get("username") or "") if isinstance(user, dict) else ""
 
 
 def _draft_title(title: str, draft: bool) -> str:
