@@ -19,7 +19,6 @@ from planner.engine.history import read_entries, task_uuid
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import IDENTITY, git
 from tests.fake_forge.scenario import file_on
-from tests.support.planning_session import design_step, discovery_step
 from tests.support.durable import (
     CiJobs,
     Finished,
@@ -28,6 +27,7 @@ from tests.support.durable import (
     one_task_plan,
     two_file_plan,
 )
+from tests.support.planning_session import design_step, discovery_step
 
 PLAN = two_file_plan("ONE.md", "TWO.md")
 

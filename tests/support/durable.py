@@ -95,7 +95,8 @@ class CiJobs:
             try:
                 model.assert_consumed()
             except AssertionError as exc:  # the job's own words say why it asked otherwise
-                raise AssertionError(f"{exc}\n--- the job printed ---\n{out.decode()[-3000:]}")
+                said = out.decode()[-3000:]
+                raise AssertionError(f"{exc}\n--- the job printed ---\n{said}") from None
         self._save_cache(workspace)
         return Finished(process.returncode, out.decode(), err.decode())
 
