@@ -246,3 +246,23 @@ def test_a_pull_request_closed_by_a_person_is_never_reopened_and_no_work_is_lost
         "closed",
         "open" if jobs.platform == "github" else "opened",
     ]
+
+
+def test_after_a_merge_the_next_runs_changes_go_to_a_new_pull_request(jobs: CiJobs) -> None:
+    first = jobs.run(jobs.labelled(), PLAN[:3], max_model_calls="3")
+    assert first.returncode == 0, first.stdout
+    if jobs.platform == "github":
+        [number] = jobs.fake.pulls
+        jobs.fake.close_pull(number, "mona", merged=True)
+        reference = f"#{number}"
+    else:
+        [number] = jobs.fake.merge_requests
+        jobs.fake.close_mr(number, "mona", merged=True)
+        reference = f"!{number}"
+
+    rerun = jobs.run(jobs.comment("/planner"), PLAN[3:])
+
+    assert rerun.returncode == 0, rerun.stdout
+    assert len(pull_states(jobs)) == 2  # the merged one, and a new one for the new commits
+    [comment] = jobs.tracking()
+    assert f"{reference} was merged; this run's changes go to a new one." in comment.body
