@@ -308,7 +308,8 @@ def test_a_task_that_never_called_a_tool_is_not_ticked(harness: Harness) -> None
         reply_text("execute", "All done."),
         completion(done=False, completed=0),
     )
-    result = harness.run(**{"planning.replanning.enabled": False, "planning.reflection.enabled": False})
+    quiet = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+    result = harness.run(**quiet)
     [task] = result.tasks
     assert task.status == "failed"
     assert task.summary.startswith("ended without calling any tool, so nothing was done")
