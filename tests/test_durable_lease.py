@@ -225,3 +225,29 @@ def test_a_planning_session_continues_on_a_runner_without_cache_from_the_lease(
 
     assert replied.returncode == 0, replied.stdout
     assert jobs.kinds == ["interactive_design"]
+
+
+def test_a_forge_that_refuses_the_lease_ref_still_gets_its_work_done(short_lease: CiJobs) -> None:
+    """Some forge (or a server-side hook) may refuse refs outside refs/heads and refs/tags.
+    The lease is a safeguard, not a requirement: the run goes on without it and says so,
+    instead of failing every event on the repository."""
+    jobs = short_lease
+    hook = jobs.fake.bare / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\n"
+        "while read old new ref; do\n"
+        '  case "$ref" in refs/planner/*) echo "custom refs are not allowed" >&2; exit 1;; esac\n'
+        "done\n",
+        encoding="utf-8",
+    )
+    hook.chmod(0o755)
+
+    finished = jobs.run(jobs.labelled(), PLAN)
+
+    assert finished.returncode == 0, finished.stdout
+    assert file_on(jobs.fake.bare, f"planner/issue-{jobs.number}", "TWO.md") == "TWO.md"
+    [comment] = jobs.tracking()
+    assert f"The issue's lease (`refs/planner/issues/{jobs.number}`) could not be used" in (
+        comment.body
+    )
+    assert "custom refs are not allowed" in comment.body
