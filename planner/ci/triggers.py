@@ -299,7 +299,9 @@ def _github_dispatch(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger
     actor = github_actor(_need(payload, "sender"))
     command, text = _manual_command(str(inputs.get("instruction") or ""), config)
     kind = _dispatch_kind(actor, command, text, config)
-    return kind if isinstance(kind, Skip) else Trigger(
+    if isinstance(kind, Skip):
+        return kind
+    return Trigger(
         platform="github",
         kind=kind,
         event="workflow_dispatch",
@@ -365,9 +367,7 @@ def is_gitlab_bot(username: str) -> bool:
     return bool(GITLAB_BOT_NAME.fullmatch(username)) or username in GITLAB_SYSTEM_BOTS
 
 
-def gitlab_trigger_from_env(
-    env: Mapping[str, str], config: ForgeConfig
-) -> Trigger | Skip | Sweep:
+def gitlab_trigger_from_env(env: Mapping[str, str], config: ForgeConfig) -> Trigger | Skip | Sweep:
     """TRIGGER_PAYLOAD (a webhook via the pipeline trigger API), PLANNER_ISSUE_IID, or a
     scheduled pipeline naming neither (the sweep)."""
     if env.get("TRIGGER_PAYLOAD"):
@@ -507,7 +507,9 @@ def _gitlab_manual(env: Mapping[str, str], config: ForgeConfig) -> Trigger | Ski
     )
     command, text = _manual_command(env.get("PLANNER_INSTRUCTION", ""), config)
     kind = _dispatch_kind(actor, command, text, config)
-    return kind if isinstance(kind, Skip) else Trigger(
+    if isinstance(kind, Skip):
+        return kind
+    return Trigger(
         platform="gitlab",
         kind="manual" if kind == "dispatch" else kind,
         event=f"pipeline ({env.get('CI_PIPELINE_SOURCE') or 'unknown'})",
