@@ -181,12 +181,7 @@ class FakeGitLab(FakeServerBase):
             for _, issue in sorted(self.issues.items())
             if state in (issue.state, "all") and all(name in issue.labels for name in wanted)
         ]
-        per_page = min(int(q.get("per_page", 20)), self.page_size)
-        page = int(q.get("page", 1))
-        chunk = issues[(page - 1) * per_page : page * per_page]
-        more = page * per_page < len(issues)
-        headers = {"x-page": str(page), "x-next-page": str(page + 1) if more else ""}
-        return 200, [self._issue(issue) for issue in chunk], headers
+        return self._paged([self._issue(issue) for issue in issues], q)
 
     def _create_pipeline(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         if not isinstance(body, dict) or not body.get("ref"):
@@ -220,12 +215,16 @@ class FakeGitLab(FakeServerBase):
         notes = self.notes_on(int(m["n"]))
         if q.get("sort") == "desc":
             notes.reverse()
+        return self._paged([self._note(note) for note in notes], q)
+
+    def _paged(self, items: list[JSON], q: dict[str, str]) -> Reply:
+        """One page of `items`, with GitLab's `x-page` / `x-next-page` headers."""
         per_page = min(int(q.get("per_page", 20)), self.page_size)
         page = int(q.get("page", 1))
-        chunk = notes[(page - 1) * per_page : page * per_page]
-        more = page * per_page < len(notes)
+        chunk = items[(page - 1) * per_page : page * per_page]
+        more = page * per_page < len(items)
         headers = {"x-page": str(page), "x-next-page": str(page + 1) if more else ""}
-        return 200, [self._note(note) for note in chunk], headers
+        return 200, chunk, headers
 
     def _create_note(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         if int(m["n"]) not in self.issues:
@@ -294,12 +293,7 @@ class FakeGitLab(FakeServerBase):
 
     def _list_jobs(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         jobs = sorted(self.jobs.values(), key=lambda job: job.id, reverse=True)
-        per_page = min(int(q.get("per_page", 20)), self.page_size)
-        page = int(q.get("page", 1))
-        chunk = jobs[(page - 1) * per_page : page * per_page]
-        more = page * per_page < len(jobs)
-        headers = {"x-page": str(page), "x-next-page": str(page + 1) if more else ""}
-        return 200, [self._job(job) for job in chunk], headers
+        return self._paged([self._job(job) for job in jobs], q)
 
     def _job_artifacts(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         job = self.jobs.get(int(m["id"]))
