@@ -215,6 +215,7 @@ def test_one_issues_problem_is_said_and_the_others_are_still_swept(jobs: CiJobs)
     trusted_comment(jobs, 44, f"{TRACKING_MARKER}\n{past}")
     if jobs.platform == "github":
         jobs.fake.fail("POST", r"/dispatches$", 403, times=1)
+        _labelled_pull_request(jobs, 45, past)  # GitHub lists it as an issue: never swept
     else:
         jobs.fake.fail("POST", r"/pipeline$", 403, times=1)
 
@@ -228,6 +229,16 @@ def test_one_issues_problem_is_said_and_the_others_are_still_swept(jobs: CiJobs)
     assert f"{_ref(jobs, 42)}: not started: planner's tracking comment is missing" in out
     assert "started 2 run(s); 1 failed" in out
     assert not [w for w in jobs.fake.writes() if "comments" in w.path or "notes" in w.path]
+
+
+def _labelled_pull_request(jobs: CiJobs, number: int, past: str) -> None:
+    from tests.fake_forge.github import GhPull
+
+    jobs.fake.push_branch("feature/z")
+    pull = GhPull(number, "feature/z", "main", "A PR", "", False, jobs.fake.repository)
+    pull.labels.append(NEEDS_INPUT)
+    jobs.fake.pulls[number] = pull
+    trusted_comment(jobs, number, f"{TRACKING_MARKER}\n{past}")
 
 
 # -- security -------------------------------------------------------------------------------------

@@ -90,6 +90,7 @@ class GhPull:
     draft: bool
     head_repo: str
     state: str = "open"
+    labels: list[str] = field(default_factory=list)
 
 
 class FakeGitHub(FakeServerBase):
@@ -217,10 +218,10 @@ class FakeGitHub(FakeServerBase):
         wanted = [name for name in q.get("labels", "").split(",") if name]
         state = q.get("state", "open")
         found = [
-            self._issue(issue)
-            for number, issue in sorted(self.issues.items())
-            if state in (issue.state, "all") and all(name in issue.labels for name in wanted)
-        ]
+            self._pull_as_issue(item) if isinstance(item, GhPull) else self._issue(item)
+            for _, item in sorted({**self.issues, **self.pulls}.items())
+            if state in (item.state, "all") and all(name in item.labels for name in wanted)
+        ]  # GitHub lists pull requests as issues too, with a `pull_request` key
         return self._page(found, q, f"/repos/{self.repository}/issues")
 
     def _dispatch(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
@@ -394,7 +395,7 @@ class FakeGitHub(FakeServerBase):
             "body": pull.body,
             "state": pull.state,
             "locked": False,
-            "labels": [],
+            "labels": [self._label(name) for name in pull.labels],
             "user": self._user(self.token_user[0], "Bot"),
             "html_url": f"{self.base_url}/{self.repository}/pull/{pull.number}",
             "pull_request": {"url": f"{self.api_url}/repos/{self.repository}/pulls/{pull.number}"},
