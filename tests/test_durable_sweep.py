@@ -19,12 +19,14 @@ from typing import Any
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
+from planner.ci.interactive_comment import SESSION_MARKER
 from planner.engine.config import ForgeConfig
 from planner.engine.history import task_uuid
 from planner.testing.scripted_server import Step
 from tests.plans import completion, evaluation, review_ok
 from tests.support.ci_job import Finished
 from tests.support.durable import CiJobs, issue_on, one_task_plan
+from tests.support.planning_session import design_step, discovery_step
 from tests.test_durable_waiting import ASK, REPLANNING
 
 NEEDS_INPUT = ForgeConfig().label_needs_input
@@ -336,3 +338,36 @@ def _comments(jobs: CiJobs) -> list[Any]:
     if jobs.platform == "github":
         return list(jobs.fake.comments_on(jobs.number))
     return list(jobs.fake.notes_on(jobs.number))
+
+
+# -- interactive planning sessions ----------------------------------------------------------------
+
+
+def test_the_sweep_skips_a_planning_sessions_open_questions_after_their_timeout(
+    jobs: CiJobs,
+) -> None:
+    """interactive.question_timeout_minutes: open discovery questions are skipped by the next
+    run after the timeout; the sweep starts that run."""
+    asked = jobs.run(jobs.comment("/planner plan Add staff login"), [discovery_step()])
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    [comment] = jobs.tracking()
+    found = MARKER.search(comment.body)
+    assert found, comment.body  # 5 minutes after the session's last activity
+    assert sweep(jobs).returncode == 0 and started(jobs) == []
+
+    for path in jobs.cache.rglob("*.json*"):  # the questions have waited past the timeout
+        text = path.read_text(encoding="utf-8")
+        updated = re.findall(r'"updated_at": ?"([^"]+)"', text)
+        for stamp in set(updated):
+            text = text.replace(stamp, "2020-01-01T00:00:00Z")
+        path.write_text(text, encoding="utf-8")
+    comment.body = MARKER.sub(marker(datetime(2020, 1, 1, 0, 5, tzinfo=UTC)), comment.body)
+    assert sweep(jobs).returncode == 0 and started(jobs) == [jobs.number]
+
+    ran = run_started(jobs, 0, [design_step()], {})
+
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    sessions = [c.body for c in _comments(jobs) if SESSION_MARKER in c.body]
+    assert "No answer in time: q-1, q-2, q-3 skipped." in sessions[-1]
+    [comment] = jobs.tracking()
+    assert MARKER.search(comment.body) is None  # design decisions wait for people, no timeout

@@ -58,6 +58,8 @@ def test_the_marker_is_written_only_while_waiting_and_read_back() -> None:
     body = render_tracking(TrackingView(state="needs_human", result=result))
     assert "<!-- planner:proceed-after 2026-11-24T09:30:00Z -->" in body
     assert "first scheduled sweep after 2026-11-24 09:30 UTC" in body
+    view = TrackingView(state="needs_human", proceed_after="2026-11-24T09:35:00+00:00")
+    assert proceed_after_of(render_tracking(view)) == datetime(2026, 11, 24, 9, 35, tzinfo=UTC)
     assert proceed_after_of(body) == datetime(2026, 11, 24, 9, 30, tzinfo=UTC)
     done = render_tracking(TrackingView(state="completed", result=result))
     assert proceed_after_of(done) is None

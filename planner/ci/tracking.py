@@ -71,6 +71,9 @@ class TrackingView:
     earlier_runs: list[str] = field(default_factory=list)
     approval: str = ""
     """The approval request (planner.approval.render: model text already made inert)."""
+    proceed_after: str = ""
+    """When a run waiting without a pass result (a planning session) goes on without an answer
+    (ISO 8601); a pass's own is PassResult.proceed_after."""
 
 
 def neutralize(text: str) -> str:
@@ -231,14 +234,15 @@ def _next_step(view: TrackingView) -> str:
 
 def _proceed_after(view: TrackingView, result: PassResult | None) -> str:
     """The hidden marker the sweep reads, and the same promise in words."""
-    moment = parse_moment(result.proceed_after) if result is not None else None
+    moment = parse_moment(view.proceed_after or (result.proceed_after if result else ""))
     if view.state != "needs_human" or moment is None:
         return ""
     stamp = moment.strftime("%Y-%m-%d %H:%M UTC")
     marker = PROCEED_AFTER.format(moment=moment.strftime("%Y-%m-%dT%H:%M:%SZ"))
     words = (
-        f"_Without an answer, planner proceeds on its stated assumptions at the first scheduled "
-        f"sweep after {stamp}, or at the next run on this issue._"
+        f"_Without an answer, planner goes on without it (on its stated assumptions, or skipping "
+        f"the open questions) at the first scheduled sweep after {stamp}, or at the next run on "
+        f"this issue._"
     )
     return f"{marker}\n{words}"
 
