@@ -113,3 +113,17 @@ def test_the_workflow_a_sweep_dispatches_comes_from_the_workflow_ref(
     ref: str, expected: str
 ) -> None:
     assert workflow_file(ref) == expected
+
+
+def test_the_component_runs_the_sweep_and_the_pipelines_it_creates() -> None:
+    """A scheduled pipeline runs the job (the sweep); the pipelines the sweep creates are API
+    pipelines naming the issue, which the job's rules let through as well."""
+    import yaml
+
+    from tests.support.ci_job import COMPONENT
+
+    _, jobs = yaml.safe_load_all(COMPONENT.read_text(encoding="utf-8"))
+    rules = [" ".join(rule["if"].split()) for rule in jobs["planner"]["rules"]]
+    assert '$CI_PIPELINE_SOURCE == "schedule" && $PLANNER_SWEEP != "false"' in rules
+    api = [rule for rule in rules if '"api"' in rule]
+    assert api and all("$PLANNER_ISSUE_IID" in rule for rule in api)
