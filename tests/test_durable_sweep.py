@@ -23,6 +23,8 @@ from planner.ci.interactive_comment import SESSION_MARKER
 from planner.engine.config import ForgeConfig
 from planner.engine.history import task_uuid
 from planner.testing.scripted_server import Step
+from tests.fake_forge.github import GhPull
+from tests.fake_forge.scenario import comment_event
 from tests.plans import completion, evaluation, review_ok
 from tests.support.ci_job import Finished
 from tests.support.durable import CiJobs, issue_on, one_task_plan
@@ -234,8 +236,6 @@ def test_one_issues_problem_is_said_and_the_others_are_still_swept(jobs: CiJobs)
 
 
 def _labelled_pull_request(jobs: CiJobs, number: int, past: str) -> None:
-    from tests.fake_forge.github import GhPull
-
     jobs.fake.push_branch("feature/z")
     pull = GhPull(number, "feature/z", "main", "A PR", "", False, jobs.fake.repository)
     pull.labels.append(NEEDS_INPUT)
@@ -316,8 +316,6 @@ def test_a_comment_by_planners_own_bot_still_never_triggers(jobs: CiJobs) -> Non
     if jobs.platform == "github":
         login, kind = jobs.fake.token_user
         made = jobs.fake.add_comment(jobs.number, body, login, user_type=kind)
-        from tests.fake_forge.scenario import comment_event
-
         payload = comment_event(body, jobs.fake.comment_json(made), jobs.number)
         payload["sender"] = {"login": login, "id": 41898282, "type": kind}
         payload["repository"]["full_name"] = jobs.fake.repository

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from planner.ci.forges.github import workflow_file
 from planner.ci.tracking import TrackingView, proceed_after_of, render_tracking
@@ -25,6 +26,7 @@ from planner.engine.result import PassResult
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.harness import Harness
 from tests.plans import planning, review
+from tests.support.ci_job import COMPONENT
 from tests.test_replanning_questions import ASK
 
 CONFIG = ForgeConfig()
@@ -118,10 +120,6 @@ def test_the_workflow_a_sweep_dispatches_comes_from_the_workflow_ref(
 def test_the_component_runs_the_sweep_and_the_pipelines_it_creates() -> None:
     """A scheduled pipeline runs the job (the sweep); the pipelines the sweep creates are API
     pipelines naming the issue, which the job's rules let through as well."""
-    import yaml
-
-    from tests.support.ci_job import COMPONENT
-
     _, jobs = yaml.safe_load_all(COMPONENT.read_text(encoding="utf-8"))
     rules = [" ".join(rule["if"].split()) for rule in jobs["planner"]["rules"]]
     assert '$CI_PIPELINE_SOURCE == "schedule" && $PLANNER_SWEEP != "false"' in rules
