@@ -7,7 +7,9 @@ need the forge and are decided in planner.ci.job.
 GitHub: `issues` (labeled; opened/assigned when enabled), `issue_comment` created,
 `workflow_dispatch` with an `issue` input. GitLab: Issue Hook / Note Hook payloads delivered
 by a pipeline trigger as the file variable TRIGGER_PAYLOAD, or a manual/API pipeline with
-PLANNER_ISSUE_IID. Local: an issue number and an instruction from the command line.
+PLANNER_ISSUE_IID. Local: an issue number and an instruction from the command line. A GitHub
+`schedule` event or a GitLab pipeline schedule is a `Sweep` (planner.ci.sweep), whose dispatched
+runs arrive as `workflow_dispatch` / API pipelines of kind 'sweep'.
 """
 
 from __future__ import annotations
