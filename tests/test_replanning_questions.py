@@ -50,7 +50,8 @@ def test_goal_question_stops_then_the_answer_replans_with_it(harness: Harness) -
     body = harness.reporter.comments[0].body
     assert body.startswith("## ❓ Clarification Needed (AI Decision)")
     assert "1. Which files should I write?" in body and "- write a.txt" in body
-    assert "once 30 minutes pass without an answer (at planner's next run on this issue)" in body
+    assert "once 30 minutes pass without an answer (at the first scheduled sweep after " in body
+    assert "or at planner's next run on this issue)" in body
     record = next(
         e for e in harness.of_type("replan_decision") if e["phase"] == "goal_understanding"
     )

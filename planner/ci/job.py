@@ -64,6 +64,7 @@ from planner.ci.tracking import (
 from planner.ci.triggers import (
     Platform,
     Skip,
+    Sweep,
     Trigger,
     gitlab_trigger_from_env,
     load_github_event,
@@ -149,6 +150,8 @@ def run_for_event(
 ) -> CiOutcome:
     """Handle one event end to end; see the module docstring and the env of each platform."""
     trigger = read_trigger(platform, config.forge, env, event, event_name)
+    if isinstance(trigger, Sweep):  # the entry point runs planner.ci.sweep for these
+        return skipped(platform, f"{trigger.event}: a sweep, not a run on one issue")
     if isinstance(trigger, Skip):
         return skipped(platform, trigger.reason)
     retry = RetryPolicy(config.forge.api_max_retries, config.forge.api_max_wait_seconds, sleep)
@@ -184,7 +187,7 @@ def read_trigger(
     env: Mapping[str, str],
     event: Mapping[str, Any] | None,
     event_name: str | None,
-) -> Trigger | Skip:
+) -> Trigger | Skip | Sweep:
     """GitHub: GITHUB_EVENT_NAME + GITHUB_EVENT_PATH. GitLab: TRIGGER_PAYLOAD or
     PLANNER_ISSUE_IID. Local: event {"issue", "instruction", "actor"} or PLANNER_ISSUE /
     PLANNER_INSTRUCTION. An explicit `event` replaces the one the environment names."""
@@ -252,6 +255,8 @@ def decide(forge: ForgeAdapter, trigger: Trigger, config: ForgeConfig) -> Target
 
 def permitted(forge: ForgeAdapter, trigger: Trigger, config: ForgeConfig) -> bool:
     actor = trigger.actor
+    if trigger.kind == "sweep":  # a bot started it: only planner's own token, i.e. the sweep
+        return forge.is_token_user(actor)
     if actor.login in config.allowed_users or (actor.is_bot and actor.login in config.allowed_bots):
         return True
     return forge.can_write(actor)

@@ -59,6 +59,28 @@ class GhComment:
 
 
 @dataclass
+class Dispatch:
+    """One `POST .../actions/workflows/{file}/dispatches`: the run GitHub would start."""
+
+    workflow: str
+    ref: str
+    inputs: dict[str, Any]
+    sender: tuple[str, str]
+    """(login, type) of the token's account: the run's `github.event.sender`."""
+
+    def event(self, repository: str) -> JSON:
+        """The workflow_dispatch payload the started run would read."""
+        login, kind = self.sender
+        return {
+            "inputs": dict(self.inputs),
+            "ref": f"refs/heads/{self.ref}",
+            "repository": {"full_name": repository},
+            "sender": {"login": login, "id": 41898282, "type": kind},
+            "workflow": f".github/workflows/{self.workflow}",
+        }
+
+
+@dataclass
 class GhPull:
     number: int
     head: str
@@ -72,6 +94,7 @@ class GhPull:
     closed_by: str = ""
     head_sha: str = ""
     """Frozen when the pull request is closed, as GitHub keeps it; else the branch's head."""
+    labels: list[str] = field(default_factory=list)
 
 
 class FakeGitHub(FakeServerBase):
@@ -97,6 +120,10 @@ class FakeGitHub(FakeServerBase):
         self.drafts_supported = True
         self.openapi_problems: list[str] = []
         self.artifacts: list[StoredArtifact] = []
+        self.workflows = {"planner.yml"}
+        """Workflow files with a workflow_dispatch trigger (others answer 404)."""
+        self.dispatches: list[Dispatch] = []
+        """Workflow runs requested through the API; nothing runs: tests start the job."""
         self._next_comment = 1000
         self._add_routes()
 
@@ -151,6 +178,8 @@ class FakeGitHub(FakeServerBase):
         repo = re.escape("/repos/" + self.repository)
         table = [
             ("GET", "", self._get_repo),
+            ("GET", r"/issues", self._list_issues),
+            ("POST", r"/actions/workflows/(?P<wf>[^/]+)/dispatches", self._dispatch),
             ("GET", r"/issues/(?P<n>\d+)", self._get_issue),
             ("GET", r"/issues/(?P<n>\d+)/comments", self._list_comments),
             ("POST", r"/issues/(?P<n>\d+)/comments", self._create_comment),
@@ -188,6 +217,26 @@ class FakeGitHub(FakeServerBase):
             return 200, self._pull_as_issue(self.pulls[number]), {}
         issue = self.issues.get(number)
         return (200, self._issue(issue), {}) if issue else (404, {"message": "Not Found"}, {})
+
+    def _list_issues(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        wanted = [name for name in q.get("labels", "").split(",") if name]
+        state = q.get("state", "open")
+        found = [
+            self._pull_as_issue(item) if isinstance(item, GhPull) else self._issue(item)
+            for _, item in sorted({**self.issues, **self.pulls}.items())
+            if state in (item.state, "all") and all(name in item.labels for name in wanted)
+        ]  # GitHub lists pull requests as issues too, with a `pull_request` key
+        return self._page(found, q, f"/repos/{self.repository}/issues")
+
+    def _dispatch(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        workflow = unquote(m["wf"])
+        if workflow not in self.workflows:
+            return 404, {"message": "Not Found"}, {}
+        if body.get("ref") not in self.branches():
+            return 422, {"message": f"No ref found for: {body.get('ref')}"}, {}
+        inputs = dict(body.get("inputs") or {})
+        self.dispatches.append(Dispatch(workflow, body["ref"], inputs, self.token_user))
+        return 204, None, {}
 
     def _list_comments(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         items = [self._comment(c) for c in self.comments_on(int(m["n"]))]
@@ -358,7 +407,7 @@ class FakeGitHub(FakeServerBase):
             "body": pull.body,
             "state": pull.state,
             "locked": False,
-            "labels": [],
+            "labels": [self._label(name) for name in pull.labels],
             "user": self._user(self.token_user[0], "Bot"),
             "html_url": f"{self.base_url}/{self.repository}/pull/{pull.number}",
             "pull_request": {"url": f"{self.api_url}/repos/{self.repository}/pulls/{pull.number}"},

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
-from planner.engine.errors import ApiError
+from planner.engine.errors import ApiError, UserInputError
 from planner.engine.interfaces import Forge
 from planner.engine.redaction import redact, register_secret
 
@@ -189,6 +189,21 @@ class ForgeAdapter(ABC):
     def run_url(self) -> str:
         """Link to the CI run doing the work, when there is one."""
         return ""
+
+    # -- the scheduled sweep (planner.ci.sweep) ----------------------------------------------
+
+    def list_open_issues(self, label: str) -> list[IssueData]:
+        """Open issues (never pull requests) carrying `label`, every page."""
+        raise UserInputError(f"the {self.platform or 'local'} forge has no scheduled sweep")
+
+    def start_run(self, number: int) -> str:
+        """Start a normal CI run on issue `number`, as the token's own user, on the default
+        branch; returns what was started, for the log."""
+        raise UserInputError(f"the {self.platform or 'local'} forge cannot start CI runs")
+
+    def is_token_user(self, actor: Actor) -> bool:
+        """Whether `actor` is the account planner's own token acts as (a sweep's run)."""
+        return False
 
     def branch_url(self, branch: str) -> str:
         return ""

@@ -79,8 +79,11 @@ class GitHubForge(ForgeAdapter):
         session: requests.Session | None = None,
         retry: RetryPolicy | None = None,
         bot_login: str = DEFAULT_BOT_LOGIN,
+        workflow: str = "",
     ) -> None:
         super().__init__(secrets=(token,))
+        self.workflow = workflow
+        """This workflow's file name (from GITHUB_WORKFLOW_REF): what the sweep dispatches."""
         self.bot_login = bot_login
         """The account the token posts as; only its comments are planner's own."""
         self.repository = repository
@@ -128,6 +131,7 @@ class GitHubForge(ForgeAdapter):
             session=session,
             retry=retry,
             bot_login=config.bot_login,
+            workflow=workflow_file(env.get("GITHUB_WORKFLOW_REF", "")),
         )
 
     # -- issues and comments ---------------------------------------------------------------------
@@ -137,7 +141,9 @@ class GitHubForge(ForgeAdapter):
         return f"/repos/{self.repository}"
 
     def get_issue(self, number: int) -> IssueData:
-        data = self.api.request("GET", f"{self._repo}/issues/{number}").data
+        return self._issue(self.api.request("GET", f"{self._repo}/issues/{number}").data)
+
+    def _issue(self, data: Any) -> IssueData:
         return IssueData(
             number=int(data["number"]),
             title=str(data.get("title") or ""),
@@ -287,6 +293,26 @@ class GitHubForge(ForgeAdapter):
     def run_url(self) -> str:
         return self._run_url
 
+    # -- the scheduled sweep ---------------------------------------------------------------------
+
+    def list_open_issues(self, label: str) -> list[IssueData]:
+        params = {"state": "open", "labels": label}
+        found = self.api.paginate(f"{self._repo}/issues", params)
+        return [self._issue(item) for item in found if not item.get("pull_request")]
+
+    def start_run(self, number: int) -> str:
+        """workflow_dispatch of this workflow with the input `issue` (GITHUB_TOKEN may do it:
+        dispatch events are the exception that starts runs; it needs `actions: write`)."""
+        if not self.workflow:
+            raise ConfigError("GITHUB_WORKFLOW_REF is not set: cannot tell which workflow to run")
+        path = f"{self._repo}/actions/workflows/{quote(self.workflow, safe='')}/dispatches"
+        request = {"ref": self.default_branch(), "inputs": {"issue": str(number)}}
+        self.api.request("POST", path, json=request)
+        return f"workflow {self.workflow} dispatched on {request['ref']} for #{number}"
+
+    def is_token_user(self, actor: Actor) -> bool:
+        return actor.is_bot and actor.login.lower() == self.bot_login.lower()
+
     def branch_url(self, branch: str) -> str:
         return f"{self.server_url}/{self.repository}/tree/{quote(branch)}"
 
@@ -297,6 +323,13 @@ def _label_name(label: Any) -> str:
 
 def _text(data: Any) -> str:
     return str(data).lower()
+
+
+def workflow_file(workflow_ref: str) -> str:
+    """'o/r/.github/workflows/planner.yml@refs/heads/main' -> 'planner.yml' ('' if not one)."""
+    path = workflow_ref.rpartition("@")[0] or workflow_ref
+    _, found, name = path.partition("/.github/workflows/")
+    return name if found and name and "/" not in name else ""
 
 
 def _api_url_for(server: str) -> str:

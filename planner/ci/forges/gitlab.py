@@ -126,7 +126,9 @@ class GitLabForge(ForgeAdapter):
     # -- issues and notes ----------------------------------------------------------------------
 
     def get_issue(self, number: int) -> IssueData:
-        data = self.api.request("GET", f"{self._project}/issues/{number}").data
+        return self._issue(self.api.request("GET", f"{self._project}/issues/{number}").data)
+
+    def _issue(self, data: Any) -> IssueData:
         return IssueData(
             number=int(data["iid"]),
             title=str(data.get("title") or ""),
@@ -285,6 +287,24 @@ class GitLabForge(ForgeAdapter):
 
     def run_url(self) -> str:
         return self._run_url
+
+    # -- the scheduled sweep ---------------------------------------------------------------------
+
+    def list_open_issues(self, label: str) -> list[IssueData]:
+        params = {"state": "opened", "labels": label}
+        return [self._issue(item) for item in self.api.paginate(f"{self._project}/issues", params)]
+
+    def start_run(self, number: int) -> str:
+        """A pipeline on the default branch naming the issue (the component runs api pipelines
+        with PLANNER_ISSUE_IID); the project must let the token's role set pipeline variables."""
+        variables = [{"key": "PLANNER_ISSUE_IID", "value": str(number)}]
+        request = {"ref": self.default_branch(), "variables": variables}
+        data = self.api.request("POST", f"{self._project}/pipeline", json=request).data
+        pipeline = data.get("id") if isinstance(data, dict) else None
+        return f"pipeline {pipeline} created on {request['ref']} for #{number}"
+
+    def is_token_user(self, actor: Actor) -> bool:
+        return bool(actor.login) and actor.login == self._identity()
 
     def branch_url(self, branch: str) -> str:
         return f"{self.server_url}/{self.repository}/-/tree/{quote(branch)}"
