@@ -369,3 +369,20 @@ def test_the_sweep_skips_a_planning_sessions_open_questions_after_their_timeout(
     assert "No answer in time: q-1, q-2, q-3 skipped." in sessions[-1]
     [comment] = jobs.tracking()
     assert MARKER.search(comment.body) is None  # design decisions wait for people, no timeout
+
+
+def test_a_question_asked_in_a_run_the_sweep_started_pings_no_bot(jobs: CiJobs) -> None:
+    """The sweep's run is started by planner's own token: a new question it asks mentions
+    nobody rather than planner's bot account (the people on the issue see it anyway)."""
+    ask(jobs)
+    rewind(jobs, hours=2)
+    assert sweep(jobs).returncode == 0 and started(jobs) == [jobs.number]
+
+    ran = run_started(jobs, 0, [evaluation(**ASK)], REPLANNING)
+
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    asking = [c.body for c in _comments(jobs) if "Clarification Needed" in c.body]
+    assert len(asking) == 2
+    bot = jobs.fake.token_user[0] if jobs.platform == "github" else jobs.fake.token_user[1]
+    assert f"@{bot}" not in asking[1].replace("\u200b", "")
+    assert "@" not in asking[1].split("\n", 2)[1]  # the first line of the notice names nobody

@@ -658,7 +658,7 @@ class IssueRun:
 
     def _notification_body(self, note: Notification) -> str:
         """The notice, inert; one that asks a person to act also mentions who started the run."""
-        mention = f"@{self.trigger.actor.login} " if note.kind in ASKING_KINDS else ""
+        mention = self._mention() if note.kind in ASKING_KINDS else ""
         lead = f"{mention}planner needs your input.\n\n" if mention else ""
         return f"{NOTIFICATION_MARKER}\n{lead}{neutralize(note.body)}"
 
@@ -668,11 +668,17 @@ class IssueRun:
         if result is None or any(n.kind in ASKING_KINDS for n in result.notifications):
             return
         safe = safe_result(result)
-        lines = [QUESTION_MARKER, f"@{self.trigger.actor.login} planner needs your input here."]
+        lines = [QUESTION_MARKER, f"{self._mention()}planner needs your input here."]
         lines += ["", *[f"- {q}" for q in safe.questions or safe.messages or [safe.stop_reason]]]
         phrase = self.config.forge.trigger_phrase
         lines += ["", f"Reply with `{phrase} <your answer>` to continue."]
         self.forge.post_comment(self.number, "\n".join(lines))
+
+    def _mention(self) -> str:
+        """Who is asked: the person who started the run; nobody for a run a bot started (the
+        assumption sweep's dispatch), which must not ping planner's own bot account."""
+        actor = self.trigger.actor
+        return "" if actor.is_bot else f"@{actor.login} "
 
     def _fill(self, outcome: CiOutcome) -> None:
         outcome.platform = self.forge.platform
