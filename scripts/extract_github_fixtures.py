@@ -52,6 +52,8 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}/actions/artifacts"),
     ("get", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}"),
     ("get", "/repos/{owner}/{repo}/branches/{branch}"),
+    ("get", "/repos/{owner}/{repo}/issues"),
+    ("post", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches"),
 )
 
 DROPPED_OPERATION_KEYS = ("x-octokit",)

@@ -285,15 +285,35 @@ def test_unknown_tool_and_malformed_arguments_become_tool_errors(harness: Harnes
 
 
 def test_reply_without_tool_call_is_nudged_then_accepted(harness: Harness) -> None:
+    """The model acted, then twice forgot finish_task: the task is done."""
     harness.server.add(
         *planned("task_1"),
+        write("a.txt"),
         reply_text("execute", "thinking..."),
         reply_text("execute", "All done."),
         *completed(),
     )
     result = harness.run()
     assert result.status == "completed" and result.tasks[0].summary == "All done."
-    assert "without a function call" in harness.server.requests[3].body["messages"][-1]["content"]
+    assert "without a function call" in harness.server.requests[4].body["messages"][-1]["content"]
+
+
+def test_a_task_that_never_called_a_tool_is_not_ticked(harness: Harness) -> None:
+    """Small models write their calls as prose and claim success ("All done.") with nothing
+    run (Qwen2.5-Coder 0.5B/1.5B, docs/local-models.md): that task failed, and the checklist
+    must not tick it."""
+    harness.server.add(
+        planning("task_1"),
+        reply_text("execute", '{"name": "write_file", "arguments": {"path": "a.txt"}}'),
+        reply_text("execute", "All done."),
+        completion(done=False, completed=0),
+    )
+    quiet = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+    result = harness.run(**quiet)
+    [task] = result.tasks
+    assert task.status == "failed"
+    assert task.summary.startswith("ended without calling any tool, so nothing was done")
+    assert not (harness.workspace / "a.txt").exists()
 
 
 def test_clarification_stops_and_next_run_plans_with_the_answer(harness: Harness) -> None:

@@ -137,3 +137,39 @@ def test_revision_needed_without_revision_is_rejected() -> None:
         ReflectionReply.model_validate(
             {"reflection": {"status": "failure", "evaluation": "x", "plan_revision_needed": True}}
         )
+
+
+TOOLS = PlanRules(tool_names=frozenset({"read_file", "edit_file", "run_command"}))
+
+
+def test_tool_names_where_task_ids_belong_are_dropped() -> None:
+    """Qwen2.5-Coder 0.5B listed tools as dependencies in 4 of its 5 plans and 1.5B named
+    tools in execution_order (planner eval): a task does not depend on a tool, so those names
+    go, and the order left incomplete is completed in the subtask order."""
+    document = planning(
+        [task("read", "read_file"), task("fix", "read", "Edit-File"), task("test", "fix")],
+        ["read_file", "read", "edit_file", "fix"],
+    )
+    plan = PlanningReply.model_validate(document, context=TOOLS).plan()
+    assert [t.dependencies for t in plan.task_decomposition.subtasks] == [[], ["read"], ["fix"]]
+    assert plan.action_plan.execution_order == ["read", "fix", "test"]
+
+
+def test_an_order_of_tool_names_only_becomes_the_subtask_order() -> None:
+    document = planning([task("a"), task("b", "a")], ["read_file", "run_command"])
+    plan = PlanningReply.model_validate(document, context=TOOLS).plan()
+    assert plan.action_plan.execution_order == ["a", "b"]
+
+
+def test_a_dependency_that_names_no_tool_is_still_refused() -> None:
+    """Only tool names are forgiven: a dangling task id (a typo, a task left out) still sends
+    the plan back to the model."""
+    document = planning([task("a"), task("b", "task_a")], ["read_file", "a", "b"])
+    assert "subtask 'b' depends on 'task_a', which does not exist" in rejected(document, TOOLS)
+
+
+def test_a_task_named_like_a_tool_keeps_its_dependants() -> None:
+    document = planning([task("read_file"), task("b", "read_file")], ["read_file", "b"])
+    plan = PlanningReply.model_validate(document, context=TOOLS).plan()
+    assert plan.task_decomposition.subtasks[1].dependencies == ["read_file"]
+    assert plan.action_plan.execution_order == ["read_file", "b"]

@@ -196,3 +196,74 @@ def test_the_rerun_after_a_kill_does_not_repeat_completion_of_pushed_work(jobs: 
     assert rerun.returncode == 0, rerun.stdout
     assert jobs.kinds == ["completion"]
     assert_both_files_on_the_branch(jobs)
+
+
+# -- a pull request closed by a person --------------------------------------------------------
+
+
+def close_the_pull_request(jobs: CiJobs, by: str) -> int:
+    if jobs.platform == "github":
+        [number] = jobs.fake.pulls
+        jobs.fake.close_pull(number, by)
+        return int(number)
+    [iid] = jobs.fake.merge_requests
+    jobs.fake.close_mr(iid, by)
+    return int(iid)
+
+
+def pull_states(jobs: CiJobs) -> list[str]:
+    pulls = jobs.fake.pulls if jobs.platform == "github" else jobs.fake.merge_requests
+    return [pull.state for _, pull in sorted(pulls.items())]
+
+
+def test_a_pull_request_closed_by_a_person_is_never_reopened_and_no_work_is_lost(
+    jobs: CiJobs,
+) -> None:
+    """A maintainer closed planner's pull request without merging. The next `/planner` keeps
+    working on the branch (nothing recorded is lost) but neither reopens that pull request nor
+    opens another behind the person's back; the tracking comment says what to do. Deleting the
+    branch is the way to a fresh start: the run after that opens a new pull request."""
+    first = jobs.run(jobs.labelled(), PLAN[:3], max_model_calls="3")
+    assert first.returncode == 0, first.stdout
+    closed = close_the_pull_request(jobs, "mona")
+
+    rerun = jobs.run(jobs.comment("/planner"), PLAN[3:])
+
+    assert rerun.returncode == 0, rerun.stdout
+    assert_both_files_on_the_branch(jobs)
+    assert pull_states(jobs) == ["closed"]  # not reopened, and no second one
+    [comment] = jobs.tracking()
+    reference = f"#{closed}" if jobs.platform == "github" else f"!{closed}"
+    said = comment.body.replace("\u200b", "")  # mentions are made inert, not removed
+    assert f"{reference} was closed by @mona without merging" in said
+    assert f"Reopen {reference} to review them" in said
+
+    git(jobs.fake.bare, "branch", "-D", branch(jobs))  # the person starts it over
+    again = jobs.run(jobs.comment("/planner"), [*PLAN[1:5], completion_step()])
+
+    assert again.returncode == 0, again.stdout
+    assert_both_files_on_the_branch(jobs)
+    assert sorted(pull_states(jobs)) == [
+        "closed",
+        "open" if jobs.platform == "github" else "opened",
+    ]
+
+
+def test_after_a_merge_the_next_runs_changes_go_to_a_new_pull_request(jobs: CiJobs) -> None:
+    first = jobs.run(jobs.labelled(), PLAN[:3], max_model_calls="3")
+    assert first.returncode == 0, first.stdout
+    if jobs.platform == "github":
+        [number] = jobs.fake.pulls
+        jobs.fake.close_pull(number, "mona", merged=True)
+        reference = f"#{number}"
+    else:
+        [number] = jobs.fake.merge_requests
+        jobs.fake.close_mr(number, "mona", merged=True)
+        reference = f"!{number}"
+
+    rerun = jobs.run(jobs.comment("/planner"), PLAN[3:])
+
+    assert rerun.returncode == 0, rerun.stdout
+    assert len(pull_states(jobs)) == 2  # the merged one, and a new one for the new commits
+    [comment] = jobs.tracking()
+    assert f"{reference} was merged; this run's changes go to a new one." in comment.body

@@ -16,9 +16,17 @@ import pytest
 
 from planner.engine.history import read_entries, task_uuid
 from tests.fake_forge import FakeGitHub, FakeGitLab
-from tests.fake_forge.core import git
+from tests.fake_forge.core import IDENTITY, git
 from tests.fake_forge.scenario import file_on
-from tests.support.durable import CiJobs, Finished, one_task_plan, two_file_plan
+from tests.support.durable import (
+    CiJobs,
+    Finished,
+    commit_config,
+    issue_on,
+    one_task_plan,
+    two_file_plan,
+)
+from tests.support.planning_session import design_step, discovery_step
 
 PLAN = two_file_plan("ONE.md", "TWO.md")
 
@@ -142,3 +150,120 @@ def lease_state(fake: Any, number: int) -> str:
     return next(
         line.split(": ", 1)[1] for line in message.splitlines() if line.startswith("state:")
     )
+
+
+# -- a lease someone else holds ---------------------------------------------------------------
+
+
+def hold_lease(fake: Any, number: int, holder: str, expires: float) -> str:
+    """A lease ref on the forge as another run leaves it (held until `expires`)."""
+    tree = git(fake.bare, "hash-object", "-t", "tree", "-w", "/dev/null")
+    message = f"planner lease\n\nstate: held\nholder: {holder}\nexpires: {expires:.0f}\n"
+    sha = git(fake.bare, "commit-tree", tree, "-m", message, env=IDENTITY)
+    git(fake.bare, "update-ref", f"refs/planner/issues/{number}", sha)
+    return sha
+
+
+@pytest.fixture(params=["github", "gitlab"])
+def short_lease(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """An issue on a forge whose config makes a lease last (and be waited for) 3 seconds."""
+    fake, number = issue_on(request.param, tmp_path, "Two files", "Add ONE.md and TWO.md.")
+    commit_config(fake, "forge:\n  lease_seconds: 3\n")
+    try:
+        yield CiJobs(request.param, fake, tmp_path, number)
+    finally:
+        fake.stop()
+
+
+@pytest.mark.parametrize("event", ["labelled", "interactive"])
+def test_a_lease_held_past_the_wait_leaves_the_event_unhandled_and_says_so(
+    short_lease: CiJobs, event: str
+) -> None:
+    """A live run holds the issue for longer than this run may wait. Attack on the history:
+    two runs writing one issue at once. The waiting run must touch neither the branch, the
+    history nor the lease, call no model, and say that its event was not handled. A planning
+    session's reply waits like any other event (sessions used to run before the lease)."""
+    jobs = short_lease
+    held = hold_lease(jobs.fake, jobs.number, "run-elsewhere", time.time() + 3600)
+    payload = jobs.labelled()
+    if event == "interactive":
+        payload = interactive_label(jobs, payload)
+
+    finished = jobs.run(payload, [])
+
+    assert finished.returncode == 1, finished.stdout
+    [comment] = jobs.tracking()
+    assert "This event was not handled: run run-elsewhere still works on this issue" in (
+        comment.body
+    )
+    assert "Comment again to continue" in comment.body
+    assert not jobs.fake.branch_exists(f"planner/issue-{jobs.number}")
+    assert git(jobs.fake.bare, "rev-parse", f"refs/planner/issues/{jobs.number}") == held
+    assert not jobs.history()
+
+
+def test_the_lease_of_a_run_that_died_is_taken_over_and_said(short_lease: CiJobs) -> None:
+    jobs = short_lease
+    hold_lease(jobs.fake, jobs.number, "run-that-died", time.time() - 5)
+
+    finished = jobs.run(jobs.labelled(), PLAN)
+
+    assert finished.returncode == 0, finished.stdout
+    [comment] = jobs.tracking()
+    assert "The previous run (run-that-died) stopped without finishing" in comment.body
+    assert file_on(jobs.fake.bare, f"planner/issue-{jobs.number}", "TWO.md") == "TWO.md"
+    assert lease_state(jobs.fake, jobs.number) == "free"
+
+
+def interactive_label(jobs: CiJobs, payload: dict[str, Any]) -> dict[str, Any]:
+    """The same labelled event with the label that starts a planning session."""
+    jobs.fake.issues[jobs.number].labels.append("planner:interactive")
+    if jobs.platform == "github":
+        payload["label"]["name"] = "planner:interactive"
+        return payload
+    payload["changes"]["labels"]["current"] = [{"title": "planner:interactive"}]
+    payload["changes"]["labels"]["previous"] = []
+    return payload
+
+
+def test_a_planning_session_continues_on_a_runner_without_cache_from_the_lease(
+    short_lease: CiJobs,
+) -> None:
+    """The session's journal travels in the issue's history, and the lease carries that: a
+    reply handled by a runner that restored nothing continues the session (design, not a new
+    discovery)."""
+    jobs = short_lease
+    started = jobs.run(interactive_label(jobs, jobs.labelled()), [discovery_step()])
+    assert started.returncode == 0, started.stdout
+
+    answers = jobs.comment("/planner q-1: staff only\nq-2: 2\nq-3: speed of delivery")
+    replied = jobs.run(answers, [design_step()], cache=False)
+
+    assert replied.returncode == 0, replied.stdout
+    assert jobs.kinds == ["interactive_design"]
+
+
+def test_a_forge_that_refuses_the_lease_ref_still_gets_its_work_done(short_lease: CiJobs) -> None:
+    """Some forge (or a server-side hook) may refuse refs outside refs/heads and refs/tags.
+    The lease is a safeguard, not a requirement: the run goes on without it and says so,
+    instead of failing every event on the repository."""
+    jobs = short_lease
+    hook = jobs.fake.bare / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\n"
+        "while read old new ref; do\n"
+        '  case "$ref" in refs/planner/*) echo "custom refs are not allowed" >&2; exit 1;; esac\n'
+        "done\n",
+        encoding="utf-8",
+    )
+    hook.chmod(0o755)
+
+    finished = jobs.run(jobs.labelled(), PLAN)
+
+    assert finished.returncode == 0, finished.stdout
+    assert file_on(jobs.fake.bare, f"planner/issue-{jobs.number}", "TWO.md") == "TWO.md"
+    [comment] = jobs.tracking()
+    assert f"The issue's lease (`refs/planner/issues/{jobs.number}`) could not be used" in (
+        comment.body
+    )
+    assert "custom refs are not allowed" in comment.body

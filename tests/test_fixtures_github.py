@@ -44,6 +44,8 @@ EXPECTED_OPERATIONS = {
     ("get", "/repos/{owner}/{repo}/actions/artifacts"),
     ("get", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}"),
     ("get", "/repos/{owner}/{repo}/branches/{branch}"),
+    ("get", "/repos/{owner}/{repo}/issues"),
+    ("post", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches"),
 }
 
 

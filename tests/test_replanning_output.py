@@ -109,8 +109,10 @@ def test_clarification_comment_snapshot() -> None:
         "The issue mentions 'the API' but the repository has two versions.",
         ["document v2 only", "use curl in examples"],
         auto_assume_minutes=30,
+        asked_at="2026-11-01T10:00:00Z",
     )
     assert_snapshot("replan_clarification_comment.md", body)
+    assert "at the first scheduled sweep after 10:30 UTC" in body
 
 
 def test_model_text_cannot_break_the_comment() -> None:

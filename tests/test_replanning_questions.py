@@ -50,7 +50,8 @@ def test_goal_question_stops_then_the_answer_replans_with_it(harness: Harness) -
     body = harness.reporter.comments[0].body
     assert body.startswith("## ❓ Clarification Needed (AI Decision)")
     assert "1. Which files should I write?" in body and "- write a.txt" in body
-    assert "once 30 minutes pass without an answer (at planner's next run on this issue)" in body
+    assert "once 30 minutes pass without an answer (at the first scheduled sweep after " in body
+    assert "or at planner's next run on this issue)" in body
     record = next(
         e for e in harness.of_type("replan_decision") if e["phase"] == "goal_understanding"
     )
@@ -182,3 +183,50 @@ def test_unanswered_confirmation_keeps_the_current_plan_after_the_timeout(
     assert "(none stated: I continue with the current plan)" in result.notifications[0].body
     # the resumed task sees what the first run tried
     assert "write_file" in harness.prompt(4) and "../bad" in harness.prompt(4)
+
+
+CANNOT_PLAN = {
+    "phase": "planning",
+    "comment": "Which files?",
+    "error": {
+        "type": "unclear_goal",
+        "message": "the files are not named",
+        "clarification_needed": ["Which files should I write?"],
+        "assumptions": ["a.txt"],
+    },
+}
+
+
+def test_a_finished_piece_of_work_gives_the_next_one_its_own_questions(harness: Harness) -> None:
+    """max_clarification_requests bounds questions "about one piece of work": the planning
+    step used to count every clarification the issue ever had, so the second piece of work
+    could never ask (replanning, reading the same history, already started again from zero)."""
+    limit = {"planning.replanning.goal_understanding.max_clarification_requests": 1}
+    harness.server.add(reply_json("planning", CANNOT_PLAN))
+    assert harness.run(**limit).status == "needs_human"
+    harness.server.add(*planned("task_1"), write("a.txt"), finish(), *completed())
+    assert harness.answer("Write a.txt.", **limit).status == "completed"
+
+    harness.server.add(reply_json("planning", CANNOT_PLAN))
+    again = harness.answer("Now the other files.", **limit)
+
+    assert again.status == "needs_human"  # asked, not planned on assumptions
+    assert again.questions == ["Which files should I write?"]
+
+
+def test_questions_are_counted_once_for_every_kind_and_phase() -> None:
+    from planner.engine.questions import questions_asked
+    from planner.replanning.state import ReplanState
+
+    entries = [
+        {"type": "clarification", "error": {}},
+        {"type": "replan_decision", "outcome": "asked_user", "replan_id": "r1", "counted": True},
+        {"type": "replan_decision", "outcome": "executed", "replan_id": "r2"},
+        {"type": "completion", "done": False},
+        {"type": "replan_decision", "outcome": "asked_user", "replan_id": "r3", "counted": True},
+    ]
+    assert questions_asked(entries) == 3  # an unfinished completion ends nothing
+    assert ReplanState.from_entries(entries).questions_asked == 3
+    done = [*entries, {"type": "completion", "done": True}, {"type": "clarification"}]
+    assert questions_asked(done) == 1
+    assert ReplanState.from_entries(done).questions_asked == 1

@@ -98,7 +98,7 @@ def test_the_documented_bot_condition_is_the_examples_with_one_bot_let_through()
     """allowed_bots needs the job-level if widened; the README shows how, in step with it."""
     blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
     [snippet] = [yaml.safe_load(b) for b in blocks if b.lstrip().startswith("if:")]
-    [job] = load(EXAMPLES / "planner.yml")["jobs"].values()
+    job = load(EXAMPLES / "planner.yml")["jobs"]["plan"]
     bots = "github.event.sender.type != 'Bot'"
     widened = f"({bots} || github.event.sender.login == 'renovate[bot]')"
     assert snippet["if"] == job["if"].replace(bots, widened, 1) != job["if"]
@@ -202,14 +202,16 @@ def test_example_workflow_filters_queues_and_keeps_history(name: str) -> None:
     workflow = load(EXAMPLES / name)
     assert workflow["permissions"] == {}
     # YAML 1.1 reads the key `on` as true.
-    assert workflow[True] == {
-        "issues": {"types": ["labeled"]},
-        "issue_comment": {"types": ["created"]},
-    }
-    [job] = workflow["jobs"].values()
+    triggers = workflow[True]
+    assert triggers["issues"] == {"types": ["labeled"]}
+    assert triggers["issue_comment"] == {"types": ["created"]}
+    assert set(triggers) == {"issues", "issue_comment", "schedule", "workflow_dispatch"}
+    check_sweep(workflow)
+    job = workflow["jobs"]["plan"]
     condition = " ".join(job["if"].split())
     for needed in ("sender.type != 'Bot'", "label.name == 'planner'", "'/planner')"):
         assert needed in condition
+    assert condition.startswith("github.event_name == 'workflow_dispatch' || (")
     assert job["permissions"] == {
         "contents": "write",
         "issues": "write",
@@ -234,6 +236,20 @@ def test_example_workflow_filters_queues_and_keeps_history(name: str) -> None:
 SAVERS = ("actions/cache/save", "actions/upload-artifact")
 
 
+def check_sweep(workflow: dict[Any, Any]) -> None:
+    """The assumption sweep: scheduled, in its own job, the only one that may dispatch runs,
+    and the dispatch it makes (`issue` only) is one the workflow accepts."""
+    [cron] = workflow[True]["schedule"]
+    assert cron["cron"].split()[0].startswith("*/")
+    inputs = workflow[True]["workflow_dispatch"]["inputs"]
+    assert inputs["issue"]["required"] is True and inputs["instruction"]["required"] is False
+    sweep = workflow["jobs"]["sweep"]
+    assert sweep["if"] == "github.event_name == 'schedule'"
+    assert sweep["permissions"] == {"contents": "read", "issues": "read", "actions": "write"}
+    assert [s["uses"].split("@")[0] for s in sweep["steps"]][-1] == "your-org/planner"
+    assert "schedule" not in workflow["jobs"]["plan"]["if"]
+
+
 def check_history_steps(steps: list[dict[str, Any]], backend: str, history_dir: str) -> None:
     by_action = {step["uses"].split("@")[0]: step for step in steps}
     issue = "${{ steps.planner.outputs.issue_number }}"
@@ -241,7 +257,7 @@ def check_history_steps(steps: list[dict[str, Any]], backend: str, history_dir: 
     if backend == "cache":  # a cache per issue (the fast path) ...
         restore, save = by_action["actions/cache/restore"], by_action["actions/cache/save"]
         assert restore["with"]["path"] == history_dir
-        event_issue = "${{ github.event.issue.number }}"
+        event_issue = "${{ github.event.issue.number || inputs.issue }}"
         assert restore["with"]["restore-keys"] == f"planner-history-{event_issue}-"
         run = "${{ github.run_id }}-${{ github.run_attempt }}"
         assert restore["with"]["key"] == f"planner-history-{event_issue}-{run}"

@@ -52,7 +52,7 @@ log = logging.getLogger("planner.ci.action")
 
 if TYPE_CHECKING:
     from planner.ci.job import CiOutcome
-    from planner.ci.triggers import Platform, Skip, Trigger
+    from planner.ci.triggers import Platform, Skip, Sweep, Trigger
     from planner.engine.config import PlannerConfig
     from planner.engine.interfaces import HistoryBackend
 
@@ -114,10 +114,12 @@ def run(job: Job) -> int:
     settings = settings_from(job.inputs)
     config = load_action_config(settings, job.workspace, job.env)
     trigger, event, event_name = early_trigger(job, config)
-    from planner.ci.triggers import Skip
+    from planner.ci.triggers import Skip, Sweep
 
     if isinstance(trigger, Skip):
         return skip(job, trigger)
+    if isinstance(trigger, Sweep):
+        return sweep(job, config, trigger)
     from planner.engine.llm import require_api_key
 
     require_api_key(config.llm)  # exit 2 before any comment, label or branch is written
@@ -142,7 +144,7 @@ def run(job: Job) -> int:
 
 def early_trigger(
     job: Job, config: PlannerConfig
-) -> tuple[Trigger | Skip, dict[str, Any] | None, str | None]:
+) -> tuple[Trigger | Skip | Sweep, dict[str, Any] | None, str | None]:
     """The event's trigger (or why it is skipped), decided from the event alone."""
     from planner.ci import triggers
 
@@ -163,6 +165,21 @@ def skip(job: Job, reason: Skip) -> int:
     if job.platform == "github" and summary:
         append_text(Path(summary), f"### planner: ⏭️ skipped\n\n{reason.reason}\n")
     return 0
+
+
+def sweep(job: Job, config: PlannerConfig, trigger: Sweep) -> int:
+    """A scheduled run: start a run on every issue whose wait is over (no model, no history)."""
+    from planner.ci.sweep import run_sweep
+
+    env = dict(job.env)
+    if job.platform == "github":
+        env["GITHUB_TOKEN"] = github_token(job)
+    with job.console.group(f"planner: sweep ({trigger.event})"):
+        report = run_sweep(job.platform, env, config)
+    for line in report.lines:
+        job.console.say(line)
+    write_outputs(job, bare_outputs("swept"))
+    return report.exit_code
 
 
 # -- acting ------------------------------------------------------------------------------------

@@ -16,7 +16,15 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from planner.ci.gitops import GitError, GitWorkspace, Published, on_branch, publish
-from planner.ci.lease import Lease, LeaseRules, acquire, release, restore_history
+from planner.ci.lease import (
+    Lease,
+    LeaseBusy,
+    LeaseRules,
+    acquire,
+    lease_ref,
+    release,
+    restore_history,
+)
 from planner.ci.tracking import no_closing_keywords
 from planner.engine.checkpoints import MARKER_TRAILER, reconcile, record_checkpoint
 from planner.engine.flow import StopPass
@@ -136,7 +144,17 @@ def take_lease(run: IssueRun) -> Lease | None:
     seconds = forge.lease_seconds or budget.max_wall_seconds + 60
     rules = LeaseRules(seconds=seconds, wait=seconds, identity=run._identity())
     git = GitWorkspace(run.workspace, run.forge.git_remote())
-    lease = acquire(git, run.number, run.run_id, rules)
+    try:
+        lease = acquire(git, run.number, run.run_id, rules)
+    except LeaseBusy:
+        raise
+    except GitError as exc:  # a forge that refuses the ref must not stop every run
+        log.warning("the issue's lease could not be used: %s", exc)
+        run.view.notes.append(
+            f"The issue's lease (`{lease_ref(run.number)}`) could not be used, so this run did "
+            f"not wait for other runs on the issue: {exc}"
+        )
+        return None
     if lease is not None and lease.taken_over is not None:
         run.view.notes.append(
             f"The previous run ({lease.taken_over.holder}) stopped without finishing (its "
@@ -146,8 +164,10 @@ def take_lease(run: IssueRun) -> Lease | None:
 
 
 def restore_from_lease(run: IssueRun, lease: Lease | None, store: PlanningHistoryStore) -> None:
-    if run.git is not None:
-        restore_history(run.git, lease, store.filepath)
+    """The lease's copy of the history when it is longer than the cache's or artifact's."""
+    if lease is not None:
+        git = run.git or GitWorkspace(run.workspace, run.forge.git_remote())
+        restore_history(git, lease, store.filepath)
 
 
 def free_lease(run: IssueRun, lease: Lease | None) -> None:

@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from planner.ci.durable import restore_from_lease
 from planner.ci.forges.base import MARKER_PREFIX, Actor, CommentData, parse_time
 from planner.ci.interactive_comment import (
     SESSION_MARKER,
@@ -73,6 +74,9 @@ def interactive_event(
     directory = history_directory(run.config, run.workspace)
     if history is not None:
         history.restore(directory, str(run.number))
+    # The session's journal is in the issue's history, which the lease also carries.
+    store = PlanningHistoryStore(directory, run.forge.repository, str(run.number))
+    restore_from_lease(run, run.lease, store)
     issue = IssueSessions(run, directory, model, extra_tools, history)
     return issue.route()
 
@@ -243,6 +247,14 @@ class IssueSessions:
         limit = timedelta(minutes=self.run.config.interactive.question_timeout_minutes)
         return last is not None and datetime.now(UTC) - last >= limit
 
+    def _proceed_after(self, session: PlanningSession) -> str:
+        """When the next run skips the open discovery questions (the sweep starts that run)."""
+        last = parse_time(session.updated_at)
+        if session.status != S.DISCOVERY or last is None or not session.open_questions():
+            return ""
+        limit = timedelta(minutes=self.run.config.interactive.question_timeout_minutes)
+        return (last + limit).astimezone(UTC).isoformat(timespec="seconds")
+
     def _note_ignored_replies(self) -> None:
         """Replies since the last run by people who may not steer the session: said, not used.
         (Their events never start a run, so no write happens on their account.)"""
@@ -363,6 +375,7 @@ class IssueSessions:
         if self.history is not None:
             self.history.save(self.directory, str(self.run.number))
         self.run.view.reason = reason
+        self.run.view.proceed_after = self._proceed_after(session) if waiting else ""
         self.run._finish(outcome, "needs_human" if waiting else outcome.status)  # type: ignore[arg-type]
         return outcome
 

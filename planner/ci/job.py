@@ -44,7 +44,7 @@ from planner.ci.forges.base import (
     parse_time,
 )
 from planner.ci.forges.http import RetryPolicy
-from planner.ci.gitops import GitWorkspace, Identity
+from planner.ci.gitops import GitWorkspace, Identity, on_branch
 from planner.ci.interactive import interactive_event, restore_once
 from planner.ci.lease import Lease, LeaseBusy
 from planner.ci.signals import start_deadline
@@ -64,6 +64,7 @@ from planner.ci.tracking import (
 from planner.ci.triggers import (
     Platform,
     Skip,
+    Sweep,
     Trigger,
     gitlab_trigger_from_env,
     load_github_event,
@@ -149,6 +150,8 @@ def run_for_event(
 ) -> CiOutcome:
     """Handle one event end to end; see the module docstring and the env of each platform."""
     trigger = read_trigger(platform, config.forge, env, event, event_name)
+    if isinstance(trigger, Sweep):  # the entry point runs planner.ci.sweep for these
+        return skipped(platform, f"{trigger.event}: a sweep, not a run on one issue")
     if isinstance(trigger, Skip):
         return skipped(platform, trigger.reason)
     retry = RetryPolicy(config.forge.api_max_retries, config.forge.api_max_wait_seconds, sleep)
@@ -160,12 +163,14 @@ def run_for_event(
     run = IssueRun(forge, trigger, target, config, workspace, env)
     if trigger.command == "stop":
         return run.stop(history)
-    # Interactive planning sessions (planner.ci.interactive) take the events that are theirs.
     history = restore_once(history)
-    session_outcome = interactive_event(run, model=model, extra_tools=extra_tools, history=history)
-    if session_outcome is not None:
-        return session_outcome
-    return run.execute(model=model, extra_tools=extra_tools, history=history)
+
+    def handle() -> CiOutcome:
+        # Interactive planning sessions (planner.ci.interactive) take the events that are theirs.
+        session = interactive_event(run, model=model, extra_tools=extra_tools, history=history)
+        return session or run.execute(model=model, extra_tools=extra_tools, history=history)
+
+    return run.leased(handle)
 
 
 def skipped(platform: str, reason: str, number: int | None = None) -> CiOutcome:
@@ -182,7 +187,7 @@ def read_trigger(
     env: Mapping[str, str],
     event: Mapping[str, Any] | None,
     event_name: str | None,
-) -> Trigger | Skip:
+) -> Trigger | Skip | Sweep:
     """GitHub: GITHUB_EVENT_NAME + GITHUB_EVENT_PATH. GitLab: TRIGGER_PAYLOAD or
     PLANNER_ISSUE_IID. Local: event {"issue", "instruction", "actor"} or PLANNER_ISSUE /
     PLANNER_INSTRUCTION. An explicit `event` replaces the one the environment names."""
@@ -250,6 +255,8 @@ def decide(forge: ForgeAdapter, trigger: Trigger, config: ForgeConfig) -> Target
 
 def permitted(forge: ForgeAdapter, trigger: Trigger, config: ForgeConfig) -> bool:
     actor = trigger.actor
+    if trigger.kind == "sweep":  # a bot started it: only planner's own token, i.e. the sweep
+        return forge.is_token_user(actor)
     if actor.login in config.allowed_users or (actor.is_bot and actor.login in config.allowed_bots):
         return True
     return forge.can_write(actor)
@@ -392,20 +399,26 @@ class IssueRun:
 
     # -- a pass ------------------------------------------------------------------------------
 
-    def execute(
-        self, *, model: Any, extra_tools: tuple[ToolProvider, ...], history: HistoryBackend | None
-    ) -> CiOutcome:
-        # The 'working' comment comes before the first model call. If it cannot be written,
-        # nothing has been written and the error goes to the entry point as it is.
+    def leased(self, handle: Callable[[], CiOutcome]) -> CiOutcome:
+        """`handle` the event while holding the issue's lease: one run per issue at a time,
+        planning-session replies included (planner.ci.lease)."""
         start_deadline(self.config.budget)
         try:
-            self.lease = take_lease(self)  # durable: one run per issue at a time
+            self.lease = take_lease(self)
         except LeaseBusy as exc:
             return self._busy(str(exc))
         try:
-            return self._execute(model=model, extra_tools=extra_tools, history=history)
+            return handle()
         finally:
             free_lease(self, self.lease)
+
+    def execute(
+        self, *, model: Any, extra_tools: tuple[ToolProvider, ...], history: HistoryBackend | None
+    ) -> CiOutcome:
+        """A pass, under the lease (`leased`). The 'working' comment comes before the first
+        model call: if it cannot be written, nothing has been written and the error goes to
+        the entry point as it is."""
+        return self._execute(model=model, extra_tools=extra_tools, history=history)
 
     def _busy(self, reason: str) -> CiOutcome:
         """Another run held the issue all the time this run could wait: say so, touch nothing."""
@@ -453,10 +466,12 @@ class IssueRun:
             if history is not None:
                 history.save(directory, str(self.number))
         self.view.result = result
-        pull = self._pull_request(result, base) if git.commits_ahead() else None
-        if pull is None:
+        if not git.commits_ahead():
             self.view.notes.append("No changes so far, so there is no commit and no pull request.")
-        return self._outcome(result, commit, pull)
+            return self._outcome(result, commit, None)
+        if self._closed_by_a_person(git):
+            return self._outcome(result, commit, None)
+        return self._outcome(result, commit, self._pull_request(result, base))
 
     def _pass(
         self,
@@ -523,6 +538,23 @@ class IssueRun:
         )
 
     # -- the pull request ----------------------------------------------------------------------
+
+    def _closed_by_a_person(self, git: GitWorkspace) -> bool:
+        """A person closed the branch's pull request without merging it, and the branch still
+        carries that work: never reopen it or open another behind their back; say so."""
+        if self.forge.find_pull_request(self.branch) is not None:
+            return False
+        closed = self.forge.last_closed_pull_request(self.branch)
+        if closed is None:
+            return False
+        reference = self.forge.pull_reference(closed.number)
+        if closed.merged:
+            self.view.notes.append(f"{reference} was merged; this run's changes go to a new one.")
+            return False
+        if closed.head_sha and not on_branch(git, closed.head_sha, ""):
+            return False  # the branch was made anew since (deleted, then redone): new work
+        self.view.notes.append(closed_pull_note(reference, closed, self.branch))
+        return True
 
     def _pull_request(self, result: PassResult, base: str) -> PullRequestData:
         draft = self.config.forge.draft_pr and result.status != "completed"
@@ -626,7 +658,7 @@ class IssueRun:
 
     def _notification_body(self, note: Notification) -> str:
         """The notice, inert; one that asks a person to act also mentions who started the run."""
-        mention = f"@{self.trigger.actor.login} " if note.kind in ASKING_KINDS else ""
+        mention = self._mention() if note.kind in ASKING_KINDS else ""
         lead = f"{mention}planner needs your input.\n\n" if mention else ""
         return f"{NOTIFICATION_MARKER}\n{lead}{neutralize(note.body)}"
 
@@ -636,11 +668,17 @@ class IssueRun:
         if result is None or any(n.kind in ASKING_KINDS for n in result.notifications):
             return
         safe = safe_result(result)
-        lines = [QUESTION_MARKER, f"@{self.trigger.actor.login} planner needs your input here."]
+        lines = [QUESTION_MARKER, f"{self._mention()}planner needs your input here."]
         lines += ["", *[f"- {q}" for q in safe.questions or safe.messages or [safe.stop_reason]]]
         phrase = self.config.forge.trigger_phrase
         lines += ["", f"Reply with `{phrase} <your answer>` to continue."]
         self.forge.post_comment(self.number, "\n".join(lines))
+
+    def _mention(self) -> str:
+        """Who is asked: the person who started the run; nobody for a run a bot started (the
+        assumption sweep's dispatch), which must not ping planner's own bot account."""
+        actor = self.trigger.actor
+        return "" if actor.is_bot else f"@{actor.login} "
 
     def _fill(self, outcome: CiOutcome) -> None:
         outcome.platform = self.forge.platform
@@ -674,6 +712,15 @@ FINAL_STATES: dict[str, TrackingState] = {
     "needs_human": "needs_human",
     "failed": "failed",
 }
+
+
+def closed_pull_note(reference: str, closed: PullRequestData, branch: str) -> str:
+    by = f" by @{closed.closed_by}" if closed.closed_by else ""
+    return (
+        f"{reference} was closed{by} without merging, so planner did not reopen it or open "
+        f"another: this run's commits are on `{branch}`. Reopen {reference} to review them, "
+        f"or delete the branch `{branch}` to have planner redo the work in a new one."
+    )
 
 
 def _outcome_lines(outcomes: list[str]) -> list[str]:

@@ -45,6 +45,10 @@ CLOSING_KEYWORD = re.compile(
 """A closing keyword followed by an issue reference (GitHub's and GitLab's patterns): in a
 commit message or a pull request's text it would close that issue when merged."""
 BARE_AMPERSAND = re.compile(r"&(?!(?:amp|lt|gt);)")
+PROCEED_AFTER = "<!-- planner:proceed-after {moment} -->"
+"""Machine-readable: when the scheduled sweep (planner.ci.sweep) should start this issue's next
+run. Only read from the trusted tracking comment; the run itself decides from the history."""
+PROCEED_AFTER_LINE = re.compile(r"<!-- planner:proceed-after (?P<moment>[^ ]*) -->")
 
 
 @dataclass
@@ -67,6 +71,9 @@ class TrackingView:
     earlier_runs: list[str] = field(default_factory=list)
     approval: str = ""
     """The approval request (planner.approval.render: model text already made inert)."""
+    proceed_after: str = ""
+    """When a run waiting without a pass result (a planning session) goes on without an answer
+    (ISO 8601); a pass's own is PassResult.proceed_after."""
 
 
 def neutralize(text: str) -> str:
@@ -163,6 +170,7 @@ def _compose(view: TrackingView, runs: list[str], omitted: int, message_limit: i
         _links(view),
         _usage(result),
         _next_step(view),
+        _proceed_after(view, result),
         _run_log(runs, omitted),
     ]
     return "\n\n".join(section for section in sections if section) + "\n"
@@ -222,6 +230,42 @@ def _next_step(view: TrackingView) -> str:
         "failed": f"Fix the cause above, then comment {phrase} resume` to retry.",
     }
     return steps.get(view.state, "")
+
+
+def _proceed_after(view: TrackingView, result: PassResult | None) -> str:
+    """The hidden marker the sweep reads, and the same promise in words."""
+    moment = parse_moment(view.proceed_after or (result.proceed_after if result else ""))
+    if view.state != "needs_human" or moment is None:
+        return ""
+    stamp = moment.strftime("%Y-%m-%d %H:%M UTC")
+    marker = PROCEED_AFTER.format(moment=moment.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    words = (
+        f"_Without an answer, planner goes on without it (on its stated assumptions, or skipping "
+        f"the open questions) at the first scheduled sweep after {stamp}, or at the next run on "
+        f"this issue._"
+    )
+    return f"{marker}\n{words}"
+
+
+def parse_moment(text: str) -> datetime | None:
+    """An ISO 8601 time as UTC; None when it is empty or not a time."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def proceed_after_of(body: str) -> datetime | None:
+    """The sweep marker of a tracking comment: None when it has none; ValueError when the
+    marker is there but its time cannot be read."""
+    found = PROCEED_AFTER_LINE.search(body)
+    if found is None:
+        return None
+    moment = parse_moment(found["moment"])
+    if moment is None:
+        raise ValueError(f"unreadable proceed-after time {found['moment'][:40]!r}")
+    return moment
 
 
 def _run_log(runs: list[str], omitted: int) -> str:

@@ -7,7 +7,9 @@ need the forge and are decided in planner.ci.job.
 GitHub: `issues` (labeled; opened/assigned when enabled), `issue_comment` created,
 `workflow_dispatch` with an `issue` input. GitLab: Issue Hook / Note Hook payloads delivered
 by a pipeline trigger as the file variable TRIGGER_PAYLOAD, or a manual/API pipeline with
-PLANNER_ISSUE_IID. Local: an issue number and an instruction from the command line.
+PLANNER_ISSUE_IID. Local: an issue number and an instruction from the command line. A GitHub
+`schedule` event or a GitLab pipeline schedule is a `Sweep` (planner.ci.sweep), whose dispatched
+runs arrive as `workflow_dispatch` / API pipelines of kind 'sweep'.
 """
 
 from __future__ import annotations
@@ -37,9 +39,12 @@ TriggerKind = Literal[
     "pr_comment",
     "dispatch",
     "manual",
+    "sweep",
     "local",
 ]
-"""'interactive': the label forge.label_interactive was added (planner.ci.interactive)."""
+"""'interactive': the label forge.label_interactive was added (planner.ci.interactive).
+'sweep': a run the scheduled sweep started (a workflow dispatch / API pipeline by a bot,
+with no instruction); planner.ci.job lets it act only when the bot is planner's own token."""
 COMMANDS: tuple[Command, ...] = ("resume", "replan", "stop")
 
 GITLAB_BOT_NAME = re.compile(r"(?:project|group)_\d+_bot(?:_[0-9a-z]+)?")
@@ -83,6 +88,14 @@ class Skip(BaseModel):
     """The event is not for planner; exit 0 after logging the reason, with no writes."""
 
     reason: str
+
+
+class Sweep(BaseModel):
+    """A scheduled run with no issue of its own: planner.ci.sweep starts a run on every issue
+    whose wait for an answer is over."""
+
+    platform: Platform
+    event: str
 
 
 # -- phrase and subcommands ------------------------------------------------------------------
@@ -185,10 +198,12 @@ def _int(value: Any, what: str) -> int:
 
 def parse_github_event(
     event_name: str, payload: Mapping[str, Any], config: ForgeConfig
-) -> Trigger | Skip:
+) -> Trigger | Skip | Sweep:
     """A GitHub Actions event (GITHUB_EVENT_NAME and the GITHUB_EVENT_PATH payload)."""
     if not isinstance(payload, Mapping):
         raise UserInputError("the GitHub event payload is not a JSON object")
+    if event_name == "schedule":  # only GitHub's clock sends it: nobody can forge one
+        return Sweep(platform="github", event="schedule")
     parsers = {
         "issues": _github_issues,
         "issue_comment": _github_comment,
@@ -285,9 +300,12 @@ def _github_dispatch(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger
         raise UserInputError("workflow_dispatch needs an 'issue' input (the issue number)")
     actor = github_actor(_need(payload, "sender"))
     command, text = _manual_command(str(inputs.get("instruction") or ""), config)
-    return _bot_skip(actor, config) or Trigger(
+    kind = _dispatch_kind(actor, command, text, config)
+    if isinstance(kind, Skip):
+        return kind
+    return Trigger(
         platform="github",
-        kind="dispatch",
+        kind=kind,
         event="workflow_dispatch",
         repository=str(_need(payload, "repository.full_name")),
         issue_number=_int(inputs["issue"], "the 'issue' input"),
@@ -296,6 +314,18 @@ def _github_dispatch(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger
         instruction=text,
         event_time=_now(),
     )
+
+
+def _dispatch_kind(
+    actor: Actor, command: Command, text: str, config: ForgeConfig
+) -> Literal["dispatch", "sweep"] | Skip:
+    """A run started through the API (workflow dispatch, API pipeline). A bot's is a sweep's
+    run when it carries no instruction: planner.ci.job then accepts planner's own token only
+    (starting it needed write access); a bot with an instruction is skipped as ever."""
+    skip = _bot_skip(actor, config)
+    if skip is None:
+        return "dispatch"
+    return "sweep" if (command, text) == ("run", "") else skip
 
 
 def _manual_command(instruction: str, config: ForgeConfig) -> tuple[Command, str]:
@@ -339,13 +369,16 @@ def is_gitlab_bot(username: str) -> bool:
     return bool(GITLAB_BOT_NAME.fullmatch(username)) or username in GITLAB_SYSTEM_BOTS
 
 
-def gitlab_trigger_from_env(env: Mapping[str, str], config: ForgeConfig) -> Trigger | Skip:
-    """TRIGGER_PAYLOAD (a webhook via the pipeline trigger API) or PLANNER_ISSUE_IID."""
+def gitlab_trigger_from_env(env: Mapping[str, str], config: ForgeConfig) -> Trigger | Skip | Sweep:
+    """TRIGGER_PAYLOAD (a webhook via the pipeline trigger API), PLANNER_ISSUE_IID, or a
+    scheduled pipeline naming neither (the sweep)."""
     if env.get("TRIGGER_PAYLOAD"):
         return parse_gitlab_event(load_json_file(env["TRIGGER_PAYLOAD"], "TRIGGER_PAYLOAD"), config)
     if env.get("PLANNER_ISSUE_IID"):
         return _gitlab_manual(env, config)
     source = env.get("CI_PIPELINE_SOURCE") or "unknown"
+    if source == "schedule":
+        return Sweep(platform="gitlab", event="pipeline (schedule)")
     return Skip(reason=f"pipeline source {source}: no TRIGGER_PAYLOAD and no PLANNER_ISSUE_IID")
 
 
@@ -475,9 +508,12 @@ def _gitlab_manual(env: Mapping[str, str], config: ForgeConfig) -> Trigger | Ski
         env.get("CI_SERVER_URL", ""),
     )
     command, text = _manual_command(env.get("PLANNER_INSTRUCTION", ""), config)
-    return _bot_skip(actor, config) or Trigger(
+    kind = _dispatch_kind(actor, command, text, config)
+    if isinstance(kind, Skip):
+        return kind
+    return Trigger(
         platform="gitlab",
-        kind="manual",
+        kind="manual" if kind == "dispatch" else kind,
         event=f"pipeline ({env.get('CI_PIPELINE_SOURCE') or 'unknown'})",
         repository=env.get("CI_PROJECT_PATH", ""),
         project_id=env.get("CI_PROJECT_ID", ""),

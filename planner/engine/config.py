@@ -112,7 +112,8 @@ class GoalReplanConfig(Section):
     """Without an answer after auto_assume_timeout_minutes, the next run proceeds on the
     assumptions it stated; false waits for an answer indefinitely."""
     auto_assume_timeout_minutes: float = Field(default=30, ge=0)
-    """How long to wait for an answer before assuming (checked when the next run starts)."""
+    """How long to wait for an answer before assuming (checked when the next run starts; the
+    scheduled sweep, planner.ci.sweep, starts that run on an issue nobody comments on)."""
 
 
 class DecompositionReplanConfig(Section):

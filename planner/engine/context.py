@@ -16,7 +16,7 @@ from typing import Any
 
 from planner.engine.clarifications import issue_reference
 from planner.engine.config import PlannerConfig
-from planner.engine.conversation import FINISH_TASK, user
+from planner.engine.conversation import FINISH_TASK, iso, user
 from planner.engine.deadline import stop_if_expired
 from planner.engine.documents import ExecutionRecord, FunctionCall, Plan, PlanRules
 from planner.engine.flow import StopPass
@@ -226,7 +226,13 @@ class PassContext:
             notifications=self.phases.notifications(),
             plan_quality=state.plan_quality,
             result_quality=state.result_quality,
+            proceed_after=self._proceed_after(status),
         )
+
+    def _proceed_after(self, status: PassStatus) -> str:
+        """Only a pass that ends waiting for people can go on by itself later."""
+        moment = self.phases.proceed_after(self) if status == "needs_human" else None
+        return iso(moment) if moment is not None else ""
 
     def checklist(self, max_chars: int | None = 6_000) -> str:
         """The tracking checklist as it stands, cut to max_chars (None: whole)."""

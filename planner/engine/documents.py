@@ -202,6 +202,28 @@ def map_tool_names(plan: Plan, tools: Mapping[str, str] | None) -> None:
             action.tool = canonical_tool(action.tool, tools) or action.tool
 
 
+def drop_tool_references(plan: Plan, tools: Mapping[str, str] | None) -> None:
+    """A task depends on tasks, not on tools: small models list tool names where task ids
+    belong (seen: Qwen2.5-Coder 0.5B's `"dependencies": ["read_file", "edit_file"]`, and tool
+    names in `execution_order`). Such names are dropped, and an order left incomplete by that
+    is completed in the plan's own subtask order; anything else wrong is still re-asked."""
+    subtasks = plan.task_decomposition.subtasks
+    ids = {task.id for task in subtasks}
+    if tools is None:
+        return
+
+    def names_a_tool(name: str) -> bool:
+        return name not in ids and (name in tools or canonical_tool(name, tools) is not None)
+
+    for task in subtasks:
+        task.dependencies = [d for d in task.dependencies if not names_a_tool(d)]
+    order = plan.action_plan.execution_order
+    kept = [task_id for task_id in order if not names_a_tool(task_id)]
+    if len(kept) < len(order):
+        missing = [task.id for task in subtasks if task.id not in kept]
+        plan.action_plan.execution_order = kept + missing
+
+
 def _rules(info: ValidationInfo) -> PlanRules | None:
     context = info.context
     return context if isinstance(context, PlanRules) else None
@@ -243,6 +265,7 @@ class PlanningReply(Doc):
             )
         if rules is not None:
             map_tool_names(self.plan(), rules.tools())
+            drop_tool_references(self.plan(), rules.tools())
         problems = plan_problems(self.plan(), rules) if rules else []
         if problems:
             raise ValueError("the plan is not executable: " + "; ".join(problems))

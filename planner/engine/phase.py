@@ -37,6 +37,7 @@ package; the registration list above it does.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from planner.engine.documents import CompletionReply, PlanningError, PlanningReply
@@ -116,6 +117,11 @@ class Phase:
         """Comments this phase wants the forge to post (PassResult.notifications)."""
         return []
 
+    def proceed_after(self, run: PassContext) -> datetime | None:
+        """The pass waits for people on this phase's behalf, and its next run goes on without
+        them from this moment (PassResult.proceed_after). None: nothing is due by itself."""
+        return None
+
 
 class Phases:
     """The registered phases; each call runs that hook on every phase in order."""
@@ -180,3 +186,8 @@ class Phases:
 
     def notifications(self) -> list[Notification]:
         return [note for phase in self.all for note in phase.notifications()]
+
+    def proceed_after(self, run: PassContext) -> datetime | None:
+        """The earliest moment any phase goes on without an answer."""
+        moments = [m for phase in self.all if (m := phase.proceed_after(run)) is not None]
+        return min(moments, default=None)

@@ -112,6 +112,10 @@ class PassResult(BaseModel):
     """The quality judge on the current plan (None: not judged, e.g. refinement is off)."""
     result_quality: QualityNote | None = None
     """The quality judge on the finished work, judged before completion."""
+    proceed_after: str = ""
+    """A pass waiting for people (needs_human) that goes on without them from this time (ISO
+    8601 UTC) at its next run: the scheduled sweep (planner.ci.sweep) starts that run. '' when
+    nothing proceeds by itself."""
 
     @property
     def completed(self) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from planner.engine.documents import PlanningError
@@ -189,6 +189,7 @@ class ReplanManager(DecisionPipeline):
             error.message,
             error.assumptions,
             auto_assume_minutes=self._auto_assume_minutes(),
+            asked_at=self.recorder.now(),
         )
         self.recorder.notify("clarification", body, new_id())
 
@@ -269,14 +270,25 @@ class ReplanManager(DecisionPipeline):
             self.store.append("plan_review", phases=pending, outcome="assumed")
 
     def _timed_out(self, question: PendingQuestion) -> bool:
+        due = self._due(question)
+        return due is not None and self.clock() >= due
+
+    def proceed_after(self) -> datetime | None:
+        """When the pending question is assumed at the next run (None: no question, or it
+        waits for an answer however long it takes)."""
+        question = self.replan_state().pending_question
+        return None if question is None or question.answers else self._due(question)
+
+    def _due(self, question: PendingQuestion) -> datetime | None:
         minutes = self._auto_assume_minutes()
         if minutes is None:
-            return False
+            return None
         try:
             asked = datetime.fromisoformat(question.asked_at)
         except ValueError:
-            return True  # an unreadable time must not block the issue forever
-        return self.clock() - asked >= timedelta(minutes=minutes)
+            return self.clock()  # an unreadable time must not block the issue forever
+        asked = asked if asked.tzinfo else asked.replace(tzinfo=UTC)
+        return asked + timedelta(minutes=minutes)
 
     def _resume_interrupted(self, started: dict[str, Any]) -> None:
         """§10.2: a replan began in an earlier run and never finished; finish it now."""

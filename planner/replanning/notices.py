@@ -6,6 +6,8 @@ the comment's layout; the forge layer posts each body as its own comment.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from planner.engine.issue import sanitize_untrusted
 from planner.engine.result import format_timestamp
 from planner.replanning.controls import Verdict, percent
@@ -50,8 +52,9 @@ def clarification_notice(
     *,
     auto_assume_minutes: float | None,
     fallback: str = "",
+    asked_at: str = "",
 ) -> str:
-    """§11.3 "Clarification Needed (AI Decision)"."""
+    """§11.3 "Clarification Needed (AI Decision)". `asked_at` (ISO 8601) dates the promise."""
     lines = [
         "## ❓ Clarification Needed (AI Decision)",
         "",
@@ -65,22 +68,34 @@ def clarification_notice(
         "",
         "**If no response**:",
     ]
-    lines += _if_no_response(assumptions, auto_assume_minutes, fallback)
+    lines += _if_no_response(assumptions, auto_assume_minutes, fallback, asked_at)
     return "\n".join([*lines, "", "Please reply to this comment with your answers."]) + "\n"
 
 
-def _if_no_response(assumptions: list[str], minutes: float | None, fallback: str) -> list[str]:
+def _if_no_response(
+    assumptions: list[str], minutes: float | None, fallback: str, asked_at: str
+) -> list[str]:
     if minutes is None:
         return ["I will wait for your answers before continuing."]
-    # Promise only what happens: nothing runs by itself; the issue's next run (a comment, or a
-    # scheduled run) proceeds once the time has passed.
-    when = f" once {minutes:g} minutes pass without an answer (at planner's next run on this issue)"
+    # Promise only what happens: the scheduled sweep (planner.ci.sweep) starts the issue's next
+    # run once the time has passed, unless a comment starts it earlier.
+    when = f" once {minutes:g} minutes pass without an answer ({_due(asked_at, minutes)})"
     if fallback:
         return [f"{fallback}{when}."]
     if not assumptions:
         return [f"I will proceed with my best understanding of the issue{when}."]
     lines = [f"I will proceed with the following assumptions{when}:"]
     return lines + [f"- {_item(a)}" for a in assumptions[:MAX_ITEMS]]
+
+
+def _due(asked_at: str, minutes: float) -> str:
+    try:
+        asked = datetime.fromisoformat(asked_at.replace("Z", "+00:00"))
+    except ValueError:
+        return "at the first scheduled sweep after that, or at planner's next run on this issue"
+    due = (asked if asked.tzinfo else asked.replace(tzinfo=UTC)) + timedelta(minutes=minutes)
+    stamp = due.astimezone(UTC).strftime("%H:%M UTC")
+    return f"at the first scheduled sweep after {stamp}, or at planner's next run on this issue"
 
 
 def assumptions_notice(reason: str, assumptions: list[str], timestamp: str) -> str:

@@ -13,6 +13,8 @@ folded mode         the decision rides in the phases' own replies: addendum() ad
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from planner.engine.context import PassContext
 from planner.engine.documents import CompletionReply, PlanningError, PlanningReply
 from planner.engine.interfaces import ToolCall, ToolResult, ToolSpec
@@ -104,3 +106,6 @@ class ReplanningPhase(Phase):
 
     def notifications(self) -> list[Notification]:
         return list(self._manager.notifications) if self._manager else []
+
+    def proceed_after(self, run: PassContext) -> datetime | None:
+        return self._manager.proceed_after() if self._manager else None

@@ -334,6 +334,7 @@ class DecisionPipeline:
             decision.assumptions_to_make,
             auto_assume_minutes=self._auto_assume_minutes(),
             fallback=fallback,
+            asked_at=self.recorder.now(),
         )
         self.recorder.notify("clarification", body, replan_id)
         self.questions = questions

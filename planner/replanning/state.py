@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from planner.engine.questions import QuestionCount
 from planner.engine.state import REFINEMENT
 from planner.replanning.decision import PLANNING_PHASES
 from planner.replanning.levels import QUESTION_LIMIT, REVISION_CAP
@@ -60,11 +61,13 @@ class ReplanState:
 
     @classmethod
     def from_entries(cls, entries: Iterable[dict[str, Any]]) -> ReplanState:
-        state = cls()
+        state, questions = cls(), QuestionCount()
         for entry in entries:
             handler = _HANDLERS.get(str(entry.get("type")))
             if handler is not None:
                 handler(state, entry)
+            questions.add(entry)  # the one question count (planner.engine.questions)
+            state.counts[QUESTION_LIMIT] = questions.asked
         return state
 
     @property
@@ -120,7 +123,7 @@ def _question_of(entry: dict[str, Any]) -> PendingQuestion:
 def _on_core_clarification(state: ReplanState, entry: dict[str, Any]) -> None:
     """The planning reply itself asked (no plan could be made): planning-process.md §10.1.1."""
     error = entry.get("error") or {}
-    state.count(QUESTION_LIMIT)
+    state.count(None)  # the global limit; the question itself is counted by from_entries
     state.pending_question = PendingQuestion(
         id=f"clarification@{entry.get('timestamp', '')}",
         phase="goal_understanding",

@@ -59,6 +59,28 @@ class GhComment:
 
 
 @dataclass
+class Dispatch:
+    """One `POST .../actions/workflows/{file}/dispatches`: the run GitHub would start."""
+
+    workflow: str
+    ref: str
+    inputs: dict[str, Any]
+    sender: tuple[str, str]
+    """(login, type) of the token's account: the run's `github.event.sender`."""
+
+    def event(self, repository: str) -> JSON:
+        """The workflow_dispatch payload the started run would read."""
+        login, kind = self.sender
+        return {
+            "inputs": dict(self.inputs),
+            "ref": f"refs/heads/{self.ref}",
+            "repository": {"full_name": repository},
+            "sender": {"login": login, "id": 41898282, "type": kind},
+            "workflow": f".github/workflows/{self.workflow}",
+        }
+
+
+@dataclass
 class GhPull:
     number: int
     head: str
@@ -68,6 +90,11 @@ class GhPull:
     draft: bool
     head_repo: str
     state: str = "open"
+    merged: bool = False
+    closed_by: str = ""
+    head_sha: str = ""
+    """Frozen when the pull request is closed, as GitHub keeps it; else the branch's head."""
+    labels: list[str] = field(default_factory=list)
 
 
 class FakeGitHub(FakeServerBase):
@@ -93,6 +120,10 @@ class FakeGitHub(FakeServerBase):
         self.drafts_supported = True
         self.openapi_problems: list[str] = []
         self.artifacts: list[StoredArtifact] = []
+        self.workflows = {"planner.yml"}
+        """Workflow files with a workflow_dispatch trigger (others answer 404)."""
+        self.dispatches: list[Dispatch] = []
+        """Workflow runs requested through the API; nothing runs: tests start the job."""
         self._next_comment = 1000
         self._add_routes()
 
@@ -147,6 +178,8 @@ class FakeGitHub(FakeServerBase):
         repo = re.escape("/repos/" + self.repository)
         table = [
             ("GET", "", self._get_repo),
+            ("GET", r"/issues", self._list_issues),
+            ("POST", r"/actions/workflows/(?P<wf>[^/]+)/dispatches", self._dispatch),
             ("GET", r"/issues/(?P<n>\d+)", self._get_issue),
             ("GET", r"/issues/(?P<n>\d+)/comments", self._list_comments),
             ("POST", r"/issues/(?P<n>\d+)/comments", self._create_comment),
@@ -184,6 +217,26 @@ class FakeGitHub(FakeServerBase):
             return 200, self._pull_as_issue(self.pulls[number]), {}
         issue = self.issues.get(number)
         return (200, self._issue(issue), {}) if issue else (404, {"message": "Not Found"}, {})
+
+    def _list_issues(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        wanted = [name for name in q.get("labels", "").split(",") if name]
+        state = q.get("state", "open")
+        found = [
+            self._pull_as_issue(item) if isinstance(item, GhPull) else self._issue(item)
+            for _, item in sorted({**self.issues, **self.pulls}.items())
+            if state in (item.state, "all") and all(name in item.labels for name in wanted)
+        ]  # GitHub lists pull requests as issues too, with a `pull_request` key
+        return self._page(found, q, f"/repos/{self.repository}/issues")
+
+    def _dispatch(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        workflow = unquote(m["wf"])
+        if workflow not in self.workflows:
+            return 404, {"message": "Not Found"}, {}
+        if body.get("ref") not in self.branches():
+            return 422, {"message": f"No ref found for: {body.get('ref')}"}, {}
+        inputs = dict(body.get("inputs") or {})
+        self.dispatches.append(Dispatch(workflow, body["ref"], inputs, self.token_user))
+        return 204, None, {}
 
     def _list_comments(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         items = [self._comment(c) for c in self.comments_on(int(m["n"]))]
@@ -236,8 +289,16 @@ class FakeGitHub(FakeServerBase):
         role = {"admin": "admin", "write": "write", "read": "read"}.get(permission, "none")
         return 200, {"permission": permission, "role_name": role, "user": {"login": user}}, {}
 
+    def close_pull(self, number: int, by: str, *, merged: bool = False) -> None:
+        """A person closes (or merges) the pull request in the web interface."""
+        pull = self.pulls[number]
+        pull.head_sha = self.branches().get(pull.head, "")
+        pull.state, pull.merged, pull.closed_by = "closed", merged, by
+
     def _list_pulls(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         pulls = [p for p in self.pulls.values() if q.get("state", "open") in (p.state, "all")]
+        if q.get("sort") == "updated" and q.get("direction") == "desc":
+            pulls.reverse()  # the newest number was updated last in these scenarios
         if "head" in q:  # GitHub filters by `user:ref`
             pulls = [p for p in pulls if f"{p.head_repo.split('/')[0]}:{p.head}" == q["head"]]
         return 200, [self._pull(p) for p in pulls], {}
@@ -346,10 +407,11 @@ class FakeGitHub(FakeServerBase):
             "body": pull.body,
             "state": pull.state,
             "locked": False,
-            "labels": [],
+            "labels": [self._label(name) for name in pull.labels],
             "user": self._user(self.token_user[0], "Bot"),
             "html_url": f"{self.base_url}/{self.repository}/pull/{pull.number}",
             "pull_request": {"url": f"{self.api_url}/repos/{self.repository}/pulls/{pull.number}"},
+            "closed_by": self._user(pull.closed_by, "User") if pull.closed_by else None,
         }
 
     def _comment(self, comment: GhComment) -> JSON:
@@ -372,7 +434,12 @@ class FakeGitHub(FakeServerBase):
             "body": pull.body,
             "draft": pull.draft,
             "state": pull.state,
-            "head": {"ref": pull.head, "repo": {"full_name": pull.head_repo}},
+            "merged_at": "2026-01-02T03:04:05Z" if pull.merged else None,
+            "head": {
+                "ref": pull.head,
+                "sha": pull.head_sha or self.branches().get(pull.head, ""),
+                "repo": {"full_name": pull.head_repo},
+            },
             "base": {"ref": pull.base, "repo": {"full_name": self.repository}},
         }
 

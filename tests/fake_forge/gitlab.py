@@ -39,6 +39,17 @@ class GlNote:
 
 
 @dataclass
+class GlPipeline:
+    """One `POST /projects/:id/pipeline`: the pipeline GitLab would run (nothing runs here)."""
+
+    id: int
+    ref: str
+    variables: dict[str, str]
+    user: tuple[int, str]
+    """(id, username) of the token's user: the pipeline's GITLAB_USER_ID / GITLAB_USER_LOGIN."""
+
+
+@dataclass
 class GlMergeRequest:
     iid: int
     source_branch: str
@@ -47,6 +58,9 @@ class GlMergeRequest:
     description: str
     state: str = "opened"
     source_project_id: int = 42
+    closed_by: str = ""
+    sha: str = ""
+    """Frozen when the merge request is closed; else the source branch's head."""
 
 
 @dataclass
@@ -83,6 +97,7 @@ class FakeGitLab(FakeServerBase):
         self.notes: dict[int, GlNote] = {}
         self.merge_requests: dict[int, GlMergeRequest] = {}
         self.jobs: dict[int, GlJob] = {}
+        self.pipelines: list[GlPipeline] = []
         self.users: dict[str, int] = {"dana": 7}
         self.members: dict[int, int] = {}
         self.token_user = (901, f"project_{project_id}_bot_5f2a")
@@ -126,6 +141,8 @@ class FakeGitLab(FakeServerBase):
         )
         table = [
             ("GET", project, self._get_project),
+            ("GET", project + r"/issues", self._list_issues),
+            ("POST", project + r"/pipeline", self._create_pipeline),
             ("GET", project + r"/issues/(?P<n>\d+)", self._get_issue),
             ("PUT", project + r"/issues/(?P<n>\d+)", self._update_issue),
             ("GET", project + r"/issues/(?P<n>\d+)/notes", self._list_notes),
@@ -159,6 +176,34 @@ class FakeGitLab(FakeServerBase):
         issue = self.issues.get(int(m["n"]))
         return (200, self._issue(issue), {}) if issue else (404, {"message": "404 Not found"}, {})
 
+    def _list_issues(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        wanted = _split(q.get("labels"))
+        state = q.get("state", "all")
+        issues = [
+            issue
+            for _, issue in sorted(self.issues.items())
+            if state in (issue.state, "all") and all(name in issue.labels for name in wanted)
+        ]
+        return self._paged([self._issue(issue) for issue in issues], q)
+
+    def _create_pipeline(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        if not isinstance(body, dict) or not body.get("ref"):
+            return 400, {"error": "ref is missing"}, {}
+        if body["ref"] not in self.branches():
+            return 400, {"message": {"base": ["Reference not found"]}}, {}
+        variables = body.get("variables") or []
+        if not all(isinstance(v, dict) and {"key", "value"} <= set(v) for v in variables):
+            return 400, {"error": "variables is invalid"}, {}
+        pipeline = GlPipeline(
+            8000 + len(self.pipelines) + 1,
+            body["ref"],
+            {str(v["key"]): str(v["value"]) for v in variables},
+            self.token_user,
+        )
+        self.pipelines.append(pipeline)
+        shaped = {"id": pipeline.id, "ref": pipeline.ref, "status": "created", "source": "api"}
+        return 201, {**shaped, "web_url": f"{self.base_url}/{self.repository}/-/pipelines/1"}, {}
+
     def _update_issue(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         issue = self.issues.get(int(m["n"]))
         if issue is None:
@@ -173,12 +218,16 @@ class FakeGitLab(FakeServerBase):
         notes = self.notes_on(int(m["n"]))
         if q.get("sort") == "desc":
             notes.reverse()
+        return self._paged([self._note(note) for note in notes], q)
+
+    def _paged(self, items: list[JSON], q: dict[str, str]) -> Reply:
+        """One page of `items`, with GitLab's `x-page` / `x-next-page` headers."""
         per_page = min(int(q.get("per_page", 20)), self.page_size)
         page = int(q.get("page", 1))
-        chunk = notes[(page - 1) * per_page : page * per_page]
-        more = page * per_page < len(notes)
+        chunk = items[(page - 1) * per_page : page * per_page]
+        more = page * per_page < len(items)
         headers = {"x-page": str(page), "x-next-page": str(page + 1) if more else ""}
-        return 200, [self._note(note) for note in chunk], headers
+        return 200, chunk, headers
 
     def _create_note(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         if int(m["n"]) not in self.issues:
@@ -204,6 +253,12 @@ class FakeGitLab(FakeServerBase):
         username = next((name for name, uid in self.users.items() if uid == user_id), "?")
         return 200, {"id": user_id, "username": username, "access_level": self.members[user_id]}, {}
 
+    def close_mr(self, iid: int, by: str, *, merged: bool = False) -> None:
+        """A person closes (or merges) the merge request in the web interface."""
+        mr = self.merge_requests[iid]
+        mr.sha = self.branches().get(mr.source_branch, "")
+        mr.state, mr.closed_by = ("merged" if merged else "closed"), by
+
     def _list_mrs(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         found = [
             mr
@@ -211,6 +266,8 @@ class FakeGitLab(FakeServerBase):
             if q.get("state", "all") in (mr.state, "all")
             and q.get("source_branch", mr.source_branch) == mr.source_branch
         ]
+        if q.get("order_by") == "updated_at" and q.get("sort") == "desc":
+            found.reverse()  # the newest iid was updated last in these scenarios
         return 200, [self._mr(mr) for mr in found], {}
 
     def _create_mr(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
@@ -247,12 +304,7 @@ class FakeGitLab(FakeServerBase):
 
     def _list_jobs(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         jobs = sorted(self.jobs.values(), key=lambda job: job.id, reverse=True)
-        per_page = min(int(q.get("per_page", 20)), self.page_size)
-        page = int(q.get("page", 1))
-        chunk = jobs[(page - 1) * per_page : page * per_page]
-        more = page * per_page < len(jobs)
-        headers = {"x-page": str(page), "x-next-page": str(page + 1) if more else ""}
-        return 200, [self._job(job) for job in chunk], headers
+        return self._paged([self._job(job) for job in jobs], q)
 
     def _job_artifacts(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         job = self.jobs.get(int(m["id"]))
@@ -331,9 +383,16 @@ class FakeGitLab(FakeServerBase):
             "title": mr.title,
             "description": mr.description,
             "state": mr.state,
+            "sha": mr.sha or self.branches().get(mr.source_branch, ""),
+            "closed_by": _user_of(mr.closed_by) if mr.state == "closed" else None,
+            "merge_user": _user_of(mr.closed_by) if mr.state == "merged" else None,
             "draft": mr.title.startswith(("Draft:", "[Draft]", "(Draft)")),
             "web_url": f"{self.base_url}/{self.repository}/-/merge_requests/{mr.iid}",
         }
+
+
+def _user_of(username: str) -> JSON | None:
+    return {"id": 99, "username": username, "name": username} if username else None
 
 
 def _split(value: Any) -> list[str]:

@@ -84,6 +84,7 @@ def github_action_env(
         "GITHUB_REF": "refs/heads/main",
         "GITHUB_SHA": "0" * 40,
         "GITHUB_WORKFLOW": "planner",
+        "GITHUB_WORKFLOW_REF": f"{fake.repository}/.github/workflows/planner.yml@refs/heads/main",
         "GITHUB_JOB": "plan",
         "GITHUB_OUTPUT": str(files / "set_output"),
         "GITHUB_STEP_SUMMARY": str(files / "step_summary"),

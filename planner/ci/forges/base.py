@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
-from planner.engine.errors import ApiError
+from planner.engine.errors import ApiError, UserInputError
 from planner.engine.interfaces import Forge
 from planner.engine.redaction import redact, register_secret
 
@@ -99,6 +99,11 @@ class PullRequestData(BaseModel):
     draft: bool = False
     state: str = "open"
     same_repository: bool = True
+    merged: bool = False
+    head_sha: str = ""
+    """The commit the pull request's head pointed at (when it was closed, for a closed one)."""
+    closed_by: str = ""
+    """Who closed or merged it, when the forge says."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +168,10 @@ class ForgeAdapter(ABC):
     def find_pull_request(self, head: str) -> PullRequestData | None:
         """The open pull/merge request whose head is this branch of this repository."""
 
+    def last_closed_pull_request(self, head: str) -> PullRequestData | None:
+        """The most recently closed (or merged) pull/merge request of this branch, if any."""
+        return None
+
     @abstractmethod
     def _create_pull_request(
         self, *, head: str, base: str, title: str, body: str, draft: bool
@@ -180,6 +189,21 @@ class ForgeAdapter(ABC):
     def run_url(self) -> str:
         """Link to the CI run doing the work, when there is one."""
         return ""
+
+    # -- the scheduled sweep (planner.ci.sweep) ----------------------------------------------
+
+    def list_open_issues(self, label: str) -> list[IssueData]:
+        """Open issues (never pull requests) carrying `label`, every page."""
+        raise UserInputError(f"the {self.platform or 'local'} forge has no scheduled sweep")
+
+    def start_run(self, number: int) -> str:
+        """Start a normal CI run on issue `number`, as the token's own user, on the default
+        branch; returns what was started, for the log."""
+        raise UserInputError(f"the {self.platform or 'local'} forge cannot start CI runs")
+
+    def is_token_user(self, actor: Actor) -> bool:
+        """Whether `actor` is the account planner's own token acts as (a sweep's run)."""
+        return False
 
     def branch_url(self, branch: str) -> str:
         return ""

@@ -79,8 +79,11 @@ class GitHubForge(ForgeAdapter):
         session: requests.Session | None = None,
         retry: RetryPolicy | None = None,
         bot_login: str = DEFAULT_BOT_LOGIN,
+        workflow: str = "",
     ) -> None:
         super().__init__(secrets=(token,))
+        self.workflow = workflow
+        """This workflow's file name (from GITHUB_WORKFLOW_REF): what the sweep dispatches."""
         self.bot_login = bot_login
         """The account the token posts as; only its comments are planner's own."""
         self.repository = repository
@@ -128,6 +131,7 @@ class GitHubForge(ForgeAdapter):
             session=session,
             retry=retry,
             bot_login=config.bot_login,
+            workflow=workflow_file(env.get("GITHUB_WORKFLOW_REF", "")),
         )
 
     # -- issues and comments ---------------------------------------------------------------------
@@ -137,7 +141,9 @@ class GitHubForge(ForgeAdapter):
         return f"/repos/{self.repository}"
 
     def get_issue(self, number: int) -> IssueData:
-        data = self.api.request("GET", f"{self._repo}/issues/{number}").data
+        return self._issue(self.api.request("GET", f"{self._repo}/issues/{number}").data)
+
+    def _issue(self, data: Any) -> IssueData:
         return IssueData(
             number=int(data["number"]),
             title=str(data.get("title") or ""),
@@ -223,6 +229,19 @@ class GitHubForge(ForgeAdapter):
         pulls = [self._pull(item) for item in reply.data or []]
         return next((p for p in pulls if p.head == head and p.same_repository), None)
 
+    def last_closed_pull_request(self, head: str) -> PullRequestData | None:
+        params = {"head": f"{self.owner}:{head}", "state": "closed", "sort": "updated"}
+        params |= {"direction": "desc", "per_page": "10"}
+        reply = self.api.request("GET", f"{self._repo}/pulls", params=params)
+        pulls = [self._pull(item) for item in reply.data or []]
+        found = next((p for p in pulls if p.head == head and p.same_repository), None)
+        if found is None:
+            return None
+        # The pulls API does not say who closed it; the issue view of the pull request does.
+        issue = self.api.request("GET", f"{self._repo}/issues/{found.number}", allow=(404,))
+        closer = (issue.data or {}).get("closed_by") if issue.status == 200 else None
+        return found.model_copy(update={"closed_by": str((closer or {}).get("login") or "")})
+
     def _create_pull_request(
         self, *, head: str, base: str, title: str, body: str, draft: bool
     ) -> PullRequestData:
@@ -259,6 +278,8 @@ class GitHubForge(ForgeAdapter):
             draft=bool(data.get("draft")),
             state=str(data.get("state") or "open"),
             same_repository=str(head_repo).lower() == self.repository.lower(),
+            merged=bool(data.get("merged_at")),
+            head_sha=str(head.get("sha") or ""),
         )
 
     # -- git and links ---------------------------------------------------------------------------
@@ -272,6 +293,26 @@ class GitHubForge(ForgeAdapter):
     def run_url(self) -> str:
         return self._run_url
 
+    # -- the scheduled sweep ---------------------------------------------------------------------
+
+    def list_open_issues(self, label: str) -> list[IssueData]:
+        params = {"state": "open", "labels": label}
+        found = self.api.paginate(f"{self._repo}/issues", params)
+        return [self._issue(item) for item in found if not item.get("pull_request")]
+
+    def start_run(self, number: int) -> str:
+        """workflow_dispatch of this workflow with the input `issue` (GITHUB_TOKEN may do it:
+        dispatch events are the exception that starts runs; it needs `actions: write`)."""
+        if not self.workflow:
+            raise ConfigError("GITHUB_WORKFLOW_REF is not set: cannot tell which workflow to run")
+        path = f"{self._repo}/actions/workflows/{quote(self.workflow, safe='')}/dispatches"
+        request = {"ref": self.default_branch(), "inputs": {"issue": str(number)}}
+        self.api.request("POST", path, json=request)
+        return f"workflow {self.workflow} dispatched on {request['ref']} for #{number}"
+
+    def is_token_user(self, actor: Actor) -> bool:
+        return actor.is_bot and actor.login.lower() == self.bot_login.lower()
+
     def branch_url(self, branch: str) -> str:
         return f"{self.server_url}/{self.repository}/tree/{quote(branch)}"
 
@@ -282,6 +323,13 @@ def _label_name(label: Any) -> str:
 
 def _text(data: Any) -> str:
     return str(data).lower()
+
+
+def workflow_file(workflow_ref: str) -> str:
+    """'o/r/.github/workflows/planner.yml@refs/heads/main' -> 'planner.yml' ('' if not one)."""
+    path = workflow_ref.rpartition("@")[0] or workflow_ref
+    _, found, name = path.partition("/.github/workflows/")
+    return name if found and name and "/" not in name else ""
 
 
 def _api_url_for(server: str) -> str:

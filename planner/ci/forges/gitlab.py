@@ -126,7 +126,9 @@ class GitLabForge(ForgeAdapter):
     # -- issues and notes ----------------------------------------------------------------------
 
     def get_issue(self, number: int) -> IssueData:
-        data = self.api.request("GET", f"{self._project}/issues/{number}").data
+        return self._issue(self.api.request("GET", f"{self._project}/issues/{number}").data)
+
+    def _issue(self, data: Any) -> IssueData:
         return IssueData(
             number=int(data["iid"]),
             title=str(data.get("title") or ""),
@@ -227,6 +229,13 @@ class GitLabForge(ForgeAdapter):
         found = [self._merge_request(item) for item in reply.data or []]
         return next((mr for mr in found if mr.head == head and mr.same_repository), None)
 
+    def last_closed_pull_request(self, head: str) -> PullRequestData | None:
+        params = {"source_branch": head, "order_by": "updated_at", "sort": "desc"}
+        reply = self.api.request("GET", f"{self._project}/merge_requests", params=params)
+        found = [self._merge_request(item) for item in reply.data or []]
+        ended = (mr for mr in found if mr.state in ("closed", "merged") and mr.head == head)
+        return next((mr for mr in ended if mr.same_repository), None)
+
     def _create_pull_request(
         self, *, head: str, base: str, title: str, body: str, draft: bool
     ) -> PullRequestData:
@@ -261,6 +270,11 @@ class GitLabForge(ForgeAdapter):
             draft=bool(data.get("draft") or data.get("work_in_progress")),
             state="open" if data.get("state") == "opened" else str(data.get("state", "")),
             same_repository=data.get("source_project_id") == data.get("target_project_id"),
+            merged=data.get("state") == "merged",
+            head_sha=str(data.get("sha") or ""),
+            closed_by=_username(
+                data.get("merge_user") or data.get("merged_by") or data.get("closed_by")
+            ),
         )
 
     # -- git and links ---------------------------------------------------------------------------
@@ -274,11 +288,33 @@ class GitLabForge(ForgeAdapter):
     def run_url(self) -> str:
         return self._run_url
 
+    # -- the scheduled sweep ---------------------------------------------------------------------
+
+    def list_open_issues(self, label: str) -> list[IssueData]:
+        params = {"state": "opened", "labels": label}
+        return [self._issue(item) for item in self.api.paginate(f"{self._project}/issues", params)]
+
+    def start_run(self, number: int) -> str:
+        """A pipeline on the default branch naming the issue (the component runs api pipelines
+        with PLANNER_ISSUE_IID); the project must let the token's role set pipeline variables."""
+        variables = [{"key": "PLANNER_ISSUE_IID", "value": str(number)}]
+        request = {"ref": self.default_branch(), "variables": variables}
+        data = self.api.request("POST", f"{self._project}/pipeline", json=request).data
+        pipeline = data.get("id") if isinstance(data, dict) else None
+        return f"pipeline {pipeline} created on {request['ref']} for #{number}"
+
+    def is_token_user(self, actor: Actor) -> bool:
+        return bool(actor.login) and actor.login == self._identity()
+
     def branch_url(self, branch: str) -> str:
         return f"{self.server_url}/{self.repository}/-/tree/{quote(branch)}"
 
     def pull_reference(self, number: int) -> str:
         return f"!{number}"
+
+
+def _username(user: Any) -> str:
+    return str(user.get("username") or "") if isinstance(user, dict) else ""
 
 
 def _draft_title(title: str, draft: bool) -> str:

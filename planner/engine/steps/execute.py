@@ -2,7 +2,7 @@
 
 run_task(run, task_id) holds the task's conversation: every tool call is one recorded action
 (phases see it before and after it runs), `finish_task` ends the task, and a reply without
-tool calls gets one nudge before it counts as the task's end.
+tool calls gets one nudge before it counts as the task's end (failed when the task did nothing).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def run_task(run: PassContext, task_id: str) -> None:
         messages.append(assistant(reply.content, reply.tool_calls))
         if not reply.tool_calls:
             if nudged:
-                return _finish_task(run, task_id, "completed", reply.content or "")
+                return _finish_task(run, task_id, *_ended_without_finish(run, task_id, reply))
             nudged = True
             messages.append(user(render("nudge.md.j2", task_id=task_id)))
             continue
@@ -64,6 +64,16 @@ def run_tool_calls(
     if finish and finish[0] not in ("completed", "failed"):
         finish = ("completed", finish[1])
     return finish
+
+
+def _ended_without_finish(run: PassContext, task_id: str, reply: Any) -> Finish:
+    """Two replies without a function call end the task. With actions behind it the model only
+    forgot finish_task; with none, nothing was done (small models write their calls as prose
+    or claim success), and ticking the task would make the checklist lie."""
+    text = reply.content or ""
+    if run.state().actions_by_task.get(task_id):
+        return "completed", text
+    return "failed", f"ended without calling any tool, so nothing was done. It said: {text}"
 
 
 def _finish_task(run: PassContext, task_id: str, status: str, summary: str) -> None:

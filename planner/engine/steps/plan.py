@@ -15,6 +15,7 @@ from planner.engine.documents import PlanningReply
 from planner.engine.flow import StopPass
 from planner.engine.issue import sanitize_untrusted
 from planner.engine.prompts import render
+from planner.engine.questions import questions_asked
 
 
 def make_plan(run: PassContext, feedback: str = "") -> PlanningReply:
@@ -53,7 +54,7 @@ def _question_limit(run: PassContext) -> int:
 
 
 def _questions_used(run: PassContext) -> int:
-    return sum(1 for entry in run.store.entries() if entry.get("type") == "clarification")
+    return questions_asked(run.store.entries())
 
 
 def _plan_on_assumptions(
