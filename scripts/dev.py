@@ -74,8 +74,8 @@ def workers(args: list[str]) -> list[str]:
     """pytest-xdist options for a run of the suite (or of a -k/-m selection of it); a run that
     names test files, sets -n or turns xdist off is left as asked (one file: serial).
 
-    More workers than cores: the end-to-end tests spend part of their time waiting on their
-    subprocesses and servers (README "Development" has the measurements)."""
+    At least 4 workers: on 2 cores 4 ran no slower than 2 (the end-to-end tests also wait on
+    their subprocesses and servers), 8 overloaded the machine (README "Development")."""
     if any(_names_tests(arg) or arg.startswith(("-n", "--numprocesses")) for arg in args):
         return []
     if any(arg.endswith("no:xdist") for arg in args):
