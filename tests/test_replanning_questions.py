@@ -31,6 +31,18 @@ ASK = decision(
     issues_found=["file names missing"],
 )
 
+CANNOT_PLAN = {
+    "phase": "planning",
+    "comment": "Which files?",
+    "error": {
+        "type": "unclear_goal",
+        "message": "the files are not named",
+        "clarification_needed": ["Which files should I write?"],
+        "assumptions": ["a.txt"],
+    },
+}
+"""A planning reply that cannot plan: the model asks the people on the issue (§10.1.1)."""
+
 
 @pytest.fixture
 def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
@@ -128,17 +140,7 @@ def test_second_question_counts_against_the_limit_across_runs(harness: Harness) 
 
 
 def test_planning_reply_that_cannot_plan_gets_a_clarification_comment(harness: Harness) -> None:
-    ask = {
-        "phase": "planning",
-        "comment": "Which files?",
-        "error": {
-            "type": "unclear_goal",
-            "message": "the files are not named",
-            "clarification_needed": ["Which files should I write?"],
-            "assumptions": ["a.txt"],
-        },
-    }
-    harness.server.add(reply_json("planning", ask))
+    harness.server.add(reply_json("planning", CANNOT_PLAN))
     first = harness.run()
     assert first.status == "needs_human"
     assert "**Context**:\nthe files are not named" in first.notifications[0].body
@@ -183,18 +185,6 @@ def test_unanswered_confirmation_keeps_the_current_plan_after_the_timeout(
     assert "(none stated: I continue with the current plan)" in result.notifications[0].body
     # the resumed task sees what the first run tried
     assert "write_file" in harness.prompt(4) and "../bad" in harness.prompt(4)
-
-
-CANNOT_PLAN = {
-    "phase": "planning",
-    "comment": "Which files?",
-    "error": {
-        "type": "unclear_goal",
-        "message": "the files are not named",
-        "clarification_needed": ["Which files should I write?"],
-        "assumptions": ["a.txt"],
-    },
-}
 
 
 def test_a_finished_piece_of_work_gives_the_next_one_its_own_questions(harness: Harness) -> None:
