@@ -5,16 +5,19 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from planner.engine.config import McpServerConfig, ToolsConfig
 from planner.engine.interfaces import ToolProvider
 from planner.engine.redaction import register_secret
 from planner.tools.commands import CommandTool
 from planner.tools.isolation import isolate
-from planner.tools.mcp import McpHost
 from planner.tools.mcp_config import config_file_path, resolve_servers
 from planner.tools.registry import ToolRegistry
 from planner.tools.workspace import WorkspaceTools
+
+if TYPE_CHECKING:
+    from planner.tools.mcp import McpHost
 
 
 def build_registry(
@@ -56,6 +59,9 @@ def build_registry(
     for server in servers.values():
         register_secrets_of(server)
     if servers:
+        # The MCP SDK costs about half a second to import: only a pass with servers pays it.
+        from planner.tools.mcp import McpHost
+
         _add_servers(registry, McpHost(servers, config, workspace, isolation.user))
     return registry
 
