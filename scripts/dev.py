@@ -129,7 +129,7 @@ def evaluate(args: list[str]) -> None:
     url = started.stdout.strip().splitlines()[-1]
     local = ["--base-url", url, "--model", f"qwen2.5-coder-{model}-instruct"]
     # Small models on 2 cores: bounded replies, patient requests, tool calls as JSON text.
-    local += ["--tool-calling", "auto", "--max-output-tokens", "1024", "--timeout-seconds", "900"]
+    local += ["--tool-calling", "auto", "--max-output-tokens", "2048", "--timeout-seconds", "900"]
     os.environ.setdefault("OPENAI_API_KEY", "local")
     run(BIN / "planner", "eval", *local, *rest)
 

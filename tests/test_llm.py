@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import jinja2
 import pytest
 
@@ -96,6 +98,37 @@ def test_two_bad_replies_raise_model_behaviour_error(scripted_model: ScriptedMod
     with pytest.raises(ModelBehaviourError) as caught:
         model(scripted_model, [], []).structured("completion", MESSAGES, CompletionReply)
     assert caught.value.kind == "completion" and caught.value.raw == "still nope"
+
+
+def test_a_reply_cut_off_by_the_output_limit_is_named_as_such(
+    scripted_model: ScriptedModelServer,
+) -> None:
+    """Qwen2.5-Coder 1.5B's planning replies ran into `max_output_tokens: 1024` and were
+    reported as "not JSON": the model was told its JSON was broken, the maintainer was never
+    told which setting to raise."""
+    cut = dataclasses.replace(
+        reply_text("completion", '{"phase": "completion", "done": true, "summary": {"goa'),
+        finish_reason="length",
+    )
+    scripted_model.add(cut, dataclasses.replace(cut))
+    with pytest.raises(ModelBehaviourError) as caught:
+        model(scripted_model, [], [], max_output_tokens=1024).structured(
+            "completion", MESSAGES, CompletionReply
+        )
+    said = "cut off at the output limit (llm.max_output_tokens = 1024)"
+    assert said in str(caught.value)
+    reask = scripted_model.requests[1].body["messages"][-1]["content"]
+    assert said in reask and "shorter" in reask
+
+
+def test_a_malformed_reply_that_was_not_cut_off_is_not_called_cut_off(
+    scripted_model: ScriptedModelServer,
+) -> None:
+    scripted_model.add(reply_text("completion", "nope"), reply_json("completion", DONE))
+    model(scripted_model, [], [], max_output_tokens=1024).structured(
+        "completion", MESSAGES, CompletionReply
+    )
+    assert "cut off" not in scripted_model.requests[1].body["messages"][-1]["content"]
 
 
 def test_missing_key_names_the_variable() -> None:

@@ -99,10 +99,11 @@ class OpenAIModel:
     ) -> DocT:
         conversation = [*messages]
         for attempt in (1, 2):
-            text = self._content(kind, conversation, self._response_format(kind, schema))
+            text, cut_off = self._reply(kind, conversation, self._response_format(kind, schema))
             try:
                 return parse_document(text, schema, context)
-            except ModelBehaviourError as problem:
+            except ModelBehaviourError as unusable:
+                problem = self._cut_off(unusable) if cut_off else unusable
                 if attempt == 2:
                     raise ModelBehaviourError(
                         f"the model's {kind} reply was unusable twice: {problem}",
@@ -255,11 +256,28 @@ class OpenAIModel:
     def _content(
         self, kind: str, messages: Sequence[dict[str, Any]], response_format: dict[str, Any]
     ) -> str:
+        return self._reply(kind, messages, response_format)[0]
+
+    def _reply(
+        self, kind: str, messages: Sequence[dict[str, Any]], response_format: dict[str, Any]
+    ) -> tuple[str, bool]:
+        """The reply's text, and whether the output limit cut it off (finish_reason length)."""
         completion = self._create(kind, messages, {"response_format": response_format})
-        message = completion.choices[0].message
-        if getattr(message, "refusal", None):
-            raise ModelBehaviourError(f"the model refused the {kind} request: {message.refusal}")
-        return message.content or ""
+        choice = completion.choices[0]
+        if getattr(choice.message, "refusal", None):
+            refusal = choice.message.refusal
+            raise ModelBehaviourError(f"the model refused the {kind} request: {refusal}")
+        return choice.message.content or "", choice.finish_reason == "length"
+
+    def _cut_off(self, problem: ModelBehaviourError) -> ModelBehaviourError:
+        """A reply cut off mid-document is not a malformed one: say so (to the model, which
+        must answer shorter, and in the log, where llm.max_output_tokens is the fix)."""
+        limit = self.config.max_output_tokens
+        where = f"llm.max_output_tokens = {limit}" if limit else "the endpoint's output limit"
+        return ModelBehaviourError(
+            f"the reply was cut off at the output limit ({where}) before the JSON ended; "
+            f"answer with a shorter document ({problem})"
+        )
 
     def _create(self, kind: str, messages: Sequence[dict[str, Any]], extra: dict[str, Any]) -> Any:
         check_prompt_size(kind, messages, self.config.max_prompt_bytes)
