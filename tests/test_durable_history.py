@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,13 @@ from planner.engine.history import task_uuid
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.scenario import file_on
 from tests.support.ci_job import zip_directory
-from tests.support.durable import HISTORY_DIR, CiJobs, issue_on, one_task_plan, two_file_plan
+from tests.support.durable import (
+    HISTORY_DIR,
+    CiJobs,
+    jobs_on_an_issue,
+    one_task_plan,
+    two_file_plan,
+)
 from tests.support.fake_artifacts import FORK_REPOSITORY_ID
 from tests.test_history_fuzz import TEMPLATES, variants
 
@@ -105,12 +112,8 @@ def refused_variants() -> list[dict[str, Any]]:
 
 
 @pytest.fixture(params=["github", "gitlab"])
-def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    fake, number = issue_on(request.param, tmp_path, "Files", "Add files.")
-    try:
-        yield CiJobs(request.param, fake, tmp_path, number)
-    finally:
-        fake.stop()
+def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CiJobs]:
+    yield from jobs_on_an_issue(request.param, tmp_path, "Files", "Add files.")
 
 
 def test_thousands_of_malformed_entries_appended_to_a_real_history_let_the_next_run_finish(

@@ -6,13 +6,13 @@ evaluation again (completed tasks keep their ticks, no new plan is made).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.plans import completion, decision, evaluation, review_ok
-from tests.support.durable import CiJobs, issue_on, one_task_plan
+from tests.support.durable import CiJobs, jobs_on_an_issue, one_task_plan
 
 REPLANNING = {"REPLANNING_ENABLED": "true", "REFLECTION_ENABLED": "true"}
 ASK = decision(
@@ -28,12 +28,8 @@ ASK = decision(
 
 
 @pytest.fixture(params=["github", "gitlab"])
-def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    fake, number = issue_on(request.param, tmp_path, "Changelog", "Add CHANGELOG.md.")
-    try:
-        yield CiJobs(request.param, fake, tmp_path, number)
-    finally:
-        fake.stop()
+def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CiJobs]:
+    yield from jobs_on_an_issue(request.param, tmp_path, "Changelog", "Add CHANGELOG.md.")
 
 
 def test_an_answer_to_the_final_evaluations_question_feeds_the_final_evaluation(

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -307,3 +307,12 @@ def issue_on(platform: str, tmp: Path, title: str, body: str) -> tuple[Any, int]
     gitlab.add_issue(12, title, body, labels=["bug", "planner"])
     gitlab.members[7] = 30  # dana is a Developer
     return gitlab, 12
+
+
+def jobs_on_an_issue(platform: str, tmp: Path, title: str, body: str) -> Iterator[CiJobs]:
+    """A fixture's body: an issue on a fresh fake forge, its jobs, the forge stopped after."""
+    fake, number = issue_on(platform, tmp, title, body)
+    try:
+        yield CiJobs(platform, fake, tmp, number)
+    finally:
+        fake.stop()
