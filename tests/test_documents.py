@@ -161,6 +161,24 @@ def test_an_order_of_tool_names_only_becomes_the_subtask_order() -> None:
     assert plan.action_plan.execution_order == ["a", "b"]
 
 
+def test_files_and_functions_of_the_issue_or_map_given_as_dependencies_are_dropped() -> None:
+    """Qwen2.5-Coder 1.5B, planner eval fahrenheit_formula: `"dependencies": ["temperature.py",
+    "to_fahrenheit"]` in every subtask, twice; the re-ask never fixed it."""
+    rules = PlanRules(
+        tool_names=frozenset({"read_file"}),
+        question_reference="Fix `to_fahrenheit` in temperature.py.\nsrc/temperature.py: to_celsius",
+    )
+    document = planning(
+        [task("1", "temperature.py"), task("2", "1", "to_fahrenheit()", "to_celsius")],
+        ["1", "2"],
+    )
+    plan = PlanningReply.model_validate(document, context=rules).plan()
+    assert [t.dependencies for t in plan.task_decomposition.subtasks] == [[], ["1"]]
+    assert "depends on 'task_9'" in rejected(
+        planning([task("1"), task("2", "task_9")], ["1", "2"]), rules
+    )
+
+
 def test_a_dependency_that_names_no_tool_is_still_refused() -> None:
     """Only tool names are forgiven: a dangling task id (a typo, a task left out) still sends
     the plan back to the model."""

@@ -7,6 +7,7 @@ Semantic checks of a plan (ids, dependencies, order, limits, tools) run inside v
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -202,26 +203,40 @@ def map_tool_names(plan: Plan, tools: Mapping[str, str] | None) -> None:
             action.tool = canonical_tool(action.tool, tools) or action.tool
 
 
-def drop_tool_references(plan: Plan, tools: Mapping[str, str] | None) -> None:
-    """A task depends on tasks, not on tools: small models list tool names where task ids
-    belong (seen: Qwen2.5-Coder 0.5B's `"dependencies": ["read_file", "edit_file"]`, and tool
-    names in `execution_order`). Such names are dropped, and an order left incomplete by that
-    is completed in the plan's own subtask order; anything else wrong is still re-asked."""
+def drop_non_task_references(plan: Plan, rules: PlanRules) -> None:
+    """A task depends on tasks. Small models list the things a task needs instead: tools
+    (Qwen2.5-Coder 0.5B: `"dependencies": ["read_file", "edit_file"]`), files and functions
+    (1.5B: `["temperature.py", "to_fahrenheit"]`), in `dependencies` and in `execution_order`.
+    A name that is a tool, or a word of the issue or the repository map, is dropped (an order
+    left incomplete is completed in the plan's own subtask order); any other unknown name, a
+    missing or misspelt task, is still sent back to the model."""
     subtasks = plan.task_decomposition.subtasks
     ids = {task.id for task in subtasks}
-    if tools is None:
-        return
+    tools = rules.tools() or {}
+    words = _words(rules.question_reference or "")
 
-    def names_a_tool(name: str) -> bool:
-        return name not in ids and (name in tools or canonical_tool(name, tools) is not None)
+    def names_another_thing(name: str) -> bool:
+        bare = name.strip().removesuffix("()")
+        known = bare in tools or canonical_tool(bare, tools) is not None
+        return name not in ids and (known or bare.casefold() in words)
 
     for task in subtasks:
-        task.dependencies = [d for d in task.dependencies if not names_a_tool(d)]
+        task.dependencies = [d for d in task.dependencies if not names_another_thing(d)]
     order = plan.action_plan.execution_order
-    kept = [task_id for task_id in order if not names_a_tool(task_id)]
+    kept = [task_id for task_id in order if not names_another_thing(task_id)]
     if len(kept) < len(order):
         missing = [task.id for task in subtasks if task.id not in kept]
         plan.action_plan.execution_order = kept + missing
+
+
+WORD = re.compile(r"[\w./-]+")
+
+
+def _words(text: str) -> set[str]:
+    """The names a text mentions (paths, identifiers), as dependencies would spell them."""
+    return {word.strip("./-").casefold() for word in WORD.findall(text)} | {
+        word.casefold() for word in WORD.findall(text)
+    }
 
 
 def _rules(info: ValidationInfo) -> PlanRules | None:
@@ -265,7 +280,7 @@ class PlanningReply(Doc):
             )
         if rules is not None:
             map_tool_names(self.plan(), rules.tools())
-            drop_tool_references(self.plan(), rules.tools())
+            drop_non_task_references(self.plan(), rules)
         problems = plan_problems(self.plan(), rules) if rules else []
         if problems:
             raise ValueError("the plan is not executable: " + "; ".join(problems))
