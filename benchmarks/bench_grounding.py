@@ -29,22 +29,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.bench_tokens import ISSUE, README  # the token benchmark's issue
 from planner.engine.config import RepositoryMapConfig, load_config
-from planner.engine.issue import IssueContext
 from planner.grounding.repo_map import build_map
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.plans import planned
-
-ISSUE = IssueContext(
-    repository="bench/greeter",
-    number="1",
-    title="Add a CONTRIBUTING.md",
-    body="New contributors do not know how to run the tests.\n"
-    "Please add a CONTRIBUTING.md that explains it, based on the README.",
-    author="maintainer",
-)
-README = "# greeter\n\nSays hello.\n\n## Tests\n\nRun `python -m unittest`.\n"
 
 
 def module(n: int) -> str:
