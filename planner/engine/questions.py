@@ -24,7 +24,7 @@ def is_question(entry: dict[str, Any]) -> bool:
 
 def ends_piece_of_work(entry: dict[str, Any]) -> bool:
     """A completion that says the work is done: the next instruction is a new piece of work."""
-    return entry.get("type") == "completion" and entry.get("done", True) is not False
+    return entry.get("type") == "completion" and bool(entry.get("done", True))
 
 
 @dataclass

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.engine.questions import QuestionCount
+from planner.engine.questions import QuestionCount, ends_piece_of_work
 from planner.engine.state import REFINEMENT
 from planner.replanning.decision import PLANNING_PHASES
 from planner.replanning.levels import QUESTION_LIMIT, REVISION_CAP
@@ -154,7 +154,7 @@ def _on_intervention(state: ReplanState, entry: dict[str, Any]) -> None:
 
 
 def _on_completion(state: ReplanState, entry: dict[str, Any]) -> None:
-    if entry.get("done", True):
+    if ends_piece_of_work(entry):
         state.reset(keep_questions=False)
         state.pending_question = None
         state.review_pending = []
