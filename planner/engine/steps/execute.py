@@ -11,7 +11,7 @@ from typing import Any
 
 from planner.engine.context import PassContext
 from planner.engine.conversation import FINISH_TASK, assistant, tool_message, user
-from planner.engine.interfaces import ToolCall
+from planner.engine.interfaces import ChatReply, ToolCall
 from planner.engine.issue import prompt_view
 from planner.engine.prompts import render
 from planner.engine.result import render_checklist
@@ -66,7 +66,7 @@ def run_tool_calls(
     return finish
 
 
-def _ended_without_finish(run: PassContext, task_id: str, reply: Any) -> Finish:
+def _ended_without_finish(run: PassContext, task_id: str, reply: ChatReply) -> Finish:
     """Two replies without a function call end the task. With actions behind it the model only
     forgot finish_task; with none, nothing was done (small models write their calls as prose
     or claim success), and ticking the task would make the checklist lie."""
