@@ -226,15 +226,40 @@ def test_garbage_then_valid_plan_is_reasked_once(harness: Harness) -> None:
     assert "could not be used: the reply is not JSON" in reask
 
 
-def test_invalid_plan_is_reasked_with_the_reason(harness: Harness) -> None:
+def test_a_plan_run_out_of_order_is_repaired_not_reasked(harness: Harness) -> None:
+    """The order follows the dependencies (Qwen2.5-Coder 1.5B ran a task before its
+    dependency, and the re-ask failed the same way): planner repairs it and says so."""
     bad = plan_doc("task_1", "task_2")
     bad["action_plan"]["execution_order"] = ["task_2", "task_1"]
+    from planner.testing.scripted_server import reply_json
+
+    harness.server.add(
+        reply_json("planning", bad),
+        write("a.txt"),
+        finish(),
+        write("b.txt"),
+        finish(),
+        completion(completed=2),
+    )
+    quiet = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+    assert harness.run(**quiet).status == "completed"
+    assert "## Current task: task_1" in harness.server.requests[1].body["messages"][1]["content"]
+    [repaired] = harness.of_type("plan_repaired")
+    assert repaired["repairs"] == [
+        "execution order set to ['task_1', 'task_2'] (each task after its dependencies)"
+    ]
+    assert (harness.workspace / "a.txt").exists() and (harness.workspace / "b.txt").exists()
+
+
+def test_a_plan_without_a_usable_task_is_still_reasked(harness: Harness) -> None:
+    bad = plan_doc("task_1")
+    bad["task_decomposition"]["subtasks"] = []
     from planner.testing.scripted_server import reply_json
 
     harness.server.add(reply_json("planning", bad), *planned("task_1"), finish(), *completed())
     assert harness.run().status == "completed"
     reask = harness.server.requests[1].body["messages"][-1]["content"]
-    assert "execution_order runs 'task_2' before its dependency 'task_1'" in reask
+    assert "subtasks" in reask
 
 
 def test_garbage_twice_fails_the_pass_and_keeps_history_valid(harness: Harness) -> None:
@@ -299,16 +324,19 @@ def test_reply_without_tool_call_is_nudged_then_accepted(harness: Harness) -> No
 
 
 def test_a_task_that_never_called_a_tool_is_not_ticked(harness: Harness) -> None:
-    """Small models write their calls as prose and claim success ("All done.") with nothing
-    run (Qwen2.5-Coder 0.5B/1.5B, docs/local-models.md): that task failed, and the checklist
-    must not tick it."""
+    """Small models describe their work and claim success ("All done.") with nothing run
+    (Qwen2.5-Coder 0.5B/1.5B): that task failed, and the checklist must not tick it."""
     harness.server.add(
         planning("task_1"),
-        reply_text("execute", '{"name": "write_file", "arguments": {"path": "a.txt"}}'),
+        reply_text("execute", "I will write a.txt now."),
         reply_text("execute", "All done."),
         completion(done=False, completed=0),
     )
-    quiet = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+    quiet = {
+        "planning.replanning.enabled": False,
+        "planning.reflection.enabled": False,
+        "llm.tool_calling": "native",
+    }
     result = harness.run(**quiet)
     [task] = result.tasks
     assert task.status == "failed"

@@ -33,10 +33,10 @@ def test_the_reference_solution_resolves_and_nonsense_does_not() -> None:
 
 def test_a_model_claiming_success_without_a_fix_is_not_resolved() -> None:
     (task,) = load_suite(names=["word_count_spaces"])
-    # Without planning, prose from the model ends the run as "completed": only the check
-    # tells that nothing was fixed.
+    # Without planning, prose from the model ends the run; it changed nothing, so the run
+    # does not claim completion, and the check agrees that nothing was fixed.
     report = run_task(task, options("nonsense", **{"planning.enabled": False}))
-    assert report.statuses == ["completed"] and not report.resolved
+    assert report.statuses == ["failed"] and not report.resolved
     assert not report.planning
 
 

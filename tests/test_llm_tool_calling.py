@@ -213,10 +213,38 @@ def test_auto_does_not_hide_other_errors(scripted_model: ScriptedModelServer) ->
         model(scripted_model, "auto").chat("execute", MESSAGES, TOOLS)
 
 
-def test_native_mode_never_reads_calls_from_text(scripted_model: ScriptedModelServer) -> None:
-    scripted_model.add(reply_text("execute", FENCED))
+@pytest.mark.parametrize("shape", [FENCED, BARE, TAGGED, STRING_ARGUMENTS])
+def test_native_mode_runs_a_call_written_as_text(
+    scripted_model: ScriptedModelServer, shape: str
+) -> None:
+    """A well-formed call written as text is that call in every mode (with the default native
+    mode, Qwen2.5-Coder's first JSON call was recorded as "no tool called")."""
+    scripted_model.add(reply_text("execute", shape))
+    adapter = model(scripted_model, "native")
+    reply = adapter.chat("execute", MESSAGES, TOOLS)
+    assert [(c.name, c.arguments) for c in reply.tool_calls] == [
+        ("read_file", {"path": "README.md"})
+    ]
+    assert adapter.tool_calling == "native"  # the mode stays; only this reply was read
+    assert len(scripted_model.requests) == 1  # no extra request
+
+
+def test_native_mode_passes_a_bad_written_call_on_as_a_failing_action(
+    scripted_model: ScriptedModelServer,
+) -> None:
+    scripted_model.add(reply_text("execute", INVENTED))
     reply = model(scripted_model, "native").chat("execute", MESSAGES, TOOLS)
-    assert reply.tool_calls == [] and reply.content == FENCED
+    assert [c.name for c in reply.tool_calls] == ["open_file"]  # the registry answers it
+
+
+def test_native_mode_keeps_prose_as_prose(scripted_model: ScriptedModelServer) -> None:
+    scripted_model.add(reply_text("execute", "I am done."))
+    reply = model(scripted_model, "native").chat("execute", MESSAGES, TOOLS)
+    assert reply.tool_calls == [] and reply.content == "I am done."
+
+
+def test_auto_is_the_default() -> None:
+    assert LLMConfig().tool_calling == "auto"
 
 
 def test_wire_messages_rewrite_native_history_for_the_json_endpoint() -> None:

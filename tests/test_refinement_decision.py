@@ -44,6 +44,14 @@ TABLE = [
         judged(None, False),
         DecisionInputs(3, 50),
         DEFAULTS,
+        "accept",
+        "no_score",
+    ),
+    (
+        "exhausted_not_acceptable",
+        judged(10, False),
+        DecisionInputs(3, 50),
+        DEFAULTS,
         "reject",
         "attempts_exhausted",
     ),
@@ -55,15 +63,15 @@ TABLE = [
         "accept",
         "attempts_exhausted",
     ),
-    # 2: no score
+    # no score: no judgement, never a rejection (issue 23)
     ("no_score_ok", judged(None, True), DecisionInputs(0), DEFAULTS, "accept", "no_score"),
-    ("no_score_bad", judged(None, False), DecisionInputs(0), DEFAULTS, "reject", "no_score"),
+    ("no_score_bad", judged(None, False), DecisionInputs(0), DEFAULTS, "accept", "no_score"),
     (
         "no_score_after_replan",
         judged(None, False),
         DecisionInputs(1, 40),
         DEFAULTS,
-        "reject",
+        "accept",
         "no_score",
     ),
     # 3: stagnation (a replan happened and the score barely moved)
@@ -122,8 +130,8 @@ def test_decision_table(
 
 def test_every_rule_and_decision_is_in_the_table() -> None:
     covered = {(row[4], row[5]) for row in TABLE}
-    for rule in ("attempts_exhausted", "no_score"):
-        assert {("accept", rule), ("reject", rule)} <= covered
+    assert {("accept", "attempts_exhausted"), ("reject", "attempts_exhausted")} <= covered
+    assert ("accept", "no_score") in covered and ("reject", "no_score") not in covered
     assert {("accept", "stagnation"), ("replan", "stagnation")} <= covered
     assert {("replan", "not_acceptable"), ("replan", "suggestions")} <= covered
     assert ("accept", "acceptable") in covered

@@ -78,6 +78,7 @@ def test_execute_task_prompt() -> None:
         checklist="- [ ] **task_1**: Do task_1\n",
         task=plan.subtask("task_2"),
         actions=plan.actions_for("task_2"),
+        files="=== guide.md (2 lines) ===\n1| # Guide\n2| Start here.\n=== end of guide.md ===",
         earlier="- write_file(...) -> ok",
         assumptions=["the guide is for first-time contributors"],
     )

@@ -149,13 +149,17 @@ def test_mcp_tool_results_reach_the_model(
     assert (workspace / "NOTES.md").read_text(encoding="utf-8") == "A tiny project.\n"
 
 
-def test_plan_naming_an_unknown_tool_is_reasked_with_the_real_tools(
+def test_plan_naming_an_unknown_tool_is_repaired_against_the_real_tools(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
+    """A tool no server offers (a GitHub MCP tool the model knows from elsewhere) is dropped
+    from the action with a note; the MCP server's real tools run."""
     workspace = make_repo(tmp_path / "repo")
     scripted_model.add(
-        reply_json("planning", plan(("github_get_file_contents", "read the README"))),
-        reply_json("planning", plan(("mis__echo", "say something"))),
+        reply_json(
+            "planning",
+            plan(("github_get_file_contents", "read the README"), ("mis__echo", "say something")),
+        ),
         review_ok(),
         reply_tool_calls("execute", [("mis__echo", {"text": "hello"})]),
         reply_tool_calls("execute", [FINISH]),
@@ -166,20 +170,13 @@ def test_plan_naming_an_unknown_tool_is_reasked_with_the_real_tools(
     result = run_pass(PassSetup(config=config, workspace=workspace), ISSUE)
 
     assert result.status == "completed", result.stop_reason
-    reask = scripted_model.requests[1].body["messages"][-1]["content"]
-    assert "there is no tool 'github_get_file_contents'; the closest tools are" in reask
-    available = reask.split("available tools: ", 1)[1].split("\n", 1)[0]
-    listed = set(available.rstrip(".").split(", "))
-    assert {
-        "mis__echo",
-        "mis__crash",
-        "read_file",
-        "write_file",
-        "edit_file",
-        "finish_task",
-    } <= listed
-    assert "github_get_file_contents" not in listed
-    assert tool_messages(scripted_model.requests[4].body) == ["hello"]
+    assert [r.kind for r in scripted_model.requests][:2] == ["planning", "replan_review"]
+    assert result.plan is not None
+    tools = [a.tool for a in result.plan.action_plan.actions]
+    assert tools == [None, "mis__echo"]
+    offered = {t["function"]["name"] for t in scripted_model.requests[2].body["tools"]}
+    assert {"mis__echo", "mis__crash", "read_file", "write_file", "edit_file"} <= offered
+    assert tool_messages(scripted_model.requests[3].body) == ["hello"]
 
 
 def test_a_server_dying_mid_pass_is_left_out_and_the_pass_goes_on(

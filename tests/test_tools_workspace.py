@@ -128,9 +128,9 @@ def test_edit_file_is_all_or_nothing(source: Path) -> None:
     ]
     result = tools_for(source.parent).call("edit_file", {"path": "greet.py", "edits": edits})
     assert not result.ok
-    assert result.error == (
+    assert result.error is not None and result.error.startswith(
         "edits[1].oldText 'not in the file' is not in the file; no edit was applied "
-        "(earlier edits in the same call count: they are applied in order)"
+        "(earlier edits in the same call count: they are applied in order)."
     )
     assert source.read_bytes() == SOURCE.encode()
 
@@ -139,7 +139,7 @@ def test_edit_file_refuses_text_that_is_not_unique(source: Path) -> None:
     edits = [{"oldText": "return", "newText": "yield"}]
     result = tools_for(source.parent).call("edit_file", {"path": "greet.py", "edits": edits})
     assert result.error is not None
-    assert "edits[0].oldText 'return' occurs 2 times (it must be unique)" in result.error
+    assert "edits[0].oldText 'return' matches more than one place (lines 2, 5)" in result.error
     assert source.read_bytes() == SOURCE.encode()
 
 

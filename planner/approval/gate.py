@@ -118,17 +118,13 @@ class ApprovalGate:
         self, task_id: str, call: ToolCall, invocation: ToolInvocation, path: str
     ) -> ActionSpec | ToolResult:
         from planner.tools.arguments import BadArguments
-        from planner.tools.edits import Edit, EditFailed, apply_edits
+        from planner.tools.edits import EditFailed, apply_edits, edits_of
 
         current = self._current_text(path)
         if current is None:
             return ToolResult(ok=False, error=f"{path!r} does not exist or is not UTF-8 text")
         try:
-            raw_edits = call.arguments.get("edits")
-            edits = [
-                Edit.parse(i, e)
-                for i, e in enumerate(raw_edits if isinstance(raw_edits, list) else [])
-            ]
+            edits = edits_of(call.arguments)
             after = apply_edits(current, edits)
         except (EditFailed, BadArguments, AttributeError) as exc:
             return ToolResult(ok=False, error=str(exc) or "bad arguments for edit_file")

@@ -218,6 +218,22 @@ class RepositoryMapConfig(Section):
     pass on the same commit skips parsing."""
 
 
+class TaskContextConfig(Section):
+    """planning.task_context — the files a task is about, shown in its prompt (also without
+    planning, in the request). A task should not need a read_file to see the file it is asked
+    to change: the current content of the files the task, the tasks it depends on and the issue
+    name (or whose symbols they name) is shown, line-numbered, within a token budget. Not a
+    seed key."""
+
+    enabled: bool = True
+    """Show the files in the task prompt."""
+    max_files: int = Field(default=3, ge=0)
+    """At most this many files are shown."""
+    max_tokens: int = Field(default=1_500, ge=0)
+    """Budget of all files shown, in estimated tokens; a file that does not fit is cut with a
+    note saying which lines are missing."""
+
+
 class ExplorationConfig(Section):
     """planning.exploration — a bounded, read-only look at the repository before the plan
     (issue 16). Not a seed key."""
@@ -298,6 +314,8 @@ class PlanningConfig(Section):
     """The repository map shown when planning (issue 16)."""
     exploration: ExplorationConfig = Field(default_factory=ExplorationConfig)
     """The read-only exploration before planning (issue 16)."""
+    task_context: TaskContextConfig = Field(default_factory=TaskContextConfig)
+    """The files each task is about, shown in its prompt."""
     refinement: RefinementConfig = Field(default_factory=RefinementConfig)
     """Quality judge of plans and finished work (task-refinement.md)."""
 
@@ -352,10 +370,11 @@ class LLMConfig(Section):
     """Upper bound on the tokens of one reply (sent as max_tokens); None leaves the endpoint's
     default. A local server's default may be "until the context is full": a small model that
     starts repeating itself then runs into the request timeout, and every retry again."""
-    tool_calling: Literal["native", "json", "auto"] = "native"
+    tool_calling: Literal["native", "json", "auto"] = "auto"
     """How tool calls travel: native `tools`/`tool_calls`; json (the model answers a JSON
     document naming the tool and its arguments, validated and re-asked once); auto (native,
-    switching to json for the rest of the pass when the endpoint or model gives no tool calls)."""
+    switching to json for the rest of the pass when the endpoint or model gives no tool calls).
+    In every mode a reply that writes a well-formed call as text runs as that call."""
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     """USD per million tokens by model name, for cost reports (`planner eval`); a model not
     listed has cost `unknown`."""
@@ -366,6 +385,10 @@ class BudgetConfig(Section):
 
     max_actions: int = Field(default=40, ge=1)
     """Tool calls per pass."""
+    max_actions_per_task: int = Field(default=8, ge=1)
+    """Tool calls one task may make before it must decide: from then on reading is refused
+    and the model must change files, finish or give up with a reason; four calls later the
+    task ends as failed. Calls that were refused count too, so the loop cannot read forever."""
     max_model_calls: int = Field(default=80, ge=1)
     """Model requests per pass (retries of one request count once)."""
     max_wall_seconds: float = Field(default=1800.0, gt=0)

@@ -21,10 +21,20 @@ from planner.engine.deadline import stop_if_expired
 from planner.engine.documents import ExecutionRecord, FunctionCall, Plan, PlanRules
 from planner.engine.flow import StopPass
 from planner.engine.history import PlanningHistoryStore
-from planner.engine.interfaces import DocT, ProgressReporter, ToolCall, ToolResult, Tools, ToolSpec
+from planner.engine.interfaces import (
+    DocT,
+    FileContext,
+    ProgressReporter,
+    ShownFiles,
+    ToolCall,
+    ToolResult,
+    Tools,
+    ToolSpec,
+)
 from planner.engine.issue import IssueContext, prompt_view
 from planner.engine.llm import CallRecord
 from planner.engine.phase import Phases
+from planner.engine.plan_repair import repair_plan
 from planner.engine.prompts import render
 from planner.engine.result import PassResult, PassStatus, Usage, render_checklist
 from planner.engine.state import IssueState
@@ -47,8 +57,11 @@ class PassContext:
         reporter: ProgressReporter | None = None,
         clock: Callable[[], datetime] | None = None,
         phases: Phases | None = None,
+        files: FileContext | None = None,
     ) -> None:
         self.config = config
+        self.files = files
+        """What the repository holds that a request is about (None: no workspace to show)."""
         self.model = model
         self.tools = tools
         self.issue = issue
@@ -123,6 +136,7 @@ class PassContext:
             question_reference="\n".join(
                 [issue_reference(self.issue), *self.planning_context.values()]
             ),
+            repair=repair_plan,
         )
 
     def planning_variables(self) -> dict[str, Any]:
@@ -133,6 +147,10 @@ class PassContext:
             "max_subtasks": self.config.planning.max_subtasks,
             **self.planning_context,
         }
+
+    def shown_files(self, texts: list[str]) -> ShownFiles:
+        """The files `texts` are about, for a task or legacy request (planning.task_context)."""
+        return self.files.files_for(texts) if self.files is not None else ShownFiles()
 
     def tool_specs(self) -> list[ToolSpec]:
         return self.tools.specs()

@@ -21,7 +21,7 @@ from planner.engine.context import PassContext
 from planner.engine.errors import ApiError, ModelBehaviourError
 from planner.engine.flow import PlanChanged, StopPass
 from planner.engine.history import PlanningHistoryStore
-from planner.engine.interfaces import ProgressReporter, Tools
+from planner.engine.interfaces import FileContext, ProgressReporter, Tools
 from planner.engine.issue import IssueContext
 from planner.engine.phase import Phase, Phases
 from planner.engine.result import PassResult, PassStatus
@@ -46,8 +46,11 @@ class PlanningCoordinator:
         reporter: ProgressReporter | None = None,
         clock: Callable[[], datetime] | None = None,
         phases: Sequence[Phase] = (),
+        files: FileContext | None = None,
     ) -> None:
-        self.run = PassContext(config, model, tools, issue, store, reporter, clock, Phases(phases))
+        self.run = PassContext(
+            config, model, tools, issue, store, reporter, clock, Phases(phases), files
+        )
 
     def execute_with_planning(self) -> PassResult:
         run = self.run

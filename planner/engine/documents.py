@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -101,6 +101,9 @@ class PlanRules:
     question_reference: str | None = None
     """What a clarification's questions must be about (the issue, the repository map); None
     leaves relevance unchecked. Empty or echoed clarifications are refused either way."""
+    repair: Callable[[Plan, Mapping[str, str] | None], list[str]] | None = None
+    """Repairs a plan's mechanical defects in place, one line per repair
+    (planner.engine.plan_repair); None: every defect is re-asked."""
 
     def tools(self) -> Mapping[str, str] | None:
         if self.tool_names is None:
@@ -262,6 +265,8 @@ class PlanningReply(Doc):
     action_plan: ActionPlan | None = None
     error: PlanningError | None = None
     comment: str = ""
+    repairs: list[str] = Field(default_factory=list, exclude=True)
+    """What planner repaired in the plan before accepting it (never from the model)."""
     replan_review: Any = None
     """Folded replanning only: the model's own decisions on the three planning phases, parsed
     leniently by planner.replanning (a bad review never makes the plan re-asked)."""
@@ -279,12 +284,20 @@ class PlanningReply(Doc):
                 "(or an error object asking for clarification)"
             )
         if rules is not None:
-            map_tool_names(self.plan(), rules.tools())
-            drop_non_task_references(self.plan(), rules)
+            self._repair(rules)
         problems = plan_problems(self.plan(), rules) if rules else []
         if problems:
             raise ValueError("the plan is not executable: " + "; ".join(problems))
         return self
+
+    def _repair(self, rules: PlanRules) -> None:
+        plan = self.plan()
+        map_tool_names(plan, rules.tools())
+        drop_non_task_references(plan, rules)
+        self.repairs = rules.repair(plan, rules.tools()) if rules.repair else []
+        self.goal_understanding = plan.goal_understanding
+        self.task_decomposition = plan.task_decomposition
+        self.action_plan = plan.action_plan
 
     def _only_real_questions(self, error: PlanningError, rules: PlanRules) -> None:
         """A clarification people cannot answer is refused (and re-asked as a plan); real

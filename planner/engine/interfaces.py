@@ -53,6 +53,20 @@ class ToolCall(BaseModel):
     raw_arguments: str = ""
 
 
+class ShownFiles(BaseModel):
+    """Files shown to the model in a request: the text block, and which files it shows whole
+    (a read of one of those, unchanged since, needs no tool call)."""
+
+    text: str = ""
+    whole: frozenset[str] = frozenset()
+
+
+class FileContext(Protocol):
+    def files_for(self, texts: Sequence[str]) -> ShownFiles:
+        """The files `texts` are about (most specific text first), rendered for a prompt."""
+        ...
+
+
 class ChatReply(BaseModel):
     """A model turn in a tool-calling conversation."""
 

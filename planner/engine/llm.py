@@ -139,9 +139,24 @@ class OpenAIModel:
                 raise
             self._switch_to_json(f"the endpoint refused the tools parameter ({error})")
             return self._json_chat(kind, messages, tools)
-        if not tools or self.tool_calling == "native" or reply.tool_calls:
+        if not tools or reply.tool_calls:
             return reply
+        if self.tool_calling == "native":
+            return self._written_calls(reply, tools)
         return self._recover(kind, messages, tools, reply)
+
+    def _written_calls(self, reply: ChatReply, tools: Sequence[ToolSpec]) -> ChatReply:
+        """native: a call written as text is still that call (the endpoint's chat template lost
+        it, or the model never learnt the format); it runs like a native one, and a call naming
+        no offered tool or with bad arguments fails as an action the model can correct."""
+        if calls_in_text(reply.content) is None:
+            return reply
+        try:
+            calls = self._checked(reply.content or "", tools)
+        except CallProblem:
+            calls = lenient_calls(reply.content, self._next_call_id())
+            self._call_ids += len(calls)
+        return ChatReply(content=None, tool_calls=calls)
 
     # -- tool calls without native support (llm.tool_calling json | auto) --------------------
 

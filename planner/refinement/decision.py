@@ -1,7 +1,9 @@
 """make_refinement_decision: accept, replan or reject, by the seed's six priorities.
 
-    1  attempts exhausted        -> accept if acceptable, else reject
-    2  no score                  -> accept if acceptable, else reject
+    1  no score                  -> accept: no judgement, the work goes on (issue 23 overrides
+                                    the seed's "reject if not acceptable": a judge without a
+                                    score has not judged)
+    2  attempts exhausted        -> accept if acceptable, else reject
     3  stagnation                -> accept if acceptable, else replan (attempts remain: see 1)
     4  not acceptable            -> replan
     5  acceptable + suggestions + refine_suggestions_on_success + under max_suggestion_replans
@@ -94,10 +96,12 @@ def make_refinement_decision(
     acceptable = judgement.is_acceptable
     settle: Decision = "accept" if acceptable else "reject"
     stagnation = stagnation_of(inputs.previous_score, judgement.score, settings)
+    if judgement.score is None:
+        # No usable score is no judgement: the work goes on (small models answer the judge
+        # without a score and "not acceptable"; the seed's reject here stopped every pass).
+        return RefinementOutcome("accept", "no_score")
     if inputs.attempts >= settings.max_refinement_attempts:
         return RefinementOutcome(settle, "attempts_exhausted", stagnation)
-    if judgement.score is None:
-        return RefinementOutcome(settle, "no_score")
     if stagnation is not None and stagnation.stagnated:
         return RefinementOutcome("accept" if acceptable else "replan", "stagnation", stagnation)
     if not acceptable:

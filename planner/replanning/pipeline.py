@@ -37,6 +37,7 @@ from planner.replanning.executor import (
 from planner.replanning.notices import clarification_notice, escalation_notice
 from planner.replanning.port import ReplanPort
 from planner.replanning.prompt_builder import ReplanPromptBuilder
+from planner.replanning.questions import refused_question
 from planner.replanning.recorder import Clock, DecisionContext, ReplanRecorder, new_id
 from planner.replanning.state import ReplanState
 from planner.replanning.statistics import ReplanStatistics, statistics_of
@@ -160,8 +161,36 @@ class DecisionPipeline:
         if decision is None:
             self.recorder.unparseable(context, raw)
             return "continue"
+        if decision.asks_people:
+            decision = self._only_real_questions(context, decision)
         verdict = self.should_override(decision, context.phase, context.trigger, context.answered)
         return self._act(context, decision, verdict)
+
+    def _only_real_questions(
+        self, context: DecisionContext, decision: ReplanDecision
+    ) -> ReplanDecision:
+        """A question that is the model's to settle never reaches people: it is recorded and
+        the decision goes on as if it had not asked."""
+        reason = refused_question(context, decision, self.port.plan_rules(None))
+        if reason is None:
+            return decision
+        self.store.append(
+            "question_refused",
+            phase=context.phase,
+            trigger=context.trigger,
+            questions=decision.clarification_questions,
+            reason=reason,
+        )
+        log.warning("replanning question at %s not asked: %s", context.phase, reason)
+        asked_only = decision.replan_type == "clarification_request"
+        return decision.model_copy(
+            update={
+                "clarification_needed": False,
+                "clarification_questions": [],
+                "replan_type": None if asked_only else decision.replan_type,
+                "replan_needed": decision.replan_needed and not asked_only,
+            }
+        )
 
     def _act(
         self,

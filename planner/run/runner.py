@@ -21,6 +21,7 @@ from planner.engine.llm import OpenAIModel
 from planner.engine.phase import Phase
 from planner.engine.result import PassResult
 from planner.grounding.files import git_output
+from planner.grounding.task_files import TaskFiles
 from planner.run.phases import pass_phases
 from planner.run.workdiff import workspace_diff
 from planner.tools import build_registry
@@ -97,8 +98,9 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
             *pass_phases(setup.config, gate, diff, workspace=setup.workspace, excluded=excluded),
             *setup.phases,
         ]
+        files = TaskFiles(setup.config, setup.workspace, excluded)
         coordinator = PlanningCoordinator(
-            setup.config, model, registry, issue, store, setup.reporter, setup.clock, phases
+            setup.config, model, registry, issue, store, setup.reporter, setup.clock, phases, files
         )
         result = coordinator.execute_with_planning()
     finally:

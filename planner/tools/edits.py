@@ -1,12 +1,30 @@
-"""edit_file's core: exact old -> new replacements, applied all-or-nothing."""
+"""edit_file's core: search/replace edits small models can make, applied all-or-nothing.
+
+An old text is found exactly first; when it is not in the file, a match that ignores
+whitespace at the ends of lines (and then inside them) is tried, and the replacement is
+re-indented to the lines it replaces. When nothing matches, the error quotes the closest lines
+of the file with their numbers, so the next attempt can copy them. Argument shapes that models
+write instead of {"edits": [{"oldText", "newText"}]} (snake_case names, SWE-agent's
+old_str/new_str, one edit at the top level, a pair of strings) are read as what they mean.
+"""
 
 from __future__ import annotations
 
 import difflib
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from planner.tools.arguments import BadArguments
+
+OLD_KEYS = ("oldText", "old_text", "old_str", "old", "search", "find", "original")
+NEW_KEYS = ("newText", "new_text", "new_str", "new", "replace", "replacement", "updated")
+CLOSEST_CONTEXT = 2
+"""Lines shown around the closest match when an old text is not found."""
+LINE_NUMBER = re.compile(r"^\s*\d+\| ?")
+CLOSEST_MIN_RATIO = 0.5
+"""Below this similarity no lines are offered: they would mislead more than help."""
 
 
 class EditFailed(Exception):
@@ -20,22 +38,175 @@ class Edit:
 
     @classmethod
     def parse(cls, index: int, raw: dict[str, Any]) -> Edit:
-        old, new = raw.get("oldText"), raw.get("newText")
+        old, new = _first(raw, OLD_KEYS), _first(raw, NEW_KEYS)
         if not isinstance(old, str) or not isinstance(new, str):
-            raise BadArguments(f"edits[{index}] needs string fields 'oldText' and 'newText'")
+            raise BadArguments(
+                f"edits[{index}] needs string fields 'oldText' and 'newText', e.g. "
+                '{"oldText": "return a - b", "newText": "return a + b"}'
+            )
         if not old:
             raise BadArguments(f"edits[{index}].oldText is empty; use write_file to create files")
         return cls(old, new)
 
 
+def edits_of(arguments: dict[str, Any]) -> list[Edit]:
+    """The edits an edit_file call asks for, whichever of the known shapes it uses."""
+    raw = arguments.get("edits")
+    if raw is None and _first(arguments, OLD_KEYS) is not None:
+        raw = [arguments]  # one edit written at the top level
+    if isinstance(raw, dict):
+        raw = [raw]
+    if isinstance(raw, list) and len(raw) == 2 and all(isinstance(i, str) for i in raw):
+        raw = [{"oldText": raw[0], "newText": raw[1]}]  # ["old", "new"]
+    if not isinstance(raw, list) or not raw:
+        raise BadArguments("argument 'edits' must be a non-empty array of objects")
+    if not all(isinstance(item, dict) for item in raw):
+        raise BadArguments(
+            "every item of 'edits' must be an object like "
+            '{"oldText": "<exact lines now in the file>", "newText": "<their replacement>"}'
+        )
+    return [Edit.parse(index, item) for index, item in enumerate(raw)]
+
+
+def _first(raw: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((raw[key] for key in keys if key in raw), None)
+
+
 def apply_edits(text: str, edits: list[Edit]) -> str:
-    """Apply every edit in order to `text`; each old text must occur exactly once when applied."""
+    """Apply every edit in order to `text`; each old text must match exactly one place."""
     for index, edit in enumerate(edits):
-        count = text.count(edit.old_text)
-        if count != 1:
-            raise EditFailed(_not_unique(index, edit, count))
-        text = text.replace(edit.old_text, edit.new_text, 1)
+        text = _apply(index, text, edit)
     return text
+
+
+def _apply(index: int, text: str, edit: Edit) -> str:
+    try:
+        return _apply_as_written(index, text, edit)
+    except EditFailed:
+        unnumbered = _without_line_numbers(edit)
+        if unnumbered is None:
+            raise
+        return _apply_as_written(index, text, unnumbered)
+
+
+def _without_line_numbers(edit: Edit) -> Edit | None:
+    """The edit without the `12| ` prefixes copied from a line-numbered file view, when every
+    line of its old text carries one; None otherwise."""
+    old_lines = [line for line in edit.old_text.splitlines() if line.strip()]
+    if not old_lines or not all(LINE_NUMBER.match(line) for line in old_lines):
+        return None
+    return Edit(_unnumbered(edit.old_text), _unnumbered(edit.new_text))
+
+
+def _unnumbered(text: str) -> str:
+    return "\n".join(LINE_NUMBER.sub("", line) for line in text.split("\n"))
+
+
+def _apply_as_written(index: int, text: str, edit: Edit) -> str:
+    count = text.count(edit.old_text)
+    if count == 1:
+        return text.replace(edit.old_text, edit.new_text, 1)
+    if count > 1:
+        raise EditFailed(_not_unique(index, edit, text))
+    lines = text.splitlines(keepends=True)
+    for normal in (str.strip, _no_spaces):
+        found = _line_matches(lines, edit.old_text, normal)
+        if len(found) == 1:
+            return _replace_lines(lines, found[0], edit)
+        if len(found) > 1:
+            raise EditFailed(_not_unique(index, edit, text))
+    raise EditFailed(_not_found(index, edit, lines))
+
+
+def _no_spaces(line: str) -> str:
+    return "".join(line.split())
+
+
+def _line_matches(lines: list[str], old_text: str, normal: Callable[[str], str]) -> list[range]:
+    """Where the old text's lines occur in the file, compared after `normal`."""
+    wanted = [normal(line) for line in old_text.strip("\n").splitlines()]
+    if not any(wanted):
+        return []
+    have = [normal(line) for line in lines]
+    size = len(wanted)
+    return [
+        range(start, start + size)
+        for start in range(len(have) - size + 1)
+        if have[start : start + size] == wanted
+    ]
+
+
+def _replace_lines(lines: list[str], where: range, edit: Edit) -> str:
+    """Replace the matched lines, moving the new text to the indentation the file has."""
+    file_indent = _indent(lines[where.start])
+    old_indent = _indent(next(line for line in edit.old_text.splitlines() if line.strip()))
+    new_lines = [
+        _reindent(line, old_indent, file_indent) for line in edit.new_text.strip("\n").splitlines()
+    ]
+    ending = "\n" if lines[where.stop - 1].endswith("\n") else ""
+    replacement = "\n".join(new_lines) + ending if new_lines else ""
+    return "".join(lines[: where.start]) + replacement + "".join(lines[where.stop :])
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _reindent(line: str, old: str, new: str) -> str:
+    if not line.strip():
+        return ""
+    return new + line[len(old) :] if line.startswith(old) else new + line.lstrip()
+
+
+def _not_unique(index: int, edit: Edit, text: str) -> str:
+    first_line = edit.old_text.strip().splitlines()[0]
+    numbers = [str(n) for n, line in enumerate(text.splitlines(), 1) if first_line.strip() in line]
+    return (
+        f"edits[{index}].oldText {_excerpt(edit.old_text)} matches more than one place "
+        f"(lines {', '.join(numbers[:8])}); include more surrounding lines so it is unique. "
+        "No edit was applied."
+    )
+
+
+def _not_found(index: int, edit: Edit, lines: list[str]) -> str:
+    head = (
+        f"edits[{index}].oldText {_excerpt(edit.old_text)} is not in the file; no edit was "
+        "applied (earlier edits in the same call count: they are applied in order)."
+    )
+    closest = closest_lines(lines, edit.old_text)
+    if not closest:
+        return head
+    return f"{head}\nThe closest lines of the file (copy oldText from them exactly):\n{closest}"
+
+
+def closest_lines(lines: list[str], old_text: str) -> str:
+    """The window of the file most like `old_text`, numbered, with a little context."""
+    size = max(1, len(old_text.strip("\n").splitlines()))
+    wanted = old_text.strip()
+    best, best_score = -1, 0.0
+    for start in range(max(1, len(lines) - size + 1)):
+        window = "".join(lines[start : start + size]).strip()
+        score = difflib.SequenceMatcher(None, wanted, window, autojunk=False).ratio()
+        if score > best_score:
+            best, best_score = start, score
+    if best < 0 or best_score < CLOSEST_MIN_RATIO:
+        return ""
+    first = max(0, best - CLOSEST_CONTEXT)
+    last = min(len(lines), best + size + CLOSEST_CONTEXT)
+    return numbered(lines[first:last], first + 1)
+
+
+def numbered(lines: list[str], first: int = 1) -> str:
+    """Lines prefixed with their numbers, as the task prompt shows files."""
+    width = len(str(first + len(lines) - 1))
+    return "".join(
+        f"{number:>{width}}| {line.rstrip(chr(13) + chr(10))}\n"
+        for number, line in enumerate(lines, first)
+    )
+
+
+def _excerpt(text: str) -> str:
+    return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
@@ -48,10 +219,21 @@ def unified_diff(path: str, before: str, after: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def _not_unique(index: int, edit: Edit, count: int) -> str:
-    where = "is not in the file" if count == 0 else f"occurs {count} times (it must be unique)"
-    excerpt = edit.old_text if len(edit.old_text) <= 80 else edit.old_text[:77] + "..."
-    return (
-        f"edits[{index}].oldText {excerpt!r} {where}; no edit was applied "
-        "(earlier edits in the same call count: they are applied in order)"
-    )
+PYTHON_SUFFIXES = re.compile(r"\.pyi?$")
+
+
+def syntax_problem(path: str, text: str) -> str | None:
+    """For a Python file that no longer parses: the error and its line (SWE-agent's edit lint)."""
+    if not PYTHON_SUFFIXES.search(path):
+        return None
+    try:
+        compile(text, path, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        where = f"line {error.lineno}" if error.lineno else "somewhere"
+        shown = (error.text or "").rstrip()
+        return f"{path} no longer parses as Python: {error.msg} at {where}" + (
+            f": {shown.strip()!r}" if shown else ""
+        )
+    except ValueError as error:  # null bytes
+        return f"{path} no longer parses as Python: {error}"
+    return None

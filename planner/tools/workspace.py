@@ -16,7 +16,7 @@ from planner.engine.config import ToolsConfig
 from planner.engine.interfaces import ToolResult, ToolSpec
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
-from planner.tools.edits import Edit, EditFailed, apply_edits, unified_diff
+from planner.tools.edits import EditFailed, apply_edits, edits_of, syntax_problem, unified_diff
 from planner.tools.output import cap_text, looks_binary
 from planner.tools.paths import PathPolicy, PathRefused
 from planner.tools.search import FileSearch, SearchFailed
@@ -129,6 +129,8 @@ class WorkspaceTools:
         if path.is_dir():
             return ToolResult(ok=False, error=f"{raw!r} is a directory")
         existed = path.exists()
+        if existed:
+            self._check_syntax(raw, decode_text(path.read_bytes()), data.decode("utf-8"))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         verb = "replaced" if existed else "created"
@@ -136,12 +138,15 @@ class WorkspaceTools:
 
     def _edit(self, arguments: dict[str, Any]) -> ToolResult:
         raw = args.text(arguments, "path")
-        edits = [Edit.parse(i, e) for i, e in enumerate(args.object_list(arguments, "edits"))]
+        if "content" in arguments and "edits" not in arguments:
+            return self._write(arguments)  # a small file rewritten whole
+        edits = edits_of(arguments)
         dry_run = args.flag(arguments, "dryRun")
         path = self.policy.resolve(raw, for_write=True)
         before = self._editable_text(raw, path)
         after = apply_edits(before, edits)
         self._check_size(raw, len(after.encode("utf-8")))
+        self._check_syntax(raw, before, after)
         if not dry_run:
             path.write_bytes(after.encode("utf-8"))
         diff = unified_diff(raw, before, after) or "(no change)"
@@ -149,6 +154,13 @@ class WorkspaceTools:
         return ToolResult(
             ok=True, content=f"{heading}:\n{cap_text(diff, self.config.max_output_bytes, 'diff')}"
         )
+
+    def _check_syntax(self, raw: str, before: str, after: str) -> None:
+        """A Python file that parsed must still parse: the change is refused with the line
+        (a file that was already broken may be changed to mend it)."""
+        problem = syntax_problem(raw, after)
+        if problem and syntax_problem(raw, before) is None:
+            raise EditFailed(f"not written: {problem}. Fix the new text and try again.")
 
     def _editable_text(self, raw: str, path: Path) -> str:
         data = self._existing_file(raw, path).read_bytes()
@@ -217,8 +229,9 @@ WRITE_FILE = _spec(
 )
 EDIT_FILE = _spec(
     "edit_file",
-    "Replace exact text in a file. Each oldText must occur exactly once; edits apply in order "
-    "and all-or-nothing. Returns a diff.",
+    "Replace text in a file: each oldText (whole lines copied from the file; whitespace at "
+    "line ends may differ) must match exactly one place; edits apply in order and "
+    "all-or-nothing. Returns a diff, or the closest lines when oldText is not found.",
     {
         "path": PATH,
         "edits": {

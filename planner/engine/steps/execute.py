@@ -1,8 +1,11 @@
 """Execute step (seed §7.4.1 phase 4): one task through OpenAI tool calling.
 
-run_task(run, task_id) holds the task's conversation: every tool call is one recorded action
-(phases see it before and after it runs), `finish_task` ends the task, and a reply without
-tool calls gets one nudge before it counts as the task's end (failed when the task did nothing).
+run_task(run, task_id) holds the task's conversation: the prompt shows the files the task is
+about, every tool call is one recorded action (phases see it before and after it runs),
+`finish_task` ends the task, and a reply without tool calls gets one nudge before it counts as
+the task's end (failed when the task did nothing). A TaskGuard keeps the loop moving: repeated
+calls and reads of files already shown are answered without running, reading stops at the
+per-task cap, and a task meant to change something is not ticked when it changed nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from planner.engine.issue import prompt_view
 from planner.engine.prompts import render
 from planner.engine.result import render_checklist
 from planner.engine.summaries import assumptions_in_force, task_actions_digest
+from planner.engine.task_guard import TaskCapReached, TaskGuard, did_nothing
 
 Finish = tuple[str, str]
 """How the model ended a task: (status, summary)."""
@@ -25,7 +29,18 @@ def run_task(run: PassContext, task_id: str) -> None:
     run.store.append("task", task_id=task_id, status="in_progress")
     run.report(run.snapshot("in_progress", f"working on {task_id}"))
     run.last_action = None
-    messages = [run.system("execution"), user(_task_prompt(run, task_id))]
+    prompt, guard = _task_prompt(run, task_id)
+    messages = [run.system("execution"), user(prompt)]
+    try:
+        finish = _task_turns(run, task_id, messages, guard)
+    except TaskCapReached as cap:
+        finish = ("failed", f"stopped: {cap}")
+    _finish_task(run, task_id, *_checked_finish(run, task_id, finish))
+
+
+def _task_turns(
+    run: PassContext, task_id: str, messages: list[dict[str, Any]], guard: TaskGuard
+) -> Finish:
     nudged = False
     while True:
         # The tool list is read every turn: a tool server that died is left out from then on.
@@ -34,17 +49,21 @@ def run_task(run: PassContext, task_id: str) -> None:
         messages.append(assistant(reply.content, reply.tool_calls))
         if not reply.tool_calls:
             if nudged:
-                return _finish_task(run, task_id, *_ended_without_finish(run, task_id, reply))
+                return _ended_without_finish(run, task_id, reply)
             nudged = True
             messages.append(user(render("nudge.md.j2", task_id=task_id)))
             continue
-        finish = run_tool_calls(run, task_id, reply.tool_calls, messages)
+        finish = run_tool_calls(run, task_id, reply.tool_calls, messages, guard)
         if finish is not None:
-            return _finish_task(run, task_id, *finish)
+            return finish
 
 
 def run_tool_calls(
-    run: PassContext, task_id: str, calls: list[ToolCall], messages: list[dict[str, Any]]
+    run: PassContext,
+    task_id: str,
+    calls: list[ToolCall],
+    messages: list[dict[str, Any]],
+    guard: TaskGuard | None = None,
 ) -> Finish | None:
     """Answer every call of one model turn; finish_task's arguments if it was among them."""
     finish = None
@@ -56,13 +75,33 @@ def run_tool_calls(
             )
             messages.append(tool_message(call.id, "noted"))
             continue
-        result = run.phases.before_action(run, task_id, call)
+        result = guard.answer(call) if guard is not None else None
+        if result is not None:
+            run.store.append("guarded", task_id=task_id, tool=call.name, answer=result.content)
+        else:
+            result = run.phases.before_action(run, task_id, call)
         if result is None:
             result = run.phases.after_action(run, task_id, call, run.act(task_id, call))
             run.last_action = (call, result)
+            if guard is not None:
+                guard.ran(call, result)
         messages.append(tool_message(call.id, result.for_model()))
     if finish and finish[0] not in ("completed", "failed"):
         finish = ("completed", finish[1])
+    return finish
+
+
+def _checked_finish(run: PassContext, task_id: str, finish: Finish) -> Finish:
+    """A task meant to change something that changed and ran nothing is not completed."""
+    state = run.state()
+    task = state.plan.subtask(task_id) if state.plan else None
+    planned = [a.tool for a in state.plan.actions_for(task_id) if a.tool] if state.plan else []
+    done = state.actions_by_task.get(task_id, [])
+    if finish[0] == "completed" and did_nothing(task, planned, done):
+        return "failed", (
+            "it changed no file and ran nothing that shows no change was needed, so nothing "
+            f"was done. It said: {finish[1]}"
+        )
     return finish
 
 
@@ -82,17 +121,39 @@ def _finish_task(run: PassContext, task_id: str, status: str, summary: str) -> N
     run.phases.after_task(run, task_id, status, summary)
 
 
-def _task_prompt(run: PassContext, task_id: str) -> str:
+def _task_prompt(run: PassContext, task_id: str) -> tuple[str, TaskGuard]:
     state = run.state()
     assert state.plan is not None
+    task = state.plan.subtask(task_id)
+    actions = state.plan.actions_for(task_id)
+    files = run.shown_files(_task_texts(run, task_id))
     prompt = render(
         "execute_task.md.j2",
         issue=prompt_view(run.issue),
         plan=state.plan,
         checklist=render_checklist(run.snapshot("in_progress", "")),
-        task=state.plan.subtask(task_id),
-        actions=state.plan.actions_for(task_id),
+        task=task,
+        actions=actions,
+        files=files.text,
         earlier=task_actions_digest(state.actions_by_task.get(task_id, [])),
         assumptions=assumptions_in_force(run.store.entries()),
     )
-    return prompt + run.phases.addendum(run, "execute")
+    guard = TaskGuard(run.config.budget.max_actions_per_task, files.whole)
+    return prompt + run.phases.addendum(run, "execute"), guard
+
+
+def _task_texts(run: PassContext, task_id: str) -> list[str]:
+    """What names the task's files, most specific first: the task and its planned actions,
+    the tasks it depends on, the issue."""
+    plan = run.state().plan
+    assert plan is not None
+    task = plan.subtask(task_id)
+    own = [task.description if task else "", *(a.purpose for a in plan.actions_for(task_id))]
+    dependencies = [d.description for d in _dependencies(plan, task)]
+    return ["\n".join(own), *dependencies, f"{run.issue.title}\n{run.issue.body}"]
+
+
+def _dependencies(plan: Any, task: Any) -> list[Any]:
+    if task is None:
+        return []
+    return [dep for d in task.dependencies if (dep := plan.subtask(d)) is not None]

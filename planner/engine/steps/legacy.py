@@ -3,32 +3,55 @@ without a plan, until it finishes or stops calling tools."""
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from planner.engine.context import PassContext
 from planner.engine.conversation import FINISH_TASK, assistant, user
+from planner.engine.documents import Subtask
 from planner.engine.flow import StopPass
+from planner.engine.interfaces import ToolCall
 from planner.engine.issue import prompt_view
 from planner.engine.prompts import render
-from planner.engine.steps.execute import run_tool_calls
+from planner.engine.steps.execute import Finish, run_tool_calls
+from planner.engine.task_guard import TaskCapReached, TaskGuard, did_nothing
 
 
 def run_legacy(run: PassContext) -> NoReturn:
     # Seed §7.5: without planning the base system prompt is used, without the planning section.
-    messages = [
-        {"role": "system", "content": render("system_legacy.md.j2")},
-        user(render("legacy_request.md.j2", issue=prompt_view(run.issue))),
-    ]
+    files = run.shown_files([f"{run.issue.title}\n{run.issue.body}"])
+    request = render("legacy_request.md.j2", issue=prompt_view(run.issue), files=files.text)
+    messages = [{"role": "system", "content": render("system_legacy.md.j2")}, user(request)]
+    # Without a plan the whole issue is one task: it gets twice a task's calls.
+    guard = TaskGuard(2 * run.config.budget.max_actions_per_task, files.whole)
     while True:
         reply = run.chat("legacy", messages, [*run.tools.specs(), FINISH_TASK])
         messages.append(assistant(reply.content, reply.tool_calls))
         finish = (
-            run_tool_calls(run, "legacy", reply.tool_calls, messages)
+            _guarded_calls(run, reply.tool_calls, messages, guard)
             if reply.tool_calls
             else ("completed", reply.content or "")
         )
         if finish is not None:
+            finish = _checked(run, finish)
             run.store.append("completion", done=True, summary={}, comment=finish[1])
             raise StopPass(
                 "completed" if finish[0] == "completed" else "failed", finish[1] or "done"
             )
+
+
+def _guarded_calls(
+    run: PassContext, calls: list[ToolCall], messages: list[dict[str, Any]], guard: TaskGuard
+) -> Finish | None:
+    try:
+        return run_tool_calls(run, "legacy", calls, messages, guard)
+    except TaskCapReached as cap:
+        return "failed", f"stopped: {cap}"
+
+
+def _checked(run: PassContext, finish: Finish) -> Finish:
+    """The issue asks for a change: a run that changed and ran nothing did not resolve it."""
+    issue = Subtask(id="legacy", description=f"{run.issue.title}\n{run.issue.body}")
+    actions = run.state().actions_by_task.get("legacy", [])
+    if finish[0] == "completed" and did_nothing(issue, [], actions):
+        return "failed", f"nothing was changed. The model said: {finish[1]}"
+    return finish

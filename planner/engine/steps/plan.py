@@ -27,6 +27,8 @@ def make_plan(run: PassContext, feedback: str = "") -> PlanningReply:
         reply = _plan_on_assumptions(run, messages, reply)
     if reply.error is not None:
         _stop_with_questions(run, reply)
+    if reply.repairs:
+        run.store.append("plan_repaired", repairs=reply.repairs)
     run.store.save_plan(reply.plan().model_dump())
     run.report(run.snapshot("in_progress", "planned"))
     return reply

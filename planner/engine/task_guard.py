@@ -1,0 +1,122 @@
+"""Keeps one task's tool loop moving towards a change (small models read instead of acting).
+
+The guard answers some calls itself instead of running them: a call identical to one made
+earlier in the task with nothing changed since (its result is already in the conversation), a
+read of a file the task prompt already shows unchanged, and any read once the task has used
+`budget.max_actions_per_task` calls. A few calls past that the task ends as failed. It also
+tells whether a finished task changed anything or produced evidence (a command or test run)
+that nothing needed changing: a task meant to change something may not be ticked without.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.engine.documents import Subtask
+from planner.engine.interfaces import ToolCall, ToolResult
+
+READ_ONLY = frozenset({"read_file", "list_directory", "search_files"})
+EVIDENCE = frozenset({"run_command", "run_tests"})
+GRACE_CALLS = 4
+"""Calls a task may still make after reading was refused, before it ends as failed."""
+INSPECTION_VERBS = re.compile(
+    r"^\W*(read|inspect|understand|analy[sz]e|review|locate|find|identify|examine|look|"
+    r"check|verify|test|run|explore|investigate|determine|study|open|list|search|confirm|"
+    r"validate|ensure)\b",
+    re.IGNORECASE,
+)
+"""A task description starting with one of these looks, it does not change."""
+ACT = (
+    "change the file with edit_file (oldText copied from the lines shown, without the line "
+    'numbers) or write_file, or call finish_task with status "failed" and the reason'
+)
+
+
+class TaskCapReached(Exception):
+    """The task made GRACE_CALLS more calls after reading was refused: it ends as failed."""
+
+
+@dataclass
+class TaskGuard:
+    limit: int
+    shown: frozenset[str] = frozenset()
+    """Files whose current content the task prompt shows."""
+    calls: int = 0
+    changed: set[str] = field(default_factory=set)
+    changes: int = 0
+    evidence: int = 0
+    seen: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Call key -> (its number in the task, the change count after it)."""
+
+    def answer(self, call: ToolCall) -> ToolResult | None:
+        """What to tell the model instead of running `call`, or None to run it."""
+        self.calls += 1
+        if self.calls > self.limit + GRACE_CALLS:
+            raise TaskCapReached(
+                f"the task made {self.calls - 1} tool calls without finishing "
+                f"(budget.max_actions_per_task is {self.limit})"
+            )
+        earlier = self.seen.get(_key(call))
+        if earlier is not None and earlier[1] == self.changes:
+            return _refused(
+                f"You already made this exact call (call {earlier[0]} of this task) and "
+                f"nothing changed since, so its result is the one above. Do not repeat it: {ACT}."
+            )
+        if call.name == "read_file" and self._shown_unchanged(call.arguments):
+            return _refused(
+                f"The current content of {call.arguments.get('path')} is already in the task "
+                f"prompt above, line-numbered, and it has not changed. Do not read it: {ACT}."
+            )
+        if call.name in READ_ONLY and self.calls > self.limit:
+            return _refused(
+                f"This task has made {self.calls - 1} tool calls; reading more is not allowed. "
+                f"Decide now: {ACT}."
+            )
+        return None
+
+    def ran(self, call: ToolCall, result: ToolResult) -> None:
+        """Note what a call that ran did."""
+        if call.name in EVIDENCE:
+            self.evidence += 1
+        elif result.ok and call.name not in READ_ONLY:
+            self.changes += 1
+            self.changed.add(_path(call.arguments))
+        self.seen[_key(call)] = (self.calls, self.changes)
+
+    def _shown_unchanged(self, arguments: dict[str, Any]) -> bool:
+        path = _path(arguments)
+        ranged = arguments.get("start_line") or arguments.get("end_line")
+        return path in self.shown and path not in self.changed and not ranged
+
+
+def did_nothing(
+    task: Subtask | None, planned_tools: list[str], actions: list[dict[str, Any]]
+) -> bool:
+    """A task meant to change something that changed nothing and ran nothing (this pass or an
+    earlier one): ticking it would make the checklist lie. A task is meant to change something
+    unless its description starts with a verb of looking (read, check, verify …) or every tool
+    planned for it only reads."""
+    if task is None or INSPECTION_VERBS.match(task.description):
+        return False
+    if planned_tools and all(tool in READ_ONLY for tool in planned_tools):
+        return False
+    for action in actions:
+        name = action.get("execution", {}).get("function_call", {}).get("name")
+        if name in EVIDENCE or (action.get("ok") and name not in READ_ONLY):
+            return False
+    return True
+
+
+def _refused(text: str) -> ToolResult:
+    return ToolResult(ok=True, content=f"[not run] {text}")
+
+
+def _key(call: ToolCall) -> str:
+    return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
+
+
+def _path(arguments: dict[str, Any]) -> str:
+    return str(arguments.get("path", "")).strip().removeprefix("./")

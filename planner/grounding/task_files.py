@@ -1,0 +1,92 @@
+"""The files a task is about, shown in its prompt (planning.task_context).
+
+A small model asked to fix `to_fahrenheit` spends its calls reading temperature.py, often the
+same lines again and again. The task prompt shows the current content instead: the files the
+task's own text names first, then those its dependencies and the issue name, then the files
+that define a symbol those texts name; line-numbered (so edits and errors can point at
+lines), within a token budget, read fresh for every task (earlier tasks may have changed them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from planner.engine.config import PlannerConfig
+from planner.engine.interfaces import ShownFiles
+from planner.engine.issue import sanitize_untrusted
+from planner.grounding.index import FileEntry, build_index
+from planner.grounding.ranking import defines, issue_terms, named_files
+from planner.grounding.repo_map import estimate_tokens
+from planner.tools.edits import numbered
+
+MIN_FILE_TOKENS = 60
+"""A file with less room than this left in the budget is not started."""
+
+
+class TaskFiles:
+    """planner.engine.interfaces.FileContext over one workspace."""
+
+    def __init__(
+        self, config: PlannerConfig, workspace: Path, excluded: Iterable[Path] = ()
+    ) -> None:
+        self.settings = config.planning.task_context
+        self.map_settings = config.planning.repository_map
+        self.workspace = workspace
+        self.excluded = tuple(excluded)
+
+    def files_for(self, texts: Sequence[str]) -> ShownFiles:
+        if not self.settings.enabled or self.settings.max_files == 0:
+            return ShownFiles()
+        index = build_index(
+            self.workspace,
+            self.map_settings.max_file_bytes,
+            self.excluded,
+            use_cache=self.map_settings.cache,
+        )
+        texts_files = [e for e in index.files if e.kind == "text"]
+        chosen = chosen_files(texts_files, texts)[: self.settings.max_files]
+        return self._render(chosen)
+
+    def _render(self, paths: list[str]) -> ShownFiles:
+        room, blocks, whole = self.settings.max_tokens, [], set()
+        for path in paths:
+            if room < MIN_FILE_TOKENS:
+                break
+            block, complete = self._block(path, room)
+            room -= estimate_tokens(block)
+            blocks.append(block)
+            if complete:
+                whole.add(path)
+        text = sanitize_untrusted("".join(blocks)).rstrip()
+        return ShownFiles(text=text, whole=frozenset(whole))
+
+    def _block(self, path: str, room: int) -> tuple[str, bool]:
+        try:
+            lines = (self.workspace / path).read_text("utf-8", errors="replace").splitlines(True)
+        except OSError:
+            return "", False
+        kept = _lines_within(lines, room - 20)
+        body = numbered(lines[:kept]) if kept else ""
+        if kept == len(lines):
+            return f"=== {path} ({len(lines)} lines) ===\n{body}=== end of {path} ===\n", True
+        more = f"lines {kept + 1}-{len(lines)} not shown; read_file with start_line reads them"
+        return f"=== {path} (lines 1-{kept} of {len(lines)}) ===\n{body}=== {more} ===\n", False
+
+
+def chosen_files(entries: list[FileEntry], texts: Sequence[str]) -> list[str]:
+    """Files named by the texts (in their order), then files defining a symbol they name."""
+    paths = [entry.path for entry in entries]
+    terms = [issue_terms(text) for text in texts if text]
+    named = [path for term in terms for path in named_files(term, paths)]
+    defining = [entry.path for term in terms for entry in entries if defines(entry, term)]
+    return list(dict.fromkeys([*named, *defining]))
+
+
+def _lines_within(lines: list[str], budget: int) -> int:
+    used = 0
+    for count, line in enumerate(lines):
+        used += estimate_tokens(line) + 2  # the line number
+        if used > budget:
+            return count
+    return len(lines)

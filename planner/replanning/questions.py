@@ -1,0 +1,61 @@
+"""Questions a replan decision wants to ask people: only real ones reach the issue.
+
+At execution and reflection the same test as at planning applies (planner.engine.clarifications):
+no question, the schema's own words, planner's text echoed, or nothing about the issue. On top
+of it, two things small models ask that are theirs to settle (both were seen posted to issues,
+ending the pass as needs_human): a question after a tool error, or one that names a tool, is
+about the model's own call ("Can you provide the full input data for the edit_file action?");
+and a question whose every specific word the issue already uses asks what the issue states
+("What is the expected behavior of add?").
+"""
+
+from __future__ import annotations
+
+import re
+
+from planner.engine.clarifications import GENERIC_WORDS, check_clarification
+from planner.engine.documents import PlanRules
+from planner.engine.words import words_of
+from planner.replanning.decision import ReplanDecision
+from planner.replanning.recorder import DecisionContext
+
+GENERIC_EXECUTION_WORDS = words_of(
+    """expected behavior behaviour correct correctly input inputs output outputs data full value
+    values function functions method file files result results format content contents return
+    returns should supposed actual actually current currently code implementation implement
+    edit action arguments argument parameter parameters example examples case cases"""
+)
+"""Words a question about a step of the work uses whatever it asks."""
+ASKING_PHASES = ("execution", "reflection")
+NAME = re.compile(r"[\w.-]+")
+
+
+def refused_question(
+    context: DecisionContext, decision: ReplanDecision, rules: PlanRules
+) -> str | None:
+    """Why this decision's questions must not reach people (None: they may)."""
+    if context.phase not in ASKING_PHASES:
+        return None
+    check = check_clarification(
+        decision.reasoning, decision.clarification_questions, rules.question_reference
+    )
+    if check.problem is not None:
+        return check.problem
+    if context.trigger.startswith("action ") and " failed: " in context.trigger:
+        return "a tool call failed: correcting the call is the model's work, not a question"
+    tools = {name.casefold() for name in rules.tool_names or ()}
+    asked = [q for q in check.questions if not _names_a_tool(q, tools)]
+    if not asked:
+        return "the questions are about planner's own tools"
+    known = words_of(rules.question_reference or "")
+    if all(_specific_words(q) <= known for q in asked):
+        return "the issue already says what the questions ask"
+    return None
+
+
+def _names_a_tool(question: str, tools: set[str]) -> bool:
+    return bool(set(NAME.findall(question.casefold())) & tools)
+
+
+def _specific_words(question: str) -> frozenset[str]:
+    return words_of(question) - GENERIC_WORDS - GENERIC_EXECUTION_WORDS
