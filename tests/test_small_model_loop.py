@@ -304,6 +304,12 @@ def test_line_numbers_copied_from_the_prompt_are_ignored() -> None:
     assert edited.startswith("def add(a, b):\n    return a + b\n")
 
 
+@pytest.mark.parametrize("old", ["1| ", "  2|", " "])
+def test_an_old_text_that_is_only_a_line_number_or_blank_is_refused_plainly(old: str) -> None:
+    with pytest.raises(EditFailed):
+        apply_edits(CALC, [Edit(old, "x")])
+
+
 def test_no_match_answers_with_the_closest_lines_numbered() -> None:
     with pytest.raises(EditFailed) as failure:
         apply_edits(CALC, [Edit("def add(x, y):\n    return x - y", "")])

@@ -95,7 +95,8 @@ def _without_line_numbers(edit: Edit) -> Edit | None:
     old_lines = [line for line in edit.old_text.splitlines() if line.strip()]
     if not old_lines or not all(LINE_NUMBER.match(line) for line in old_lines):
         return None
-    return Edit(_unnumbered(edit.old_text), _unnumbered(edit.new_text))
+    old = _unnumbered(edit.old_text)
+    return Edit(old, _unnumbered(edit.new_text)) if old.strip() else None
 
 
 def _unnumbered(text: str) -> str:
@@ -159,8 +160,8 @@ def _reindent(line: str, old: str, new: str) -> str:
 
 
 def _not_unique(index: int, edit: Edit, text: str) -> str:
-    first_line = edit.old_text.strip().splitlines()[0]
-    numbers = [str(n) for n, line in enumerate(text.splitlines(), 1) if first_line.strip() in line]
+    first_line = (edit.old_text.strip().splitlines() or [edit.old_text])[0].strip()
+    numbers = [str(n) for n, line in enumerate(text.splitlines(), 1) if first_line in line]
     return (
         f"edits[{index}].oldText {_excerpt(edit.old_text)} matches more than one place "
         f"(lines {', '.join(numbers[:8])}); include more surrounding lines so it is unique. "
