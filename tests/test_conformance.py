@@ -96,7 +96,8 @@ def test_legacy_mode_sends_the_base_system_prompt_without_the_planning_section(
     harness: Harness,
 ) -> None:
     harness.server.add(
-        reply_tool_calls("legacy", [("finish_task", {"status": "completed", "summary": "ok"})])
+        reply_tool_calls("legacy", [("write_file", {"path": "a.txt", "content": "a\n"})]),
+        reply_tool_calls("legacy", [("finish_task", {"status": "completed", "summary": "ok"})]),
     )
     assert harness.run(**{"planning.enabled": False}).status == "completed"
     system = harness.server.requests[0].body["messages"][0]

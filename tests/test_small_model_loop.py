@@ -363,3 +363,32 @@ def test_a_small_file_may_be_rewritten_whole_through_edit_file(tmp_path: Path) -
     content = "def add(a, b):\n    return a + b\n"
     result = tools(tmp_path).call("edit_file", {"path": "calc.py", "content": content})
     assert result.ok and (tmp_path / "calc.py").read_text() == content
+
+
+# -- without planning ---------------------------------------------------------------------------
+
+
+def legacy_finish() -> Any:
+    return reply_tool_calls("legacy", [("finish_task", {"status": "completed", "summary": "ok"})])
+
+
+def test_without_planning_prose_first_is_nudged_once(harness: Harness) -> None:
+    """The 1.5B's first reply was a plan in prose (or a call with broken JSON): it is told
+    once, as a task is, instead of ending the run."""
+    edit = {"oldText": "return a - b\n\n\n", "newText": "return a + b\n\n\n"}
+    harness.server.add(
+        reply_text("legacy", 'I will call {"name": "edit_file", "arguments": {"path": "calc.py'),
+        reply_tool_calls("legacy", [("edit_file", {"path": "calc.py", "edits": [edit]})]),
+        legacy_finish(),
+    )
+    result = harness.run(ISSUE, **{"planning.enabled": False, "llm.tool_calling": "native"})
+    assert result.status == "completed"
+    told = harness.server.requests[1].body["messages"][-1]["content"]
+    assert "You replied without a function call" in told
+    assert "could not be read as JSON" in told
+
+
+def test_without_planning_a_run_that_changed_nothing_is_not_completed(harness: Harness) -> None:
+    harness.server.add(legacy_finish())
+    result = harness.run(ISSUE, **{"planning.enabled": False})
+    assert result.status == "failed" and "nothing was changed" in result.stop_reason

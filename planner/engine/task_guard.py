@@ -29,6 +29,12 @@ INSPECTION_VERBS = re.compile(
     re.IGNORECASE,
 )
 """A task description starting with one of these looks, it does not change."""
+CHANGE_WORDS = re.compile(
+    r"\b(fix|implement|add|update|change|modify|edit|write|rename|remove|delete|replace|"
+    r"create|correct|refactor|make|handle|support|document|extend|adjust|convert)\w*",
+    re.IGNORECASE,
+)
+"""A task whose description has none of these was not asked to change anything."""
 ACT = (
     "change the file with edit_file (oldText copied from the lines shown, without the line "
     'numbers) or write_file, or call finish_task with status "failed" and the reason'
@@ -92,17 +98,19 @@ class TaskGuard:
         return path in self.shown and path not in self.changed and not ranged
 
 
-def did_nothing(
-    task: Subtask | None, planned_tools: list[str], actions: list[dict[str, Any]]
-) -> bool:
-    """A task meant to change something that changed nothing and ran nothing (this pass or an
-    earlier one): ticking it would make the checklist lie. A task is meant to change something
-    unless its description starts with a verb of looking (read, check, verify …) or every tool
-    planned for it only reads."""
+def meant_to_change(task: Subtask | None, planned_tools: list[str]) -> bool:
+    """A task asks for a change when its description says so (fix, add, update …), unless it
+    starts with a verb of looking (read, check, verify …) or every tool planned for it reads."""
     if task is None or INSPECTION_VERBS.match(task.description):
         return False
     if planned_tools and all(tool in READ_ONLY for tool in planned_tools):
         return False
+    return bool(CHANGE_WORDS.search(task.description))
+
+
+def did_nothing(actions: list[dict[str, Any]]) -> bool:
+    """No action (this pass or an earlier one) changed something or ran a command or the tests
+    that could show no change was needed."""
     for action in actions:
         name = action.get("execution", {}).get("function_call", {}).get("name")
         if name in EVIDENCE or (action.get("ok") and name not in READ_ONLY):

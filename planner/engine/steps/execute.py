@@ -19,7 +19,7 @@ from planner.engine.issue import prompt_view
 from planner.engine.prompts import render
 from planner.engine.result import render_checklist
 from planner.engine.summaries import assumptions_in_force, task_actions_digest
-from planner.engine.task_guard import TaskCapReached, TaskGuard, did_nothing
+from planner.engine.task_guard import TaskCapReached, TaskGuard, did_nothing, meant_to_change
 
 Finish = tuple[str, str]
 """How the model ended a task: (status, summary)."""
@@ -51,11 +51,17 @@ def _task_turns(
             if nudged:
                 return _ended_without_finish(run, task_id, reply)
             nudged = True
-            messages.append(user(render("nudge.md.j2", task_id=task_id)))
+            messages.append(user(nudge(task_id, reply)))
             continue
         finish = run_tool_calls(run, task_id, reply.tool_calls, messages, guard)
         if finish is not None:
             return finish
+
+
+def nudge(task_id: str, reply: ChatReply) -> str:
+    """What a reply without a function call is told (once)."""
+    broken = "{" in (reply.content or "") and '"' in (reply.content or "")
+    return render("nudge.md.j2", task_id=task_id, broken_call=broken)
 
 
 def run_tool_calls(
@@ -97,7 +103,7 @@ def _checked_finish(run: PassContext, task_id: str, finish: Finish) -> Finish:
     task = state.plan.subtask(task_id) if state.plan else None
     planned = [a.tool for a in state.plan.actions_for(task_id) if a.tool] if state.plan else []
     done = state.actions_by_task.get(task_id, [])
-    if finish[0] == "completed" and did_nothing(task, planned, done):
+    if finish[0] == "completed" and meant_to_change(task, planned) and did_nothing(done):
         return "failed", (
             "it changed no file and ran nothing that shows no change was needed, so nothing "
             f"was done. It said: {finish[1]}"

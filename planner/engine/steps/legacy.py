@@ -7,12 +7,11 @@ from typing import Any, NoReturn
 
 from planner.engine.context import PassContext
 from planner.engine.conversation import FINISH_TASK, assistant, user
-from planner.engine.documents import Subtask
 from planner.engine.flow import StopPass
 from planner.engine.interfaces import ToolCall
 from planner.engine.issue import prompt_view
 from planner.engine.prompts import render
-from planner.engine.steps.execute import Finish, run_tool_calls
+from planner.engine.steps.execute import Finish, nudge, run_tool_calls
 from planner.engine.task_guard import TaskCapReached, TaskGuard, did_nothing
 
 
@@ -23,9 +22,14 @@ def run_legacy(run: PassContext) -> NoReturn:
     messages = [{"role": "system", "content": render("system_legacy.md.j2")}, user(request)]
     # Without a plan the whole issue is one task: it gets twice a task's calls.
     guard = TaskGuard(2 * run.config.budget.max_actions_per_task, files.whole)
+    nudged = False
     while True:
         reply = run.chat("legacy", messages, [*run.tools.specs(), FINISH_TASK])
         messages.append(assistant(reply.content, reply.tool_calls))
+        if not reply.tool_calls and not nudged and guard.calls == 0:
+            nudged = True  # prose before any call: once, as a task is told
+            messages.append(user(nudge("", reply)))
+            continue
         finish = (
             _guarded_calls(run, reply.tool_calls, messages, guard)
             if reply.tool_calls
@@ -50,8 +54,7 @@ def _guarded_calls(
 
 def _checked(run: PassContext, finish: Finish) -> Finish:
     """The issue asks for a change: a run that changed and ran nothing did not resolve it."""
-    issue = Subtask(id="legacy", description=f"{run.issue.title}\n{run.issue.body}")
     actions = run.state().actions_by_task.get("legacy", [])
-    if finish[0] == "completed" and did_nothing(issue, [], actions):
+    if finish[0] == "completed" and did_nothing(actions):
         return "failed", f"nothing was changed. The model said: {finish[1]}"
     return finish
