@@ -392,3 +392,12 @@ def test_without_planning_a_run_that_changed_nothing_is_not_completed(harness: H
     harness.server.add(legacy_finish())
     result = harness.run(ISSUE, **{"planning.enabled": False})
     assert result.status == "failed" and "nothing was changed" in result.stop_reason
+
+
+def test_the_closest_lines_come_from_the_file_as_it_is() -> None:
+    """With several edits in one call, a later miss quotes the file, not the text the earlier
+    edits would have left (the 1.5B was shown lines that were never written)."""
+    edits = [Edit("def add(a, b):", "def plus(a, b):"), Edit("def add(a, b):\n    return a", "")]
+    with pytest.raises(EditFailed) as failure:
+        apply_edits(CALC, edits)
+    assert "1| def add(a, b):" in str(failure.value) and "plus" not in str(failure.value)

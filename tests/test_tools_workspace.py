@@ -129,8 +129,8 @@ def test_edit_file_is_all_or_nothing(source: Path) -> None:
     result = tools_for(source.parent).call("edit_file", {"path": "greet.py", "edits": edits})
     assert not result.ok
     assert result.error is not None and result.error.startswith(
-        "edits[1].oldText 'not in the file' is not in the file; no edit was applied "
-        "(earlier edits in the same call count: they are applied in order)."
+        "edits[1].oldText 'not in the file' is not in the file; no edit was applied, the file "
+        "is unchanged (edits apply in order, each to the text the earlier ones left)."
     )
     assert source.read_bytes() == SOURCE.encode()
 

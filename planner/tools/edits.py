@@ -74,9 +74,19 @@ def _first(raw: dict[str, Any], keys: tuple[str, ...]) -> Any:
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
     """Apply every edit in order to `text`; each old text must match exactly one place."""
+    original = text
     for index, edit in enumerate(edits):
-        text = _apply(index, text, edit)
+        try:
+            text = _apply(index, text, edit)
+        except NotFound as missing:
+            raise EditFailed(_not_found(index, edit, original.splitlines(keepends=True))) from (
+                missing
+            )
     return text
+
+
+class NotFound(EditFailed):
+    """The old text matches nowhere (the message is written with the file as it was)."""
 
 
 def _apply(index: int, text: str, edit: Edit) -> str:
@@ -116,7 +126,7 @@ def _apply_as_written(index: int, text: str, edit: Edit) -> str:
             return _replace_lines(lines, found[0], edit)
         if len(found) > 1:
             raise EditFailed(_not_unique(index, edit, text))
-    raise EditFailed(_not_found(index, edit, lines))
+    raise NotFound(edit.old_text)
 
 
 def _no_spaces(line: str) -> str:
@@ -172,7 +182,8 @@ def _not_unique(index: int, edit: Edit, text: str) -> str:
 def _not_found(index: int, edit: Edit, lines: list[str]) -> str:
     head = (
         f"edits[{index}].oldText {_excerpt(edit.old_text)} is not in the file; no edit was "
-        "applied (earlier edits in the same call count: they are applied in order)."
+        "applied, the file is unchanged (edits apply in order, each to the text the earlier "
+        "ones left)."
     )
     closest = closest_lines(lines, edit.old_text)
     if not closest:
