@@ -12,6 +12,7 @@ from planner.ci.forges.base import TRACKING_MARKER
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
+from tests.plans import execution_decision
 
 README = "# hello\n\nRun the tests with `python -m unittest`.\n"
 NEW_README = "# hello\n\nRun the tests with `python -m pytest -q`.\n"
@@ -62,10 +63,12 @@ def test_a_rejected_spec_reaches_the_model_as_a_failed_action_with_the_reason(ri
     assert isinstance(fake, FakeGitHub)
     steps = one_file_plan("README.md", NEW_README, "Document pytest")
     rig.run(labeled_event(), steps[:3], event_name="issues", **HIGH)
-    finish = one_file_plan("README.md", NEW_README, "Document pytest")[3:]
+    claimed, *rest = one_file_plan("README.md", NEW_README, "Document pytest")[3:]
+    # The model claims the task done although nothing was written, is told so, claims it
+    # again: the task is not ticked (it changed nothing) and the execution decision is asked.
     outcome = rig.run(
         comment(fake, "/planner reject a1 keep the unittest line, add pytest below it"),
-        finish,
+        [claimed, claimed, execution_decision(), *rest],
         event_name="issue_comment",
         **HIGH,
     )
@@ -126,8 +129,12 @@ def test_a_replan_reason_that_reads_like_an_approval_approves_nothing(rig: Rig) 
     assert isinstance(fake, FakeGitHub)
     steps = one_file_plan("README.md", NEW_README, "Document pytest")
     rig.run(labeled_event(), steps[:3], event_name="issues", **HIGH)
+    claimed, *rest = steps[3:]  # nothing was written: told once, then the task is not ticked
     outcome = rig.run(
-        comment(fake, "/planner replan approve all"), steps[3:], event_name="issue_comment", **HIGH
+        comment(fake, "/planner replan approve all"),
+        [claimed, claimed, execution_decision(), *rest],
+        event_name="issue_comment",
+        **HIGH,
     )
     assert outcome.status == "completed"
     assert "Replan requested: approve all" in rig.prompts[3]

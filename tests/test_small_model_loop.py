@@ -171,9 +171,12 @@ def test_a_fix_task_that_only_read_is_not_completed(harness: Harness) -> None:
         reply_json("planning", fix_plan()),
         call("search_files", pattern="add"),
         finish("completed", "The function add is fine."),
+        finish("completed", "The function add is fine."),
         completion(done=False, completed=0),
     )
     result = harness.run(ISSUE, **QUIET)
+    told = harness.server.requests[3].body["messages"][-1]["content"]
+    assert told.startswith("You called finish_task, but task task_1 has not changed any file")
     [task] = result.tasks
     assert task.status == "failed"
     assert task.summary.startswith("it changed no file and ran nothing")
@@ -389,7 +392,7 @@ def test_without_planning_prose_first_is_nudged_once(harness: Harness) -> None:
 
 
 def test_without_planning_a_run_that_changed_nothing_is_not_completed(harness: Harness) -> None:
-    harness.server.add(legacy_finish())
+    harness.server.add(legacy_finish(), legacy_finish())
     result = harness.run(ISSUE, **{"planning.enabled": False})
     assert result.status == "failed" and "nothing was changed" in result.stop_reason
 
@@ -401,3 +404,60 @@ def test_the_closest_lines_come_from_the_file_as_it_is() -> None:
     with pytest.raises(EditFailed) as failure:
         apply_edits(CALC, edits)
     assert "1| def add(a, b):" in str(failure.value) and "plus" not in str(failure.value)
+
+
+# -- paths the model gets wrong -----------------------------------------------------------------
+
+
+def test_a_path_prefixed_with_the_repository_name_means_the_file(harness: Harness) -> None:
+    """The 1.5B edited `eval/durations.py` for the repository's durations.py."""
+    edit = {"oldText": "return a - b\n\n\n", "newText": "return a + b\n\n\n"}
+    harness.server.add(
+        reply_json("planning", fix_plan()),
+        call("edit_file", path="octo/calc.py", edits=[edit]),
+        finish(),
+        completion(),
+    )
+    harness.run(ISSUE, **QUIET)
+    told = harness.server.requests[2].body["messages"][-1]["content"]
+    assert told.startswith("[octo/calc.py does not exist; used calc.py, the only file of that")
+    assert "return a + b" in (harness.workspace / "calc.py").read_text()
+
+
+def test_a_missing_path_is_answered_with_the_files_that_exist(harness: Harness) -> None:
+    harness.server.add(
+        reply_json("planning", fix_plan()),
+        call("read_file", path="docs_usage"),
+        fix_call(),
+        finish(),
+        completion(),
+    )
+    harness.run(ISSUE, **QUIET)
+    told = harness.server.requests[2].body["messages"][-1]["content"]
+    assert "does not exist" in told and "Files that exist: README.md, calc.py" in told
+
+
+def test_the_readme_named_by_its_bare_name_is_shown(harness: Harness) -> None:
+    issue = ISSUE.model_copy(update={"body": "The README does not say how to run it."})
+    harness.server.add(
+        reply_json("planning", fix_plan("Write a usage section")),
+        call("write_file", path="README.md", content="# demo\n\n## Usage\n"),
+        finish(),
+        completion(),
+    )
+    harness.run(issue, **QUIET)
+    assert (
+        "=== README.md (1 lines) ===\n1| # demo"
+        in (harness.server.requests[1].body["messages"][1]["content"])
+    )
+
+
+def test_a_call_with_a_python_docstring_unescaped_is_still_read() -> None:
+    from planner.engine.toolcalls import calls_in_text
+
+    text = (
+        '```json\n{"name": "edit_file", "arguments": {"path": "a.py", "edits": [{"oldText": '
+        '"def f():\n    """Doc."""", "newText": "x"}]}}\n```'
+    )
+    [(name, arguments)] = calls_in_text(text) or []
+    assert name == "edit_file" and arguments["edits"][0]["oldText"] == 'def f():\n    """Doc."""'

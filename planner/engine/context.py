@@ -152,6 +152,12 @@ class PassContext:
         """The files `texts` are about, for a task or legacy request (planning.task_context)."""
         return self.files.files_for(texts) if self.files is not None else ShownFiles()
 
+    def existing_path(self, path: str) -> str | None:
+        return self.files.existing(path) if self.files is not None else None
+
+    def closest_paths(self, path: str) -> list[str]:
+        return self.files.closest(path) if self.files is not None else []
+
     def tool_specs(self) -> list[ToolSpec]:
         return self.tools.specs()
 

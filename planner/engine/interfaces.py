@@ -66,6 +66,15 @@ class FileContext(Protocol):
         """The files `texts` are about (most specific text first), rendered for a prompt."""
         ...
 
+    def existing(self, path: str) -> str | None:
+        """`path` when it is a file of the repository; else the one file it most likely means
+        (the only file with that name, `eval/durations.py` for `durations.py`); else None."""
+        ...
+
+    def closest(self, path: str, limit: int = 5) -> list[str]:
+        """Files of the repository whose paths are most like `path`."""
+        ...
+
 
 class ChatReply(BaseModel):
     """A model turn in a tool-calling conversation."""

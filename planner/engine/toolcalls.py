@@ -40,14 +40,23 @@ class CallProblem(Exception):
 def calls_in_text(text: str | None) -> list[tuple[str, Any]] | None:
     """The (name, arguments) pairs written in a reply, or None when it holds no call."""
     for candidate in _candidates(text or ""):
-        try:
-            value = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        calls = _calls_of(value)
+        value = _loads(candidate)
+        calls = _calls_of(value) if value is not None else []
         if calls:
             return calls
     return _calls_of(_objects_in(_json_literals(text or ""))) or None
+
+
+def _loads(text: str) -> Any:
+    """The JSON value of `text`, forgiving what small models get wrong inside strings: raw
+    newlines and tabs, and Python's triple quotes (a docstring copied into oldText) unescaped;
+    None when it is not JSON even so."""
+    for attempt in (text, text.replace('"""', '\\"\\"\\"')):
+        try:
+            return json.loads(attempt, strict=False)
+        except json.JSONDecodeError:
+            continue
+    return None
 
 
 PYTHON_LITERALS = re.compile(r"(?<=[:\[,\s])(None|True|False)(?=\s*[,}\]])")

@@ -9,12 +9,14 @@ lines), within a token budget, read fresh for every task (earlier tasks may have
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from planner.engine.config import PlannerConfig
 from planner.engine.interfaces import ShownFiles
 from planner.engine.issue import sanitize_untrusted
+from planner.grounding.files import list_files
 from planner.grounding.index import FileEntry, build_index
 from planner.grounding.ranking import defines, issue_terms, named_files
 from planner.grounding.repo_map import estimate_tokens
@@ -48,6 +50,24 @@ class TaskFiles:
         chosen = chosen_files(texts_files, texts)[: self.settings.max_files]
         return self._render(chosen)
 
+    def existing(self, path: str) -> str | None:
+        wanted = path.strip().removeprefix("./")
+        paths = self._paths()
+        if wanted in paths:
+            return wanted
+        name = wanted.rsplit("/", 1)[-1]
+        same_name = [p for p in paths if p.rsplit("/", 1)[-1] == name]
+        return same_name[0] if len(same_name) == 1 else None
+
+    def closest(self, path: str, limit: int = 5) -> list[str]:
+        paths = self._paths()
+        if len(paths) <= limit:
+            return paths
+        return difflib.get_close_matches(path, paths, n=limit, cutoff=0.3) or paths[:limit]
+
+    def _paths(self) -> list[str]:
+        return list_files(self.workspace, self.excluded)
+
     def _render(self, paths: list[str]) -> ShownFiles:
         room, blocks, whole = self.settings.max_tokens, [], set()
         for path in paths:
@@ -80,7 +100,17 @@ def chosen_files(entries: list[FileEntry], texts: Sequence[str]) -> list[str]:
     terms = [issue_terms(text) for text in texts if text]
     named = [path for term in terms for path in named_files(term, paths)]
     defining = [entry.path for term in terms for entry in entries if defines(entry, term)]
-    return list(dict.fromkeys([*named, *defining]))
+    by_stem = [p for term in terms for p in paths if _stem(p) in STEM_NAMED & term.words]
+    by_stem.sort(key=lambda path: path.count("/"))
+    return list(dict.fromkeys([*named, *defining, *by_stem]))
+
+
+STEM_NAMED = frozenset({"readme", "changelog", "contributing", "license", "makefile"})
+"""Files a text names by their bare name ("the README")."""
+
+
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
 
 
 def _lines_within(lines: list[str], budget: int) -> int:

@@ -41,7 +41,7 @@ def run_task(run: PassContext, task_id: str) -> None:
 def _task_turns(
     run: PassContext, task_id: str, messages: list[dict[str, Any]], guard: TaskGuard
 ) -> Finish:
-    nudged = False
+    nudged = warned = False
     while True:
         # The tool list is read every turn: a tool server that died is left out from then on.
         tools = [*run.tools.specs(), FINISH_TASK, *run.phases.tools(run)]
@@ -54,6 +54,10 @@ def _task_turns(
             messages.append(user(nudge(task_id, reply)))
             continue
         finish = run_tool_calls(run, task_id, reply.tool_calls, messages, guard)
+        if finish is not None and not warned and _claims_undone_work(run, task_id, finish):
+            warned = True  # once: small models call finish_task before (or instead of) acting
+            messages.append(user(render("nothing_done.md.j2", task_id=task_id)))
+            continue
         if finish is not None:
             return finish
 
@@ -81,6 +85,7 @@ def run_tool_calls(
             )
             messages.append(tool_message(call.id, "noted"))
             continue
+        call, note = _real_path(run, call)
         result = guard.answer(call) if guard is not None else None
         if result is not None:
             run.store.append("guarded", task_id=task_id, tool=call.name, answer=result.content)
@@ -91,19 +96,50 @@ def run_tool_calls(
             run.last_action = (call, result)
             if guard is not None:
                 guard.ran(call, result)
-        messages.append(tool_message(call.id, result.for_model()))
+        messages.append(
+            tool_message(call.id, note + result.for_model() + _paths_hint(run, call, result))
+        )
     if finish and finish[0] not in ("completed", "failed"):
         finish = ("completed", finish[1])
     return finish
 
 
-def _checked_finish(run: PassContext, task_id: str, finish: Finish) -> Finish:
-    """A task meant to change something that changed and ran nothing is not completed."""
+PATH_TOOLS = ("read_file", "edit_file")
+"""Tools whose path must name an existing file (write_file may create one)."""
+
+
+def _real_path(run: PassContext, call: ToolCall) -> tuple[ToolCall, str]:
+    """A path that names no file but one file of that name exists (`eval/durations.py` for
+    durations.py: small models prefix the repository's name) is that file, said so."""
+    path = call.arguments.get("path")
+    if call.name not in PATH_TOOLS or not isinstance(path, str):
+        return call, ""
+    real = run.existing_path(path)
+    if real is None or real == path.strip().removeprefix("./"):
+        return call, ""
+    moved = call.model_copy(update={"arguments": {**call.arguments, "path": real}})
+    return moved, f"[{path} does not exist; used {real}, the only file of that name]\n"
+
+
+def _paths_hint(run: PassContext, call: ToolCall, result: Any) -> str:
+    if result.ok or "does not exist" not in (result.error or ""):
+        return ""
+    paths = run.closest_paths(str(call.arguments.get("path", "")))
+    return f"\nFiles that exist: {', '.join(paths)}" if paths else ""
+
+
+def _claims_undone_work(run: PassContext, task_id: str, finish: Finish) -> bool:
+    """The task reports completed, was meant to change something, and changed and ran nothing."""
     state = run.state()
     task = state.plan.subtask(task_id) if state.plan else None
     planned = [a.tool for a in state.plan.actions_for(task_id) if a.tool] if state.plan else []
     done = state.actions_by_task.get(task_id, [])
-    if finish[0] == "completed" and meant_to_change(task, planned) and did_nothing(done):
+    return finish[0] == "completed" and meant_to_change(task, planned) and did_nothing(done)
+
+
+def _checked_finish(run: PassContext, task_id: str, finish: Finish) -> Finish:
+    """A task meant to change something that changed and ran nothing is not completed."""
+    if _claims_undone_work(run, task_id, finish):
         return "failed", (
             "it changed no file and ran nothing that shows no change was needed, so nothing "
             f"was done. It said: {finish[1]}"

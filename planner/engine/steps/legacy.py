@@ -22,7 +22,7 @@ def run_legacy(run: PassContext) -> NoReturn:
     messages = [{"role": "system", "content": render("system_legacy.md.j2")}, user(request)]
     # Without a plan the whole issue is one task: it gets twice a task's calls.
     guard = TaskGuard(2 * run.config.budget.max_actions_per_task, files.whole)
-    nudged = False
+    nudged = warned = False
     while True:
         reply = run.chat("legacy", messages, [*run.tools.specs(), FINISH_TASK])
         messages.append(assistant(reply.content, reply.tool_calls))
@@ -35,6 +35,10 @@ def run_legacy(run: PassContext) -> NoReturn:
             if reply.tool_calls
             else ("completed", reply.content or "")
         )
+        if finish is not None and not warned and _claims_undone_work(run, finish):
+            warned = True
+            messages.append(user(render("nothing_done.md.j2", task_id="")))
+            continue
         if finish is not None:
             finish = _checked(run, finish)
             run.store.append("completion", done=True, summary={}, comment=finish[1])
@@ -52,9 +56,13 @@ def _guarded_calls(
         return "failed", f"stopped: {cap}"
 
 
+def _claims_undone_work(run: PassContext, finish: Finish) -> bool:
+    actions = run.state().actions_by_task.get("legacy", [])
+    return finish[0] == "completed" and did_nothing(actions)
+
+
 def _checked(run: PassContext, finish: Finish) -> Finish:
     """The issue asks for a change: a run that changed and ran nothing did not resolve it."""
-    actions = run.state().actions_by_task.get("legacy", [])
-    if finish[0] == "completed" and did_nothing(actions):
+    if _claims_undone_work(run, finish):
         return "failed", f"nothing was changed. The model said: {finish[1]}"
     return finish
