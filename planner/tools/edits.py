@@ -63,7 +63,8 @@ def edits_of(arguments: dict[str, Any]) -> list[Edit]:
     if not all(isinstance(item, dict) for item in raw):
         raise BadArguments(
             "every item of 'edits' must be an object like "
-            '{"oldText": "<exact lines now in the file>", "newText": "<their replacement>"}'
+            '{"oldText": "<exact lines now in the file>", "newText": "<their replacement>"}; '
+            "to write the whole file, call write_file with its complete new content instead"
         )
     return [Edit.parse(index, item) for index, item in enumerate(raw)]
 
