@@ -10,6 +10,8 @@ per-task cap, and a task meant to change something is not ticked when it changed
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from planner.engine.context import PassContext
@@ -31,38 +33,45 @@ def run_task(run: PassContext, task_id: str) -> None:
     run.last_action = None
     prompt, guard = _task_prompt(run, task_id)
     messages = [run.system("execution"), user(prompt)]
-    try:
-        finish = _task_turns(run, task_id, messages, guard)
-    except TaskCapReached as cap:
-        finish = ("failed", f"stopped: {cap}")
+    finish = task_turns(run, task_id, messages, guard, partial(_claims_undone_work, run, task_id))
     _finish_task(run, task_id, *_checked_finish(run, task_id, finish))
 
 
-def _task_turns(
-    run: PassContext, task_id: str, messages: list[dict[str, Any]], guard: TaskGuard
+def task_turns(
+    run: PassContext,
+    task_id: str,
+    messages: list[dict[str, Any]],
+    guard: TaskGuard,
+    undone: Callable[[Finish], bool],
+    kind: str = "execute",
 ) -> Finish:
+    """The model's turns until it finishes. A reply without a call is nudged once, a second
+    ends the task; finish_task while `undone` says nothing was done is told so once."""
     nudged = warned = False
-    while True:
-        # The tool list is read every turn: a tool server that died is left out from then on.
-        tools = [*run.tools.specs(), FINISH_TASK, *run.phases.tools(run)]
-        reply = run.chat("execute", messages, tools)
-        messages.append(assistant(reply.content, reply.tool_calls))
-        if not reply.tool_calls:
-            if nudged:
-                return _ended_without_finish(run, task_id, reply)
-            nudged = True
-            messages.append(user(nudge(task_id, reply)))
-            continue
-        finish = run_tool_calls(run, task_id, reply.tool_calls, messages, guard)
-        if finish is not None and not warned and _claims_undone_work(run, task_id, finish):
-            warned = True  # once: small models call finish_task before (or instead of) acting
-            messages.append(user(render("nothing_done.md.j2", task_id=task_id)))
-            continue
-        if finish is not None:
-            return finish
+    try:
+        while True:
+            # The tool list is read every turn: a tool server that died is left out from then.
+            tools = [*run.tools.specs(), FINISH_TASK, *run.phases.tools(run)]
+            reply = run.chat(kind, messages, tools)
+            messages.append(assistant(reply.content, reply.tool_calls))
+            if not reply.tool_calls:
+                if nudged:
+                    return _ended_without_finish(run, task_id, reply)
+                nudged = True
+                messages.append(user(_nudge(task_id, reply)))
+                continue
+            finish = run_tool_calls(run, task_id, reply.tool_calls, messages, guard)
+            if finish is not None and not warned and undone(finish):
+                warned = True  # once: small models call finish_task before (or instead of) acting
+                messages.append(user(render("nothing_done.md.j2", task_id=task_id)))
+                continue
+            if finish is not None:
+                return finish
+    except TaskCapReached as cap:
+        return "failed", f"stopped: {cap}"
 
 
-def nudge(task_id: str, reply: ChatReply) -> str:
+def _nudge(task_id: str, reply: ChatReply) -> str:
     """What a reply without a function call is told (once)."""
     broken = "{" in (reply.content or "") and '"' in (reply.content or "")
     return render("nudge.md.j2", task_id=task_id, broken_call=broken)
