@@ -307,8 +307,8 @@ def test_line_numbers_copied_from_the_prompt_are_ignored() -> None:
     assert edited.startswith("def add(a, b):\n    return a + b\n")
 
 
-@pytest.mark.parametrize("old", ["1| ", "  2|", " "])
-def test_an_old_text_that_is_only_a_line_number_or_blank_is_refused_plainly(old: str) -> None:
+@pytest.mark.parametrize("old", ["1| ", "  2|"])
+def test_an_old_text_that_is_only_a_line_number_is_refused_plainly(old: str) -> None:
     with pytest.raises(EditFailed):
         apply_edits(CALC, [Edit(old, "x")])
 
@@ -395,6 +395,12 @@ def test_without_planning_a_run_that_changed_nothing_is_not_completed(harness: H
     harness.server.add(legacy_finish(), legacy_finish())
     result = harness.run(ISSUE, **{"planning.enabled": False})
     assert result.status == "failed" and "nothing was changed" in result.stop_reason
+
+
+def test_an_empty_old_text_adds_the_new_text_at_the_end() -> None:
+    """The 1.5B wrote `"oldText": ""` to add a function (with the prompt's line numbers)."""
+    added = apply_edits("x = 1", [Edit("", "3| def f():\n4|     return 2")])
+    assert added == "x = 1\ndef f():\n    return 2\n"
 
 
 def test_the_closest_lines_come_from_the_file_as_it_is() -> None:

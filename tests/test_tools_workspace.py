@@ -164,7 +164,7 @@ def test_edit_file_refuses_binary_and_missing_files(tmp_path: Path) -> None:
     error = tools.call(
         "edit_file", {"path": "blob.bin", "edits": [{"oldText": "", "newText": "x"}]}
     ).error
-    assert error is not None and "oldText is empty" in error
+    assert error == "'blob.bin' is a binary file; edit_file only changes text"
 
 
 # -- list_directory -------------------------------------------------------------------------

@@ -44,8 +44,6 @@ class Edit:
                 f"edits[{index}] needs string fields 'oldText' and 'newText', e.g. "
                 '{"oldText": "return a - b", "newText": "return a + b"}'
             )
-        if not old:
-            raise BadArguments(f"edits[{index}].oldText is empty; use write_file to create files")
         return cls(old, new)
 
 
@@ -91,6 +89,8 @@ class NotFound(EditFailed):
 
 
 def _apply(index: int, text: str, edit: Edit) -> str:
+    if not edit.old_text.strip():
+        return _appended(text, edit.new_text)
     try:
         return _apply_as_written(index, text, edit)
     except EditFailed:
@@ -98,6 +98,17 @@ def _apply(index: int, text: str, edit: Edit) -> str:
         if unnumbered is None:
             raise
         return _apply_as_written(index, text, unnumbered)
+
+
+def _appended(text: str, new_text: str) -> str:
+    """An empty oldText adds newText at the end of the file (line numbers copied from the
+    prompt's view of the file are left out)."""
+    lines = [line for line in new_text.splitlines() if line.strip()]
+    if lines and all(LINE_NUMBER.match(line) for line in lines):
+        new_text = _unnumbered(new_text)
+    separator = "" if not text or text.endswith("\n") else "\n"
+    ending = "" if new_text.endswith("\n") else "\n"
+    return text + separator + new_text + ending
 
 
 def _without_line_numbers(edit: Edit) -> Edit | None:

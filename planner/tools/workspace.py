@@ -231,7 +231,8 @@ EDIT_FILE = _spec(
     "edit_file",
     "Replace text in a file: each oldText (whole lines copied from the file; whitespace at "
     "line ends may differ) must match exactly one place; edits apply in order and "
-    "all-or-nothing. Returns a diff, or the closest lines when oldText is not found.",
+    "all-or-nothing; an empty oldText adds newText at the end. Returns a diff, or the "
+    "closest lines when oldText is not found.",
     {
         "path": PATH,
         "edits": {
