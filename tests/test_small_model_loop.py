@@ -467,3 +467,45 @@ def test_a_call_with_a_python_docstring_unescaped_is_still_read() -> None:
     )
     [(name, arguments)] = calls_in_text(text) or []
     assert name == "edit_file" and arguments["edits"][0]["oldText"] == 'def f():\n    """Doc."""'
+
+
+def test_a_review_asking_what_the_issue_states_does_not_stop_the_pass(harness: Harness) -> None:
+    """The 1.5B's own plan review asked "What is the `to_fahrenheit` function supposed to do?"
+    of an issue that gives its values, and the pass stopped for people."""
+    review = {
+        "goal_understanding": {
+            "replan_needed": True,
+            "confidence": 0.7,
+            "reasoning": "The main objective is unclear.",
+            "clarification_needed": True,
+            "clarification_questions": ["What is calc.py supposed to return?"],
+        }
+    }
+    harness.server.add(
+        reply_json("planning", fix_plan()),
+        reply_json("replan_review", review),
+        fix_call(),
+        finish(),
+        reply_json("replan_reflection", {"replan_decision": {"replan_needed": False}}),
+        completion(),
+    )
+    result = harness.run(ISSUE)
+    assert result.status == "completed", result.stop_reason
+    [refused] = harness.of_type("question_refused")
+    assert refused["reason"] == "the issue already says what the named code should do"
+
+
+def test_commit_and_pull_request_tasks_are_left_to_planner(harness: Harness) -> None:
+    document = plan_doc("task_1", "task_2", "task_3", tool="edit_file")
+    subtasks = document["task_decomposition"]["subtasks"]
+    subtasks[0]["description"] = "Fix add in calc.py"
+    subtasks[1]["description"] = "Commit the changes to calc.py"
+    subtasks[2]["description"] = "Open a pull request to the repository"
+    harness.server.add(reply_json("planning", document), fix_call(), finish(), completion())
+    result = harness.run(ISSUE, **QUIET)
+    assert [t.id for t in result.tasks] == ["task_1"]
+    [repaired] = harness.of_type("plan_repaired")
+    assert repaired["repairs"][0] == (
+        "tasks 'task_2', 'task_3' dropped: planner commits, pushes and opens the pull request "
+        "itself"
+    )

@@ -27,9 +27,18 @@ TEST_RUNNER = re.compile(
 NEAREST_CUTOFF = 0.75
 
 
+PLANNER_WORK = re.compile(
+    r"^\W*(commit|push|merge|(open|create|submit|raise|make|send)\b.*\b(pull|merge) request|"
+    r"(open|create|submit|raise)\s+(a|the)?\s*(pr|mr)\b)",
+    re.IGNORECASE,
+)
+"""Tasks planner does itself after the work: committing, pushing, opening the pull request."""
+
+
 def repair_plan(plan: Plan, tools: Mapping[str, str] | None) -> list[str]:
     """Repair `plan` in place; one line per repair made."""
-    notes = _unique_ids(plan.task_decomposition.subtasks)
+    notes = _without_planner_work(plan)
+    notes += _unique_ids(plan.task_decomposition.subtasks)
     ids = {task.id for task in plan.task_decomposition.subtasks}
     notes += _known_dependencies(plan.task_decomposition.subtasks, ids)
     notes += _acyclic(plan)
@@ -38,6 +47,25 @@ def repair_plan(plan: Plan, tools: Mapping[str, str] | None) -> list[str]:
         notes += [note for action in plan.action_plan.actions if (note := _tool(action, tools))]
     notes += _topological_order(plan)
     return notes
+
+
+def _without_planner_work(plan: Plan) -> list[str]:
+    """Commit, push and pull-request tasks are dropped (planner does them), unless nothing else
+    would be left."""
+    subtasks = plan.task_decomposition.subtasks
+    dropped = [t for t in subtasks if PLANNER_WORK.match(t.description)]
+    if not dropped or len(dropped) == len(subtasks):
+        return []
+    gone = {t.id for t in dropped}
+    plan.task_decomposition.subtasks = [t for t in subtasks if t.id not in gone]
+    for task in plan.task_decomposition.subtasks:
+        task.dependencies = [d for d in task.dependencies if d not in gone]
+    plan.action_plan.actions = [a for a in plan.action_plan.actions if a.task_id not in gone]
+    plan.action_plan.execution_order = [
+        t for t in plan.action_plan.execution_order if t not in gone
+    ]
+    names = ", ".join(repr(t.id) for t in dropped)
+    return [f"tasks {names} dropped: planner commits, pushes and opens the pull request itself"]
 
 
 def _unique_ids(subtasks: list[Subtask]) -> list[str]:

@@ -95,6 +95,8 @@ class ReplanManager(DecisionPipeline):
             if decision is None:
                 self.recorder.unparseable(context, "(no decision for this phase)")
                 continue
+            if decision.asks_people:
+                decision = self._only_real_questions(context, decision)
             verdict = self.should_override(decision, context.phase, "review", answered)
             if verdict.action in ("continue", "assume"):
                 self._act(context, decision, verdict)

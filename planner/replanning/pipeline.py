@@ -182,7 +182,8 @@ class DecisionPipeline:
             reason=reason,
         )
         log.warning("replanning question at %s not asked: %s", context.phase, reason)
-        asked_only = decision.replan_type == "clarification_request"
+        # A decision that named no other kind of replan only wanted to ask.
+        asked_only = decision.replan_type in (None, "clarification_request")
         return decision.model_copy(
             update={
                 "clarification_needed": False,

@@ -1,12 +1,14 @@
 """Questions a replan decision wants to ask people: only real ones reach the issue.
 
-At execution and reflection the same test as at planning applies (planner.engine.clarifications):
-no question, the schema's own words, planner's text echoed, or nothing about the issue. On top
-of it, two things small models ask that are theirs to settle (both were seen posted to issues,
-ending the pass as needs_human): a question after a tool error, or one that names a tool, is
-about the model's own call ("Can you provide the full input data for the edit_file action?");
-and a question whose every specific word the issue already uses asks what the issue states
-("What is the expected behavior of add?").
+At every phase the test of planning's questions applies (planner.engine.clarifications): no
+question, the schema's own words, planner's text echoed, or nothing about the issue; and so does
+one rule more: asking what named code is "supposed to do" when the issue already says it ("What
+is the `to_fahrenheit` function supposed to do?", asked at the plan review of an issue that gives
+its values). At execution and reflection, two things more are the model's to settle (both were
+seen posted to issues, ending the pass as needs_human): a question after a tool error, or one
+naming a tool, is about the model's own call ("Can you provide the full input data for the
+edit_file action?"); and a question whose every specific word the issue already uses asks what
+the issue states ("What is the expected behavior of add?").
 """
 
 from __future__ import annotations
@@ -34,23 +36,37 @@ def refused_question(
     context: DecisionContext, decision: ReplanDecision, rules: PlanRules
 ) -> str | None:
     """Why this decision's questions must not reach people (None: they may)."""
-    if context.phase not in ASKING_PHASES:
-        return None
     check = check_clarification(
         decision.reasoning, decision.clarification_questions, rules.question_reference
     )
     if check.problem is not None:
         return check.problem
+    known = words_of(rules.question_reference or "")
+    if all(_asks_what_the_issue_states(q, known) for q in check.questions):
+        return "the issue already says what the named code should do"
+    if context.phase not in ASKING_PHASES:
+        return None
     if context.trigger.startswith("action ") and " failed: " in context.trigger:
         return "a tool call failed: correcting the call is the model's work, not a question"
     tools = {name.casefold() for name in rules.tool_names or ()}
     asked = [q for q in check.questions if not _names_a_tool(q, tools)]
     if not asked:
         return "the questions are about planner's own tools"
-    known = words_of(rules.question_reference or "")
     if all(_specific_words(q) <= known for q in asked):
         return "the issue already says what the questions ask"
     return None
+
+
+SUPPOSED = re.compile(
+    r"\b(supposed to|meant to|expected (behaviou?r|output|result|value)|what (is|does|should)\b"
+    r".*\b(do|return|behave))\b",
+    re.IGNORECASE,
+)
+"""'What is to_fahrenheit supposed to do?' asked of an issue that says what it returns."""
+
+
+def _asks_what_the_issue_states(question: str, known: frozenset[str]) -> bool:
+    return bool(SUPPOSED.search(question)) and _specific_words(question) <= known
 
 
 def _names_a_tool(question: str, tools: set[str]) -> bool:
