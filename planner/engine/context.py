@@ -29,6 +29,7 @@ from planner.engine.prompts import render
 from planner.engine.result import PassResult, PassStatus, Usage, render_checklist
 from planner.engine.state import IssueState
 from planner.engine.summaries import history_digest
+from planner.engine.verification import verification_note
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,9 @@ class PassContext:
     def plan_rules(self, current_plan: Plan | None) -> PlanRules:
         return PlanRules(
             max_subtasks=self.config.planning.max_subtasks,
-            tool_names=self.tools.names() | {FINISH_TASK.name},
+            tool_names=self.tools.names()
+            | {FINISH_TASK.name}
+            | {spec.name for spec in self.phases.tools(self)},
             current_plan=current_plan,
             tool_descriptions={spec.name: spec.description for spec in self.tools.catalogue()},
             question_reference="\n".join(
@@ -227,6 +230,7 @@ class PassContext:
             plan_quality=state.plan_quality,
             result_quality=state.result_quality,
             proceed_after=self._proceed_after(status),
+            verification=verification_note(self.store.entries()),
         )
 
     def _proceed_after(self, status: PassStatus) -> str:
