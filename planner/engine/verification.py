@@ -149,6 +149,17 @@ class VerificationNote(BaseModel):
         return lines
 
 
+    def evidence(self) -> list[str]:
+        """The line and details for a model's prompt, with a warning on changed tests."""
+        lines = [self.line().replace("`", ""), *self.details()]
+        if self.changed_tests:
+            lines.append(
+                "The work changed test files: check that it did not weaken or delete tests to "
+                "make them pass."
+            )
+        return lines
+
+
 def _failing_before(baseline: TestRun) -> str:
     if baseline.status == "passed":
         return "all passed before the change"
@@ -179,12 +190,7 @@ def test_evidence(entries: Iterable[dict[str, Any]], tail_chars: int = 1_500) ->
     note = verification_note(entries)
     if note is None:
         return ""
-    lines = [note.line().replace("`", ""), *note.details()]
-    if note.changed_tests:
-        lines.append(
-            "The work changed test files: check that it did not weaken or delete tests to make "
-            "them pass."
-        )
+    lines = note.evidence()
     latest = note.latest
     if latest is not None and latest.status in ("failed", "timed_out") and latest.tail:
         lines += ["End of the test output:", latest.tail[-tail_chars:]]
