@@ -81,7 +81,9 @@ def test_a_regression_opens_a_draft_that_says_so(fake_github: FakeGitHub, tmp_pa
 def test_a_fix_shows_its_tests_and_the_edited_test_files(
     fake_gitlab: FakeGitLab, tmp_path: Path
 ) -> None:
-    fake_gitlab.add_issue(12, "sub adds", "calc.sub adds instead of subtracting.", labels=["planner"])
+    fake_gitlab.add_issue(
+        12, "sub adds", "calc.sub adds instead of subtracting.", labels=["planner"]
+    )
     fake_gitlab.members[7] = 30
     push_calc_project(fake_gitlab)
     rig = Rig("gitlab", fake_gitlab, tmp_path)

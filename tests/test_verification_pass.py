@@ -26,7 +26,10 @@ from planner.testing.scripted_server import ScriptedModelServer, reply_tool_call
 from tests.plans import completion, finish, planning
 
 ISSUE = IssueContext(
-    repository="octo/calc", number="3", title="sub adds", body="calc.sub adds instead of subtracting."
+    repository="octo/calc",
+    number="3",
+    title="sub adds",
+    body="calc.sub adds instead of subtracting.",
 )
 PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
 GOOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -94,9 +97,7 @@ def test_baseline_then_a_fix_counts_only_the_new_result(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
     workspace = calc_repo(tmp_path / "repo")
-    scripted_model.add(
-        planning("task_1"), write("calc.py", GOOD), finish(), completion()
-    )
+    scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
     result = run(workspace, scripted_model)
 
     assert result.status == "completed", result.stop_reason

@@ -291,7 +291,9 @@ def test_lines(note: VerificationNote | None) -> list[str]:
     if note is None:
         return []
     lines = [REGRESSION_WARNING] if note.regressed else []
-    lines += [one_line(neutralize(line), TEST_LINE_CHARS) for line in [note.line(), *note.details()]]
+    lines += [
+        one_line(neutralize(line), TEST_LINE_CHARS) for line in [note.line(), *note.details()]
+    ]
     return lines
 
 

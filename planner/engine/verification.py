@@ -148,7 +148,6 @@ class VerificationNote(BaseModel):
             lines.append(f"Test files changed by planner (review them): {shown}")
         return lines
 
-
     def evidence(self) -> list[str]:
         """The line and details for a model's prompt, with a warning on changed tests."""
         lines = [self.line().replace("`", ""), *self.details()]

@@ -15,8 +15,8 @@ from planner.engine.documents import Plan
 from planner.engine.errors import ModelBehaviourError
 from planner.engine.issue import IssueContext, prompt_view, sanitize_untrusted
 from planner.engine.prompts import render
-from planner.engine.verification import test_evidence
 from planner.engine.result import TaskView
+from planner.engine.verification import test_evidence
 from planner.refinement.judgement import QualityJudgement
 from planner.refinement.port import WorkDiff
 

@@ -39,9 +39,7 @@ def changed_test_files(workspace: Path, base: str, patterns: list[str]) -> list[
     if not base:
         return []
     before = {
-        path: blob
-        for path, blob in _tree(workspace, base).items()
-        if is_test_file(path, patterns)
+        path: blob for path, blob in _tree(workspace, base).items() if is_test_file(path, patterns)
     }
     now = [name for name in _working_files(workspace) if is_test_file(name, patterns)]
     present = [name for name in now if (workspace / name).is_file()]

@@ -94,7 +94,9 @@ def _python(root: Path) -> Verification | None:
     if not _has_python_tests(root):
         return None
     if _uses_pytest(root):
-        return Verification([PYTHON, "-m", "pytest"], "detected from the Python tests (pytest)", [], True)
+        return Verification(
+            [PYTHON, "-m", "pytest"], "detected from the Python tests (pytest)", [], True
+        )
     start = ["-s", "tests"] if (root / "tests").is_dir() else []
     command = [PYTHON, "-m", "unittest", "discover", *start]
     return Verification(command, "detected from the Python tests (unittest)", [], True)

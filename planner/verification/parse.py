@@ -109,7 +109,15 @@ def _tap(text: str) -> Parsed:
     return Parsed(passed, failed, names)
 
 
-PARSERS: tuple[Callable[[str], Parsed], ...] = (_pytest, _unittest, _cargo, _jest, _go, _tap, _mocha)
+PARSERS: tuple[Callable[[str], Parsed], ...] = (
+    _pytest,
+    _unittest,
+    _cargo,
+    _jest,
+    _go,
+    _tap,
+    _mocha,
+)
 
 
 def parse_output(text: str) -> Parsed:
