@@ -689,6 +689,7 @@ ENV_KEYS: dict[str, str] = {
     "VERIFICATION_ENABLED": "verification.enabled",
     "VERIFICATION_COMMAND": "verification.command",
     "VERIFICATION_SETUP": "verification.setup",
+    "VERIFICATION_DETECT_SETUP": "verification.detect_setup",
     "VERIFICATION_TIMEOUT_SECONDS": "verification.timeout_seconds",
     "VERIFICATION_MAX_REPAIR_ATTEMPTS": "verification.max_repair_attempts",
 }
