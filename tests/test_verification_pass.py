@@ -325,3 +325,24 @@ def test_setup_runs_before_the_model_without_tokens(
     assert kinds.index("verification_setup") < kinds.index("model_call")
     (setup_entry,) = of_type(workspace, "verification_setup")
     assert setup_entry["ok"] is True
+
+
+def test_python_dependencies_go_into_their_own_environment(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """requirements.txt means a virtual environment of the tests' own: the setup and the tests
+    run with it first on PATH, and planner's own interpreter is left as it was."""
+    workspace = calc_repo(tmp_path / "repo")
+    (workspace / "requirements.txt").write_text("# pytest comes with the runner\n", "utf-8")
+    seen = tmp_path / "prefix.txt"
+    probe = f"import sys; open({str(seen)!r}, 'w').write(sys.prefix)"
+    command = f"python3 -c {shlex.quote(probe)}"
+    scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
+    run(workspace, scripted_model, **{"verification.command": command})
+
+    (setup,) = of_type(workspace, "verification_setup")
+    assert setup["ok"] is True, setup["problems"]
+    assert setup["commands"][1] == "pip install -r requirements.txt"
+    prefix = seen.read_text(encoding="utf-8")
+    assert "planner-verification-venv-" in prefix
+    assert prefix != sys.prefix and not prefix.startswith(sys.prefix)

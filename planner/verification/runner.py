@@ -13,6 +13,7 @@ import os
 import shlex
 import shutil
 import tempfile
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,11 +57,13 @@ class TestRunner:
         for argv in found.setup:
             if results and not results[-1].ok:
                 break
-            results.append(self._setup_step(self._python_tools(argv)))
+            results.append(self._setup_step(self._python_tools(argv), shlex.join(argv)))
         return results
 
     def _make_venv(self) -> SetupResult:
         directory = Path(tempfile.mkdtemp(prefix="planner-verification-venv-"))
+        # Gone with the pass (this runner), so a long-lived process does not collect them.
+        weakref.finalize(self, shutil.rmtree, directory, True)
         if self.sandbox is not None:
             os.chown(directory, self.sandbox.uid, self.sandbox.gid)
         argv = [PYTHON, "-m", "venv", "--system-site-packages", str(directory)]
