@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planner.engine.config import PlannerConfig
+from planner.engine.issue import sanitize_untrusted
+from planner.engine.redaction import redact
 from planner.engine.verification import TestRun
 from planner.tools.commands import CommandTool, Finished
 from planner.tools.isolation import SandboxUser
@@ -117,7 +119,7 @@ class TestRunner:
             "exit_code": finished.exit_code,
             "passed": parsed.passed,
             "failed": parsed.failed,
-            "failing": parsed.failing,
+            "failing": [redact(name) for name in parsed.failing],
             "tail": _tail(finished, limit),
         }
         if finished.timed_out:
@@ -170,8 +172,10 @@ class TestRunner:
 
 
 def _tail(finished: Finished, limit: int = 1_500) -> str:
+    """The end of the output, without any known secret and without what a person cannot see
+    but a model would read (it goes into prompts and the history)."""
     text = f"{finished.stdout[1].rstrip()}\n{finished.stderr[1].rstrip()}".strip()
-    return text[-limit:]
+    return sanitize_untrusted(redact(text[-limit:]), limit * 4)
 
 
 def _missing_python_runner(text: str, exit_code: int | None) -> str:
