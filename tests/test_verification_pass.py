@@ -23,7 +23,16 @@ from planner.engine.issue import IssueContext
 from planner.engine.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_tool_calls
-from tests.plans import completion, finish, planning
+from tests.plans import (
+    completion,
+    evaluation_ok,
+    finish,
+    judge_plan,
+    judge_result,
+    planning,
+    reflection,
+    review_ok,
+)
 
 ISSUE = IssueContext(
     repository="octo/calc",
@@ -346,3 +355,59 @@ def test_python_dependencies_go_into_their_own_environment(
     prefix = seen.read_text(encoding="utf-8")
     assert "planner-verification-venv-" in prefix
     assert prefix != sys.prefix and not prefix.startswith(sys.prefix)
+
+
+def test_the_judge_and_the_final_evaluation_are_given_the_test_evidence(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    edited = TESTS.replace("assert sub(5, 3) == 2", "assert sub(5, 3) in (2, 8)")
+    scripted_model.add(
+        planning("task_1"),
+        review_ok(),
+        judge_plan(90, True),
+        write("calc.py", GOOD),
+        write("tests/test_calc.py", edited),
+        finish(),
+        evaluation_ok(),
+        judge_result(90, True),
+        completion(),
+    )
+    result = run(
+        workspace,
+        scripted_model,
+        **{"planning.refinement.enabled": True, "planning.replanning.enabled": True},
+    )
+
+    assert result.status == "completed", result.stop_reason
+    judged = last_prompt(scripted_model, 7)
+    assert "## The repository's tests (run by planner, not by the model)" in judged
+    assert f"Tests ({PYTEST}): 2 passed, 0 failed — 1 failing before" in judged
+    assert "Test files changed by planner (review them): `tests/test_calc.py`" in judged
+    assert "did not weaken or delete tests" in judged
+    evaluated = last_prompt(scripted_model, 6)
+    assert f"Tests ({PYTEST}): 2 passed, 0 failed — 1 failing before" in evaluated
+
+
+def test_reflection_is_given_the_test_evidence(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(
+        planning("task_1", "task_2", chain=False),
+        write("calc.py", BROKEN_ADD),
+        finish("failed", "could not fix it"),
+        reflection(needed=False),
+        write("NOTES.md", "n\n"),
+        finish(),
+    )
+    result = run(
+        workspace,
+        scripted_model,
+        **{"planning.reflection.enabled": True, "verification.max_repair_attempts": 0},
+    )
+
+    assert result.status == "needs_human"
+    reflected = last_prompt(scripted_model, 3)
+    assert '<untrusted-data source="test output">' in reflected
+    assert "Failing now but not before the change: `tests/test_calc.py::test_add`" in reflected
