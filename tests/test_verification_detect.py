@@ -10,11 +10,14 @@ from pathlib import Path
 import pytest
 
 from planner.ci.inputs import read_inputs, settings_from
+from planner.ci.tracking import test_lines
 from planner.engine.config import VerificationConfig, load_config
 from planner.engine.errors import ConfigError
+from planner.engine.prompts import render
 from planner.engine.verification import TestRun, VerificationNote, new_failures
 from planner.verification.detect import resolve
 from planner.verification.parse import parse_output
+from tests.snapshot import assert_snapshot
 
 AUTO = VerificationConfig()
 
@@ -249,3 +252,49 @@ def test_bad_settings_name_the_key(key: str, value: object, message: str) -> Non
     with pytest.raises(ConfigError) as caught:
         load_config(None, env={}, overrides={key: value})
     assert key in str(caught.value) and message in str(caught.value)
+
+
+def test_prompts_and_pull_request_lines_snapshot() -> None:
+    """What the model and the reviewers read, as one snapshot (UPDATE_SNAPSHOTS=1 accepts)."""
+    tail = "E   assert 6 == 5\nFAILED tests/test_calc.py::test_add - assert 6 == 5"
+    baseline = TestRun(
+        stage="baseline", command="pytest", status="failed", passed=1, failed=1,
+        failing=["tests/test_calc.py::test_sub"],
+    )  # fmt: skip
+    latest = TestRun(
+        command="pytest", status="failed", passed=1, failed=1, tail=tail,
+        failing=["tests/test_calc.py::test_add"], changed_tests=["tests/test_calc.py"],
+    )  # fmt: skip
+    note = VerificationNote(
+        command="pytest",
+        baseline=baseline,
+        latest=latest,
+        new_failures=new_failures(baseline, latest),
+        changed_tests=latest.changed_tests,
+    )
+    parts = [
+        render(
+            "verification_planning.md.j2",
+            command="pytest",
+            tool="run_tests",
+            failing=baseline.failing,
+            baseline_passed=False,
+        ),
+        render(
+            "verification_feedback.md.j2",
+            command="pytest",
+            new_failures=note.new_failures,
+            tool="run_tests",
+            tail=tail,
+        ),
+        render(
+            "verification_result.md.j2",
+            command="pytest",
+            outcome=latest.counts(),
+            new_failures=note.new_failures,
+            old_failures=[],
+            tail=tail,
+        ),
+        "\n".join(test_lines(note)) + "\n",
+    ]
+    assert_snapshot("verification_prompts.txt", "\n----\n".join(parts))
