@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from planner.ci.inputs import read_inputs, settings_from
-from planner.ci.tracking import test_lines
+from planner.ci.tracking import verification_lines
 from planner.engine.config import VerificationConfig, load_config
 from planner.engine.errors import ConfigError
 from planner.engine.prompts import render
@@ -295,6 +295,6 @@ def test_prompts_and_pull_request_lines_snapshot() -> None:
             old_failures=[],
             tail=tail,
         ),
-        "\n".join(test_lines(note)) + "\n",
+        "\n".join(verification_lines(note)) + "\n",
     ]
     assert_snapshot("verification_prompts.txt", "\n----\n".join(parts))

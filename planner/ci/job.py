@@ -60,7 +60,7 @@ from planner.ci.tracking import (
     render_tracking,
     run_line,
     safe_result,
-    test_lines,
+    verification_lines,
 )
 from planner.ci.triggers import (
     Platform,
@@ -588,7 +588,7 @@ class IssueRun:
         lines = [PULL_MARKER, f"Closes {self.forge.issue_reference(self.number)}", ""]
         lines += _outcome_lines(outcomes)
         lines += ["", render_checklist(safe, CHECKLIST_CHARS).strip(), ""]
-        lines += [*test_lines(result.verification), ""] if result.verification else []
+        lines += [*verification_lines(result.verification), ""] if result.verification else []
         lines += [*final_judgement_lines(result), ""] if result.result_quality else []
         if self.comment is not None and self.comment.url:
             lines.append(f"Progress and history: [tracking comment]({self.comment.url})")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planner.ci.job import CiOutcome
-from planner.ci.tracking import neutralize, safe_result, test_lines
+from planner.ci.tracking import neutralize, safe_result, verification_lines
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.result import PassResult, PassStatus, render_checklist
 from planner.engine.state import IssueState
@@ -67,7 +67,7 @@ def _test_lines(history: PlanningHistoryStore | None) -> list[str]:
     """The tests' result as the history records it ([] when verification never ran)."""
     if history is None or not history.filepath.is_file():
         return []
-    return test_lines(verification_note(history.entries()))
+    return verification_lines(verification_note(history.entries()))
 
 
 def _facts_table(outcome: CiOutcome, facts: SummaryFacts) -> list[str]:

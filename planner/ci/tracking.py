@@ -167,7 +167,7 @@ def _compose(view: TrackingView, runs: list[str], omitted: int, message_limit: i
         _started(view),
         _why(view, result, message_limit),
         render_checklist(result, CHECKLIST_CHARS).strip() if result and result.tasks else "",
-        "\n".join(test_lines(result.verification if result else None)),
+        "\n".join(verification_lines(result.verification if result else None)),
         view.approval.strip(),
         _links(view),
         _usage(result),
@@ -285,7 +285,7 @@ REGRESSION_WARNING = (
 TEST_LINE_CHARS = 2_000
 
 
-def test_lines(note: VerificationNote | None) -> list[str]:
+def verification_lines(note: VerificationNote | None) -> list[str]:
     """What the tests said (PR body, tracking comment, job summary); [] when verification
     never ran. Test names come from the repository's output: made inert like model text."""
     if note is None:

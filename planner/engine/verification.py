@@ -60,7 +60,7 @@ class TestRun(BaseModel):
         return f"{self.passed or 0} passed, {self.failed or 0} failed"
 
 
-def test_runs(entries: Iterable[dict[str, Any]]) -> list[TestRun]:
+def recorded_runs(entries: Iterable[dict[str, Any]]) -> list[TestRun]:
     """Every recorded run, oldest first; a damaged entry is skipped."""
     runs = []
     for entry in entries:
@@ -168,7 +168,7 @@ def _failing_before(baseline: TestRun) -> str:
 
 def verification_note(entries: Iterable[dict[str, Any]]) -> VerificationNote | None:
     """The pass result's test line, from the history; None when verification never ran."""
-    runs = test_runs(entries)
+    runs = recorded_runs(entries)
     if not runs:
         return None
     latest = runs[-1]
@@ -182,7 +182,7 @@ def verification_note(entries: Iterable[dict[str, Any]]) -> VerificationNote | N
     )
 
 
-def test_evidence(entries: Iterable[dict[str, Any]], tail_chars: int = 1_500) -> str:
+def evidence_text(entries: Iterable[dict[str, Any]], tail_chars: int = 1_500) -> str:
     """The test evidence for a prompt (reflection, replanning, the quality judge): the
     command, the result against the baseline, the new failures, the test files the work
     changed, and the end of a failing run's output. "" when no test ever ran."""

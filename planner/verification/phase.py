@@ -34,9 +34,9 @@ from planner.engine.verification import (
     TestRun,
     VerificationNote,
     baseline_of,
+    evidence_text,
     new_failures,
-    test_evidence,
-    test_runs,
+    recorded_runs,
     verification_note,
 )
 from planner.tools.isolation import SandboxUser
@@ -91,7 +91,7 @@ class VerificationPhase(Phase):
 
     def _record_skip(self, run: PassContext, reason: str) -> None:
         """Say once why no test runs (again only when something else was said since)."""
-        runs = test_runs(run.store.entries())
+        runs = recorded_runs(run.store.entries())
         if runs and runs[-1].status == "not_run" and runs[-1].reason == reason:
             return
         run.store.append(VERIFICATION, stage="baseline", status="not_run", reason=reason)
@@ -108,7 +108,7 @@ class VerificationPhase(Phase):
         return "; ".join(problems)
 
     def _baseline(self, run: PassContext, setup_problem: str) -> None:
-        earlier = baseline_of(test_runs(run.store.entries()))
+        earlier = baseline_of(recorded_runs(run.store.entries()))
         if earlier is not None and earlier.ran and earlier.command == self.found.display:
             self.usable = True  # one baseline per issue: it describes the tree before any change
             return
@@ -156,11 +156,11 @@ class VerificationPhase(Phase):
             return self._planning_text(entries)
         if request == "execute":
             return self._feedback(verification_note(entries))
-        evidence = test_evidence(entries)
+        evidence = evidence_text(entries)
         return f"## Tests\n{evidence}\n" if evidence else ""
 
     def _planning_text(self, entries: list[dict[str, Any]]) -> str:
-        baseline = baseline_of(test_runs(entries))
+        baseline = baseline_of(recorded_runs(entries))
         return render(
             "verification_planning.md.j2",
             command=self.found.display,
@@ -193,7 +193,7 @@ class VerificationPhase(Phase):
         return ToolResult(ok=False, error=f"tests {result.status.replace('_', ' ')}", content=text)
 
     def _result_text(self, run: PassContext, result: TestRun) -> str:
-        baseline = baseline_of(test_runs(run.store.entries()))
+        baseline = baseline_of(recorded_runs(run.store.entries()))
         new = new_failures(baseline, result)
         old = [name for name in result.failing if name not in new]
         outcome = result.counts() + (f" ({result.reason})" if result.reason else "")
