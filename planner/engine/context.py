@@ -116,13 +116,12 @@ class PassContext:
         return str(self.model.structured_text(kind, messages, schema))
 
     def plan_rules(self, current_plan: Plan | None) -> PlanRules:
+        offered = [*self.tools.catalogue(), *self.phases.tools(self)]  # run_tests, say
         return PlanRules(
             max_subtasks=self.config.planning.max_subtasks,
-            tool_names=self.tools.names()
-            | {FINISH_TASK.name}
-            | {spec.name for spec in self.phases.tools(self)},
+            tool_names=self.tools.names() | {FINISH_TASK.name} | {spec.name for spec in offered},
             current_plan=current_plan,
-            tool_descriptions={spec.name: spec.description for spec in self.tools.catalogue()},
+            tool_descriptions={spec.name: spec.description for spec in offered},
             question_reference="\n".join(
                 [issue_reference(self.issue), *self.planning_context.values()]
             ),
