@@ -14,7 +14,13 @@ from planner.ci.tracking import verification_lines
 from planner.engine.config import VerificationConfig, load_config
 from planner.engine.errors import ConfigError
 from planner.engine.prompts import render
-from planner.engine.verification import TestRun, VerificationNote, new_failures
+from planner.engine.verification import (
+    TestRun,
+    VerificationNote,
+    new_failures,
+    recorded_runs,
+    verification_note,
+)
 from planner.verification.detect import resolve
 from planner.verification.parse import parse_output
 from tests.snapshot import assert_snapshot
@@ -298,3 +304,17 @@ def test_prompts_and_pull_request_lines_snapshot() -> None:
         "\n".join(verification_lines(note)) + "\n",
     ]
     assert_snapshot("verification_prompts.txt", "\n----\n".join(parts))
+
+
+def test_damaged_entries_are_skipped_and_the_rest_still_counts() -> None:
+    entries = [
+        {"type": "verification", "stage": "baseline", "status": "failed", "failed": 1,
+         "failing": ["t::old"], "command": "pytest"},
+        {"type": "verification", "stage": "task", "status": "exploded", "failing": "t::x"},
+        {"type": "verification", "stage": "task", "status": "failed", "failed": 2,
+         "failing": ["t::old", "t::new"], "command": "pytest"},
+        {"type": "verification", "stage": "task", "failing": {"not": "a list"}},
+    ]  # fmt: skip
+    note = verification_note(entries)
+    assert note is not None and note.new_failures == ["t::new"]
+    assert len(recorded_runs(entries)) == 2

@@ -411,3 +411,20 @@ def test_reflection_is_given_the_test_evidence(
     reflected = last_prompt(scripted_model, 3)
     assert '<untrusted-data source="test output">' in reflected
     assert "Failing now but not before the change: `tests/test_calc.py::test_add`" in reflected
+
+
+def test_verification_off_runs_nothing_and_says_so(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
+    result = run(workspace, scripted_model, **{"verification.enabled": "off"})
+
+    assert result.status == "completed", result.stop_reason
+    (entry,) = of_type(workspace, "verification")
+    assert (entry["status"], entry["reason"]) == ("not_run", "verification.enabled is off")
+    assert result.verification is not None
+    assert result.verification.line() == "Tests: not run — verification.enabled is off"
+    assert "run_tests" not in [
+        t["function"]["name"] for t in scripted_model.requests[1].body["tools"]
+    ]
