@@ -97,7 +97,7 @@ def test_json_output_and_history_command(
         "history", "--repo", str(repo), "--issue", "7", "--repository", "octo/repo", env={}
     )
     kinds = [line.split()[2] for line in shown.stdout.splitlines()]
-    assert kinds[:4] == ["run_start", "repository_map", "model_call", "plan"]
+    assert kinds[:5] == ["run_start", "verification", "repository_map", "model_call", "plan"]
     assert kinds[-1] == "run_end"
     raw = planner(
         "history",

@@ -56,6 +56,7 @@ def test_plan_execute_complete(harness: Harness) -> None:
     decisions = ["replan_decision"] * 3
     assert harness.types() == [
         "run_start",
+        "verification",  # no tests in this repository: said once, before anything else
         "repository_map",
         "plan",
         *decisions,

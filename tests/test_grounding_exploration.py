@@ -49,7 +49,7 @@ def test_findings_reach_the_planning_prompt_and_the_history(harness: Harness) ->
         {"tool": "read_file", "arguments": {"path": "README.md"}, "ok": True}
     ]
     assert explored["stopped"] == "reported" and explored["model_calls"] == 2
-    assert harness.types()[:4] == ["run_start", "repository_map", "exploration", "plan"]
+    assert harness.types()[1:5] == ["verification", "repository_map", "exploration", "plan"]
 
 
 def test_exploration_cannot_write_or_run_anything(harness: Harness) -> None:

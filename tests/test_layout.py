@@ -36,6 +36,7 @@ LAYERS = (
     Layer("interactive", 2, ("planner.interactive",), "phase package"),
     Layer("approval", 2, ("planner.approval",), "phase package"),
     Layer("grounding", 2, ("planner.grounding",), "phase package: repository map, exploration"),
+    Layer("verification", 2, ("planner.verification",), "phase package: the repository's tests"),
     Layer("run", 3, ("planner.run",), "assembles a pass; registers the phases"),
     Layer("ci.forges", 4, ("planner.ci.forges",), "forge seam: base types, HTTP, local files"),
     Layer("ci.forges.github", 5, ("planner.ci.forges.github",), "GitHub adapter"),

@@ -92,6 +92,7 @@ def test_hooks_run_in_pass_order(harness: Harness) -> None:
         "start",
         "before_planning",
         "addendum:planning",
+        "tools",  # a plan may name a phase's tool (run_tests): it is checked against them
         "after_plan:planned",
         "addendum:execute",
         "tools",
@@ -101,6 +102,7 @@ def test_hooks_run_in_pass_order(harness: Harness) -> None:
         "after_task:task_1:completed",
         "before_completion",
         "addendum:completion",
+        "tools",
         "on_completion_reply:True",
     ]
 

@@ -39,6 +39,7 @@ def test_judge_prompts() -> None:
         plan=PLAN,
         tasks=TASKS,
         diff="diff --git a/CHANGELOG.md b/CHANGELOG.md\n+# Changelog\n",
+        tests="",
     )
     system = render(
         "system_planning.md.j2",

@@ -39,6 +39,8 @@ INPUT_NAMES = (
     "draft_pr",
     "allowed_users",
     "allowed_bots",
+    "verification_command",
+    "verification_setup",
 )
 TEXT_KEYS = {
     "model": "llm.model",
@@ -48,6 +50,8 @@ TEXT_KEYS = {
     "trigger_phrase": "forge.trigger_phrase",
     "branch_prefix": "forge.branch_prefix",
     "history_dir": "planning.history.directory",
+    "verification_command": "verification.command",
+    "verification_setup": "verification.setup",
 }
 WHOLE_NUMBER_KEYS = {
     "max_actions": "budget.max_actions",

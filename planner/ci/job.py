@@ -60,6 +60,7 @@ from planner.ci.tracking import (
     render_tracking,
     run_line,
     safe_result,
+    verification_lines,
 )
 from planner.ci.triggers import (
     Platform,
@@ -100,6 +101,9 @@ PULL_MARKER = "<!-- planner:pull-request -->"
 OUTCOME_CHARS = 1_000
 OUTCOMES_CHARS = 10_000
 """The outcomes beside the checklist (CHECKLIST_CHARS) keep the body under PULL_BODY_CHARS."""
+TESTS_FAILING_TITLE = "[tests failing] "
+"""Title prefix of a pull request whose tests regressed (GitHub cannot turn an open pull
+request back into a draft through REST, so the title says it)."""
 PULL_BODY_CHARS = 65_000
 """GitHub refuses a pull request body over 65,536 characters; redaction may lengthen it a bit."""
 
@@ -557,11 +561,12 @@ class IssueRun:
         return True
 
     def _pull_request(self, result: PassResult, base: str) -> PullRequestData:
-        draft = self.config.forge.draft_pr and result.status != "completed"
+        regressed = _tests_regressed(result)
+        draft = (self.config.forge.draft_pr and result.status != "completed") or regressed
         pull = self.forge.upsert_pull_request(
             head=self.branch,
             base=base,
-            title=self._pull_title(),
+            title=(TESTS_FAILING_TITLE if regressed else "") + self._pull_title(),
             body=self._pull_body(result),
             draft=draft,
         )
@@ -583,6 +588,7 @@ class IssueRun:
         lines = [PULL_MARKER, f"Closes {self.forge.issue_reference(self.number)}", ""]
         lines += _outcome_lines(outcomes)
         lines += ["", render_checklist(safe, CHECKLIST_CHARS).strip(), ""]
+        lines += [*verification_lines(result.verification), ""] if result.verification else []
         lines += [*final_judgement_lines(result), ""] if result.result_quality else []
         if self.comment is not None and self.comment.url:
             lines.append(f"Progress and history: [tracking comment]({self.comment.url})")
@@ -721,6 +727,11 @@ def closed_pull_note(reference: str, closed: PullRequestData, branch: str) -> st
         f"another: this run's commits are on `{branch}`. Reopen {reference} to review them, "
         f"or delete the branch `{branch}` to have planner redo the work in a new one."
     )
+
+
+def _tests_regressed(result: PassResult) -> bool:
+    """Tests that passed at the baseline fail now: a draft, whatever forge.draft_pr says."""
+    return result.verification is not None and result.verification.regressed
 
 
 def _outcome_lines(outcomes: list[str]) -> list[str]:

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planner.ci.job import CiOutcome
-from planner.ci.tracking import neutralize, safe_result
+from planner.ci.tracking import neutralize, safe_result, verification_lines
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.result import PassResult, PassStatus, render_checklist
 from planner.engine.state import IssueState
+from planner.engine.verification import verification_note
 
 TITLES = {
     "completed": "✅ completed",
@@ -50,6 +51,9 @@ def render_summary(outcome: CiOutcome, facts: SummaryFacts) -> str:
     if outcome.reason:
         lines += [neutralize(outcome.reason), ""]
     lines += _facts_table(outcome, facts)
+    tests = _test_lines(facts.history)
+    if tests:
+        lines += ["", *tests]
     checklist = checklist_from_history(facts.history, outcome)
     if checklist:
         lines += ["", checklist.strip()]
@@ -57,6 +61,13 @@ def render_summary(outcome: CiOutcome, facts: SummaryFacts) -> str:
         lines += ["", "**Problems reading the history**", ""]
         lines += [f"- {neutralize(problem)}" for problem in facts.problems]
     return "\n".join(lines) + "\n"
+
+
+def _test_lines(history: PlanningHistoryStore | None) -> list[str]:
+    """The tests' result as the history records it ([] when verification never ran)."""
+    if history is None or not history.filepath.is_file():
+        return []
+    return verification_lines(verification_note(history.entries()))
 
 
 def _facts_table(outcome: CiOutcome, facts: SummaryFacts) -> list[str]:

@@ -18,6 +18,7 @@ from typing import Literal
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.engine.result import PassResult, TaskView, render_checklist
+from planner.engine.verification import VerificationNote
 
 MAX_COMMENT_CHARS = 65_536
 CHECKLIST_CHARS = 50_000
@@ -166,6 +167,7 @@ def _compose(view: TrackingView, runs: list[str], omitted: int, message_limit: i
         _started(view),
         _why(view, result, message_limit),
         render_checklist(result, CHECKLIST_CHARS).strip() if result and result.tasks else "",
+        "\n".join(verification_lines(result.verification if result else None)),
         view.approval.strip(),
         _links(view),
         _usage(result),
@@ -274,6 +276,25 @@ def _run_log(runs: list[str], omitted: int) -> str:
     lines = [f"_{omitted} earlier runs not shown._"] if omitted else []
     body = "\n".join([RUNS_START, *lines, *runs, RUNS_END])
     return f"<details><summary>Run log</summary>\n\n{body}\n\n</details>"
+
+
+REGRESSION_WARNING = (
+    "⚠️ **Tests that passed before this change fail now: this is not a finished fix.** "
+    "The pull request stays a draft until they pass."
+)
+TEST_LINE_CHARS = 2_000
+
+
+def verification_lines(note: VerificationNote | None) -> list[str]:
+    """What the tests said (PR body, tracking comment, job summary); [] when verification
+    never ran. Test names come from the repository's output: made inert like model text."""
+    if note is None:
+        return []
+    lines = [REGRESSION_WARNING] if note.regressed else []
+    lines += [
+        one_line(neutralize(line), TEST_LINE_CHARS) for line in [note.line(), *note.details()]
+    ]
+    return lines
 
 
 JUDGEMENT_ITEM_CHARS = 1_000

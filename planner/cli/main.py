@@ -87,7 +87,20 @@ def _parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=_demo)
     plan_tool.add_parser(commands)
     add_eval_command(commands)
+    action = commands.add_parser(
+        "action",
+        help="handle one CI event as the GitHub Action or GitLab component does (INPUT_* "
+        "variables): run planner on the runner itself, after the workflow's setup steps",
+    )
+    action.set_defaults(handler=_action)
     return parser
+
+
+def _action(args: argparse.Namespace) -> int:
+    """The container's entry point, from an installed planner (docs/verification.md)."""
+    from planner.ci.action import main as action_main
+
+    return action_main()
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -610,6 +610,61 @@ class ApprovalConfig(Section):
         return levels
 
 
+class VerificationConfig(Section):
+    """verification — the repository's tests, run before the model acts (the baseline) and
+    after each task that changed files; new failures go back to the model (issue 23). Not a
+    seed key. See docs/verification.md."""
+
+    enabled: Literal["auto", "on", "off"] = "auto"
+    """auto: run `command`, or the test command detected from the repository's files (pytest
+    or unittest, `npm test`, `go test ./...`, `cargo test`, `make test`), and say plainly when
+    none was found; on: the same, but a repository without a test command is a configuration
+    error; off: never run tests (the pass result says the tests were not run)."""
+    command: str | None = None
+    """The test command, written as a command line (`python -m pytest -q`); split like a
+    shell would, never run by one. None: detected."""
+    setup: str | None = None
+    """Installs what the tests need (`pip install -e .[test]`, `npm ci`), once per issue before
+    the baseline, with the runner's network and without any token in its environment. None:
+    detected (requirements*.txt, pyproject.toml extras named test or dev, package-lock.json).
+    Python packages go into a virtual environment of the verification's own, never planner's."""
+    detect_setup: bool = True
+    """Detect a setup command when `setup` is not set; false runs none."""
+    timeout_seconds: float = Field(default=600.0, gt=0)
+    """The test command is killed, with everything it started, after this many seconds; the
+    run is recorded as timed out and the pass goes on."""
+    setup_timeout_seconds: float = Field(default=900.0, gt=0)
+    """The same for the setup command."""
+    max_output_bytes: int = Field(default=200_000, ge=1_000)
+    """Output kept per stream of one run (cut in the middle beyond this); what the model is
+    shown of it is cut further to max_feedback_chars."""
+    max_feedback_chars: int = Field(default=3_000, ge=200)
+    """The tail of a failing run's output shown to the model with the failing test names."""
+    max_repair_attempts: int = Field(default=2, ge=0)
+    """Repair tasks planner adds when the work leaves tests failing that passed at the
+    baseline; when they are spent the pass ends needs_human with a draft pull request."""
+    test_paths: list[str] = Field(
+        default_factory=lambda: [
+            "test_*.py", "*_test.py", "tests/*", "test/*", "*/tests/*", "*/test/*",
+            "*.test.*", "*.spec.*", "*_test.go", "__tests__/*", "*/__tests__/*",
+        ]
+    )  # fmt: skip
+    """fnmatch patterns of test files; the pull request lists those the model changed."""
+
+    @field_validator("command", "setup")
+    @classmethod
+    def _splits(cls, line: str | None) -> str | None:
+        if line is None:
+            return None
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            raise ValueError(f"{line!r} cannot be split: {exc}") from None
+        if not words:
+            raise ValueError("empty; leave it unset to detect the command")
+        return line
+
+
 class PlannerConfig(Section):
     """The whole configuration file."""
 
@@ -627,6 +682,8 @@ class PlannerConfig(Section):
     """Interactive planning sessions (discovery, design, review) before the pass."""
     approval: ApprovalConfig = Field(default_factory=ApprovalConfig)
     """The approval gate: which writes and commands need a person."""
+    verification: VerificationConfig = Field(default_factory=VerificationConfig)
+    """The repository's tests: baseline, runs after changes, repair attempts."""
 
 
 ENV_KEYS: dict[str, str] = {
@@ -652,6 +709,12 @@ ENV_KEYS: dict[str, str] = {
     "INTERACTIVE_ENABLED": "interactive.enabled",
     "INTERACTIVE_QUESTION_TIMEOUT_MINUTES": "interactive.question_timeout_minutes",
     "LLM_TOOL_CALLING": "llm.tool_calling",
+    "VERIFICATION_ENABLED": "verification.enabled",
+    "VERIFICATION_COMMAND": "verification.command",
+    "VERIFICATION_SETUP": "verification.setup",
+    "VERIFICATION_DETECT_SETUP": "verification.detect_setup",
+    "VERIFICATION_TIMEOUT_SECONDS": "verification.timeout_seconds",
+    "VERIFICATION_MAX_REPAIR_ATTEMPTS": "verification.max_repair_attempts",
 }
 """Environment variables and the key each one sets."""
 

@@ -39,6 +39,7 @@ from planner.engine.prompts import render
 from planner.engine.result import PassResult, PassStatus, Usage, render_checklist
 from planner.engine.state import IssueState
 from planner.engine.summaries import history_digest
+from planner.engine.verification import verification_note
 
 log = logging.getLogger(__name__)
 
@@ -128,11 +129,12 @@ class PassContext:
         return str(self.model.structured_text(kind, messages, schema))
 
     def plan_rules(self, current_plan: Plan | None) -> PlanRules:
+        offered = [*self.tools.catalogue(), *self.phases.tools(self)]  # run_tests, say
         return PlanRules(
             max_subtasks=self.config.planning.max_subtasks,
-            tool_names=self.tools.names() | {FINISH_TASK.name},
+            tool_names=self.tools.names() | {FINISH_TASK.name} | {spec.name for spec in offered},
             current_plan=current_plan,
-            tool_descriptions={spec.name: spec.description for spec in self.tools.catalogue()},
+            tool_descriptions={spec.name: spec.description for spec in offered},
             question_reference="\n".join(
                 [issue_reference(self.issue), *self.planning_context.values()]
             ),
@@ -251,6 +253,7 @@ class PassContext:
             plan_quality=state.plan_quality,
             result_quality=state.result_quality,
             proceed_after=self._proceed_after(status),
+            verification=verification_note(self.store.entries()),
         )
 
     def _proceed_after(self, status: PassStatus) -> str:

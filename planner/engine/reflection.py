@@ -22,6 +22,7 @@ from planner.engine.prompts import render
 from planner.engine.result import render_checklist
 from planner.engine.state import IssueState
 from planner.engine.summaries import task_actions_digest
+from planner.engine.verification import evidence_text
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ def reflect(run: PassContext, task_id: str, trigger: str) -> None:
         checklist=render_checklist(run.snapshot("in_progress", "")),
         actions=task_actions_digest(state.actions_by_task.get(task_id, [])),
         depth=run.config.planning.reflection.depth,
+        tests=evidence_text(run.store.entries()),
     )
     messages = [run.system("reflection"), user(request)]
     try:

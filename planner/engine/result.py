@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from planner.engine.documents import CompletionSummary, Plan
+from planner.engine.verification import VerificationNote
 
 PassStatus = Literal["completed", "in_progress", "needs_human", "failed"]
 TaskStatus = Literal["pending", "in_progress", "completed", "failed"]
@@ -112,6 +113,9 @@ class PassResult(BaseModel):
     """The quality judge on the current plan (None: not judged, e.g. refinement is off)."""
     result_quality: QualityNote | None = None
     """The quality judge on the finished work, judged before completion."""
+    verification: VerificationNote | None = None
+    """The repository's tests: the command, the latest result against the baseline, new
+    failures and changed test files (None: verification never ran, e.g. it is off)."""
     proceed_after: str = ""
     """A pass waiting for people (needs_human) that goes on without them from this time (ISO
     8601 UTC) at its next run: the scheduled sweep (planner.ci.sweep) starts that run. '' when

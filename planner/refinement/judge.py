@@ -16,6 +16,7 @@ from planner.engine.errors import ModelBehaviourError
 from planner.engine.issue import IssueContext, prompt_view, sanitize_untrusted
 from planner.engine.prompts import render
 from planner.engine.result import TaskView
+from planner.engine.verification import evidence_text
 from planner.refinement.judgement import QualityJudgement
 from planner.refinement.port import WorkDiff
 
@@ -50,6 +51,7 @@ class QualityJudge:
             plan=plan,
             tasks=tasks,
             diff=self._diff(),
+            tests=sanitize_untrusted(evidence_text(self.port.store.entries()), DIFF_BYTES),
         )
         return self._ask("refinement_judge_result", prompt)
 

@@ -153,6 +153,7 @@ def evaluation_facts(state: IssueState, snapshot: PassResult) -> EvaluationFacts
     failed = sum(1 for view in views if view.status == "failed")
     summary = [f"{done}/{total} tasks completed, {failed} failed."]
     summary += [f"- {v.id} ({v.status}): {v.summary or 'no summary'}" for v in views]
+    summary += snapshot.verification.evidence() if snapshot.verification else []
     actions = [a for view in views for a in state.actions_by_task.get(view.id, [])]
     return EvaluationFacts(
         goal=goal.main_objective,

@@ -21,6 +21,8 @@ from planner.grounding.phase import GroundingPhase
 from planner.interactive.phase import InteractivePhase
 from planner.refinement.phase import RefinementPhase
 from planner.replanning.phase import ReplanningPhase
+from planner.tools.isolation import SandboxUser
+from planner.verification.phase import VerificationPhase
 
 
 def pass_phases(
@@ -30,11 +32,13 @@ def pass_phases(
     *,
     workspace: Path | None = None,
     excluded: tuple[Path, ...] = (),
+    sandbox: SandboxUser | None = None,
 ) -> list[Phase]:
     """The phases for one pass under `config` (legacy mode has no plan, so none of these).
     `diff` gives the work's changes for the final quality judgement (planner.run.workdiff);
     `workspace` is the checkout the repository map describes (None: no map); `excluded` are
-    paths the map never lists (planner's history and state)."""
+    paths the map never lists (planner's history and state); `sandbox` is the user commands
+    run as (planner.tools.isolation), for the tests too."""
     planning = config.planning
     if not planning.enabled:
         return []
@@ -42,6 +46,7 @@ def pass_phases(
         CheckpointPhase(),  # durable: a finished task's work reaches the branch first
         InteractivePhase(),
         *([ApprovalPhase(gate)] if gate is not None else []),
+        *([VerificationPhase(workspace, config, sandbox)] if workspace is not None else []),
         ReplanningPhase() if planning.replanning.enabled else ReflectionPhase(),
         *([RefinementPhase(diff)] if planning.refinement.enabled else []),
         *([GroundingPhase(workspace, excluded)] if workspace is not None else []),

@@ -25,6 +25,7 @@ from planner.grounding.task_files import TaskFiles
 from planner.run.phases import pass_phases
 from planner.run.workdiff import workspace_diff
 from planner.tools import build_registry
+from planner.verification.detect import runs_programs
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         write_protected=config_files(setup),
         extra=setup.extra_tools,
         file_servers=setup.mcp_file_servers,
+        runs_programs=runs_programs(setup.workspace, setup.config.verification),
     )
     try:
         gate = install_gate(
@@ -95,7 +97,14 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         diff = workspace_diff(setup.workspace, setup.base_commit)
         excluded = (store.directory, *setup.protected)
         phases = [
-            *pass_phases(setup.config, gate, diff, workspace=setup.workspace, excluded=excluded),
+            *pass_phases(
+                setup.config,
+                gate,
+                diff,
+                workspace=setup.workspace,
+                excluded=excluded,
+                sandbox=registry.sandbox_user,
+            ),
             *setup.phases,
         ]
         files = TaskFiles(setup.config, setup.workspace, excluded)

@@ -29,6 +29,7 @@ def build_registry(
     env: Mapping[str, str] | None = None,
     extra: Sequence[ToolProvider] = (),
     file_servers: Mapping[str, McpServerConfig] | None = None,
+    runs_programs: bool = False,
 ) -> ToolRegistry:
     """Every tool of the pass; MCP servers are started here and stopped by registry.close().
 
@@ -37,12 +38,16 @@ def build_registry(
     neither read nor written by the built-in tools; `write_protected` ones (planner's own config)
     are readable but never written, so a pass cannot widen the permissions of the next one.
     `file_servers`, when given, are the servers of tools.mcp_config_file as read before the
-    issue branch was checked out; the file is then not read again.
+    issue branch was checked out; the file is then not read again. `runs_programs`: planner
+    itself runs repository programs this pass (the tests, planner.verification), so the
+    checkout's credentials go and a sandbox user is chosen as for run_command.
     """
     environment = os.environ if env is None else env
     servers = resolve_servers(config, workspace, environment, file_servers)
     mcp_file = config_file_path(config, workspace)
-    programs = bool(config.allowed_commands or any(s.command for s in servers.values()))
+    programs = runs_programs or bool(
+        config.allowed_commands or any(s.command for s in servers.values())
+    )
     isolation = isolate(
         config.sandbox_user, workspace, (*protected, workspace / ".git"), programs=programs
     )
@@ -55,6 +60,7 @@ def build_registry(
             *extra,
         ]
     )
+    registry.sandbox_user = isolation.user
     registry.add_cleanup(lambda: isolation.close(workspace))
     for server in servers.values():
         register_secrets_of(server)

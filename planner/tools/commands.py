@@ -83,6 +83,13 @@ class CommandTool:
     def close(self) -> None:
         return None
 
+    def run_argv(self, argv: list[str]) -> Finished:
+        """Run `argv` exactly as run_command runs an allowed one (environment, user, process
+        group, timeout, output cap), without the allow-list: for the commands the maintainer
+        configured or planner detected (planner.verification), never for the model's own.
+        Raises OSError when the program cannot be started."""
+        return self._run(argv)
+
     def _allowed(self, argv: list[str]) -> bool:
         return allowed_argv(argv, self.prefixes)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from planner.engine.interfaces import ToolProvider, ToolResult, ToolSpec
 from planner.engine.redaction import redact
+from planner.tools.isolation import SandboxUser
 from planner.tools.output import escaped
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,8 @@ class ToolRegistry:
         self.guard: Callable[[str, dict[str, Any]], ToolResult | None] | None = None
         """Sees every call of a known tool first (the approval gate): a result answers the call
         instead of the tool; raising ends the pass. None lets every call through."""
+        self.sandbox_user: SandboxUser | None = None
+        """The user programs run as this pass (planner.tools.isolation); None: planner's own."""
         for provider in providers or []:
             self.add(provider)
 

@@ -1,0 +1,200 @@
+"""Test evidence of a pass, read back from the history (issue 23, docs/verification.md).
+
+The verification phase (planner.verification) runs the repository's tests and records every
+run as a `verification` entry; this module is the engine's side of that record, so every
+other part of a pass — reflection, replanning, the quality judge, the pass result — reads the
+same evidence without importing the phase:
+
+    {"type": "verification", "stage": "baseline" | "task" | "tool" | "final",
+     "command": "python3 -m pytest", "status": "passed" | "failed" | "timed_out" | "not_run",
+     "exit_code": 1, "passed": 14, "failed": 1, "failing": ["tests/test_a.py::test_x"],
+     "tail": "...", "reason": "...", "task_id": "task_1", "changed_tests": ["tests/test_a.py"]}
+
+Only failures that the baseline did not have count against the pass (`new_failures`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+VERIFICATION = "verification"
+"""History entry of one test run."""
+RunStatus = Literal["passed", "failed", "timed_out", "not_run"]
+Stage = Literal["baseline", "task", "tool", "final"]
+
+
+class TestRun(BaseModel):
+    """One run of the verification command, as recorded."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    stage: Stage = "task"
+    command: str = ""
+    status: RunStatus = "not_run"
+    exit_code: int | None = None
+    passed: int | None = None
+    failed: int | None = None
+    failing: list[str] = Field(default_factory=list)
+    """Names of failing tests, as parsed from the output ([] when none could be parsed)."""
+    tail: str = ""
+    """The end of the output (bounded): what the model is shown of a failing run."""
+    reason: str = ""
+    """Why the tests did not run, or what ended them (timeout)."""
+    task_id: str = ""
+    changed_tests: list[str] = Field(default_factory=list)
+    """Test files that differ from the baseline commit when this run was made."""
+
+    @property
+    def ran(self) -> bool:
+        return self.status != "not_run"
+
+    def counts(self) -> str:
+        """`14 passed, 1 failed` (what is known of it)."""
+        if self.passed is None and self.failed is None:
+            return {"passed": "passed", "failed": "failed", "timed_out": "timed out"}.get(
+                self.status, "not run"
+            )
+        return f"{self.passed or 0} passed, {self.failed or 0} failed"
+
+
+def recorded_runs(entries: Iterable[dict[str, Any]]) -> list[TestRun]:
+    """Every recorded run, oldest first; a damaged entry is skipped."""
+    runs = []
+    for entry in entries:
+        if entry.get("type") != VERIFICATION:
+            continue
+        try:
+            runs.append(TestRun.model_validate(_fields(entry)))
+        except ValueError:
+            continue
+    return runs
+
+
+def _fields(entry: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in entry.items() if key in TestRun.model_fields}
+
+
+def baseline_of(runs: Sequence[TestRun]) -> TestRun | None:
+    """The latest baseline run (one per issue; a later one replaces a lost or damaged one)."""
+    return next((run for run in reversed(runs) if run.stage == "baseline"), None)
+
+
+def new_failures(baseline: TestRun | None, latest: TestRun) -> list[str]:
+    """What fails in `latest` that did not fail at `baseline`; [] when nothing new fails."""
+    if latest.status in ("passed", "not_run"):
+        return []
+    if latest.status == "timed_out":
+        timed_out = baseline is not None and baseline.status == "timed_out"
+        return [] if timed_out else ["(the test command timed out)"]
+    before = set(baseline.failing) if baseline is not None else set()
+    if latest.failing and (baseline is None or baseline.failing or baseline.status == "passed"):
+        return sorted(set(latest.failing) - before)
+    return _unnamed_new_failures(baseline, latest)
+
+
+def _unnamed_new_failures(baseline: TestRun | None, latest: TestRun) -> list[str]:
+    """No names to compare: compare the outcome and the counts."""
+    if baseline is None or baseline.status in ("passed", "not_run"):
+        return [f"(the test command failed with exit code {latest.exit_code})"]
+    more = (latest.failed or 0) - (baseline.failed or 0)
+    return [f"({more} more failing tests than before the change)"] if more > 0 else []
+
+
+class VerificationNote(BaseModel):
+    """What the pass result says about the tests (PR body, tracking comment, job summary)."""
+
+    command: str = ""
+    baseline: TestRun | None = None
+    latest: TestRun | None = None
+    new_failures: list[str] = Field(default_factory=list)
+    changed_tests: list[str] = Field(default_factory=list)
+
+    @property
+    def regressed(self) -> bool:
+        """Tests that passed at the baseline fail now: the work is not finished."""
+        return bool(self.new_failures)
+
+    def line(self) -> str:
+        """`Tests (`python3 -m pytest`): 14 passed, 0 failed — 1 failing before`."""
+        latest = self.latest
+        if latest is None or not latest.ran:
+            reason = (latest.reason if latest else "") or "no test command was found"
+            return f"Tests: not run — {_one_line(reason)}"
+        head = f"Tests (`{self.command}`): {latest.counts()}"
+        before = self.baseline
+        if before is not None and before is not latest and before.ran:
+            head += f" — {_failing_before(before)}"
+        if latest.stage == "baseline":
+            head += " — before any change"
+        if latest.status == "timed_out":
+            head += f" — {_one_line(latest.reason)}"
+        return head
+
+    def details(self) -> list[str]:
+        """Lines under the summary line: new failures and the test files the model changed."""
+        lines = []
+        if self.new_failures:
+            shown = ", ".join(f"`{name}`" for name in self.new_failures[:10])
+            more = len(self.new_failures) - 10
+            lines.append(
+                f"⚠️ Failing now but not before the change: {shown}"
+                + (f" and {more} more" if more > 0 else "")
+            )
+        if self.changed_tests:
+            shown = ", ".join(f"`{name}`" for name in self.changed_tests[:20])
+            lines.append(f"Test files changed by planner (review them): {shown}")
+        return lines
+
+    def evidence(self) -> list[str]:
+        """The line and details for a model's prompt, with a warning on changed tests."""
+        lines = [self.line().replace("`", ""), *self.details()]
+        if self.changed_tests:
+            lines.append(
+                "The work changed test files: check that it did not weaken or delete tests to "
+                "make them pass."
+            )
+        return lines
+
+
+def _failing_before(baseline: TestRun) -> str:
+    if baseline.status == "passed":
+        return "all passed before the change"
+    count = baseline.failed if baseline.failed is not None else len(baseline.failing)
+    return f"{count} failing before" if count else "failing before the change"
+
+
+def verification_note(entries: Iterable[dict[str, Any]]) -> VerificationNote | None:
+    """The pass result's test line, from the history; None when verification never ran."""
+    runs = recorded_runs(entries)
+    if not runs:
+        return None
+    latest = runs[-1]
+    baseline = baseline_of(runs)
+    return VerificationNote(
+        command=latest.command or (baseline.command if baseline else ""),
+        baseline=baseline,
+        latest=latest,
+        new_failures=new_failures(baseline, latest) if latest.stage != "baseline" else [],
+        changed_tests=latest.changed_tests,
+    )
+
+
+def evidence_text(entries: Iterable[dict[str, Any]], tail_chars: int = 1_500) -> str:
+    """The test evidence for a prompt (reflection, replanning, the quality judge): the
+    command, the result against the baseline, the new failures, the test files the work
+    changed, and the end of a failing run's output. "" when no test ever ran."""
+    note = verification_note(entries)
+    if note is None:
+        return ""
+    lines = note.evidence()
+    latest = note.latest
+    if latest is not None and latest.status in ("failed", "timed_out") and latest.tail:
+        lines += ["End of the test output:", latest.tail[-tail_chars:]]
+    return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

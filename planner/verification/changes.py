@@ -1,0 +1,95 @@
+"""What changed in the working tree: whether to run the tests again, and which test files the
+work touched.
+
+Read-only git plumbing that runs nothing the repository configured: `ls-files`, `ls-tree` and
+`hash-object --no-filters` never start a filter driver or a hook, whatever a pass planted in
+`.git/config`, and git gets planner's scrubbed environment and safety options.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+from planner.tools.safe_env import git_argv, git_environment
+
+
+def head_commit(workspace: Path) -> str:
+    return _git(workspace, "rev-parse", "--verify", "-q", "HEAD").strip()
+
+
+def fingerprint(workspace: Path) -> str:
+    """Changes whenever a file of the working tree (tracked or not ignored) is written,
+    created or deleted: name, size and modification time of each."""
+    digest = hashlib.sha256()
+    for name in sorted(_working_files(workspace)):
+        try:
+            info = os.lstat(workspace / name)
+            digest.update(f"{name}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+        except OSError:
+            digest.update(f"{name}\0gone\n".encode())
+    return digest.hexdigest()
+
+
+def changed_test_files(workspace: Path, base: str, patterns: list[str]) -> list[str]:
+    """Test files (by `patterns`) that differ from commit `base`: changed, added or deleted."""
+    if not base:
+        return []
+    before = {
+        path: blob for path, blob in _tree(workspace, base).items() if is_test_file(path, patterns)
+    }
+    now = [name for name in _working_files(workspace) if is_test_file(name, patterns)]
+    present = [name for name in now if (workspace / name).is_file()]
+    hashes = dict(zip(present, _hash_files(workspace, present), strict=False))
+    changed = {name for name in present if hashes.get(name) != before.get(name)}
+    changed |= {path for path in before if path not in hashes}
+    return sorted(changed)
+
+
+def is_test_file(path: str, patterns: list[str]) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatch(path, p) or fnmatch.fnmatch(name, p) for p in patterns)
+
+
+def _working_files(workspace: Path) -> list[str]:
+    listed = _git(workspace, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    return sorted({name for name in listed.split("\0") if name})
+
+
+def _tree(workspace: Path, commit: str) -> dict[str, str]:
+    listed = _git(workspace, "ls-tree", "-r", "-z", commit)
+    tree = {}
+    for line in listed.split("\0"):
+        meta, _, path = line.partition("\t")
+        parts = meta.split()
+        if path and len(parts) == 3:
+            tree[path] = parts[2]
+    return tree
+
+
+def _hash_files(workspace: Path, names: list[str]) -> list[str]:
+    if not names:
+        return []
+    out = _git(workspace, "hash-object", "--no-filters", "--stdin-paths", stdin="\n".join(names))
+    return out.split()
+
+
+def _git(workspace: Path, *args: str, stdin: str | None = None) -> str:
+    """stdout of a git command; '' when git fails (no repository, unknown commit)."""
+    try:
+        done = subprocess.run(
+            git_argv(*args),
+            cwd=workspace,
+            env=git_environment(os.environ),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return done.stdout

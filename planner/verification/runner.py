@@ -1,0 +1,188 @@
+"""Running the setup and the test command, through run_command's own runner.
+
+The commands run exactly as the model's run_command does (planner.tools.commands.CommandTool):
+an allow-listed environment without any token, the unprivileged sandbox user when planner runs
+as root, their own process group killed at the timeout, output cut to a cap. Python
+repositories get a virtual environment of their own, outside the workspace, first on PATH for
+the setup and the tests, so their packages never land in planner's environment.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import tempfile
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+from planner.engine.config import PlannerConfig
+from planner.engine.issue import sanitize_untrusted
+from planner.engine.redaction import redact
+from planner.engine.verification import TestRun
+from planner.tools.commands import CommandTool, Finished
+from planner.tools.isolation import SandboxUser
+from planner.verification.detect import PYTHON, Verification
+from planner.verification.parse import parse_output
+
+GUIDE = "docs/verification.md"
+
+
+@dataclass
+class SetupResult:
+    command: str
+    ok: bool
+    detail: str
+
+
+class TestRunner:
+    """Runs one repository's verification commands under the pass's sandbox rules."""
+
+    __test__ = False
+
+    def __init__(
+        self, workspace: Path, config: PlannerConfig, sandbox: SandboxUser | None = None
+    ) -> None:
+        self.workspace = workspace
+        self.config = config
+        self.sandbox = sandbox
+        self.venv: Path | None = None
+
+    # -- setup -------------------------------------------------------------------------------
+
+    def set_up(self, found: Verification) -> list[SetupResult]:
+        """Run the setup commands in order; stop at the first that fails."""
+        results: list[SetupResult] = []
+        if found.python and found.setup:
+            results.append(self._make_venv())
+        for argv in found.setup:
+            if results and not results[-1].ok:
+                break
+            results.append(self._setup_step(self._python_tools(argv), shlex.join(argv)))
+        return results
+
+    def _make_venv(self) -> SetupResult:
+        directory = Path(tempfile.mkdtemp(prefix="planner-verification-venv-"))
+        # Gone with the pass (this runner), so a long-lived process does not collect them.
+        weakref.finalize(self, shutil.rmtree, directory, True)
+        if self.sandbox is not None:
+            os.chown(directory, self.sandbox.uid, self.sandbox.gid)
+        argv = [PYTHON, "-m", "venv", "--system-site-packages", str(directory)]
+        result = self._setup_step(argv, "a virtual environment for the tests")
+        self.venv = directory if result.ok else None
+        return result
+
+    def _python_tools(self, argv: list[str]) -> list[str]:
+        """`pip ...` is the virtual environment's pip, never planner's."""
+        if self.venv is not None and argv[:1] in (["pip"], ["pip3"]):
+            return [str(self.venv / "bin" / "python"), "-m", "pip", *argv[1:]]
+        return argv
+
+    def _setup_step(self, argv: list[str], label: str = "") -> SetupResult:
+        shown = label or shlex.join(argv)
+        timeout = self.config.verification.setup_timeout_seconds
+        missing = self.missing_program(argv, "verification.setup")
+        if missing:
+            return SetupResult(shown, False, missing)
+        try:
+            finished = self._tool(timeout).run_argv(argv)
+        except OSError as exc:
+            return SetupResult(shown, False, f"could not start {argv[0]!r}: {exc}")
+        if finished.timed_out:
+            return SetupResult(shown, False, f"timed out after {timeout:g}s and was killed")
+        if finished.exit_code != 0:
+            return SetupResult(shown, False, f"exit code {finished.exit_code}: {_tail(finished)}")
+        return SetupResult(shown, True, "")
+
+    # -- tests -------------------------------------------------------------------------------
+
+    def run_tests(self, found: Verification) -> TestRun:
+        """One run of the test command, parsed; never raises for the command's sake."""
+        base = TestRun(command=found.display)
+        missing = self.missing_program(found.command, found.source)
+        if missing:
+            return base.model_copy(update={"reason": missing})
+        timeout = self.config.verification.timeout_seconds
+        try:
+            finished = self._tool(timeout).run_argv(found.command)
+        except OSError as exc:
+            reason = f"could not start {found.command[0]!r} ({found.source}): {exc}"
+            return base.model_copy(update={"reason": reason})
+        return self._test_run(base, finished, timeout)
+
+    def _test_run(self, base: TestRun, finished: Finished, timeout: float) -> TestRun:
+        text = f"{finished.stdout[1]}\n{finished.stderr[1]}"
+        parsed = parse_output(text)
+        limit = self.config.verification.max_feedback_chars
+        fields = {
+            "exit_code": finished.exit_code,
+            "passed": parsed.passed,
+            "failed": parsed.failed,
+            "failing": [redact(name) for name in parsed.failing],
+            "tail": _tail(finished, limit),
+        }
+        if finished.timed_out:
+            reason = f"timed out after {timeout:g}s (verification.timeout_seconds); killed"
+            return base.model_copy(update={**fields, "status": "timed_out", "reason": reason})
+        missing_runner = _missing_python_runner(text, finished.exit_code)
+        if missing_runner:
+            return base.model_copy(update={**fields, "status": "not_run", "reason": missing_runner})
+        status = "passed" if finished.exit_code == 0 else "failed"
+        return base.model_copy(update={**fields, "status": status})
+
+    # -- shared ------------------------------------------------------------------------------
+
+    def missing_program(self, argv: list[str], source: str) -> str:
+        """Why `argv` cannot run here ('' when its program is found)."""
+        program = argv[0]
+        if os.sep in program or shutil.which(program, path=self._path()):
+            return ""
+        where = "set verification.command" if source != "verification.command" else "fix it"
+        return (
+            f"`{program}` is not installed where planner runs, so `{shlex.join(argv)}` "
+            f"({source}) did not run. Run planner after your workflow's own setup steps "
+            f"(see {GUIDE}) or {where}."
+        )
+
+    def _tool(self, timeout: float) -> CommandTool:
+        tools = self.config.tools.model_copy(
+            update={
+                "command_timeout_seconds": timeout,
+                "max_output_bytes": self.config.verification.max_output_bytes,
+            }
+        )
+        tool = CommandTool(self.workspace, tools, sandbox=self.sandbox)
+        tool.env.update(self._venv_variables(tool.env.get("PATH", "")))
+        tool.env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ for the commit to pick up
+        return tool
+
+    def _venv_variables(self, path: str) -> dict[str, str]:
+        if self.venv is None:
+            return {}
+        return {
+            "PATH": f"{self.venv / 'bin'}{os.pathsep}{path}",
+            "VIRTUAL_ENV": str(self.venv),
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        }
+
+    def _path(self) -> str:
+        path = os.environ.get("PATH", os.defpath)
+        return self._venv_variables(path).get("PATH", path)
+
+
+def _tail(finished: Finished, limit: int = 1_500) -> str:
+    """The end of the output, without any known secret and without what a person cannot see
+    but a model would read (it goes into prompts and the history)."""
+    text = f"{finished.stdout[1].rstrip()}\n{finished.stderr[1].rstrip()}".strip()
+    return sanitize_untrusted(redact(text[-limit:]), limit * 4)
+
+
+def _missing_python_runner(text: str, exit_code: int | None) -> str:
+    """pytest not installed reads like a failure of every test: it is not one."""
+    if exit_code not in (None, 0) and "No module named pytest" in text:
+        return (
+            "pytest is not installed for the tests: set verification.setup (such as "
+            "`pip install -e .[test]`) or list pytest in requirements*.txt"
+        )
+    return ""

@@ -1,0 +1,430 @@
+"""Whole passes with the repository's tests (issue 23): baseline, runs after changes, failures
+fed back, bounded repairs, honest status, and the bad inputs (hang, megabytes, missing program,
+tests edited by the model).
+
+The model is the scripted stand-in over real HTTP; the repository is a real git repository
+with a real pytest suite of one passing and one failing test, run by the real runner.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.engine.config import PlannerConfig, load_config
+from planner.engine.history import PlanningHistoryStore
+from planner.engine.issue import IssueContext
+from planner.engine.result import PassResult
+from planner.run.runner import PassSetup, run_pass
+from planner.testing.scripted_server import ScriptedModelServer, reply_tool_calls
+from tests.plans import (
+    completion,
+    evaluation_ok,
+    finish,
+    judge_plan,
+    judge_result,
+    planning,
+    reflection,
+    review_ok,
+)
+
+ISSUE = IssueContext(
+    repository="octo/calc",
+    number="3",
+    title="sub adds",
+    body="calc.sub adds instead of subtracting.",
+)
+PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
+GOOD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+BUGGY = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n"
+BROKEN_ADD = "def add(a, b):\n    return a * b\n\n\ndef sub(a, b):\n    return a - b\n"
+TESTS = (
+    "from calc import add, sub\n\n\n"
+    "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+    "def test_sub():\n    assert sub(5, 3) == 2\n"
+)
+
+
+def calc_repo(root: Path) -> Path:
+    """One passing test (test_add) and one failing test (test_sub) at the start."""
+    root.mkdir()
+    (root / "calc.py").write_text(BUGGY, encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_calc.py").write_text(TESTS, encoding="utf-8")
+    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init"],
+    ):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    return root
+
+
+def config(server: ScriptedModelServer, **overrides: Any) -> PlannerConfig:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "m"}
+    values = {
+        "llm.max_retries": 0,
+        "planning.refinement.enabled": False,
+        "planning.replanning.enabled": False,
+        "planning.reflection.enabled": False,
+        "verification.command": PYTEST,
+        **overrides,
+    }
+    return load_config(None, env=env, overrides=values)
+
+
+def run(workspace: Path, server: ScriptedModelServer, **overrides: Any) -> PassResult:
+    setup = PassSetup(config=config(server, **overrides), workspace=workspace)
+    return run_pass(setup, ISSUE)
+
+
+def entries(workspace: Path) -> list[dict[str, Any]]:
+    store = PlanningHistoryStore(workspace / "planning_history", "octo/calc", "3")
+    return store.entries()
+
+
+def of_type(workspace: Path, kind: str) -> list[dict[str, Any]]:
+    return [e for e in entries(workspace) if e["type"] == kind]
+
+
+def write(path: str, content: str) -> Any:
+    return reply_tool_calls("execute", [("write_file", {"path": path, "content": content})])
+
+
+def last_prompt(server: ScriptedModelServer, index: int) -> str:
+    return str(server.requests[index].body["messages"][-1]["content"])
+
+
+def test_baseline_then_a_fix_counts_only_the_new_result(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
+    result = run(workspace, scripted_model)
+
+    assert result.status == "completed", result.stop_reason
+    baseline, after = of_type(workspace, "verification")
+    assert (baseline["stage"], baseline["status"]) == ("baseline", "failed")
+    assert baseline["failing"] == ["tests/test_calc.py::test_sub"]
+    assert (baseline["passed"], baseline["failed"]) == (1, 1)
+    assert (after["stage"], after["status"], after["task_id"]) == ("task", "passed", "task_1")
+    # the baseline ran before the model was asked anything
+    kinds = [e["type"] for e in entries(workspace)]
+    assert kinds.index("verification") < kinds.index("model_call")
+    planning_prompt = last_prompt(scripted_model, 0)
+    assert f"The repository's tests run with `{PYTEST}`" in planning_prompt
+    assert "- tests/test_calc.py::test_sub" in planning_prompt
+    note = result.verification
+    assert note is not None and not note.regressed
+    assert note.line() == f"Tests (`{PYTEST}`): 2 passed, 0 failed — 1 failing before"
+
+
+def test_a_regression_goes_back_to_the_model_and_a_repair_fixes_it(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(
+        planning("task_1", "task_2", chain=True),
+        write("calc.py", BROKEN_ADD),  # sub fixed, add broken
+        finish(),
+        write("NOTES.md", "notes\n"),  # task_2 sees the failure first
+        finish(),
+        write("calc.py", GOOD),  # the repair task
+        finish(),
+        completion(),
+    )
+    result = run(workspace, scripted_model, **{"verification.max_repair_attempts": 1})
+
+    assert result.status == "completed", result.stop_reason
+    task_2_prompt = last_prompt(scripted_model, 3)
+    assert "## Tests are failing after the last change" in task_2_prompt
+    assert "- tests/test_calc.py::test_add" in task_2_prompt
+    assert "assert 6 == 5" in task_2_prompt  # the end of the real output
+    (repair,) = of_type(workspace, "verification_repair")
+    assert repair["new_failures"] == ["tests/test_calc.py::test_add"]
+    repair_prompt = last_prompt(scripted_model, 5)
+    assert repair["task_id"] in repair_prompt and "test_add" in repair_prompt
+    assert [t.id for t in result.tasks] == ["task_1", "task_2", "repair_tests_1"]
+    assert all(t.status == "completed" for t in result.tasks)
+    assert result.verification is not None and result.verification.latest is not None
+    assert result.verification.latest.status == "passed"
+
+
+def test_repairs_are_bounded_and_a_regression_is_never_completed(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(
+        planning("task_1"),
+        write("calc.py", BROKEN_ADD),
+        finish(),
+        write("calc.py", BROKEN_ADD.replace("a * b", "a * b + 0")),  # repair 1 fails
+        finish(),
+    )
+    result = run(workspace, scripted_model, **{"verification.max_repair_attempts": 1})
+
+    assert result.status == "needs_human"
+    assert "still fail after 1 repair attempt(s)" in result.stop_reason
+    assert "tests/test_calc.py::test_add" in result.stop_reason
+    assert len(of_type(workspace, "verification_repair")) == 1
+    (unresolved,) = of_type(workspace, "verification_unresolved")
+    assert unresolved["new_failures"] == ["tests/test_calc.py::test_add"]
+    assert result.verification is not None and result.verification.regressed
+    assert not of_type(workspace, "completion")  # never judged done
+
+
+def test_failures_already_there_at_baseline_do_not_count(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
+    result = run(workspace, scripted_model)
+
+    assert result.status == "completed", result.stop_reason
+    assert not of_type(workspace, "verification_repair")
+    note = result.verification
+    assert note is not None and note.new_failures == []
+    assert note.line().endswith(": 1 passed, 1 failed — 1 failing before")
+
+
+def test_a_later_pass_reuses_the_recorded_baseline(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(planning("task_1"), write("calc.py", BROKEN_ADD), finish())
+    first = run(workspace, scripted_model, **{"verification.max_repair_attempts": 0})
+    assert first.status == "needs_human"
+    scripted_model.add(write("calc.py", GOOD), finish(), completion())
+    second = run(workspace, scripted_model, **{"verification.max_repair_attempts": 1})
+
+    assert second.status == "completed", second.stop_reason
+
+    stages = [e["stage"] for e in of_type(workspace, "verification")]
+    assert stages.count("baseline") == 1  # the first pass's, describing the untouched tree
+    assert second.verification is not None and second.verification.baseline is not None
+    assert second.verification.baseline.failing == ["tests/test_calc.py::test_sub"]
+
+
+def test_the_model_runs_the_tests_with_run_tests(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(
+        planning("task_1", tool="run_tests"),
+        reply_tool_calls("execute", [("run_tests", {})]),
+        write("calc.py", GOOD),
+        finish(),
+        completion(),
+    )
+    result = run(workspace, scripted_model)
+
+    assert result.status == "completed", result.stop_reason
+    offered = [t["function"]["name"] for t in scripted_model.requests[1].body["tools"]]
+    assert "run_tests" in offered
+    answer = scripted_model.requests[2].body["messages"][-1]["content"]
+    assert answer.startswith("ERROR: tests failed")
+    assert "1 passed, 1 failed" in answer
+    assert "Already failing before any change:\n- tests/test_calc.py::test_sub" in answer
+    tool_run = [e for e in of_type(workspace, "verification") if e["stage"] == "tool"]
+    assert tool_run and tool_run[0]["task_id"] == "task_1"
+
+
+def test_tests_edited_by_the_model_are_named(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    weakened = TESTS.replace("assert sub(5, 3) == 2", "assert sub(5, 3) == 8")
+    scripted_model.add(
+        planning("task_1"), write("tests/test_calc.py", weakened), finish(), completion()
+    )
+    result = run(workspace, scripted_model)
+
+    note = result.verification
+    assert note is not None and note.changed_tests == ["tests/test_calc.py"]
+    assert "Test files changed by planner (review them): `tests/test_calc.py`" in note.details()
+
+
+def test_a_hanging_test_command_is_killed_and_the_pass_goes_on(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    hang = f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(120)'"
+    scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
+    result = run(
+        workspace,
+        scripted_model,
+        **{"verification.command": hang, "verification.timeout_seconds": 1},
+    )
+
+    assert result.status == "completed", result.stop_reason
+    runs = of_type(workspace, "verification")
+    assert [r["status"] for r in runs] == ["timed_out", "timed_out"]
+    assert "timed out after 1s (verification.timeout_seconds)" in runs[0]["reason"]
+    assert result.verification is not None and not result.verification.regressed
+
+
+def test_megabytes_of_output_are_bounded(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    loud = f"{shlex.quote(sys.executable)} -c 'print(\"x\" * 5_000_000); raise SystemExit(1)'"
+    scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
+    run(workspace, scripted_model, **{"verification.command": loud})
+
+    history = (workspace / "planning_history").glob("*.jsonl")
+    size = sum(path.stat().st_size for path in history)
+    assert size < 100_000
+    (baseline, _after) = of_type(workspace, "verification")
+    assert len(baseline["tail"]) <= 3_000
+
+
+def test_a_missing_program_is_named_with_its_key(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
+    result = run(workspace, scripted_model, **{"verification.command": "no-such-runner-x --all"})
+
+    assert result.status == "completed", result.stop_reason
+    (baseline,) = of_type(workspace, "verification")
+    assert baseline["status"] == "not_run"
+    assert "`no-such-runner-x` is not installed" in baseline["reason"]
+    assert "(verification.command)" in baseline["reason"]
+    offered = [t["function"]["name"] for t in scripted_model.requests[1].body["tools"]]
+    assert "run_tests" not in offered
+    assert result.verification is not None
+    assert result.verification.line().startswith("Tests: not run — `no-such-runner-x`")
+
+
+def test_no_tests_detected_is_said_plainly(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    subprocess.run(["git", "rm", "-q", "-r", "tests", "pytest.ini"], cwd=workspace, check=True)
+    scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
+    result = run(workspace, scripted_model, **{"verification.command": None})
+
+    assert result.verification is not None
+    assert result.verification.line().startswith("Tests: not run — No tests detected")
+
+
+def test_setup_runs_before_the_model_without_tokens(
+    tmp_path: Path, scripted_model: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_secret_value")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    seen = tmp_path / "setup-env.json"
+    script = f"import json, os; json.dump(sorted(os.environ), open({str(seen)!r}, 'w'))"
+    setup = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)}"
+    scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
+    run(workspace, scripted_model, **{"verification.setup": setup})
+
+    names = json.loads(seen.read_text(encoding="utf-8"))
+    assert "GITHUB_TOKEN" not in names and "OPENAI_API_KEY" not in names
+    assert "PATH" in names
+    kinds = [e["type"] for e in entries(workspace)]
+    assert kinds.index("verification_setup") < kinds.index("model_call")
+    (setup_entry,) = of_type(workspace, "verification_setup")
+    assert setup_entry["ok"] is True
+
+
+def test_python_dependencies_go_into_their_own_environment(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """requirements.txt means a virtual environment of the tests' own: the setup and the tests
+    run with it first on PATH, and planner's own interpreter is left as it was."""
+    workspace = calc_repo(tmp_path / "repo")
+    (workspace / "requirements.txt").write_text("# pytest comes with the runner\n", "utf-8")
+    seen = tmp_path / "prefix.txt"
+    probe = f"import sys; open({str(seen)!r}, 'w').write(sys.prefix)"
+    command = f"python3 -c {shlex.quote(probe)}"
+    scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
+    run(workspace, scripted_model, **{"verification.command": command})
+
+    (setup,) = of_type(workspace, "verification_setup")
+    assert setup["ok"] is True, setup["problems"]
+    assert setup["commands"][1] == "pip install -r requirements.txt"
+    prefix = seen.read_text(encoding="utf-8")
+    assert "planner-verification-venv-" in prefix
+    assert prefix != sys.prefix and not prefix.startswith(sys.prefix)
+
+
+def test_the_judge_and_the_final_evaluation_are_given_the_test_evidence(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    edited = TESTS.replace("assert sub(5, 3) == 2", "assert sub(5, 3) in (2, 8)")
+    scripted_model.add(
+        planning("task_1"),
+        review_ok(),
+        judge_plan(90, True),
+        write("calc.py", GOOD),
+        write("tests/test_calc.py", edited),
+        finish(),
+        evaluation_ok(),
+        judge_result(90, True),
+        completion(),
+    )
+    result = run(
+        workspace,
+        scripted_model,
+        **{"planning.refinement.enabled": True, "planning.replanning.enabled": True},
+    )
+
+    assert result.status == "completed", result.stop_reason
+    judged = last_prompt(scripted_model, 7)
+    assert "## The repository's tests (run by planner, not by the model)" in judged
+    assert f"Tests ({PYTEST}): 2 passed, 0 failed — 1 failing before" in judged
+    assert "Test files changed by planner (review them): `tests/test_calc.py`" in judged
+    assert "did not weaken or delete tests" in judged
+    evaluated = last_prompt(scripted_model, 6)
+    assert f"Tests ({PYTEST}): 2 passed, 0 failed — 1 failing before" in evaluated
+
+
+def test_reflection_is_given_the_test_evidence(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(
+        planning("task_1", "task_2", chain=False),
+        write("calc.py", BROKEN_ADD),
+        finish("failed", "could not fix it"),
+        reflection(needed=False),
+        write("NOTES.md", "n\n"),
+        finish(),
+    )
+    result = run(
+        workspace,
+        scripted_model,
+        **{"planning.reflection.enabled": True, "verification.max_repair_attempts": 0},
+    )
+
+    assert result.status == "needs_human"
+    reflected = last_prompt(scripted_model, 3)
+    assert '<untrusted-data source="test output">' in reflected
+    assert "Failing now but not before the change: `tests/test_calc.py::test_add`" in reflected
+
+
+def test_verification_off_runs_nothing_and_says_so(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
+    result = run(workspace, scripted_model, **{"verification.enabled": "off"})
+
+    assert result.status == "completed", result.stop_reason
+    (entry,) = of_type(workspace, "verification")
+    assert (entry["status"], entry["reason"]) == ("not_run", "verification.enabled is off")
+    assert result.verification is not None
+    assert result.verification.line() == "Tests: not run — verification.enabled is off"
+    assert "run_tests" not in [
+        t["function"]["name"] for t in scripted_model.requests[1].body["tools"]
+    ]
