@@ -20,15 +20,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from planner.approval.effects import EffectGuard, EffectReview
 from planner.approval.models import (
     ActionSpec,
     ActionSpecExt,
     MessageRef,
     PlanRecord,
+    Preflight,
+    Risk,
     SpecKind,
     SpecSelection,
     ToolInvocation,
 )
+from planner.approval.preview import PREVIEW_CHARS
 from planner.approval.tool import RUNNABLE, PlanTool
 from planner.engine.config import ApprovalConfig
 from planner.engine.flow import StopPass
@@ -107,10 +111,11 @@ class ApprovalGate:
             return _spec(kind, path, content, f"write_file {path}", invocation, task_id)
         if call.name == "edit_file":
             return self._edit_spec(task_id, call, invocation, path)
+        # The whole arguments, never a cut: the preview shows what runs (render says what is cut)
         content = (
             _command_text(call)
             if call.name == "run_command"
-            else (json.dumps(call.arguments, sort_keys=True)[:2_000])
+            else json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)
         )
         return _spec("run", "", content, f"{call.name}: {content[:120]}", invocation, task_id)
 
@@ -140,6 +145,8 @@ class ApprovalGate:
             )
             checked = self.tool.set_action_specs(plan_id, [spec]).normalized[0]
             answer = self._decide(plan_id, checked)
+        if self._ask_about_effects():
+            raise self._awaiting(f"approval needed for the effect of {checked.id}")
         if answer is None:
             raise self._awaiting(f"approval needed for {checked.id}")
         return answer
@@ -159,9 +166,50 @@ class ApprovalGate:
         return self._tool_result(self.tool.get_plan(plan_id), checked.id)
 
     def _needs_person(self, spec: ActionSpecExt) -> bool:
-        if spec.risk == "high" or self.config.mode == "plan":
+        if self.config.mode == "plan" or not fully_shown(spec):
             return True
-        return self.config.mode == "risky" and spec.risk not in self.config.auto_approve
+        return person_needed(self.config, spec.risk)
+
+    # -- effects of commands and MCP calls ----------------------------------------------------
+
+    def _ask_about_effects(self) -> bool:
+        """Ask a person about every effect the guard rolled back; whether any was asked about.
+        Where a pass cannot wait, the rolled-back call stays a failed action for the model."""
+        guard = self._effect_guard()
+        reviews = guard.take_pending() if guard is not None else []
+        if not self.can_wait:
+            return False
+        for review in reviews:
+            self._ask_about_effect(review)
+        return bool(reviews)
+
+    def _ask_about_effect(self, review: EffectReview) -> None:
+        spec, effect = review.spec, review.effect
+        held = _spec(
+            "run",
+            "",
+            spec.content or "",
+            f"{spec.description[:100]} (its effect)",
+            spec.invocation or ToolInvocation(name="run_command"),
+            spec.task_id,
+        )
+        held.preflight = Preflight(
+            diff_summary=effect.summary(),
+            effect_diff=effect.diff,
+            effect_sha256=effect.digest,
+            effect_reason=effect.reason() if effect.risk == "high" else "",
+        )
+        with self.tool.batch():
+            plan_id = self.tool.propose(
+                held.description, self._sources(), rationale=f"effect of {spec.id}", tags=["effect"]
+            )
+            checked = self.tool.set_action_specs(plan_id, [held]).normalized[0]
+            self.tool.require_person(plan_id, [checked.id])
+            self.tool.request_approval(plan_id, SpecSelection(ids=[checked.id]))
+
+    def _effect_guard(self) -> EffectGuard | None:
+        guard = getattr(self.tool.executor, "effects", None)
+        return guard if isinstance(guard, EffectGuard) else None
 
     # -- plan mode: stage everything, ask once -------------------------------------------
 
@@ -218,6 +266,7 @@ class ApprovalGate:
         """Execute approved plans, hand rejected specs back, and re-ask for what still waits."""
         for record in self.tool.records(RUNNABLE):
             self._execute_approved(record, port)
+        self._ask_about_effects()
         # A rejection may sit in a plan still waiting for its other specs, or next to approved ones.
         for record in self.tool.records(("proposed", "pending_review")):
             self._report_rejected(record, port)
@@ -309,6 +358,20 @@ def _spec(
         invocation=invocation,
         task_id=task_id,
     )
+
+
+def person_needed(config: ApprovalConfig, risk: Risk) -> bool:
+    """The policy for one risk level: high always waits; off lets everything else run; risky
+    and plan let the levels of `auto_approve` run (plan mode stages specs before it asks)."""
+    if risk == "high":
+        return True
+    return config.mode != "off" and risk not in config.auto_approve
+
+
+def fully_shown(spec: ActionSpecExt) -> bool:
+    """Whether a person's preview shows the whole spec: a command or MCP call whose arguments
+    are cut in the preview is never approved in bulk."""
+    return spec.kind != "run" or len(spec.content or "") <= PREVIEW_CHARS
 
 
 def _cannot_wait(spec: ActionSpecExt) -> str:

@@ -1,0 +1,171 @@
+"""TreeWatcher (planner.tools.effects) and EffectGuard (planner.approval.effects) on real
+repositories: what counts as an effect, what rollback restores, and what it refuses to follow."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from planner.approval.effects import EffectGuard
+from planner.approval.models import ActionSpecExt
+from planner.approval.validation import SpecRules
+from planner.engine.config import ApprovalConfig
+from planner.engine.flow import StopPass
+from planner.engine.interfaces import ToolResult
+from planner.tools.effects import RollbackFailed, TreeWatcher
+from planner.tools.paths import PathPolicy
+from tests.fake_forge.core import IDENTITY, git
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "README.md").write_text("# hello\n")
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('app')\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "seed", env=IDENTITY)
+    return root
+
+
+def test_rollback_restores_committed_uncommitted_and_new_files(repo: Path) -> None:
+    (repo / "src" / "app.py").write_text("print('the pass changed me')\n")  # uncommitted work
+    (repo / "notes.txt").write_text("untracked notes\n")
+    watcher = TreeWatcher(repo)
+    before = watcher.snapshot()
+
+    (repo / "README.md").unlink()
+    (repo / "src" / "app.py").write_text("wiped\n")
+    (repo / "notes.txt").unlink()
+    (repo / "new.txt").write_text("created\n")
+    changes = watcher.compare(before)
+    assert [(c.path, c.kind) for c in changes] == [
+        ("README.md", "delete"),
+        ("new.txt", "create"),
+        ("notes.txt", "delete"),
+        ("src/app.py", "write"),
+    ]
+
+    watcher.rollback(changes)
+    assert (repo / "README.md").read_text() == "# hello\n"  # from git's object store
+    assert (repo / "src" / "app.py").read_text() == "print('the pass changed me')\n"  # a copy
+    assert (repo / "notes.txt").read_text() == "untracked notes\n"
+    assert not (repo / "new.txt").exists()
+    assert watcher.compare(before) == []
+    watcher.close()
+
+
+def test_build_outputs_and_planner_state_are_not_effects(repo: Path) -> None:
+    history = repo / "planning_history"
+    history.mkdir()
+    watcher = TreeWatcher(repo, skip=(history,))
+    before = watcher.snapshot()
+    (repo / "__pycache__").mkdir()
+    (repo / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"\0bytecode")
+    (repo / "node_modules" / "left-pad").mkdir(parents=True)
+    (repo / "node_modules" / "left-pad" / "index.js").write_text("module.exports = 1\n")
+    (history / "1.jsonl").write_text("{}\n")
+    assert watcher.compare(before) == []
+
+
+def test_a_rewrite_within_the_same_timestamp_and_size_is_seen(repo: Path) -> None:
+    """Racy stat data: same size, mtime put back; the content hash still tells."""
+    watcher = TreeWatcher(repo)
+    target = repo / "README.md"
+    info = target.stat()
+    before = watcher.snapshot()
+    target.write_text("# HELLO\n")
+    os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert [c.path for c in watcher.compare(before)] == ["README.md"]
+
+
+def test_rollback_never_writes_through_a_symlink_the_command_planted(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Attack: the command replaces src/ by a link to a folder outside, hoping the restore of
+    src/app.py writes there."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    watcher = TreeWatcher(repo)
+    before = watcher.snapshot()
+    (repo / "src" / "app.py").unlink()
+    (repo / "src").rmdir()
+    (repo / "src").symlink_to(outside, target_is_directory=True)
+
+    watcher.rollback(watcher.compare(before))
+    assert list(outside.iterdir()) == []
+    assert not (repo / "src").is_symlink()
+    assert (repo / "src" / "app.py").read_text() == "print('app')\n"
+
+
+def guard(repo: Path, **approval: object) -> EffectGuard:
+    config = ApprovalConfig(**approval)  # type: ignore[arg-type]
+    rules = SpecRules(policy=PathPolicy.create(repo), config=config, runs_commands=True)
+    return EffectGuard(TreeWatcher(repo), rules, lambda risk: risk not in config.auto_approve)
+
+
+def spec(content: str = "python -m pytest") -> ActionSpecExt:
+    return ActionSpecExt(id="a1", kind="run", content=content, description=content)
+
+
+def test_the_guard_classifies_by_the_risk_table_and_holds_only_what_needs_a_person(
+    repo: Path,
+) -> None:
+    effects = guard(repo)
+
+    def command() -> ToolResult:
+        (repo / "README.md").unlink()
+        (repo / "conftest.py").write_text("x = 1\n")
+        return ToolResult(ok=True, content="exit code: 0")
+
+    result = effects.run(spec(), command)
+    assert not result.ok and "rolled back" in (result.error or "")
+    [review] = effects.take_pending()
+    risks = {c.change.path: (c.risk, c.reason) for c in review.effect.changes}
+    assert risks == {
+        "README.md": ("high", "deletes README.md"),
+        "conftest.py": ("medium", ""),  # a file the test command runs as code
+    }
+    assert "-# hello" in review.effect.diff and "+x = 1" in review.effect.diff
+    assert (repo / "README.md").exists() and not (repo / "conftest.py").exists()
+
+    def harmless() -> ToolResult:
+        (repo / "report.txt").write_text("ok\n")
+        return ToolResult(ok=True, content="exit code: 0")
+
+    assert effects.run(spec(), harmless).ok and (repo / "report.txt").exists()
+    assert effects.take_pending() == []
+
+
+def test_an_effect_that_cannot_be_rolled_back_stops_the_pass(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    effects = guard(repo)
+
+    def refuse(*_: object) -> None:
+        raise RollbackFailed("could not restore 'README.md': read-only file system")
+
+    monkeypatch.setattr(effects.watcher, "rollback", refuse)
+    with pytest.raises(StopPass) as stopped:
+        effects.run(spec(), lambda: ((repo / "README.md").unlink(), ToolResult(ok=True))[1])
+    assert stopped.value.status == "failed"
+    assert "could not be rolled back" in stopped.value.reason
+    assert "deletes README.md" in stopped.value.reason
+
+
+def test_an_approved_effect_is_kept_only_when_it_is_the_one_shown(repo: Path) -> None:
+    effects = guard(repo)
+    delete = lambda: ((repo / "README.md").unlink(), ToolResult(ok=True))[1]  # noqa: E731
+    effects.run(spec(), delete)
+    [review] = effects.take_pending()
+    approved = spec()
+    approved.preflight.effect_sha256 = review.effect.digest
+
+    other = lambda: ((repo / "src" / "app.py").unlink(), ToolResult(ok=True))[1]  # noqa: E731
+    assert not effects.run(approved, other).ok  # a different effect: held again
+    assert (repo / "src" / "app.py").exists()
+    assert effects.run(approved, delete).ok and not (repo / "README.md").exists()
