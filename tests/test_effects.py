@@ -4,6 +4,7 @@ repositories: what counts as an effect, what rollback restores, and what it refu
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,14 @@ def guard(repo: Path, **approval: object) -> EffectGuard:
     return EffectGuard(TreeWatcher(repo), rules, lambda risk: risk not in config.auto_approve)
 
 
+def deleting(path: Path) -> Callable[[], ToolResult]:
+    def command() -> ToolResult:
+        path.unlink()
+        return ToolResult(ok=True)
+
+    return command
+
+
 def spec(content: str = "python -m pytest") -> ActionSpecExt:
     return ActionSpecExt(id="a1", kind="run", content=content, description=content)
 
@@ -151,7 +160,7 @@ def test_an_effect_that_cannot_be_rolled_back_stops_the_pass(
 
     monkeypatch.setattr(effects.watcher, "rollback", refuse)
     with pytest.raises(StopPass) as stopped:
-        effects.run(spec(), lambda: ((repo / "README.md").unlink(), ToolResult(ok=True))[1])
+        effects.run(spec(), deleting(repo / "README.md"))
     assert stopped.value.status == "failed"
     assert "could not be rolled back" in stopped.value.reason
     assert "deletes README.md" in stopped.value.reason
@@ -159,13 +168,13 @@ def test_an_effect_that_cannot_be_rolled_back_stops_the_pass(
 
 def test_an_approved_effect_is_kept_only_when_it_is_the_one_shown(repo: Path) -> None:
     effects = guard(repo)
-    delete = lambda: ((repo / "README.md").unlink(), ToolResult(ok=True))[1]  # noqa: E731
+    delete = deleting(repo / "README.md")
     effects.run(spec(), delete)
     [review] = effects.take_pending()
     approved = spec()
     approved.preflight.effect_sha256 = review.effect.digest
 
-    other = lambda: ((repo / "src" / "app.py").unlink(), ToolResult(ok=True))[1]  # noqa: E731
-    assert not effects.run(approved, other).ok  # a different effect: held again
+    # a different effect is held again
+    assert not effects.run(approved, deleting(repo / "src" / "app.py")).ok
     assert (repo / "src" / "app.py").exists()
     assert effects.run(approved, delete).ok and not (repo / "README.md").exists()

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.testing.scripted_server import Step, reply_tool_calls
+from planner.testing.scripted_server import Step, ToolCallSpec, reply_tool_calls
 from tests.fake_forge import FakeGitHub, git
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
@@ -51,7 +51,10 @@ def allowing(argv: list[str]) -> dict[str, Any]:
 def attack(code_file: str, argv: list[str]) -> list[Step]:
     """Plan, review, then one reply: write the code file, run the allowed command."""
     steps = one_file_plan(code_file, PAYLOAD, "Add a test setup")
-    calls = [("write_file", {"path": code_file, "content": PAYLOAD}), ("run_command", {"argv": argv})]
+    calls: list[ToolCallSpec] = [
+        ("write_file", {"path": code_file, "content": PAYLOAD}),
+        ("run_command", {"argv": argv}),
+    ]
     return [*steps[:2], reply_tool_calls("execute", calls)]
 
 
