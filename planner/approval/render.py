@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from planner.approval.models import ActionSpecExt, PlanRecord
 from planner.approval.preview import PREVIEW_CHARS, unified
 from planner.approval.tool import PlanTool
+from planner.engine.inert import inert_links
 
 RISK_MARK = {"low": "low", "medium": "medium", "high": "⚠️ high"}
 
@@ -105,7 +106,7 @@ def _fence(body: str) -> str:
 def _cell(text: str) -> str:
     """Model-written text made inert for a table cell or summary: no markup, no @mentions."""
     flat = " ".join(text.split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    flat = re.sub(r"@(?=\w)", "@\u200b", flat)
+    flat = re.sub(r"@(?=\w)", "@\u200b", inert_links(flat))
     return flat.replace("|", "\\|").replace("`", "'")[:160]
 
 

@@ -6,7 +6,8 @@ and a log of earlier runs. It stays under GitHub's 65,536-character body limit b
 oldest run-log lines first, then shortening messages — never the current checklist.
 
 Text that came from the model is neutralised before it is shown: HTML is escaped (no hidden
-markup, no fake markers, no tracking images) and @mentions do not notify anyone.
+markup, no fake markers, no tracking images), Markdown links and images are inert text (no
+forge image proxy fetches a URL the model wrote) and @mentions do not notify anyone.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from planner.ci.forges.base import TRACKING_MARKER
+from planner.engine.inert import inert_links
 from planner.engine.result import PassResult, TaskView, render_checklist
 
 MAX_COMMENT_CHARS = 65_536
@@ -78,9 +80,9 @@ class TrackingView:
 
 def neutralize(text: str) -> str:
     """Model or issue text made inert for a comment: no HTML, no notifying @mentions, no
-    closing keywords."""
+    closing keywords, no links or images (planner.engine.inert)."""
     escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return no_closing_keywords(MENTION.sub("@\u200b", escaped))
+    return no_closing_keywords(MENTION.sub("@\u200b", inert_links(escaped)))
 
 
 def no_closing_keywords(text: str) -> str:
