@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from planner.approval.effects import EffectGuard
+from planner.approval.gate import ApprovalGate, AwaitingApproval
 from planner.approval.models import ActionSpecExt
+from planner.approval.setup import build_gate, build_plan_tool
 from planner.approval.validation import SpecRules
-from planner.engine.config import ApprovalConfig
+from planner.engine.config import ApprovalConfig, PlannerConfig
 from planner.engine.flow import StopPass
 from planner.engine.interfaces import ToolResult
 from planner.tools.effects import RollbackFailed, TreeWatcher
@@ -178,3 +180,34 @@ def test_an_approved_effect_is_kept_only_when_it_is_the_one_shown(repo: Path) ->
     assert not effects.run(approved, deleting(repo / "src" / "app.py")).ok
     assert (repo / "src" / "app.py").exists()
     assert effects.run(approved, delete).ok and not (repo / "README.md").exists()
+
+
+def gate_for(repo: Path, tmp_path: Path, commands: list[str]) -> ApprovalGate:
+    config = PlannerConfig.model_validate({"tools": {"allowed_commands": commands}})
+    tool = build_plan_tool(
+        config, repo, tmp_path / "history", "1", lambda name, args: ToolResult(ok=True)
+    )
+    return build_gate(tool, config, "octo/repo#1")
+
+
+def test_a_command_planner_runs_for_the_model_goes_through_the_same_check(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The verification phase's test command (allowed): its deletion waits for a person."""
+    gate = gate_for(repo, tmp_path, ["python -m pytest"])
+    with pytest.raises(AwaitingApproval) as waiting:
+        gate.watched("task_1", ["python", "-m", "pytest"], deleting(repo / "README.md"))
+    assert (repo / "README.md").read_text() == "# hello\n"
+    assert "-# hello" in waiting.value.markdown and "rolled back" in waiting.value.markdown
+    [held] = gate.waiting()
+    assert held.risk == "high" and held.preflight.effect_reason == "deletes README.md"
+
+
+def test_a_command_no_person_could_approve_fails_with_its_effect_rolled_back(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A test command outside tools.allowed_commands: rolled back and reported, nobody asked."""
+    gate = gate_for(repo, tmp_path, [])
+    result = gate.watched("task_1", ["make", "test"], deleting(repo / "README.md"))
+    assert not result.ok and "deletes README.md" in (result.error or "")
+    assert (repo / "README.md").exists() and gate.waiting() == []

@@ -104,6 +104,7 @@ def test_a_command_running_model_code_cannot_delete_or_overwrite_without_a_perso
     assert "-# hello" in body and "+++ /dev/null" in body  # the deletion, as a diff
     assert "+wiped" in body  # the overwrite of data.csv
     assert "deletes README.md" in body
+    assert f"runs code the model wrote: {code_file}" in body
 
     rejected = answer(fake, f"/planner reject {effect_id(body)} never delete files")
     second = rig.run(rejected, finish(), event_name="issue_comment", **allowing(argv))

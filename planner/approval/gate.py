@@ -34,6 +34,7 @@ from planner.approval.models import (
 )
 from planner.approval.preview import PREVIEW_CHARS
 from planner.approval.tool import RUNNABLE, PlanTool
+from planner.approval.validation import runs_as_code
 from planner.engine.config import ApprovalConfig
 from planner.engine.flow import StopPass
 from planner.engine.interfaces import ToolCall, ToolResult
@@ -75,6 +76,9 @@ class ApprovalGate:
     """False where a pass cannot end waiting and resume (legacy mode): refuse instead."""
     current_task: str = ""
     """The task whose tool calls the guard sees (set by the approval phase before each call)."""
+    code_written: set[str] = field(default_factory=set)
+    """Files this pass asked to write that an allowed command runs as code (conftest.py, …):
+    every later command or MCP call says it runs code the model wrote."""
 
     def guard(self, name: str, arguments: dict[str, Any]) -> ToolResult | None:
         """ToolRegistry's guard: every tool call of the pass passes here first (None: run it)."""
@@ -101,6 +105,8 @@ class ApprovalGate:
         """The ActionSpec a mutating tool call asks for (a failed result if it cannot be one)."""
         invocation = ToolInvocation(name=call.name, arguments=call.arguments)
         path = str(call.arguments.get("path", ""))
+        if call.name in ("write_file", "edit_file") and runs_as_code(path):
+            self.code_written.add(path)
         if call.name == "write_file":
             content = call.arguments.get("content")
             if not isinstance(content, str) or not path:
@@ -117,7 +123,14 @@ class ApprovalGate:
             if call.name == "run_command"
             else json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)
         )
-        return _spec("run", "", content, f"{call.name}: {content[:120]}", invocation, task_id)
+        description = f"{call.name}: {content[:120]}{self._runs_model_code()}"
+        return _spec("run", "", content, description, invocation, task_id)
+
+    def _runs_model_code(self) -> str:
+        if not self.code_written:
+            return ""
+        names = ", ".join(sorted(self.code_written))
+        return f" (runs code the model wrote: {names[:200]})"
 
     def _edit_spec(
         self, task_id: str, call: ToolCall, invocation: ToolInvocation, path: str
@@ -189,7 +202,7 @@ class ApprovalGate:
             "run",
             "",
             spec.content or "",
-            f"{spec.description[:100]} (its effect)",
+            f"{spec.description[:200]} (its effect)",
             spec.invocation or ToolInvocation(name="run_command"),
             spec.task_id,
         )
@@ -206,6 +219,25 @@ class ApprovalGate:
             checked = self.tool.set_action_specs(plan_id, [held]).normalized[0]
             self.tool.require_person(plan_id, [checked.id])
             self.tool.request_approval(plan_id, SpecSelection(ids=[checked.id]))
+
+    def watched(
+        self, task_id: str, argv: list[str], run: Callable[[], ToolResult], description: str = ""
+    ) -> ToolResult:
+        """`run` (a command planner starts on the model's behalf, such as the repository's test
+        command in verification) under the same effect check as run_command. An effect that
+        needs a person is rolled back; when `argv` is an allowed command a person is asked (the
+        pass ends waiting, AwaitingApproval), else the failed result says what was rolled back."""
+        guard = self._effect_guard()
+        if guard is None:
+            return run()
+        text = shlex.join(argv)
+        invocation = ToolInvocation(name="run_command", arguments={"argv": argv})
+        spec = _spec("run", "", text, description or text, invocation, task_id)
+        result = guard.run(spec, run)
+        if guard.pending and self.tool.rules.command_allowed(text) and self._ask_about_effects():
+            raise self._awaiting(f"approval needed for the effect of {text}")
+        guard.take_pending()  # not replayable by a person's approval: the failure says it all
+        return result
 
     def _effect_guard(self) -> EffectGuard | None:
         guard = getattr(self.tool.executor, "effects", None)
