@@ -100,6 +100,8 @@ class TreeWatcher:
     skip: Sequence[Path] = ()
     """Folders planner writes itself (its history, its state): not watched."""
     _cache: dict[str, _Hashed] = field(default_factory=dict)
+    _restorable: dict[str, str] = field(default_factory=dict)
+    """path → the content a rollback can give back (from git or from a kept copy)."""
     _copies: Path | None = None
 
     def __post_init__(self) -> None:
@@ -112,10 +114,12 @@ class TreeWatcher:
         """The tree now, with a copy of every file that git could not give back."""
         taken = time.time_ns()
         files = self._states()
-        in_git = self._index_blobs()
-        for path, state in files.items():
+        unchecked = {p: s for p, s in files.items() if self._restorable.get(p) != s.digest}
+        in_git = self._index_blobs() if unchecked else {}
+        for path, state in unchecked.items():
             if not state.is_link and in_git.get(path) != state.digest:
                 self._keep_copy(path, state)
+            self._restorable[path] = state.digest
         return Snapshot(files, taken)
 
     def compare(self, before: Snapshot) -> list[Change]:
