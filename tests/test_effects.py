@@ -211,3 +211,55 @@ def test_a_command_no_person_could_approve_fails_with_its_effect_rolled_back(
     result = gate.watched("task_1", ["make", "test"], deleting(repo / "README.md"))
     assert not result.ok and "deletes README.md" in (result.error or "")
     assert (repo / "README.md").exists() and gate.waiting() == []
+
+
+def test_ci_definitions_and_planner_config_changed_by_a_command_are_high_risk(
+    repo: Path,
+) -> None:
+    config_file = repo / ".github" / "planner.yml"
+    config_file.parent.mkdir()
+    config_file.write_text("tools:\n  allowed_commands: [python -m pytest]\n")
+    config = ApprovalConfig()
+    policy = PathPolicy.create(repo, write_protected=(config_file,))
+    rules = SpecRules(policy=policy, config=config, config_paths=(config_file,))
+    effects = EffectGuard(TreeWatcher(repo), rules, lambda risk: risk not in config.auto_approve)
+
+    def command() -> ToolResult:
+        (repo / ".github" / "workflows").mkdir()
+        (repo / ".github" / "workflows" / "x.yml").write_text("on: push\n")
+        config_file.write_text("tools:\n  allowed_commands: [sh]\n")
+        return ToolResult(ok=True)
+
+    assert not effects.run(spec(), command).ok
+    [review] = effects.take_pending()
+    reasons = sorted(c.reason for c in review.effect.changes)
+    assert reasons == [
+        "changes a CI definition: .github/workflows/x.yml",
+        "changes planner's own configuration: .github/planner.yml",
+    ]
+    assert not (repo / ".github" / "workflows" / "x.yml").exists()
+    assert "[python -m pytest]" in config_file.read_text()
+
+
+def test_an_effect_on_an_unreadable_file_is_still_judged(repo: Path) -> None:
+    """A file planner cannot read (as a non-root user) counts by its stat data; when its
+    change must be undone and cannot be, the pass stops instead of pretending."""
+    if os.geteuid() == 0:
+        pytest.skip("root reads every file")
+    secret = repo / "locked.bin"
+    secret.write_bytes(b"x" * 10)
+    secret.chmod(0)
+    effects = guard(repo)
+
+    def command() -> ToolResult:
+        secret.chmod(0o600)
+        secret.write_bytes(b"y" * 20)
+        secret.chmod(0)
+        (repo / "README.md").unlink()
+        return ToolResult(ok=True)
+
+    try:
+        with pytest.raises(StopPass, match="could not be rolled back"):
+            effects.run(spec(), command)
+    finally:
+        secret.chmod(0o600)

@@ -20,6 +20,7 @@ Any caller that runs code on the model's behalf uses it the same way::
 from __future__ import annotations
 
 import hashlib
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -84,7 +85,11 @@ class EffectGuard:
 
     def run(self, spec: ActionSpecExt, call: Callable[[], ToolResult]) -> ToolResult:
         """`call`'s result, or a failed one when its effect was rolled back for a person."""
-        before = self.watcher.snapshot()
+        try:
+            before = self.watcher.snapshot()
+        except OSError as exc:  # without a snapshot its effect could not be judged: not run
+            error = f"not run: the working tree could not be read ({exc})"
+            return ToolResult(ok=False, error=error)
         result = call()
         effect = self.judge(self.watcher.compare(before))
         if effect is None or not self._held(spec, effect):
@@ -141,8 +146,11 @@ class EffectGuard:
         return "".join(self._file_diff(change) for change in changes)
 
     def _file_diff(self, change: Change) -> str:
-        before = self.watcher.before_bytes(change.before) if change.before else b""
-        after = self.watcher.after_bytes(change)
+        try:
+            before = self.watcher.before_bytes(change.before) if change.before else b""
+            after = self.watcher.after_bytes(change)
+        except (OSError, subprocess.CalledProcessError):
+            return f"{change.kind} {change.path}: its content could not be read\n"
         return file_diff(change, before, after)
 
 

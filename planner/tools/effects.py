@@ -43,6 +43,7 @@ from planner.tools.safe_env import git_argv, git_environment
 
 RACY_WINDOW_NS = 2_000_000_000
 """A file changed this close to when it was hashed is hashed again (coarse timestamps)."""
+UNREADABLE = "unreadable:"
 ChangeKind = Literal["create", "write", "delete"]
 StatKey = tuple[int, int, int, int, int]
 
@@ -191,8 +192,11 @@ class TreeWatcher:
 
     def _keep_copy(self, relative: str, state: FileState) -> None:
         target = self._copy_path(state.digest)
-        if not target.exists():
-            shutil.copyfile(self.root / relative, target, follow_symlinks=False)
+        if target.exists() or state.digest.startswith(UNREADABLE):
+            return
+        partial = target.with_suffix(".part")
+        shutil.copyfile(self.root / relative, partial, follow_symlinks=False)
+        partial.rename(target)
 
     def _copy_path(self, digest: str) -> Path:
         if self._copies is None:
@@ -278,13 +282,16 @@ class TreeWatcher:
 
 
 def _read_state(path: Path, info: os.stat_result) -> FileState:
-    if stat.S_ISLNK(info.st_mode):
-        target = os.readlink(path)
-        return FileState(f"link:{target}", len(target))
-    digest = hashlib.sha1(f"blob {info.st_size}\0".encode(), usedforsecurity=False)
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    try:
+        if stat.S_ISLNK(info.st_mode):
+            target = os.readlink(path)
+            return FileState(f"link:{target}", len(target))
+        digest = hashlib.sha1(f"blob {info.st_size}\0".encode(), usedforsecurity=False)
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:  # unreadable or gone: judged by its stat data, and never restorable
+        return FileState(f"{UNREADABLE}{info.st_size}:{info.st_mtime_ns}", info.st_size)
     return FileState(digest.hexdigest(), info.st_size, bool(info.st_mode & 0o111))
 
 
