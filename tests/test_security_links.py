@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from planner.ci.tracking import TrackingView, render_tracking
 from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
@@ -74,3 +75,20 @@ def test_model_written_images_and_links_are_posted_as_inert_text(
         if pattern.search(text)
     ]
     assert live == []
+
+
+def test_only_links_to_the_forge_itself_stay_live_in_planners_notes() -> None:
+    """A note quotes a path the model chose (a commit refusal) next to planner's own link."""
+    view = TrackingView(
+        state="completed",
+        run_url="https://github.com/octo/repo/actions/runs/1",
+        notes=[
+            "see [the session comment](https://github.com/octo/repo/issues/1#issuecomment-2)",
+            "'![x](https://attacker.invalid/p.png)' was not committed (rule no-secrets)",
+            "[docs](https://attacker.invalid/phish) and ![y](https://github.com/x.png)",
+        ],
+    )
+    body = render_tracking(view)
+    assert "[the session comment](https://github.com/octo/repo/issues/1#issuecomment-2)" in body
+    assert [pattern.pattern for pattern in LIVE if pattern.search(body)] == []
+    assert "![y](https://github.com" not in body  # images stay inert, whatever their host

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
+from urllib.parse import urlsplit
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.engine.inert import inert_links
@@ -78,11 +79,12 @@ class TrackingView:
     (ISO 8601); a pass's own is PassResult.proceed_after."""
 
 
-def neutralize(text: str) -> str:
+def neutralize(text: str, own_host: str = "") -> str:
     """Model or issue text made inert for a comment: no HTML, no notifying @mentions, no
-    closing keywords, no links or images (planner.engine.inert)."""
+    closing keywords, no links or images (planner.engine.inert; inline links to `own_host`,
+    the forge's host, stay)."""
     escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return no_closing_keywords(MENTION.sub("@\u200b", inert_links(escaped)))
+    return no_closing_keywords(MENTION.sub("@\u200b", inert_links(escaped, own_host)))
 
 
 def no_closing_keywords(text: str) -> str:
@@ -209,8 +211,18 @@ def _links(view: TrackingView) -> str:
         links.append(f"Pull request [{view.pull_label or 'link'}]({view.pull_url})")
     if view.run_url:
         links.append(f"[CI run]({view.run_url})")
-    notes = [f"_{neutralize(note)}_" for note in view.notes]
+    own = _own_host(view)
+    notes = [f"_{neutralize(note, own)}_" for note in view.notes]
     return "\n\n".join([" · ".join(links), *notes]).strip()
+
+
+def _own_host(view: TrackingView) -> str:
+    """The forge's host, from a link planner made itself ("" when it made none)."""
+    for url in (view.run_url, view.branch_url, view.pull_url):
+        host = urlsplit(url).hostname if url else None
+        if host:
+            return host
+    return ""
 
 
 def _usage(result: PassResult | None) -> str:
