@@ -263,3 +263,18 @@ def test_an_effect_on_an_unreadable_file_is_still_judged(repo: Path) -> None:
             effects.run(spec(), command)
     finally:
         secret.chmod(0o600)
+
+
+def test_ignored_untracked_files_are_not_watched_but_tracked_ones_are(repo: Path) -> None:
+    """A virtualenv or local data set is neither hashed nor copied; ignoring a tracked file
+    does not hide a change to it."""
+    (repo / ".gitignore").write_text(".venv/\n*.log\nREADME.md\n")
+    (repo / ".venv" / "lib").mkdir(parents=True)
+    (repo / ".venv" / "lib" / "big.py").write_text("x = 1\n")
+    watcher = TreeWatcher(repo)
+    before = watcher.snapshot()
+    assert not any(path.startswith(".venv/") for path in before.files)
+    (repo / ".venv" / "lib" / "big.py").unlink()
+    (repo / "run.log").write_text("log\n")
+    (repo / "README.md").unlink()
+    assert [c.path for c in watcher.compare(before)] == ["README.md"]

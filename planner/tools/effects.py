@@ -12,7 +12,8 @@ could hide behind the same stat data (git's "racy" entries). Contents are kept f
 only where git cannot give them back: a file whose content is the blob git's index has for it
 is restored from git's object store, any other file (the pass's own uncommitted work) is copied
 once into a private folder, keyed by its hash. `.git`, build and cache outputs
-(planner.tools.build_outputs) and planner's own state folders are not watched.
+(planner.tools.build_outputs), untracked files git ignores (they never reach a commit: a
+virtualenv is neither hashed nor copied) and planner's own state folders are not watched.
 
 Usage::
 
@@ -86,6 +87,8 @@ class Change:
 class Snapshot:
     files: dict[str, FileState]
     taken_ns: int
+    ignored: frozenset[str] = frozenset()
+    """Untracked paths git ignores when the snapshot was taken (folders end in "/")."""
 
 
 @dataclass
@@ -114,18 +117,19 @@ class TreeWatcher:
     def snapshot(self) -> Snapshot:
         """The tree now, with a copy of every file that git could not give back."""
         taken = time.time_ns()
-        files = self._states()
+        ignored = self._ignored()
+        files = self._states(ignored)
         unchecked = {p: s for p, s in files.items() if self._restorable.get(p) != s.digest}
         in_git = self._index_blobs() if unchecked else {}
         for path, state in unchecked.items():
             if not state.is_link and in_git.get(path) != state.digest:
                 self._keep_copy(path, state)
             self._restorable[path] = state.digest
-        return Snapshot(files, taken)
+        return Snapshot(files, taken, ignored)
 
     def compare(self, before: Snapshot) -> list[Change]:
         """Every path whose content, kind or executable bit differs from `before`, sorted."""
-        after = self._states()
+        after = self._states(before.ignored | self._ignored())  # files ignored when created
         paths = sorted(before.files.keys() | after.keys())
         return [
             Change(path, before.files.get(path), after.get(path))
@@ -133,10 +137,10 @@ class TreeWatcher:
             if before.files.get(path) != after.get(path)
         ]
 
-    def _states(self) -> dict[str, FileState]:
+    def _states(self, ignored: frozenset[str]) -> dict[str, FileState]:
         states: dict[str, FileState] = {}
         now = time.time_ns()
-        for relative, info in self._walk(self.root, ()):
+        for relative, info in self._walk(self.root, (), ignored):
             states[relative] = self._state(relative, info, now)
         for gone in self._cache.keys() - states.keys():
             del self._cache[gone]
@@ -151,23 +155,30 @@ class TreeWatcher:
         self._cache[relative] = _Hashed(key, state, now)
         return state
 
-    def _walk(self, folder: Path, parts: tuple[str, ...]) -> Iterator[tuple[str, os.stat_result]]:
+    def _walk(
+        self, folder: Path, parts: tuple[str, ...], ignored: frozenset[str]
+    ) -> Iterator[tuple[str, os.stat_result]]:
         try:
             entries = list(os.scandir(folder))
         except OSError:
             return
         for entry in entries:
             here = (*parts, entry.name)
-            if self._skipped(entry, here):
+            if self._skipped(entry, here, ignored):
                 continue
             info = entry.stat(follow_symlinks=False)
             if stat.S_ISDIR(info.st_mode):
-                yield from self._walk(Path(entry.path), here)
+                yield from self._walk(Path(entry.path), here, ignored)
             elif stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
                 yield "/".join(here), info
 
-    def _skipped(self, entry: os.DirEntry[str], parts: tuple[str, ...]) -> bool:
+    def _skipped(
+        self, entry: os.DirEntry[str], parts: tuple[str, ...], ignored: frozenset[str]
+    ) -> bool:
         if entry.name.casefold() == ".git" or is_build_output(parts):
+            return True
+        relative = "/".join(parts)
+        if relative in ignored or f"{relative}/" in ignored:
             return True
         return bool(self.skip) and Path(entry.path) in self.skip
 
@@ -255,6 +266,17 @@ class TreeWatcher:
         return folder
 
     # -- git -----------------------------------------------------------------------------------
+
+    def _ignored(self) -> frozenset[str]:
+        """Untracked paths git ignores (a virtualenv, local data): they never reach a commit, so
+        what a command does to them is not an effect, and they are neither hashed nor copied."""
+        try:
+            listed = self._git(
+                "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
+            )
+        except (OSError, subprocess.CalledProcessError):
+            return frozenset()
+        return frozenset(listed.decode("utf-8", "surrogateescape").split("\0")) - {""}
 
     def _index_blobs(self) -> dict[str, str]:
         """path → blob id in git's index (read without running any repository filter)."""
