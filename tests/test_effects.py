@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.approval.effects import EffectGuard
+from planner.approval.effects import EffectGuard, EffectNotUndone
 from planner.approval.gate import ApprovalGate, AwaitingApproval
 from planner.approval.models import ActionSpecExt
 from planner.approval.setup import build_gate, build_plan_tool
@@ -152,7 +152,7 @@ def test_the_guard_classifies_by_the_risk_table_and_holds_only_what_needs_a_pers
     assert effects.take_pending() == []
 
 
-def test_an_effect_that_cannot_be_rolled_back_stops_the_pass(
+def test_an_effect_that_cannot_be_rolled_back_ends_the_run(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     effects = guard(repo)
@@ -161,11 +161,26 @@ def test_an_effect_that_cannot_be_rolled_back_stops_the_pass(
         raise RollbackFailed("could not restore 'README.md': read-only file system")
 
     monkeypatch.setattr(effects.watcher, "rollback", refuse)
-    with pytest.raises(StopPass) as stopped:
+    with pytest.raises(EffectNotUndone) as stopped:
         effects.run(spec(), deleting(repo / "README.md"))
-    assert stopped.value.status == "failed"
-    assert "could not be rolled back" in stopped.value.reason
-    assert "deletes README.md" in stopped.value.reason
+    assert not isinstance(stopped.value, StopPass)  # a StopPass would still publish the pass
+    assert "could not be rolled back" in str(stopped.value)
+    assert "deletes README.md" in str(stopped.value)
+
+
+def test_a_tampered_copy_is_never_restored(repo: Path) -> None:
+    """Attack: the command rewrites planner's saved copy of a file it then deletes, so the
+    rollback would write the attacker's content back. The copy's hash is checked first."""
+    (repo / "README.md").write_text("# the pass's own edit\n")  # only a copy can restore it
+    watcher = TreeWatcher(repo)
+    before = watcher.snapshot()
+    assert watcher._copies is not None
+    for copy in watcher._copies.iterdir():
+        copy.write_text("pwned\n")
+    (repo / "README.md").unlink()
+    with pytest.raises(RollbackFailed, match="changed or is gone"):
+        watcher.rollback(watcher.compare(before))
+    assert not (repo / "README.md").exists()
 
 
 def test_an_approved_effect_is_kept_only_when_it_is_the_one_shown(repo: Path) -> None:
@@ -259,7 +274,7 @@ def test_an_effect_on_an_unreadable_file_is_still_judged(repo: Path) -> None:
         return ToolResult(ok=True)
 
     try:
-        with pytest.raises(StopPass, match="could not be rolled back"):
+        with pytest.raises(EffectNotUndone, match="could not be rolled back"):
             effects.run(spec(), command)
     finally:
         secret.chmod(0o600)

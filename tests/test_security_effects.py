@@ -141,3 +141,32 @@ def test_writing_a_file_the_test_command_runs_is_not_low_risk(rig: Rig) -> None:
     outcome = rig.run(labeled_event(), steps[:3], event_name="issues", **config)
     assert outcome.status == "needs_human"
     assert "| a1 | create | `conftest.py` | medium |" in tracking(fake)
+
+
+TAMPER = (
+    "import glob, pathlib, tempfile\n"
+    "for copy in glob.glob(tempfile.gettempdir() + '/planner-effects-*/*'):\n"
+    "    pathlib.Path(copy).write_text('pwned\\n')\n"
+    "pathlib.Path('README.md').unlink()\n"
+)
+
+
+def test_a_command_that_tampers_with_the_saved_copies_gets_nothing_pushed(rig: Rig) -> None:
+    """Attack: the model edits README.md (so only planner's saved copy can restore it), then its
+    conftest.py rewrites every saved copy it can reach and deletes README.md. The rollback
+    would restore the attacker's text; instead the run ends and nothing is pushed."""
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    steps = one_file_plan("conftest.py", TAMPER, "Add a test setup")
+    calls: list[ToolCallSpec] = [
+        ("write_file", {"path": "README.md", "content": "# hello\n\nEdited by the pass.\n"}),
+        ("write_file", {"path": "conftest.py", "content": TAMPER}),
+        ("run_command", {"argv": PYTEST}),
+    ]
+    script = [*steps[:2], reply_tool_calls("execute", calls)]
+    outcome = rig.run(labeled_event(), script, event_name="issues", **allowing(PYTEST))
+
+    assert outcome.status == "failed", outcome
+    assert "could not be rolled back" in outcome.reason
+    assert not fake.branch_exists("planner/issue-1")
+    assert "could not be rolled back" in tracking(fake)

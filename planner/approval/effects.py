@@ -8,7 +8,8 @@ an overwrite of a file of at least `large_file_bytes`, a change to a CI definiti
 planner's own configuration is high risk. When the effect's risk needs a person, the effect is
 rolled back and kept in `pending` for the gate to ask about, with the diff the call produced; a
 person's approval runs the call again and keeps its effect only when it is exactly the one shown.
-When the effect cannot be rolled back, the pass stops with a message naming what is left.
+When the effect cannot be rolled back, the run ends with EffectNotUndone naming what is left,
+and nothing is committed or pushed.
 
 Any caller that runs code on the model's behalf uses it the same way::
 
@@ -27,12 +28,17 @@ from dataclasses import dataclass, field
 from planner.approval.models import RISK_ORDER, ActionSpecExt, Risk
 from planner.approval.preview import BINARY_NOTE, decoded
 from planner.approval.validation import SpecRules, path_high_reason, runs_as_code
-from planner.engine.flow import StopPass
+from planner.engine.errors import PlannerError
 from planner.engine.interfaces import ToolResult
 from planner.tools.effects import Change, RollbackFailed, TreeWatcher
 
 DIFF_FILE_BYTES = 200_000
 """A changed file larger than this is named in the diff with its sizes, not shown line by line."""
+
+
+class EffectNotUndone(PlannerError):
+    """An effect that needs a person could not be rolled back. Not a StopPass on purpose: the
+    pass ends without publishing, so nothing of it is committed or pushed."""
 
 
 @dataclass(frozen=True)
@@ -118,11 +124,10 @@ class EffectGuard:
         try:
             self.watcher.rollback([c.change for c in effect.changes])
         except RollbackFailed as failure:
-            raise StopPass(
-                "failed",
+            raise EffectNotUndone(
                 f"{spec.description}: its effect needs a person's approval "
                 f"({effect.reason()}), but it could not be rolled back: {failure}. "
-                "The branch was not pushed; check the working tree before running again.",
+                "Nothing of this run was committed or pushed after it."
             ) from failure
 
     def _judged(self, change: Change) -> JudgedChange:
@@ -149,7 +154,7 @@ class EffectGuard:
         try:
             before = self.watcher.before_bytes(change.before) if change.before else b""
             after = self.watcher.after_bytes(change)
-        except (OSError, subprocess.CalledProcessError):
+        except (OSError, subprocess.CalledProcessError, RollbackFailed):
             return f"{change.kind} {change.path}: its content could not be read\n"
         return file_diff(change, before, after)
 

@@ -189,9 +189,12 @@ class TreeWatcher:
         if state.is_link:
             return state.digest.removeprefix("link:").encode("utf-8", "surrogateescape")
         copy = self._copy_path(state.digest)
-        if copy.is_file():
-            return copy.read_bytes()
-        return self._git("cat-file", "blob", state.digest)
+        content = (
+            copy.read_bytes() if copy.is_file() else self._git("cat-file", "blob", state.digest)
+        )
+        if _blob_id(content) != state.digest:  # a command of the same user may reach the copies
+            raise RollbackFailed(f"the saved content {state.digest[:12]} was changed or is gone")
+        return content
 
     def after_bytes(self, change: Change) -> bytes:
         if change.after is None:
@@ -250,7 +253,7 @@ class TreeWatcher:
                 os.symlink(content.decode("utf-8", "surrogateescape"), target)
                 return
             _write_new(target, content, state.executable)
-        except (OSError, subprocess.CalledProcessError) as exc:
+        except (OSError, subprocess.CalledProcessError, RollbackFailed) as exc:
             raise RollbackFailed(f"could not restore {relative!r}: {exc}") from exc
 
     def _real_folder(self, relative: str) -> Path:
@@ -315,6 +318,12 @@ def _read_state(path: Path, info: os.stat_result) -> FileState:
     except OSError:  # unreadable or gone: judged by its stat data, and never restorable
         return FileState(f"{UNREADABLE}{info.st_size}:{info.st_mtime_ns}", info.st_size)
     return FileState(digest.hexdigest(), info.st_size, bool(info.st_mode & 0o111))
+
+
+def _blob_id(content: bytes) -> str:
+    blob = hashlib.sha1(f"blob {len(content)}\0".encode(), usedforsecurity=False)
+    blob.update(content)
+    return blob.hexdigest()
 
 
 def _racy(info: os.stat_result, hashed_at_ns: int) -> bool:
