@@ -121,7 +121,7 @@ class ApprovalGate:
         content = (
             _command_text(call)
             if call.name == "run_command"
-            else json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)
+            else json.dumps(call.arguments, sort_keys=True)  # \u escapes: nothing invisible
         )
         description = f"{call.name}: {content[:120]}{self._runs_model_code()}"
         return _spec("run", "", content, description, invocation, task_id)
