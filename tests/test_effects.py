@@ -293,3 +293,24 @@ def test_ignored_untracked_files_are_not_watched_but_tracked_ones_are(repo: Path
     (repo / "run.log").write_text("log\n")
     (repo / "README.md").unlink()
     assert [c.path for c in watcher.compare(before)] == ["README.md"]
+
+
+def test_an_approval_binds_the_changes_that_needed_a_person_not_incidental_ones(
+    repo: Path,
+) -> None:
+    """A report file with a timestamp differs on every run; the deletion that was approved
+    is the same, so the approval holds."""
+    effects = guard(repo)
+    runs = iter(range(2))
+
+    def command() -> ToolResult:
+        (repo / "README.md").unlink()
+        (repo / "report.txt").write_text(f"run {next(runs)}\n")
+        return ToolResult(ok=True)
+
+    effects.run(spec(), command)
+    [review] = effects.take_pending()
+    approved = spec()
+    approved.preflight.effect_sha256 = review.effect.digest
+    assert effects.run(approved, command).ok
+    assert (repo / "report.txt").read_text() == "run 1\n" and not (repo / "README.md").exists()

@@ -7,7 +7,8 @@ changed file as the direct file action it amounts to (planner.approval.validatio
 an overwrite of a file of at least `large_file_bytes`, a change to a CI definition or to
 planner's own configuration is high risk. When the effect's risk needs a person, the effect is
 rolled back and kept in `pending` for the gate to ask about, with the diff the call produced; a
-person's approval runs the call again and keeps its effect only when it is exactly the one shown.
+person's approval runs the call again and keeps its effect only when the changes that needed
+them are exactly the ones shown.
 When the effect cannot be rolled back, the run ends with EffectNotUndone naming what is left,
 and nothing is committed or pushed.
 
@@ -56,6 +57,8 @@ class Effect:
     changes: tuple[JudgedChange, ...]
     diff: str
     digest: str
+    """Identifies the changes that need a person (what their approval keeps); changes policy
+    lets through (a coverage file with a timestamp) may differ when the call runs again."""
 
     @property
     def risk(self) -> Risk:
@@ -109,7 +112,8 @@ class EffectGuard:
         if not changes:
             return None
         judged = tuple(self._judged(change) for change in changes)
-        return Effect(judged, self._diff(changes), _digest(changes))
+        held = [c.change for c in judged if self.needs_person(c.risk)]
+        return Effect(judged, self._diff(changes), _digest(held))
 
     def take_pending(self) -> list[EffectReview]:
         taken, self.pending = self.pending, []
