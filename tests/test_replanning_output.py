@@ -188,6 +188,8 @@ def test_tool_output_in_decision_prompts_stays_fenced() -> None:
         IssueState(), [], "task_1", call, ToolResult(ok=False, content=hostile, error=hostile)
     )
     prompt = ReplanPromptBuilder().build_execution_prompt(facts)
-    assert "secret" not in prompt and "secret" not in facts.trigger
+    # the tool's output is shown whole inside its fence (a reviewer sees what the model saw);
+    # only the one-line trigger, outside any fence, drops what a person would not see
+    assert "<!-- secret -->" in prompt and "secret" not in facts.trigger
     assert prompt.count("</untrusted-data>") == prompt.count("<untrusted-data ") == 2
     assert "[fence removed]>SYSTEM" in prompt

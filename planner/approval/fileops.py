@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from planner.approval.effects import EffectGuard
 from planner.approval.models import ActionSpecExt
 from planner.engine.interfaces import ToolResult
 from planner.tools.paths import PathPolicy, PathRefused
@@ -19,8 +20,15 @@ CallTool = Callable[[str, dict[str, Any]], ToolResult]
 class SpecExecutor:
     policy: PathPolicy
     call_tool: CallTool
+    effects: EffectGuard | None = None
+    """Judges what a command or MCP call changed (None: not watched, e.g. the CLI's PlanTool)."""
 
     def __call__(self, spec: ActionSpecExt) -> ToolResult:
+        if spec.kind == "run" and self.effects is not None:
+            return self.effects.run(spec, lambda: self._carry_out(spec))
+        return self._carry_out(spec)
+
+    def _carry_out(self, spec: ActionSpecExt) -> ToolResult:
         if spec.invocation is not None:
             arguments = dict(spec.invocation.arguments)
             if spec.kind in ("create", "write"):

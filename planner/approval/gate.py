@@ -20,16 +20,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from planner.approval.effects import EffectGuard, EffectReview
 from planner.approval.models import (
     ActionSpec,
     ActionSpecExt,
     MessageRef,
     PlanRecord,
+    Preflight,
+    Risk,
     SpecKind,
     SpecSelection,
     ToolInvocation,
 )
+from planner.approval.preview import PREVIEW_CHARS
 from planner.approval.tool import RUNNABLE, PlanTool
+from planner.approval.validation import runs_as_code
 from planner.engine.config import ApprovalConfig
 from planner.engine.flow import StopPass
 from planner.engine.interfaces import ToolCall, ToolResult
@@ -71,6 +76,9 @@ class ApprovalGate:
     """False where a pass cannot end waiting and resume (legacy mode): refuse instead."""
     current_task: str = ""
     """The task whose tool calls the guard sees (set by the approval phase before each call)."""
+    code_written: set[str] = field(default_factory=set)
+    """Files this pass asked to write that an allowed command runs as code (conftest.py, …):
+    every later command or MCP call says it runs code the model wrote."""
 
     def guard(self, name: str, arguments: dict[str, Any]) -> ToolResult | None:
         """ToolRegistry's guard: every tool call of the pass passes here first (None: run it)."""
@@ -97,6 +105,8 @@ class ApprovalGate:
         """The ActionSpec a mutating tool call asks for (a failed result if it cannot be one)."""
         invocation = ToolInvocation(name=call.name, arguments=call.arguments)
         path = str(call.arguments.get("path", ""))
+        if call.name in ("write_file", "edit_file") and runs_as_code(path):
+            self.code_written.add(path)
         if call.name == "write_file":
             content = call.arguments.get("content")
             if not isinstance(content, str) or not path:
@@ -107,12 +117,20 @@ class ApprovalGate:
             return _spec(kind, path, content, f"write_file {path}", invocation, task_id)
         if call.name == "edit_file":
             return self._edit_spec(task_id, call, invocation, path)
+        # The whole arguments, never a cut: the preview shows what runs (render says what is cut)
         content = (
             _command_text(call)
             if call.name == "run_command"
-            else (json.dumps(call.arguments, sort_keys=True)[:2_000])
+            else json.dumps(call.arguments, sort_keys=True)  # \u escapes: nothing invisible
         )
-        return _spec("run", "", content, f"{call.name}: {content[:120]}", invocation, task_id)
+        description = f"{call.name}: {content[:120]}{self._runs_model_code()}"
+        return _spec("run", "", content, description, invocation, task_id)
+
+    def _runs_model_code(self) -> str:
+        if not self.code_written:
+            return ""
+        names = ", ".join(sorted(self.code_written))
+        return f" (runs code the model wrote: {names[:200]})"
 
     def _edit_spec(
         self, task_id: str, call: ToolCall, invocation: ToolInvocation, path: str
@@ -140,6 +158,8 @@ class ApprovalGate:
             )
             checked = self.tool.set_action_specs(plan_id, [spec]).normalized[0]
             answer = self._decide(plan_id, checked)
+        if self._ask_about_effects():
+            raise self._awaiting(f"approval needed for the effect of {checked.id}")
         if answer is None:
             raise self._awaiting(f"approval needed for {checked.id}")
         return answer
@@ -159,9 +179,69 @@ class ApprovalGate:
         return self._tool_result(self.tool.get_plan(plan_id), checked.id)
 
     def _needs_person(self, spec: ActionSpecExt) -> bool:
-        if spec.risk == "high" or self.config.mode == "plan":
+        if self.config.mode == "plan" or not fully_shown(spec):
             return True
-        return self.config.mode == "risky" and spec.risk not in self.config.auto_approve
+        return person_needed(self.config, spec.risk)
+
+    # -- effects of commands and MCP calls ----------------------------------------------------
+
+    def _ask_about_effects(self) -> bool:
+        """Ask a person about every effect the guard rolled back; whether any was asked about.
+        Where a pass cannot wait, the rolled-back call stays a failed action for the model."""
+        guard = self._effect_guard()
+        reviews = guard.take_pending() if guard is not None else []
+        if not self.can_wait:
+            return False
+        for review in reviews:
+            self._ask_about_effect(review)
+        return bool(reviews)
+
+    def _ask_about_effect(self, review: EffectReview) -> None:
+        spec, effect = review.spec, review.effect
+        held = _spec(
+            "run",
+            "",
+            spec.content or "",
+            f"{spec.description[:200]} (its effect)",
+            spec.invocation or ToolInvocation(name="run_command"),
+            spec.task_id,
+        )
+        held.preflight = Preflight(
+            diff_summary=effect.summary(),
+            effect_diff=effect.diff,
+            effect_sha256=effect.digest,
+            effect_reason=effect.reason() if effect.risk == "high" else "",
+        )
+        with self.tool.batch():
+            plan_id = self.tool.propose(
+                held.description, self._sources(), rationale=f"effect of {spec.id}", tags=["effect"]
+            )
+            checked = self.tool.set_action_specs(plan_id, [held]).normalized[0]
+            self.tool.require_person(plan_id, [checked.id])
+            self.tool.request_approval(plan_id, SpecSelection(ids=[checked.id]))
+
+    def watched(
+        self, task_id: str, argv: list[str], run: Callable[[], ToolResult], description: str = ""
+    ) -> ToolResult:
+        """`run` (a command planner starts on the model's behalf, such as the repository's test
+        command in verification) under the same effect check as run_command. An effect that
+        needs a person is rolled back; when `argv` is an allowed command a person is asked (the
+        pass ends waiting, AwaitingApproval), else the failed result says what was rolled back."""
+        guard = self._effect_guard()
+        if guard is None:
+            return run()
+        text = shlex.join(argv)
+        invocation = ToolInvocation(name="run_command", arguments={"argv": argv})
+        spec = _spec("run", "", text, description or text, invocation, task_id)
+        result = guard.run(spec, run)
+        if guard.pending and self.tool.rules.command_allowed(text) and self._ask_about_effects():
+            raise self._awaiting(f"approval needed for the effect of {text}")
+        guard.take_pending()  # not replayable by a person's approval: the failure says it all
+        return result
+
+    def _effect_guard(self) -> EffectGuard | None:
+        guard = getattr(self.tool.executor, "effects", None)
+        return guard if isinstance(guard, EffectGuard) else None
 
     # -- plan mode: stage everything, ask once -------------------------------------------
 
@@ -218,6 +298,7 @@ class ApprovalGate:
         """Execute approved plans, hand rejected specs back, and re-ask for what still waits."""
         for record in self.tool.records(RUNNABLE):
             self._execute_approved(record, port)
+        self._ask_about_effects()
         # A rejection may sit in a plan still waiting for its other specs, or next to approved ones.
         for record in self.tool.records(("proposed", "pending_review")):
             self._report_rejected(record, port)
@@ -309,6 +390,20 @@ def _spec(
         invocation=invocation,
         task_id=task_id,
     )
+
+
+def person_needed(config: ApprovalConfig, risk: Risk) -> bool:
+    """The policy for one risk level: high always waits; off lets everything else run; risky
+    and plan let the levels of `auto_approve` run (plan mode stages specs before it asks)."""
+    if risk == "high":
+        return True
+    return config.mode != "off" and risk not in config.auto_approve
+
+
+def fully_shown(spec: ActionSpecExt) -> bool:
+    """Whether a person's preview shows the whole spec: a command or MCP call whose arguments
+    are cut in the preview is never approved in bulk."""
+    return spec.kind != "run" or len(spec.content or "") <= PREVIEW_CHARS
 
 
 def _cannot_wait(spec: ActionSpecExt) -> str:

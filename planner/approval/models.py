@@ -51,6 +51,12 @@ class Preflight(Model):
     diff_summary: str = ""
     base_sha256: str | None = None
     """The file's content hash when previewed: execution recomputes it, a change asks again."""
+    effect_diff: str = ""
+    """A command's effect on the working tree (rolled back, waiting for a person), as a diff."""
+    effect_sha256: str | None = None
+    """The effect a person approves: the command runs again and keeps exactly this effect."""
+    effect_reason: str = ""
+    """Why the effect needs a person (e.g. "deletes README.md")."""
 
 
 class ToolInvocation(Model):

@@ -10,6 +10,9 @@ if TYPE_CHECKING:
     from planner.approval.models import ActionSpecExt
 
 BINARY_NOTE = "binary content"
+PREVIEW_CHARS = 4_000
+"""A preview (diff, command, MCP arguments) shown to a person holds at most this much; a longer
+one says it was cut, how much is hidden and where the whole text is stored."""
 
 
 def new_text(spec: ActionSpecExt) -> str:
@@ -61,6 +64,11 @@ def diff_summary(spec: ActionSpecExt, before: bytes) -> str:
         "write": "overwrite" if before else "create",
     }
     return f"{verb.get(spec.kind, spec.kind)}: +{added} -{removed} lines"
+
+
+def decoded(data: bytes) -> str | None:
+    """`data` as text, or None for binary content."""
+    return _text(data)
 
 
 def _text(data: bytes) -> str | None:

@@ -7,10 +7,10 @@ import sys
 from collections.abc import Sequence
 
 from planner.approval.models import ActionSpecExt, PlanRecord
-from planner.approval.preview import unified
+from planner.approval.preview import PREVIEW_CHARS, unified
 from planner.approval.tool import PlanTool
+from planner.engine.inert import inert_links
 
-DIFF_LIMIT = 4_000
 RISK_MARK = {"low": "low", "medium": "medium", "high": "⚠️ high"}
 
 
@@ -48,22 +48,47 @@ def _row(spec: ActionSpecExt) -> str:
 
 
 def _details(tool: PlanTool, spec: ActionSpecExt) -> list[str]:
-    body = _diff(tool, spec) if spec.path else spec.content or ""
+    effect = spec.preflight.effect_diff
+    body = _diff(tool, spec) if spec.path else effect or spec.content or ""
     if not body.strip():
         return []
-    if len(body) > DIFF_LIMIT:
-        body = body[:DIFF_LIMIT] + f"\n… ({len(body) - DIFF_LIMIT} more characters)\n"
-    fence = _fence(body)
-    language = "diff" if spec.path else "sh"
-    return [
-        f"<details><summary>{spec.id}: {_cell(spec.description)}</summary>",
-        "",
-        f"{fence}{language}",
-        body.rstrip("\n"),
-        fence,
-        "</details>",
-        "",
-    ]
+    lines = [f"<details><summary>{spec.id}: {_cell(spec.description)}</summary>", ""]
+    if effect:
+        lines += [_effect_note(spec), ""]
+    shown = body[:PREVIEW_CHARS]
+    fence = _fence(shown)
+    language = "diff" if spec.path or effect else "sh"
+    lines += [f"{fence}{language}", shown.rstrip("\n"), fence]
+    if len(body) > PREVIEW_CHARS:
+        lines += ["", _cut_note(tool, spec, len(body) - PREVIEW_CHARS, len(body))]
+    return [*lines, "</details>", ""]
+
+
+def _effect_note(spec: ActionSpecExt) -> str:
+    command = _cell(spec.content or "")
+    return (
+        f"`{command}` ran, and this is what it changed in the working tree. The change was "
+        "**rolled back**. Approving runs it again and keeps its effect only if it is exactly "
+        "this one; otherwise you are asked again."
+    )
+
+
+def _cut_note(tool: PlanTool, spec: ActionSpecExt, hidden: int, total: int) -> str:
+    """A cut preview says so, how much it hides and where the whole text is; such a spec is
+    never approved in bulk (planner.approval.gate.fully_shown)."""
+    plan = _plan_of(tool, spec.id)
+    stored = f"`plans/{plan}/preview/{spec.id}.diff`" if plan else "its plan's preview folder"
+    return (
+        f"⚠️ **Preview cut:** {hidden:,} of {total:,} characters are not shown above. The whole "
+        f"text is stored in the planning history as {stored}; approve only what you have read."
+    )
+
+
+def _plan_of(tool: PlanTool, spec_id: str) -> str:
+    for record in tool.records(("pending_review", "proposed")):
+        if record.state.spec(spec_id) is not None:
+            return record.plan.id
+    return ""
 
 
 def _diff(tool: PlanTool, spec: ActionSpecExt) -> str:
@@ -81,7 +106,7 @@ def _fence(body: str) -> str:
 def _cell(text: str) -> str:
     """Model-written text made inert for a table cell or summary: no markup, no @mentions."""
     flat = " ".join(text.split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    flat = re.sub(r"@(?=\w)", "@\u200b", flat)
+    flat = re.sub(r"@(?=\w)", "@\u200b", inert_links(flat))
     return flat.replace("|", "\\|").replace("`", "'")[:160]
 
 

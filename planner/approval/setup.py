@@ -6,14 +6,16 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 
+from planner.approval.effects import EffectGuard
 from planner.approval.fileops import CallTool, SpecExecutor
-from planner.approval.gate import ApprovalGate
+from planner.approval.gate import ApprovalGate, person_needed
 from planner.approval.store import Journal, PlanStore
 from planner.approval.tool import PlanTool
 from planner.approval.validation import SpecRules
 from planner.engine.config import PlannerConfig
 from planner.engine.history import PlanningHistoryStore
 from planner.tools.commands import allowed_argv
+from planner.tools.effects import TreeWatcher
 from planner.tools.paths import PathPolicy
 from planner.tools.registry import ToolRegistry
 
@@ -41,9 +43,10 @@ def build_plan_tool(
     journal: Journal | None = None,
     protected: tuple[Path, ...] = (),
 ) -> PlanTool:
+    planner_state = (history_dir, workspace / ".planner", *protected)
     policy = PathPolicy.create(
         workspace,
-        protected=(history_dir, workspace / ".planner", *protected),
+        protected=planner_state,
         write_protected=config_paths,
         allow_workflow_edits=config.tools.allow_workflow_edits,
     )
@@ -52,9 +55,15 @@ def build_plan_tool(
         config=config.approval,
         command_allowed=command_checker(config),
         config_paths=config_paths,
+        runs_commands=bool(config.tools.command_prefixes),
     )
     store = PlanStore(history_dir, journal)
-    return PlanTool(store, rules, SpecExecutor(policy, call_tool), issue=issue)
+    effects = EffectGuard(
+        TreeWatcher(workspace, skip=planner_state),
+        rules,
+        lambda risk: person_needed(config.approval, risk),
+    )
+    return PlanTool(store, rules, SpecExecutor(policy, call_tool, effects), issue=issue)
 
 
 def build_gate(tool: PlanTool, config: PlannerConfig, issue_ref: str) -> ApprovalGate:
@@ -93,4 +102,7 @@ def install_gate(
     gate = build_gate(tool, config, f"{store.repository}#{store.issue_id}")
     gate.can_wait = config.planning.enabled
     registry.guard = gate.guard
+    effects = getattr(tool.executor, "effects", None)
+    if isinstance(effects, EffectGuard):
+        registry.add_cleanup(effects.watcher.close)
     return gate

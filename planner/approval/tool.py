@@ -409,6 +409,11 @@ class PlanTool:
         )
 
     def _diff_of(self, spec: ActionSpecExt) -> str:
+        """What preview/<spec>.diff stores: a file's diff, or a call's whole arguments and the
+        diff of its rolled-back effect (what a cut preview points to)."""
+        if spec.kind == "run":
+            effect = spec.preflight.effect_diff
+            return (spec.content or "") + "\n" + (f"\n{effect}" if effect else "")
         if not spec.path or not spec.validated:
             return ""
         path = self.rules.policy.root / spec.path

@@ -10,8 +10,14 @@ table is one function, `classify`, so the policy reads in one place:
 | a CI definition (only reachable with allow_workflow_edits)   | high   |
 | a command outside tools.allowed_commands (also refused)      | high   |
 | planner's own config (also refused: it is write-protected)   | high   |
+| the effect of a command or MCP call that is high by this table | high |
 | write over an existing file; an allowed command; MCP tools   | medium |
+| create or write of a file an allowed command runs as code     | medium |
+| (conftest.py, setup.py, Makefile, package.json, *.pth, tests) |        |
 | create, mkdir, read, analyze                                 | low    |
+
+What a command or an MCP call changed in the working tree is classified by the same table
+(planner.approval.effects): each changed file as the write, create or delete it amounts to.
 """
 
 from __future__ import annotations
@@ -26,6 +32,16 @@ from planner.approval.preview import diff_summary
 from planner.engine.config import ApprovalConfig
 from planner.tools.paths import CI_DEFINITIONS, PathPolicy, PathRefused
 
+RUNS_AS_CODE_NAMES = frozenset(
+    {
+        "conftest.py", "setup.py", "setup.cfg", "pyproject.toml", "pytest.ini", "tox.ini",
+        "noxfile.py", "sitecustomize.py", "usercustomize.py", "makefile", "gnumakefile",
+        "package.json", ".npmrc",
+    }
+)  # fmt: skip
+"""Files test runners, build tools and the interpreter load as code without being named."""
+RUNS_AS_CODE_SUFFIXES = (".pth", ".mk")
+
 WRITING_KINDS = frozenset({"create", "write", "mkdir", "delete"})
 PATH_KINDS = WRITING_KINDS | {"read"}
 
@@ -38,6 +54,8 @@ class SpecRules:
     config: ApprovalConfig
     command_allowed: Callable[[str], bool] = lambda command: False
     config_paths: tuple[Path, ...] = ()
+    runs_commands: bool = False
+    """Some command is allowed: a file it would run as code is at least that command's risk."""
 
 
 def validate(spec: ActionSpecExt, rules: SpecRules) -> ActionSpecExt:
@@ -98,7 +116,18 @@ def classify(spec: ActionSpecExt, resolved: Path | None, rules: SpecRules) -> Ri
         return "high"
     if spec.kind == "run" or (spec.kind == "write" and spec.preflight.overwrite):
         return "medium"
+    if spec.kind in ("create", "write") and rules.runs_commands and runs_as_code(spec.path):
+        return "medium"
     return "low"
+
+
+def runs_as_code(path: str) -> bool:
+    """Whether an allowed command may execute the file without being told to: a test runner's
+    conftest.py or test files, setup.py, a Makefile, package.json scripts, a *.pth file."""
+    name = PurePosixPath(path).name.casefold()
+    if name in RUNS_AS_CODE_NAMES or name.endswith(RUNS_AS_CODE_SUFFIXES):
+        return True
+    return name.endswith(".py") and (name.startswith("test") or name.endswith("_test.py"))
 
 
 def _high_reason(spec: ActionSpecExt, resolved: Path | None, rules: SpecRules) -> str:
@@ -106,21 +135,26 @@ def _high_reason(spec: ActionSpecExt, resolved: Path | None, rules: SpecRules) -
         return "deletes a file"
     if _unlisted_command(spec, rules):
         return "a command outside tools.allowed_commands"
+    if spec.kind == "run" and spec.preflight.effect_reason:
+        return f"its effect {spec.preflight.effect_reason}"
     if spec.kind == "run" or not spec.path:
         return ""
-    parts = tuple(part.casefold() for part in PurePosixPath(spec.path).parts)
-    if any(parts[: len(prefix)] == prefix for prefix in CI_DEFINITIONS) or parts[:2] == (
-        ".github",
-        "actions",
-    ):
+    if not spec.validated and any("protected-path" in note for note in spec.notes):
+        return "touches planner's own state or configuration"
+    size = _size(resolved) if spec.preflight.overwrite and resolved is not None else 0
+    return path_high_reason(spec.path, resolved, rules, size)
+
+
+def path_high_reason(path: str, resolved: Path | None, rules: SpecRules, before_size: int) -> str:
+    """Why changing `path` (a file of `before_size` bytes before; 0: new) is high risk, or ""."""
+    parts = tuple(part.casefold() for part in PurePosixPath(path).parts)
+    if any(parts[: len(prefix)] == prefix for prefix in CI_DEFINITIONS):
         return "changes a CI definition"
     if resolved is not None and any(resolved == p.resolve() for p in rules.config_paths):
         return "changes planner's own configuration"
-    if not spec.validated and any("protected-path" in note for note in spec.notes):
-        return "touches planner's own state or configuration"
     large = rules.config.large_file_bytes
-    if spec.preflight.overwrite and resolved is not None and _size(resolved) >= large:
-        return f"overwrites a file of {_size(resolved)} bytes (large_file_bytes: {large})"
+    if before_size >= large:
+        return f"overwrites a file of {before_size} bytes (large_file_bytes: {large})"
     return ""
 
 

@@ -7,7 +7,9 @@ config (planner.tools.paths), but an allowed command or an MCP server writes wit
 commit the staged changes are checked against the same rules, plus two only a commit has:
 symlinks pointing outside the tree (or into `.git`), and files holding a secret planner knows.
 A violating path is unstaged (the index goes back to HEAD for it), so it is never committed or
-pushed, and each one is reported with its rule for the tracking comment.
+pushed, and each one is reported with its rule for the tracking comment. Build and cache outputs
+(`__pycache__/`, `*.pyc`, `.pytest_cache/`, `node_modules/`: planner.tools.build_outputs) are
+unstaged too, whatever `.gitignore` says, without a note: running the tests leaves them behind.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig
 from planner.engine.errors import PlannerError
 from planner.engine.redaction import SECRETS
+from planner.tools.build_outputs import is_build_output
 from planner.tools.paths import ci_definition, git_segment
 from planner.tools.safe_env import git_argv
 
@@ -106,13 +109,15 @@ class PolicyCheck:
 
     def run(self) -> list[Refusal]:
         entries = staged_entries(self.git)
+        outputs = [e.path for e in entries if is_build_output(tuple(e.path.split("/")))]
+        entries = [e for e in entries if e.path not in set(outputs)]
         self.blobs = read_blobs(self.git, [e.new_sha for e in entries if self._reads(e)])
         for entry in entries:
             rule = self.rule_broken(entry)
             if rule:
                 self.refusals.append(Refusal(entry.path, rule))
-        if self.refusals:
-            unstage(self.git, [refusal.path for refusal in self.refusals])
+        if self.refusals or outputs:
+            unstage(self.git, [refusal.path for refusal in self.refusals] + outputs)
         return self.refusals
 
     def _reads(self, entry: StagedEntry) -> bool:

@@ -6,7 +6,8 @@ and a log of earlier runs. It stays under GitHub's 65,536-character body limit b
 oldest run-log lines first, then shortening messages — never the current checklist.
 
 Text that came from the model is neutralised before it is shown: HTML is escaped (no hidden
-markup, no fake markers, no tracking images) and @mentions do not notify anyone.
+markup, no fake markers, no tracking images), Markdown links and images are inert text (no
+forge image proxy fetches a URL the model wrote) and @mentions do not notify anyone.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
+from urllib.parse import urlsplit
 
 from planner.ci.forges.base import TRACKING_MARKER
+from planner.engine.inert import inert_links
 from planner.engine.result import PassResult, TaskView, render_checklist
 from planner.engine.verification import VerificationNote
 
@@ -77,11 +80,12 @@ class TrackingView:
     (ISO 8601); a pass's own is PassResult.proceed_after."""
 
 
-def neutralize(text: str) -> str:
+def neutralize(text: str, own_host: str = "") -> str:
     """Model or issue text made inert for a comment: no HTML, no notifying @mentions, no
-    closing keywords."""
+    closing keywords, no links or images (planner.engine.inert; inline links to `own_host`,
+    the forge's host, stay)."""
     escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return no_closing_keywords(MENTION.sub("@\u200b", escaped))
+    return no_closing_keywords(MENTION.sub("@\u200b", inert_links(escaped, own_host)))
 
 
 def no_closing_keywords(text: str) -> str:
@@ -209,8 +213,18 @@ def _links(view: TrackingView) -> str:
         links.append(f"Pull request [{view.pull_label or 'link'}]({view.pull_url})")
     if view.run_url:
         links.append(f"[CI run]({view.run_url})")
-    notes = [f"_{neutralize(note)}_" for note in view.notes]
+    own = _own_host(view)
+    notes = [f"_{neutralize(note, own)}_" for note in view.notes]
     return "\n\n".join([" · ".join(links), *notes]).strip()
+
+
+def _own_host(view: TrackingView) -> str:
+    """The forge's host, from a link planner made itself ("" when it made none)."""
+    for url in (view.run_url, view.branch_url, view.pull_url):
+        host = urlsplit(url).hostname if url else None
+        if host:
+            return host
+    return ""
 
 
 def _usage(result: PassResult | None) -> str:

@@ -82,6 +82,19 @@ def sanitize_untrusted(text: str, limit_bytes: int = MAX_BODY_BYTES) -> str:
     return truncate_bytes(cleaned, limit_bytes)
 
 
+def fence_untrusted(text: str, limit_bytes: int = MAX_BODY_BYTES) -> str:
+    """Untrusted text for a reviewer (a diff, a model's summary) to read whole inside an
+    `<untrusted-data>` fence: no pattern removes anything (an unclosed `<!--` in a diff hides
+    nothing after it), invisible characters are shown as `[U+200B]`, and only what could close
+    the fence is defused."""
+    shown = INVISIBLE.sub(_codepoint, unicodedata.normalize("NFC", text))
+    return truncate_bytes(FENCE_TAG.sub("[fence removed]", shown), limit_bytes)
+
+
+def _codepoint(match: re.Match[str]) -> str:
+    return f"[U+{ord(match.group()):04X}]"
+
+
 def truncate_bytes(text: str, limit_bytes: int) -> str:
     data = text.encode("utf-8")
     if len(data) <= limit_bytes:

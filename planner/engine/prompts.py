@@ -13,6 +13,8 @@ from typing import Any
 
 import jinja2
 
+from planner.engine.issue import fence_untrusted
+
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"  # planner/prompts
 
 
@@ -23,7 +25,7 @@ def prompts_dir() -> Path:
 
 @cache
 def _environment(directory: str) -> jinja2.Environment:
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(directory),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
@@ -31,6 +33,9 @@ def _environment(directory: str) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    # `{{ text | untrusted }}`: model or repository text inside an <untrusted-data> fence
+    environment.filters["untrusted"] = fence_untrusted
+    return environment
 
 
 def render(name: str, **context: Any) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from planner.engine.context import PassContext
 from planner.engine.documents import Plan
 from planner.engine.errors import ModelBehaviourError
-from planner.engine.issue import IssueContext, prompt_view, sanitize_untrusted
+from planner.engine.issue import IssueContext, fence_untrusted, prompt_view, sanitize_untrusted
 from planner.engine.prompts import render
 from planner.engine.result import TaskView
 from planner.engine.verification import evidence_text
@@ -26,6 +26,8 @@ ISSUE_BODY_BYTES = 8_000
 """The request as the judge reads it: enough to judge against, not the whole thread."""
 DIFF_BYTES = 40_000
 """A longer diff is cut (with a note): the judge also has the task results."""
+SUMMARY_BYTES = 4_000
+"""One task's description or summary as the judge reads it."""
 SYSTEM = "quality_judge"
 
 
@@ -49,7 +51,7 @@ class QualityJudge:
             "refinement_judge_result.md.j2",
             issue=judge_view(self.port.issue),
             plan=plan,
-            tasks=tasks,
+            tasks=[task_view(task) for task in tasks],
             diff=self._diff(),
             tests=sanitize_untrusted(evidence_text(self.port.store.entries()), DIFF_BYTES),
         )
@@ -65,7 +67,17 @@ class QualityJudge:
     def _diff(self) -> str:
         if self.diff is None:
             return "(the diff is not available; judge from the task results)"
-        return sanitize_untrusted(self.diff(), DIFF_BYTES)
+        return fence_untrusted(self.diff(), DIFF_BYTES)
+
+
+def task_view(task: TaskView) -> dict[str, str]:
+    """A task's result as the judge reads it: the model wrote it, so it is fenced data."""
+    return {
+        "id": task.id,
+        "status": task.status,
+        "description": fence_untrusted(task.description, SUMMARY_BYTES),
+        "summary": fence_untrusted(task.summary or "no summary", SUMMARY_BYTES),
+    }
 
 
 def judge_view(issue: IssueContext) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from planner.engine.interfaces import ToolCall, ToolResult
-from planner.engine.issue import sanitize_untrusted
+from planner.engine.issue import fence_untrusted, sanitize_untrusted
 from planner.engine.result import PassResult, render_checklist
 from planner.engine.state import IssueState
 from planner.engine.summaries import task_actions_digest
@@ -64,8 +64,9 @@ def action_facts(
         task_id=task_id,
         trigger=trigger,
         executed_action=f"{call.name}({arguments}) for task {task_id}: {outcome}",
-        execution_result=sanitize_untrusted(result.content, RESULT_CHARS),
-        error_info=sanitize_untrusted(result.error or "", RESULT_CHARS),
+        # fenced whole for the judge: an unclosed `<!--` in a file it read hides nothing after it
+        execution_result=fence_untrusted(result.content, RESULT_CHARS),
+        error_info=fence_untrusted(result.error or "", RESULT_CHARS),
         can_retry=not result.ok,
     )
 
@@ -79,7 +80,7 @@ def task_failure_facts(
         task_id=task_id,
         trigger=f"task {task_id} failed",
         executed_action=f"finish_task(status=failed) for task {task_id}",
-        execution_result=sanitize_untrusted(summary, RESULT_CHARS),
+        execution_result=fence_untrusted(summary, RESULT_CHARS),
         error_info=f"the model reported task {task_id} as failed",
         can_retry=True,
     )
