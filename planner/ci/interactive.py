@@ -30,6 +30,13 @@ from planner.ci.interactive_comment import (
     render_closed_phase,
     render_session,
 )
+from planner.ci.request_marks import (
+    BEFORE_REQUEST,
+    NOT_ON_OWN_LINE,
+    RequestMark,
+    came_after,
+    mark_at,
+)
 from planner.ci.triggers import match_phrase
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.interfaces import HistoryBackend, ToolProvider
@@ -210,20 +217,40 @@ class IssueSessions:
         return self._progress(session)
 
     def _command(self, session: PlanningSession, command: SessionCommand) -> None:
-        if command.name == "cancel":
+        if not self.run.trigger.own_line:
+            self.notes.append(f"`{command.name}` did not count: {NOT_ON_OWN_LINE}")
+        elif command.name == "cancel":
             move.cancel(session)
         elif session.status != S.REVIEW:
             self.notes.append(
                 f"`{command.name}` applies in review; the session is in {session.status.value}."
             )
         elif command.name == "approve":
-            self.approving = True  # approve_plan makes the move when the pass is handed over
+            self._approve(session, command)
         else:
             reason = command.argument or "(no reason given)"
             login = self.run.trigger.actor.login
             remember(session, "user", "review", REJECTED + reason, author=login)
             if move.reject(session) == S.CANCELLED:
                 self.notes.append("Third rejection: the session is cancelled.")
+
+    def _approve(self, session: PlanningSession, command: SessionCommand) -> None:
+        """Counts only for the review that was shown, after it was shown."""
+        named = command.argument.strip().strip("`")
+        if named and named not in (session.session_id, _short_id(session)):
+            self.notes.append(
+                f"`approve {named[:40]}` did not count: `approve` takes nothing after it but "
+                f"this session's id (`{_short_id(session)}`)."
+            )
+        elif not came_after(self.run.forge, self.run.trigger, self._review_mark(session)):
+            self.notes.append(f"`approve` did not count: {BEFORE_REQUEST}")
+        else:
+            self.approving = True  # approve_plan makes the move when the pass is handed over
+
+    def _review_mark(self, session: PlanningSession) -> RequestMark | None:
+        same = self.entry.get("session", {}).get("session_id") == session.session_id
+        mark = self.entry.get("review_mark") if same else None
+        return RequestMark.model_validate(mark) if mark else None
 
     def _answer(self, session: PlanningSession, text: str) -> None:
         if session.status == S.REVIEW:
@@ -318,7 +345,9 @@ class IssueSessions:
             else run.forge.post_comment(run.number, body)
         )
         seen = max((_number(c.id) for c in self._comments()), default=0)
-        shown = {"comment_id": written.id, "comment_url": written.url}
+        shown: dict[str, Any] = {"comment_id": written.id, "comment_url": written.url}
+        if comment is None and session.status == S.REVIEW:  # a review shown: answers after it
+            shown["review_mark"] = mark_at(written).model_dump()
         self._record(session, **shown, comment_status=session.status.value, seen_comment=seen)
         link = f"[the session comment]({written.url})" if written.url else "the session comment"
         run.view.notes = [
@@ -354,7 +383,7 @@ class IssueSessions:
         """The session's snapshot in the issue's history, with the comment that shows it."""
         exclude_from_git(self.run.workspace, self.directory)
         same = self.entry.get("session", {}).get("session_id") == session.session_id
-        carried = ("comment_id", "comment_url", "comment_status", "seen_comment")
+        carried = ("comment_id", "comment_url", "comment_status", "seen_comment", "review_mark")
         kept: dict[str, Any] = {k: self.entry[k] for k in carried if same and k in self.entry}
         self.entry = record_for_issue(self.journal, session, **{**kept, **extra})
 
@@ -403,6 +432,11 @@ class IssueSessions:
         self.journal = self._journal()
         starts = [e for e in self.journal.entries() if e.get("type") == "run_start"]
         return str(starts[-1].get("run_id", "")) if starts else ""
+
+
+def _short_id(session: PlanningSession) -> str:
+    """The part of the session id a person types: `planning-1a2b3c4d`."""
+    return session.session_id[: len("planning-") + 8]
 
 
 def _number(comment_id: str) -> int:

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import requests
 from pydantic import BaseModel
 
-from planner.ci.approvals import record_answer, waiting_section
+from planner.ci.approvals import last_mark, record_answer, remember_shown, waiting_section
 from planner.ci.commit_policy import CommitRules
 from planner.ci.durable import (
     CheckpointReporter,
@@ -47,6 +47,7 @@ from planner.ci.forges.http import RetryPolicy
 from planner.ci.gitops import GitWorkspace, Identity, on_branch
 from planner.ci.interactive import interactive_event, restore_once
 from planner.ci.lease import Lease, LeaseBusy
+from planner.ci.request_marks import BEFORE_REQUEST, NOT_ON_OWN_LINE, came_after, mark_now
 from planner.ci.signals import start_deadline
 from planner.ci.tracking import (
     CHECKLIST_CHARS,
@@ -503,7 +504,19 @@ class IssueRun:
         result = run_pass(setup, issue)
         skipped_history_notes(self, result)
         self.view.approval = waiting_section(self.config, self.workspace, directory, issue)
+        self._show_request(directory)
         return result
+
+    def _show_request(self, directory: Path) -> None:
+        """The approval request, visible on the issue before its mark is taken: only answers
+        that come after the mark count (planner.ci.request_marks)."""
+        if not self.view.approval:
+            return
+        self._write_comment()
+        section = self.view.approval
+        remember_shown(
+            self._store(directory), section, lambda: mark_now(self.forge, self.number, section)
+        )
 
     def _store(self, directory: Path) -> PlanningHistoryStore:
         return PlanningHistoryStore(directory, self.forge.repository, str(self.number), self.run_id)
@@ -520,11 +533,19 @@ class IssueRun:
             issue,
             self.trigger.instruction,
             self.trigger.actor.login,
+            refusal=lambda: self._answer_refusal(directory),
         )
         if line is None:
             return issue
         self.view.notes.append(line)
         return issue.model_copy(update={"instruction": ""})
+
+    def _answer_refusal(self, directory: Path) -> str:
+        """Why this event cannot answer the approval request ('' when it can)."""
+        if not self.trigger.own_line:
+            return NOT_ON_OWN_LINE
+        mark = last_mark(self._store(directory))
+        return "" if came_after(self.forge, self.trigger, mark) else BEFORE_REQUEST
 
     def _outcome(self, result: PassResult, commit: str, pull: PullRequestData | None) -> CiOutcome:
         return CiOutcome(

@@ -214,6 +214,11 @@ class ForgeAdapter(ABC):
     def pull_reference(self, number: int) -> str:
         return f"#{number}"
 
+    def comment_order(self, comment: CommentData) -> tuple[int, str]:
+        """Sorts comments by when they were made. GitHub and GitLab number comments (notes)
+        in the order they are created, finer than their one-second timestamps."""
+        return (int(comment.id) if comment.id.isdigit() else -1, comment.created_at)
+
     # -- what callers use --------------------------------------------------------------------
 
     def redact(self, text: str) -> str:

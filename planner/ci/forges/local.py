@@ -25,6 +25,7 @@ from planner.ci.forges.base import (
     GitRemote,
     IssueData,
     PullRequestData,
+    parse_time,
 )
 from planner.ci.forges.issue_file import load_issue_file
 from planner.engine.errors import UserInputError
@@ -141,6 +142,11 @@ class LocalForge(ForgeAdapter):
     def _remove_label(self, number: int, label: str) -> None:
         labels = [name for name in self._labels(number) if name != label]
         _write_json(self._labels_file(number), labels)
+
+    def comment_order(self, comment: CommentData) -> tuple[int, str]:
+        """Local ids are per-author names, so only the time orders them (microseconds)."""
+        created = parse_time(comment.created_at)
+        return (0, created.astimezone(UTC).isoformat() if created else "")
 
     def can_write(self, actor: Actor) -> bool:
         return True  # whoever runs planner locally owns the working tree
