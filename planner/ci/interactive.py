@@ -64,6 +64,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 S = PlanningSessionStatus
 MAX_IGNORED_AUTHORS = 5
+NOTHING_TO_CANCEL = (
+    "Nothing to cancel: no interactive planning session waits on this issue, so nothing was "
+    "changed. To stop planner's work on the issue, use `/planner stop`."
+)
 NO_TEXT_KINDS = frozenset({"labeled", "interactive", "opened", "assigned"})
 """Triggers that carry no reply (their instruction, if any, is not an answer)."""
 
@@ -76,7 +80,7 @@ def interactive_event(
     history: HistoryBackend | None,
 ) -> CiOutcome | None:
     """The outcome when the event belongs to a planning session; None to run a normal pass."""
-    if run.trigger.command != "run" or run.target.pull is not None:
+    if run.trigger.command not in ("run", "resume") or run.target.pull is not None:
         return None
     directory = history_directory(run.config, run.workspace)
     if history is not None:
@@ -149,8 +153,13 @@ class IssueSessions:
     # -- routing
 
     def route(self) -> CiOutcome | None:
-        text, command = self._event_text()
         session = self.session
+        active = session is not None and session.active
+        if self.run.trigger.command == "resume":
+            return self._still_waiting(session) if session is not None and active else None
+        text, command = self._event_text()
+        if command is not None and command.name == "cancel" and not active:
+            return self.run.reply("skipped", NOTHING_TO_CANCEL)
         if command is not None and command.name == "plan":
             return self._start(command.argument or self._issue_text())
         if session is not None and session.active:
@@ -161,6 +170,16 @@ class IssueSessions:
         if wanted or (self.run.config.interactive.enabled and session is None):
             return self._start(self._issue_text())
         return None  # after an approved session the pass plans from its design (its phase)
+
+    def _still_waiting(self, session: PlanningSession) -> CiOutcome:
+        """`resume` cannot pass a session that waits for people: say what it waits for."""
+        url = str(self.entry.get("comment_url") or "")
+        where = f"[the session comment]({url})" if url else "the session comment"
+        text = (
+            f"Nothing was resumed: planner is {_reason(session)}. Answer in {where}, or "
+            "`/planner cancel` the session."
+        )
+        return self.run.reply("needs_human", text)
 
     def _event_text(self) -> tuple[str, SessionCommand | None]:
         """What the person wrote for planner, and a command when they used the phrase."""

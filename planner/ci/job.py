@@ -98,6 +98,8 @@ NOTIFICATION_MARKER = "<!-- planner:notification -->"
 ASKING_KINDS = frozenset({"clarification", "escalation"})
 """Notifications that already ask a person to act, so no generic question is posted."""
 PULL_MARKER = "<!-- planner:pull-request -->"
+REPLY_MARKER = "<!-- planner:reply -->"
+"""A short answer to a command that changed nothing (nothing to cancel, still waiting)."""
 OUTCOME_CHARS = 1_000
 OUTCOMES_CHARS = 10_000
 """The outcomes beside the checklist (CHECKLIST_CHARS) keep the body under PULL_BODY_CHARS."""
@@ -371,6 +373,17 @@ class IssueRun:
             run_url=forge.run_url(),
             phrase=config.forge.trigger_phrase,
         )
+
+    # -- answers that change nothing ----------------------------------------------------------
+
+    def reply(self, status: OutcomeStatus, text: str) -> CiOutcome:
+        """Answer the person on the issue and do nothing else: no pass, no label change."""
+        mention = self._mention()
+        comment = self.forge.post_comment(self.number, f"{REPLY_MARKER}\n{mention}{text}")
+        outcome = CiOutcome(status=status, reason=text)
+        outcome.platform, outcome.issue_number = self.forge.platform, self.number
+        outcome.comment_url = comment.url
+        return outcome
 
     # -- stop --------------------------------------------------------------------------------
 
