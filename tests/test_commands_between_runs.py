@@ -99,3 +99,20 @@ def test_resume_past_a_session_waiting_for_answers_says_what_it_waits_for(rig: R
     assert "[the session comment](" in reply
     [session] = SessionStore(rig.history).recent()
     assert session.status == "discovery" and session.open_questions()
+
+
+def test_a_plain_comment_rejects_no_waiting_approval_and_is_context_later(rig: Rig) -> None:
+    fake = github(rig)
+    steps = one_file_plan("README.md", NEW_README, "Document pytest")
+    rig.run(labeled_event(), steps[:3], event_name="issues", **HIGH)
+    assert "planner:needs-input" in fake.issues[1].labels  # a plain reply starts a run
+
+    plain = say(rig, "Also mention tox in the README, please.", **HIGH)  # no model call
+    assert plain.status == "needs_human" and not fake.branch_exists(BRANCH)
+    assert "Nothing was approved or rejected: this comment is not an answer" in tracking(fake)
+    assert "| a1 | write | `README.md` |" in tracking(fake)  # still asked
+
+    done = say(rig, "/planner approve a1", steps[3:], **HIGH)
+    assert done.status == "completed"
+    assert file_on(fake.bare, BRANCH, "README.md") == NEW_README.rstrip("\n")
+    assert "a person rejected" not in " ".join(rig.prompts)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from planner.approval.answers import apply_answer, waiting_specs
 from planner.approval.commands import UNREADABLE, is_attempt, parse_command
+from planner.approval.models import ActionSpecExt
 from planner.approval.render import approval_request
 from planner.approval.setup import build_plan_tool
 from planner.approval.tool import PlanTool
@@ -52,15 +53,27 @@ def record_answer(
     `refusal` says why an answer cannot count ('' when it can); asked only of answers."""
     line = text.strip().split("\n", 1)[0].strip()
     answer = parse_command(line)
-    if answer is None and not is_attempt(line):
+    if not line:
         return None
     tool = _plan_tool(config, workspace, directory, issue)
-    if not waiting_specs(tool):
+    waiting = waiting_specs(tool)
+    if answer is None and not is_attempt(line):  # guidance: it never rejects what waits
+        return _not_an_answer(waiting) if waiting else None
+    if not waiting:
         return None if answer is None else "Nothing is waiting for approval."
     problem = refusal()
     if problem:
         return f"`{line[:80]}` did not count, so nothing was approved or rejected: {problem}"
     return UNREADABLE if answer is None else apply_answer(tool, answer, approver)
+
+
+def _not_an_answer(waiting: list[ActionSpecExt]) -> str:
+    ids = ", ".join(spec.id for spec in waiting)
+    return (
+        f"Nothing was approved or rejected: this comment is not an answer to the approval "
+        f"request, so {ids} still wait(s) for `/planner approve` or `/planner reject <id> <why>`."
+        " The comment stays on the issue, and the next pass reads it."
+    )
 
 
 def last_mark(journal: PlanningHistoryStore) -> RequestMark | None:

@@ -536,7 +536,9 @@ class IssueRun:
 
     def _record_approval_answer(self, issue: IssueContext, directory: Path) -> IssueContext:
         """`/planner approve a1` is an answer for PlanTool, not an instruction for the model.
-        Only a plain `/planner <text>` can be one: `/planner replan approve all` is a reason."""
+        Only a plain `/planner <text>` can be one: `/planner replan approve all` is a reason.
+        Other text while approvals wait is no answer either: it rejects nothing, and the next
+        pass reads it among the issue's comments."""
         if self.trigger.command != "run":
             return issue
         line = record_answer(
