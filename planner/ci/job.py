@@ -74,6 +74,7 @@ from planner.ci.triggers import (
     parse_gitlab_event,
 )
 from planner.engine.config import ForgeConfig, McpServerConfig, PlannerConfig
+from planner.engine.deadline import DEADLINE
 from planner.engine.errors import UserInputError
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.interfaces import HistoryBackend, ToolProvider
@@ -98,6 +99,11 @@ NOTIFICATION_MARKER = "<!-- planner:notification -->"
 ASKING_KINDS = frozenset({"clarification", "escalation"})
 """Notifications that already ask a person to act, so no generic question is posted."""
 PULL_MARKER = "<!-- planner:pull-request -->"
+STOP_REQUESTED = (
+    "Stop requested: the run working on this issue stops after its current step, saves its "
+    "work and says so in the tracking comment."
+)
+STOPPED_BY_REQUEST = "stopped on request (`/planner stop`); the work so far is saved"
 REPLY_MARKER = "<!-- planner:reply -->"
 """A short answer to a command that changed nothing (nothing to cancel, still waiting)."""
 OUTCOME_CHARS = 1_000
@@ -364,6 +370,8 @@ class IssueRun:
         self.run_id = new_run_id()
         self.start_head = ""
         """HEAD as the branch was fetched, before the pass (planner.ci.durable)."""
+        self.stop_requested = False
+        """A person asked this run to stop while its pass ran (stop_if_asked)."""
         self.view = TrackingView(
             state="working",
             actor=trigger.actor.login,
@@ -388,12 +396,36 @@ class IssueRun:
     # -- stop --------------------------------------------------------------------------------
 
     def stop(self, history: HistoryBackend | None) -> CiOutcome:
-        """`/planner stop`: no pass; the comment and labels say it is stopped."""
-        self._load_earlier_runs()
-        self.view.result = self._history_snapshot(history)
-        outcome = CiOutcome(status="stopped", reason=f"stopped by @{self.trigger.actor.login}")
-        self._finish(outcome, "stopped")
-        return outcome
+        """`/planner stop`: no pass; the comment and labels say it is stopped. While another
+        run works on the issue (it holds the lease), that run is asked to stop instead."""
+        try:
+            self.lease = take_lease(self, wait=0)
+        except LeaseBusy:
+            return self._ask_running_pass_to_stop()
+        try:
+            self._load_earlier_runs()
+            self.view.result = self._history_snapshot(history)
+            outcome = CiOutcome(status="stopped", reason=f"stopped by @{self.trigger.actor.login}")
+            self._finish(outcome, "stopped")
+            return outcome
+        finally:
+            free_lease(self, self.lease)
+
+    def _ask_running_pass_to_stop(self) -> CiOutcome:
+        """The paused label is the request: the running pass looks at the labels after every
+        step, stops at the next one, saves its work and writes its final comment itself."""
+        self._set_label(self.config.forge.label_paused)
+        return self.reply("stopped", STOP_REQUESTED)
+
+    def stop_if_asked(self) -> None:
+        """Called after every step of this run's pass: a stop request (the paused label, set
+        by `/planner stop` or by hand) ends the pass at its next step boundary."""
+        if self.stop_requested:
+            return
+        labels = self.forge.get_issue(self.number).labels
+        if self.config.forge.label_paused in labels:
+            self.stop_requested = True
+            DEADLINE.expire(STOPPED_BY_REQUEST)
 
     def _history_snapshot(self, history: HistoryBackend | None) -> PassResult | None:
         directory = history_directory(self.config, self.workspace)
@@ -439,7 +471,7 @@ class IssueRun:
         self._load_earlier_runs()
         self.view.notes.append(f"This event was not handled: {reason}")
         outcome = CiOutcome(status="failed", reason=reason)
-        self._finish(outcome, "failed")
+        self._finish(outcome, "failed", label=False)  # the label is the running run's
         return outcome
 
     def _execute(
@@ -453,6 +485,8 @@ class IssueRun:
         except Exception as exc:  # whatever broke, the comment must say how the run ended
             log.exception("the run failed")
             outcome = CiOutcome(status="failed", reason=self.forge.redact(f"{exc}"))
+        if self.stop_requested and outcome.status == "in_progress":
+            outcome.status, outcome.reason = "stopped", STOPPED_BY_REQUEST
         self._finish(outcome, _tracking_state(outcome.status))
         return outcome
 
@@ -656,6 +690,7 @@ class IssueRun:
         self.comment = self.forge.upsert_tracking_comment(self.number, render_tracking(self.view))
 
     def _set_label(self, label: str) -> None:
+        """`label` becomes the issue's only status label, whatever other runs set meanwhile."""
         forge = self.config.forge
         status = (
             forge.label_working,
@@ -663,16 +698,20 @@ class IssueRun:
             forge.label_paused,
             forge.label_done,
         )
+        self.labels = self.forge.get_issue(self.number).labels
         self.labels = self.forge.set_status_label(self.number, label, status, self.labels)
 
-    def _finish(self, outcome: CiOutcome, state: TrackingState) -> None:
-        """Final comment, label and question; each is tried even if another fails."""
+    def _finish(self, outcome: CiOutcome, state: TrackingState, label: bool = True) -> None:
+        """Final comment, label and question; each is tried even if another fails. `label`
+        False leaves the status label to the run that works on the issue (a paused label set
+        meanwhile would ask it to stop)."""
         self.view.state = state
         if outcome.status in ("failed", "stopped") and outcome.reason:
             self.view.reason = outcome.reason
         self.view.earlier_runs.append(run_line(self.view))
-        label = _status_label(self.config.forge, state)
-        steps: list[Callable[[], None]] = [self._write_comment, lambda: self._set_label(label)]
+        status = _status_label(self.config.forge, state)
+        steps: list[Callable[[], None]] = [self._write_comment]
+        steps += [lambda: self._set_label(status)] if label else []
         steps.append(self._post_notifications)
         if state == "needs_human":
             steps.append(self._ask)
@@ -740,6 +779,7 @@ class TrackingReporter:
             self.run.view.result = snapshot
             self.run._write_comment()
             self.run._post_notifications()
+            self.run.stop_if_asked()
 
 
 FINAL_STATES: dict[str, TrackingState] = {
