@@ -89,9 +89,11 @@ class PlanStore:
 
     def save(self, record: PlanRecord, updated_at: str) -> None:
         record.revision += 1
-        # Only plans a person was asked about must outlive this run; a spec approved and run in
-        # the same call leaves its files (and the action entry) but no copy in the history.
-        if self.journal is not None and record.state.approval_requests:
+        # Only plans a person was (or will be) asked about must outlive this run: the staged
+        # changes of plan mode, asked about once the work is done, and what waits for an answer.
+        # A spec approved and run in the same call leaves its files (and the action entry) but
+        # no copy in the history.
+        if self.journal is not None and _outlives_run(record):
             self.journal.append(ENTRY, record=record.model_dump(mode="json"))
             self._journaled()[record.plan.id] = record.model_copy(deep=True)
         directory = self._plan_dir(record.plan.id)
@@ -156,6 +158,10 @@ class PlanStore:
         if not _is_plan_id(plan_id):
             raise ValueError(f"not a plan id: {plan_id!r}")
         return self.root / plan_id
+
+
+def _outlives_run(record: PlanRecord) -> bool:
+    return bool(record.state.approval_requests) or "staged" in record.plan.tags
 
 
 def _is_plan_id(plan_id: str) -> bool:
