@@ -225,15 +225,21 @@ class IssueSessions:
         stale = self._timed_out(session)
         if not move.check_resume_position(session):
             self.notes.append("The saved position did not match the answers: discovery restarts.")
+        still_open = len(session.open_questions())
         if command is not None:
             self._command(session, command)
         elif self.run.trigger.kind not in NO_TEXT_KINDS and text.strip():
             self._answer(session, text)
-        if session.status == S.DISCOVERY and stale and session.open_questions():
-            skipped = move.skip_open_questions(session)
-            self.notes.append(f"No answer in time: {', '.join(skipped)} skipped.")
+        if stale and len(session.open_questions()) == still_open:  # an answer restarts the wait
+            self._skip_open_questions(session)
         self._note_ignored_replies()
         return self._progress(session)
+
+    def _skip_open_questions(self, session: PlanningSession) -> None:
+        """Questions nobody answered within the timeout: skipped, each noted as assumed."""
+        if session.status == S.DISCOVERY and session.open_questions():
+            skipped = move.skip_open_questions(session)
+            self.notes.append(f"No answer in time: {', '.join(skipped)} skipped.")
 
     def _command(self, session: PlanningSession, command: SessionCommand) -> None:
         if not self.run.trigger.own_line:
