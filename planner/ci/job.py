@@ -69,6 +69,7 @@ from planner.ci.triggers import (
     Trigger,
     gitlab_trigger_from_env,
     load_github_event,
+    local_reply_trigger,
     local_trigger,
     parse_github_event,
     parse_gitlab_event,
@@ -165,6 +166,7 @@ def run_for_event(
         return skipped(platform, trigger.reason)
     retry = RetryPolicy(config.forge.api_max_retries, config.forge.api_max_wait_seconds, sleep)
     forge = open_forge(platform, env, config.forge, workspace, trigger, session, retry)
+    trigger = local_reply(forge, trigger, config.forge)
     target = decide(forge, trigger, config.forge)
     if isinstance(target, Skip):
         return skipped(platform, target.reason, trigger.issue_number)
@@ -216,6 +218,15 @@ def read_trigger(
         actor = str(inputs.get("actor") or "local")
         return local_trigger(inputs["issue"], config, instruction=instruction, actor=actor)
     raise UserInputError(f"unknown platform {platform!r} (github, gitlab or local)")
+
+
+def local_reply(forge: ForgeAdapter, trigger: Trigger, config: ForgeConfig) -> Trigger:
+    """A local run without --instruction takes the oldest comment file no run has taken yet as
+    its event (README: a person's replies are files in .planner/issues/N/comments/)."""
+    if trigger.platform != "local" or trigger.instruction or trigger.command != "run":
+        return trigger
+    comment = forge.next_reply(trigger.issue_number or 0)
+    return trigger if comment is None else local_reply_trigger(trigger, comment, config)
 
 
 def open_forge(

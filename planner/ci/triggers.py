@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
-from planner.ci.forges.base import MARKER_PREFIX, Actor
+from planner.ci.forges.base import MARKER_PREFIX, Actor, CommentData
 from planner.engine.config import ForgeConfig
 from planner.engine.errors import UserInputError
 
@@ -564,4 +564,22 @@ def local_trigger(
         instruction=text,
         own_line=own_line,
         event_time=_now(),
+    )
+
+
+def local_reply_trigger(trigger: Trigger, comment: CommentData, config: ForgeConfig) -> Trigger:
+    """A local run whose event is a person's comment file: read like a comment on a forge
+    (a command after the phrase, else a plain reply)."""
+    found = _phrase_command(comment.body, config)
+    command, text, own_line = found or ("run", comment.body.strip(), False)
+    return trigger.model_copy(
+        update={
+            "kind": "comment",
+            "event": "local comment",
+            "command": command,
+            "instruction": text,
+            "own_line": own_line,
+            "comment_id": comment.id,
+            "event_time": comment.created_at or trigger.event_time,
+        }
     )

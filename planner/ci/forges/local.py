@@ -4,6 +4,7 @@
     .planner/issues/<N>/comments/<seq>.json  comments planner wrote (id, author, body, created_at)
     .planner/issues/<N>/comments/<name>.md   comments a person wrote (author 'local')
     .planner/issues/<N>/labels.json          labels planner set
+    .planner/issues/<N>/replies-read.json     the comment files runs have taken as their event
     .planner/pulls/<N>.json                  the "pull request" of a branch
 
 `.planner/` is kept out of commits through .git/info/exclude, and nothing is pushed.
@@ -121,6 +122,18 @@ class LocalForge(ForgeAdapter):
             return None
         comment = CommentData.model_validate({**data, "url": path.as_uri()})
         return comment.model_copy(update={"trusted": comment.author == OWN_AUTHOR})
+
+    def next_reply(self, number: int) -> CommentData | None:
+        """The oldest comment file a run has not taken yet; taken now (a run without
+        --instruction answers with it, as a comment's event would on a hosted forge)."""
+        read_file = self.state / "issues" / str(number) / "replies-read.json"
+        taken = _read_json(read_file)
+        taken = [str(name) for name in taken] if isinstance(taken, list) else []
+        fresh = [c for c in self.list_comments(number) if not c.trusted and c.id not in taken]
+        if not fresh:
+            return None
+        _write_json(read_file, [*taken, fresh[0].id])
+        return fresh[0]
 
     def _comments_dir(self, number: int) -> Path:
         return self.state / "issues" / str(number) / "comments"
