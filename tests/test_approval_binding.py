@@ -21,7 +21,7 @@ from tests.fake_forge import FakeGitHub
 from tests.fake_forge.github import GhComment
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
-from tests.support.planning_session import design_step, discovery_step, review_step
+from tests.support.planning_session import REVISED, design_step, discovery_step, review_step
 
 README = "# hello\n\nRun the tests with `python -m unittest`.\n"
 NEW_README = "# hello\n\nRun the tests with `python -m pytest -q`.\n"
@@ -139,3 +139,18 @@ def test_session_approvals_not_written_after_the_review_as_a_command_approve_not
     assert file_on(fake.bare, BRANCH, "LOGIN.md") == "# Login"
     [session] = SessionStore(history).recent()
     assert session.status == "approved"
+
+
+def test_a_rejected_review_keeps_what_it_showed_in_its_closed_comment(rig: Rig) -> None:
+    """Issue 25, item 5: the closed review comment of a rejected design was empty."""
+    fake = github(rig)
+    rig.run(labeled_event("planner:interactive"), [discovery_step()], event_name="issues")
+    say(rig, "q-1: staff only\nq-2: 2\nq-3: speed of delivery", [design_step()])
+    say(rig, "d-1: opt-b because cookies are simpler\nd-2: opt-b", [review_step()])
+    say(rig, "/planner reject too heavy, keep it small", [design_step(REVISED)])
+
+    [review] = [c.body for c in fake.comments_on(1) if "Interactive planning · review" in c.body]
+    assert "_This phase is over: the session is now in **design**._" in review
+    assert "> Staff log in with server cookies; passwords hashed with argon2." in review
+    assert "- Session handling: Server cookies\n  Reason: cookies are simpler" in review
+    assert "> (empty)" not in review

@@ -389,8 +389,20 @@ class IssueSessions:
             return
         found = [c for c in self._comments() if c.id == wanted and c.trusted]
         if found and SESSION_MARKER in found[0].body:
-            body = render_closed_phase(session, PlanningSessionStatus(status))
+            phase = PlanningSessionStatus(status)
+            body = render_closed_phase(self._as_shown(session, phase), phase, session.status)
             self.run.forge.edit_comment(self.run.number, wanted, body)
+
+    def _as_shown(self, session: PlanningSession, phase: PlanningSessionStatus) -> PlanningSession:
+        """The session a phase's comment is closed with: as it is now (with the answers or
+        decisions this event brought), but a review as it was shown — a rejection clears the
+        design it judged, which its comment must keep."""
+        if phase != S.REVIEW or session.design_summary:
+            return session
+        try:
+            return PlanningSession.model_validate(self.entry.get("session"))
+        except ValueError:
+            return session
 
     def _session_comment(self, session: PlanningSession) -> CommentData | None:
         """The comment showing this phase of the session; None when a new phase (or session)
