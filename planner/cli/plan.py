@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from planner.engine.config import PlannerConfig
 from planner.engine.errors import UserInputError
 from planner.engine.issue import IssueContext
+from planner.engine.llm import require_api_key
 from planner.interactive.model import PlanningSession, new_session
 from planner.interactive.operations import PlanningOperations
 from planner.interactive.storage import SessionStore
@@ -66,6 +67,8 @@ def run_plan(
 ) -> int:
     if not args.repo.is_dir():
         raise UserInputError(f"--repo {args.repo} is not a directory")
+    if model is None:
+        require_api_key(config.llm)  # before a session file is written
     console = Console(stdin or sys.stdin, stdout or sys.stdout)
     directory = history_directory(config, args.repo)
     exclude_from_git(args.repo, directory)
