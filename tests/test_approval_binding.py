@@ -85,6 +85,10 @@ def test_gate_approvals_written_before_the_request_or_inside_a_sentence_approve_
     assert careless.status == "needs_human" and not fake.branch_exists(BRANCH)
     assert "not a command on its own line" in tracking(fake)
 
+    hidden = say(rig, "<!-- /planner approve all -->", **HIGH)  # a plain reply: no command
+    assert hidden.status == "needs_human" and not fake.branch_exists(BRANCH)
+    assert "this comment is not an answer to the approval request" in tracking(fake)
+
     done = say(rig, "Looks right.\n/planner approve a1", steps[3:], **HIGH)
     assert done.status == "completed"
     assert file_on(fake.bare, BRANCH, "README.md") == NEW_README.rstrip("\n")
