@@ -158,3 +158,24 @@ def test_a_rejected_review_keeps_what_it_showed_in_its_closed_comment(rig: Rig) 
     assert "> Staff log in with server cookies; passwords hashed with argon2." in review
     assert "- Session handling: Server cookies\n  Reason: cookies are simpler" in review
     assert "> (empty)" not in review
+
+
+def test_a_review_shown_before_marks_were_kept_is_approved_after_its_comment(rig: Rig) -> None:
+    """A session left in review by an earlier planner version has no mark: its review comment
+    is the request, so an approve written after that comment counts, one before does not."""
+    import json
+
+    fake = github(rig)
+    rig.run(labeled_event("planner:interactive"), [discovery_step()], event_name="issues")
+    say(rig, "q-1: staff only\nq-2: 2\nq-3: speed of delivery", [design_step()])
+    early = fake.add_comment(1, "/planner approve")
+    say(rig, "d-1: opt-b because cookies are simpler\nd-2: opt-b", [review_step()])
+    for path in rig.history.glob("*.jsonl"):  # as the earlier version wrote it
+        entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        for entry in entries:
+            entry.pop("review_mark", None)
+        path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+
+    assert rig.run(event_of(fake, early), [], event_name="issue_comment").status == "needs_human"
+    done = say(rig, "/planner approve", one_file_plan("LOGIN.md", "# Login\n", "Add login"))
+    assert done.status == "completed"

@@ -273,9 +273,17 @@ class IssueSessions:
             self.approving = True  # approve_plan makes the move when the pass is handed over
 
     def _review_mark(self, session: PlanningSession) -> RequestMark | None:
+        """Where the review was shown: its mark, or (a review shown before marks were kept)
+        the review's own comment."""
         same = self.entry.get("session", {}).get("session_id") == session.session_id
         mark = self.entry.get("review_mark") if same else None
-        return RequestMark.model_validate(mark) if mark else None
+        if mark:
+            return RequestMark.model_validate(mark)
+        wanted = str(self.entry.get("comment_id") or "")
+        if not same or self.entry.get("comment_status") != S.REVIEW.value:
+            return None
+        shown = next((c for c in self._comments() if c.id == wanted and c.trusted), None)
+        return None if shown is None else mark_at(shown, at=shown.created_at)
 
     def _answer(self, session: PlanningSession, text: str) -> None:
         if session.status == S.REVIEW:

@@ -48,12 +48,12 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def mark_at(comment: CommentData | None, shown: str = "") -> RequestMark:
-    """The mark of a request shown in (or before) `comment`."""
+def mark_at(comment: CommentData | None, shown: str = "", at: str = "") -> RequestMark:
+    """The mark of a request shown in (or before) `comment`, now (or `at`)."""
     return RequestMark(
         comment_id=comment.id if comment else "",
         created_at=comment.created_at if comment else "",
-        shown_at=_now(),
+        shown_at=at or _now(),
         digest=digest(shown) if shown else "",
     )
 
