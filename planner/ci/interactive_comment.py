@@ -179,7 +179,8 @@ def _review(session: PlanningSession, phrase: str, closed: bool) -> str:
         f"**Next:** `{phrase} approve` plans and carries it out now; "
         f"`{phrase} reject <why>` returns to the design with your feedback "
         f"({3 - session.reject_count} rejection(s) left before the session is cancelled); "
-        f"`{phrase} cancel` cancels the session.",
+        f"`{phrase} cancel` cancels the session. A command counts alone on its line, and an "
+        "approval only when it is written after this comment.",
     ]
     return "\n".join(lines[:-2] if closed else lines)
 
