@@ -22,8 +22,8 @@ from planner.ci.triggers import Trigger
 ENTRY = "approval_shown"
 """The gate's marks in the issue's JSONL history."""
 NOT_ON_OWN_LINE = (
-    "it was not a command on its own line. Write the command alone at the start of a line, "
-    "outside quotes, code and HTML comments."
+    "it was not a command on its own line. Write the command, with its trigger phrase, alone at "
+    "the start of a line, outside quotes, code and HTML comments."
 )
 BEFORE_REQUEST = (
     "it was written before the request it would answer was shown, so it cannot approve "
