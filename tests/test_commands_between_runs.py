@@ -101,7 +101,7 @@ def test_resume_past_a_session_waiting_for_answers_says_what_it_waits_for(rig: R
     assert session.status == "discovery" and session.open_questions()
 
 
-def test_a_plain_comment_rejects_no_waiting_approval_and_is_context_later(rig: Rig) -> None:
+def test_a_plain_comment_rejects_no_waiting_approval(rig: Rig) -> None:
     fake = github(rig)
     steps = one_file_plan("README.md", NEW_README, "Document pytest")
     rig.run(labeled_event(), steps[:3], event_name="issues", **HIGH)
