@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from planner.approval.commands import Reject, parse_command
 from planner.approval.gate import AwaitingApproval
 from planner.approval.setup import build_gate, build_plan_tool
 from planner.ci.approvals import record_answer
@@ -65,6 +66,20 @@ def test_a_plain_approval_is_still_recorded(tmp_path: Path) -> None:
     assert spec_outcomes(config, repo, history) == ["approved"]
 
 
-def test_guidance_that_is_no_approval_word_still_reaches_the_pass(tmp_path: Path) -> None:
+def test_guidance_that_is_no_approval_word_rejects_nothing(tmp_path: Path) -> None:
+    """Issue 25, item 20: only an explicit reject rejects; guidance is answered with what
+    still waits, and stays on the issue for the next pass."""
     config, repo, history = waiting_a1(tmp_path)
-    assert record_answer(config, repo, history, ISSUE, "use notes.md instead", "octocat") is None
+    line = record_answer(config, repo, history, ISSUE, "use notes.md instead", "octocat")
+    assert line is not None and "a1 still wait(s)" in line
+    assert spec_outcomes(config, repo, history) == ["pending"]
+
+
+def test_reject_names_every_spec_listed_with_spaces(tmp_path: Path) -> None:
+    """Issue 25, item 8: `reject a1 a3 <why>` rejected only a1 (a3 became the reason)."""
+    assert parse_command("reject a1 a3 too big") == Reject(("a1", "a3"), "too big")
+    assert parse_command("reject a1, a3") == Reject(("a1", "a3"), "no reason given")
+    config, repo, history = waiting_a1(tmp_path)
+    line = record_answer(config, repo, history, ISSUE, "reject a1 a3 not now", "octocat")
+    assert line == "octocat rejected a1. Not waiting for approval: a3."
+    assert spec_outcomes(config, repo, history) == ["rejected"]

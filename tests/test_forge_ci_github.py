@@ -14,6 +14,7 @@ import pytest
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.testing.scripted_server import reply_json
 from tests.fake_forge import FakeGitHub
+from tests.fake_forge.core import git
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import (
     branch_log,
@@ -165,13 +166,14 @@ def test_stop_updates_the_comment_and_labels_without_a_pass(rig: Rig) -> None:
     assert isinstance(fake, FakeGitHub)
     steps = one_file_plan("CHANGELOG.md", "# Changelog\n", "Add a changelog")
     rig.run(labeled_event(), steps[:4], event_name="issues", **{"budget.max_model_calls": 4})
-    pushes_before = [r for r in fake.writes() if r.git]
+    branches_before = git(fake.bare, "for-each-ref", "refs/heads")
     stopped = rig.run(comment_trigger(fake, "/planner stop"), [], event_name="issue_comment")
     assert stopped.status == "stopped" and stopped.exit_code == 0
     [comment] = tracking_comments(fake)
     assert "⏹️ Stopped" in comment.body and "- [x] **task_1**" in comment.body
     assert fake.issues[1].labels == ["planner", "planner:paused"]
-    assert [r for r in fake.writes() if r.git] == pushes_before
+    # no branch pushed (the stop takes and frees the issue's lease ref, so no run starts meanwhile)
+    assert git(fake.bare, "for-each-ref", "refs/heads") == branches_before
     assert_chatter_is_skipped(rig, fake)
 
 

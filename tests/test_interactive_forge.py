@@ -249,13 +249,16 @@ def test_github_plan_command_then_timeout_skips_and_cancel(github: GitHubJobs) -
     github.comment("/planner plan Add staff login with SSO", [discovery_step()])
     [session] = github.sessions().recent()
     assert session.instruction == "Add staff login with SSO"
-    assert github.cache is not None
-    for path in github.cache.rglob("*.json*"):  # the questions have waited past the timeout
-        text = path.read_text(encoding="utf-8")
-        path.write_text(text.replace(session.updated_at, "2020-01-01T00:00:00Z"), encoding="utf-8")
+    waited_past_the_timeout(github, session.updated_at)
 
-    github.comment("q-1: staff only", [design_step()])
+    github.comment("q-1: staff only", [])  # a late, partial answer restarts the wait
+    assert "No answer in time" not in github.session_comment()
+    [session] = github.sessions().recent()
+    assert [q.answer for q in session.questions] == ["staff only", None, None]
+    assert session.status == "discovery"
 
+    waited_past_the_timeout(github, session.updated_at)
+    github.label("planner:interactive", [design_step()])  # as the sweep's run: no answer
     design = github.session_comment()
     assert "> No answer in time: q-2, q-3 skipped." in design
     assert "#### `d-1` Session handling" in design
@@ -268,6 +271,13 @@ def test_github_plan_command_then_timeout_skips_and_cancel(github: GitHubJobs) -
     assert "planner:paused" in github.fake.issues[1].labels
     github.comment("d-1: opt-a", [], user="Codertocat")  # no session waits: not an answer
     assert github.outputs["status"] == "skipped"  # (no phrase, no needs-input label)
+
+
+def waited_past_the_timeout(github: GitHubJobs, updated_at: str) -> None:
+    assert github.cache is not None
+    for path in github.cache.rglob("*.json*"):
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace(updated_at, "2020-01-01T00:00:00Z"), encoding="utf-8")
 
 
 def test_github_model_failure_fails_the_session_and_says_so(github: GitHubJobs) -> None:

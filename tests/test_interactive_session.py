@@ -428,3 +428,26 @@ def test_interactive_config_defaults_env_and_bad_values(tmp_path: Path) -> None:
     path.write_text("interactive:\n  enable: true\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"interactive\.enable"):
         load_config(path, env={})
+
+
+def test_a_numbered_list_inside_an_answer_stays_in_that_answer() -> None:
+    """Issue 25, item 6: one multi-line answer was split across several questions."""
+    session = in_discovery()
+    listed = "q-1: three groups:\n1. staff\n2. contractors\n3. auditors"
+    assert parse_answers(listed, session).answers == {"q-1": listed.removeprefix("q-1: ")}
+    for q in session.questions[:2]:
+        move.record_answer(session, q.id, "x")
+    free = "Safety first, because:\n1. we handle payroll\n2. audits are due"
+    assert parse_answers(free, session).answers == {"q-3": free}  # the only open question
+    assert [q.answer for q in session.questions[:2]] == ["x", "x"]
+
+
+def test_an_answer_starting_with_the_word_a_picks_no_option() -> None:
+    """Issue 25, item 6: "A single …" was read as option letter A."""
+    session = in_design()
+    move.record_decision(session, "d-1", "opt-b", "x")
+    parsed = parse_decisions("A single hashing scheme for every account", session)
+    assert parsed.choices == {} and parsed.problems[0].startswith("d-2: name one of the options")
+    assert parse_decisions("d-2: a because it is the default", session).choices == {
+        "d-2": ("opt-a", "it is the default")
+    }

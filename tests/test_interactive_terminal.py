@@ -247,3 +247,41 @@ class Terminal:
                 except OSError:
                     break
         self.offset = self.seen.index(text, self.offset) + len(text)
+
+
+def test_executing_an_executed_session_again_warns_first(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """Issue 25, item 8: re-executing an executed session gave no warning."""
+    from planner.interactive.model import PlanningSessionStatus, new_session
+
+    repo = git_repo(tmp_path / "repo")
+    session = new_session("Add login")
+    session.status = PlanningSessionStatus.APPROVED
+    session.design_summary = "Cookies."
+    session.planner_session_id = "run-earlier"
+    sessions(repo).save(session)
+
+    done = planner_plan(
+        "--resume", session.session_id, stdin="n\n", server=scripted_model, repo=repo
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "Warning: this session was already executed (pass run-earlier)" in done.stdout
+    assert "execute again? [y/N]" in done.stdout and "Not executed" in done.stdout
+    assert scripted_model.requests == []
+
+
+def test_a_missing_api_key_leaves_no_session_file(tmp_path: Path) -> None:
+    """Issue 25, item 8: a session file was left behind when the run stopped for the key."""
+    repo = git_repo(tmp_path / "repo")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PLANNING_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "planner", "plan", "Add login", "--repo", str(repo)],
+        capture_output=True,
+        text=True,
+        env=clean,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "no model API key" in done.stderr
+    assert sessions(repo).recent() == []

@@ -209,10 +209,27 @@ def test_load_github_event_reads_the_event_file(tmp_path: Path) -> None:
         ("```\n/planner stop\n```\nonly code", None),
         ("> quoted\n/planner resume", "resume"),
         ("mail me at x@/planner", None),
+        ("<!-- /planner stop -->", None),
+        ("<!-- unclosed\n/planner stop", None),
+        ("<!-- note -->\n/planner resume", "resume"),
     ],
 )
 def test_match_phrase(text: str, rest: str | None) -> None:
     assert match_phrase(text, "/planner") == rest
+
+
+@pytest.mark.parametrize(
+    ("text", "own_line"),
+    [
+        ("/planner approve", True),
+        ("Looks good.\n  /planner approve a1", True),
+        ("Please do NOT /planner approve yet", False),
+        ("> /planner approve\nwell, /planner approve", False),
+    ],
+)
+def test_a_command_counts_only_on_its_own_line(text: str, own_line: bool) -> None:
+    payload = comment_event(text)
+    assert trigger(parse_github_event("issue_comment", payload, CONFIG)).own_line is own_line
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """Parsing a person's answer to an approval request (the text after the trigger phrase).
 
     approve all | approve a1,a3 | approve a1 a3     → Approve(ids)
-    reject a2 <why>                                  → Reject(ids, reason)
+    reject a2 <why> | reject a1,a3 <why> | reject a1 a3 <why>  → Reject(ids, reason)
 
 Anything else is not an approval command. `approve` alone means all waiting specs.
 """
@@ -58,8 +58,8 @@ def _approve(rest: str) -> Approve | None:
 
 
 def _reject(rest: str) -> Reject | None:
-    match = re.match(r"^\s*((?:a\d{1,6})(?:\s*,\s*a\d{1,6})*)\b\s*(.*)$", rest, re.S | re.I)
+    match = re.match(r"^\s*((?:a\d{1,6})(?:(?:\s*,\s*|\s+)a\d{1,6})*)\b\s*(.*)$", rest, re.S | re.I)
     if match is None:
         return None
-    ids = tuple(dict.fromkeys(i.strip().lower() for i in match.group(1).split(",")))
+    ids = tuple(dict.fromkeys(i.lower() for i in re.split(r"[\s,]+", match.group(1).strip())))
     return Reject(ids, match.group(2).strip() or "no reason given")

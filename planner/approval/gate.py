@@ -298,6 +298,8 @@ class ApprovalGate:
         """Execute approved plans, hand rejected specs back, and re-ask for what still waits."""
         for record in self.tool.records(RUNNABLE):
             self._execute_approved(record, port)
+        for record in self.tool.records(("completed", "aborted")):  # `plan-tool execute`
+            self._report_executed(record, port)
         self._ask_about_effects()
         # A rejection may sit in a plan still waiting for its other specs, or next to approved ones.
         for record in self.tool.records(("proposed", "pending_review")):
@@ -307,7 +309,10 @@ class ApprovalGate:
 
     def _execute_approved(self, record: PlanRecord, port: GatePort) -> None:
         self.tool.execute(record.plan.id)
-        done = self.tool.get_plan(record.plan.id)
+        self._report_executed(self.tool.get_plan(record.plan.id), port)
+
+    def _report_executed(self, done: PlanRecord, port: GatePort) -> None:
+        """Outcomes the pass has not seen yet: specs run here, or at the terminal."""
         for spec in done.state.action_specs:
             if spec.outcome in ("succeeded", "failed") and not _reported(done, spec.id):
                 result = self._tool_result(done, spec.id)

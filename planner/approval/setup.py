@@ -77,7 +77,22 @@ def build_gate(tool: PlanTool, config: PlannerConfig, issue_ref: str) -> Approva
             return None
         return resolved.read_bytes() if resolved.is_file() and candidate.exists() else None
 
-    return ApprovalGate(tool, config.approval, read_file, issue_ref)
+    gate = ApprovalGate(tool, config.approval, read_file, issue_ref)
+    gate.staged = staged_contents(tool)
+    return gate
+
+
+def staged_contents(tool: PlanTool) -> dict[str, str]:
+    """What earlier passes staged and nobody has answered yet (plan mode): reads of those
+    files see the staged content, as they did in the pass that staged it."""
+    staged: dict[str, str] = {}
+    for record in tool.records(("proposed", "pending_review")):
+        if "staged" not in record.plan.tags:
+            continue
+        for spec in record.state.action_specs:
+            if spec.kind in {"create", "write"} and spec.outcome == "pending":
+                staged[spec.path] = spec.content or ""
+    return staged
 
 
 def install_gate(

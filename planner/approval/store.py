@@ -4,8 +4,8 @@ plans/<plan_id>/plan.json       the plan, its state, specs, approvals and result
 plans/<plan_id>/approval.json   the approval history (every approve and reject)
 plans/<plan_id>/preview/*.diff  the unified diff of each spec as previewed
 plans/index.json                recent plans, newest last
-plans/events.ndjson             telemetry: one JSON line per event (not `.jsonl`: the history
-                                backends take every `*.jsonl` for an issue's history)
+plans/events.ndjson             telemetry: one timestamped JSON line per event (not `.jsonl`:
+                                the history backends take every `*.jsonl` for an issue's history)
 
 Files are replaced atomically (write a temporary file, then rename), so a crash leaves the
 previous copy whole. Once a person has been asked, every save of the plan is also appended to the
@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -89,9 +90,11 @@ class PlanStore:
 
     def save(self, record: PlanRecord, updated_at: str) -> None:
         record.revision += 1
-        # Only plans a person was asked about must outlive this run; a spec approved and run in
-        # the same call leaves its files (and the action entry) but no copy in the history.
-        if self.journal is not None and record.state.approval_requests:
+        # Only plans a person was (or will be) asked about must outlive this run: the staged
+        # changes of plan mode, asked about once the work is done, and what waits for an answer.
+        # A spec approved and run in the same call leaves its files (and the action entry) but
+        # no copy in the history.
+        if self.journal is not None and _outlives_run(record):
             self.journal.append(ENTRY, record=record.model_dump(mode="json"))
             self._journaled()[record.plan.id] = record.model_copy(deep=True)
         directory = self._plan_dir(record.plan.id)
@@ -126,7 +129,7 @@ class PlanStore:
 
     def event(self, event: str, **fields: Any) -> None:
         """A telemetry line in events.ndjson and a readable line in the log."""
-        line = {"event": event, **fields}
+        line = {"event": event, "timestamp": _now(), **fields}
         self.root.mkdir(parents=True, exist_ok=True)
         with (self.root / "events.ndjson").open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -156,6 +159,14 @@ class PlanStore:
         if not _is_plan_id(plan_id):
             raise ValueError(f"not a plan id: {plan_id!r}")
         return self.root / plan_id
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _outlives_run(record: PlanRecord) -> bool:
+    return bool(record.state.approval_requests) or "staged" in record.plan.tags
 
 
 def _is_plan_id(plan_id: str) -> bool:

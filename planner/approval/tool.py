@@ -38,7 +38,7 @@ from planner.approval.store import PlanStore, atomic_write
 from planner.approval.validation import SpecRules, preflight, validate
 from planner.engine.interfaces import ToolResult
 
-RUNNABLE: tuple[PlanStatus, ...] = ("approved", "aborted", "executing")
+RUNNABLE: tuple[PlanStatus, ...] = ("approved", "scheduled", "aborted", "executing")
 """States execute() takes: approved, or stopped before every approved spec ran."""
 RISK_WEIGHT = {"low": 0.1, "medium": 0.5, "high": 1.0}
 Executor = Callable[[ActionSpecExt], ToolResult]
@@ -84,7 +84,7 @@ class PlanTool:
         title: str = "",
     ) -> str:
         plan = Plan(
-            id=f"plan-{uuid.uuid4().hex[:12]}",
+            id=f"plan-{uuid.uuid4()}",
             title=title or content.strip().splitlines()[0][:80] if content.strip() else "plan",
             content=content,
             sources=list(sources),
@@ -226,7 +226,8 @@ class PlanTool:
         # executing: a run killed mid-way; the spec it ran is checked by preflight again
         self._require(record, "execute", RUNNABLE)
         started = self._now()
-        record.state.status = "scheduled"
+        record.state.status = "scheduled"  # saved: a run that dies here leaves it runnable
+        self._save(record)
         stale = self._stale(record)
         if stale:
             return self._ask_again(record, stale, started)

@@ -1,15 +1,21 @@
 """`/planner approve …` and `/planner reject …` from a person the trigger already checked for
-write access: recorded with PlanTool before the pass, which then runs what was approved."""
+write access: recorded with PlanTool before the pass, which then runs what was approved.
+
+An answer counts only as a command on its own line that came after the request it answers was
+shown (planner.ci.request_marks); anything else is answered with why it did not count."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from planner.approval.answers import apply_answer, waiting_specs
 from planner.approval.commands import UNREADABLE, is_attempt, parse_command
+from planner.approval.models import ActionSpecExt
 from planner.approval.render import approval_request
 from planner.approval.setup import build_plan_tool
 from planner.approval.tool import PlanTool
+from planner.ci.request_marks import ENTRY, RequestMark, digest
 from planner.engine.config import PlannerConfig
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.interfaces import ToolResult
@@ -41,15 +47,48 @@ def record_answer(
     issue: IssueContext,
     text: str,
     approver: str,
+    refusal: Callable[[], str] = lambda: "",
 ) -> str | None:
-    """The tracking comment's line about the answer, or None when `text` is not one."""
-    answer = parse_command(text)
-    if answer is None and not is_attempt(text):
+    """The tracking comment's line about the answer, or None when `text` is not one.
+    `refusal` says why an answer cannot count ('' when it can); asked only of answers."""
+    line = text.strip().split("\n", 1)[0].strip()
+    answer = parse_command(line)
+    if not line:
         return None
     tool = _plan_tool(config, workspace, directory, issue)
-    if answer is None:  # as guidance, the pass would reject every waiting spec with it
-        return UNREADABLE if waiting_specs(tool) else None
-    return apply_answer(tool, answer, approver)
+    waiting = waiting_specs(tool)
+    if answer is None and not is_attempt(line):  # guidance: it never rejects what waits
+        return _not_an_answer(waiting) if waiting else None
+    if not waiting:
+        return None if answer is None else "Nothing is waiting for approval."
+    problem = refusal()
+    if problem:
+        return f"`{line[:80]}` did not count, so nothing was approved or rejected: {problem}"
+    return UNREADABLE if answer is None else apply_answer(tool, answer, approver)
+
+
+def _not_an_answer(waiting: list[ActionSpecExt]) -> str:
+    ids = ", ".join(spec.id for spec in waiting)
+    return (
+        f"Nothing was approved or rejected: this comment is not an answer to the approval "
+        f"request, so {ids} still wait(s) for `/planner approve` or `/planner reject <id> <why>`."
+        " The comment stays on the issue, and the next pass reads it."
+    )
+
+
+def last_mark(journal: PlanningHistoryStore) -> RequestMark | None:
+    """Where the approval request now waiting was first shown (None if it never was)."""
+    marks = [e for e in journal.entries() if e.get("type") == ENTRY]
+    return RequestMark.model_validate(marks[-1]["mark"]) if marks else None
+
+
+def remember_shown(
+    journal: PlanningHistoryStore, section: str, mark: Callable[[], RequestMark]
+) -> None:
+    """A new mark when what is shown changed; the same request shown again keeps its mark."""
+    previous = last_mark(journal)
+    if previous is None or previous.digest != digest(section):
+        journal.append(ENTRY, mark=mark().model_dump())
 
 
 def _no_execution(name: str, arguments: dict[str, object]) -> ToolResult:

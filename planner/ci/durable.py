@@ -138,11 +138,13 @@ def history_notes(run: IssueRun, history: Any) -> None:
 # -- the issue's lease ---------------------------------------------------------------------------
 
 
-def take_lease(run: IssueRun) -> Lease | None:
-    """Wait for and take the issue's lease (planner.ci.lease); say when a dead run's expired."""
+def take_lease(run: IssueRun, wait: float | None = None) -> Lease | None:
+    """Wait for and take the issue's lease (planner.ci.lease); say when a dead run's expired.
+    `wait`: how long a live holder is waited for (default: as long as a lease lasts)."""
     budget, forge = run.config.budget, run.config.forge
     seconds = forge.lease_seconds or budget.max_wall_seconds + 60
-    rules = LeaseRules(seconds=seconds, wait=seconds, identity=run._identity())
+    waited = seconds if wait is None else wait
+    rules = LeaseRules(seconds=seconds, wait=waited, identity=run._identity())
     git = GitWorkspace(run.workspace, run.forge.git_remote())
     try:
         lease = acquire(git, run.number, run.run_id, rules)

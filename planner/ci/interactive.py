@@ -30,6 +30,13 @@ from planner.ci.interactive_comment import (
     render_closed_phase,
     render_session,
 )
+from planner.ci.request_marks import (
+    BEFORE_REQUEST,
+    NOT_ON_OWN_LINE,
+    RequestMark,
+    came_after,
+    mark_at,
+)
 from planner.ci.triggers import match_phrase
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.interfaces import HistoryBackend, ToolProvider
@@ -57,6 +64,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 S = PlanningSessionStatus
 MAX_IGNORED_AUTHORS = 5
+NOTHING_TO_CANCEL = (
+    "Nothing to cancel: no interactive planning session waits on this issue, so nothing was "
+    "changed. To stop planner's work on the issue, use `/planner stop`."
+)
 NO_TEXT_KINDS = frozenset({"labeled", "interactive", "opened", "assigned"})
 """Triggers that carry no reply (their instruction, if any, is not an answer)."""
 
@@ -69,7 +80,7 @@ def interactive_event(
     history: HistoryBackend | None,
 ) -> CiOutcome | None:
     """The outcome when the event belongs to a planning session; None to run a normal pass."""
-    if run.trigger.command != "run" or run.target.pull is not None:
+    if run.trigger.command not in ("run", "resume") or run.target.pull is not None:
         return None
     directory = history_directory(run.config, run.workspace)
     if history is not None:
@@ -142,8 +153,13 @@ class IssueSessions:
     # -- routing
 
     def route(self) -> CiOutcome | None:
-        text, command = self._event_text()
         session = self.session
+        active = session is not None and session.active
+        if self.run.trigger.command == "resume":
+            return self._still_waiting(session) if session is not None and active else None
+        text, command = self._event_text()
+        if command is not None and command.name == "cancel" and not active:
+            return self.run.reply("skipped", NOTHING_TO_CANCEL)
         if command is not None and command.name == "plan":
             return self._start(command.argument or self._issue_text())
         if session is not None and session.active:
@@ -154,6 +170,16 @@ class IssueSessions:
         if wanted or (self.run.config.interactive.enabled and session is None):
             return self._start(self._issue_text())
         return None  # after an approved session the pass plans from its design (its phase)
+
+    def _still_waiting(self, session: PlanningSession) -> CiOutcome:
+        """`resume` cannot pass a session that waits for people: say what it waits for."""
+        url = str(self.entry.get("comment_url") or "")
+        where = f"[the session comment]({url})" if url else "the session comment"
+        text = (
+            f"Nothing was resumed: planner is {_reason(session)}. Answer in {where}, or "
+            "`/planner cancel` the session."
+        )
+        return self.run.reply("needs_human", text)
 
     def _event_text(self) -> tuple[str, SessionCommand | None]:
         """What the person wrote for planner, and a command when they used the phrase."""
@@ -199,31 +225,65 @@ class IssueSessions:
         stale = self._timed_out(session)
         if not move.check_resume_position(session):
             self.notes.append("The saved position did not match the answers: discovery restarts.")
+        still_open = len(session.open_questions())
         if command is not None:
             self._command(session, command)
         elif self.run.trigger.kind not in NO_TEXT_KINDS and text.strip():
             self._answer(session, text)
-        if session.status == S.DISCOVERY and stale and session.open_questions():
-            skipped = move.skip_open_questions(session)
-            self.notes.append(f"No answer in time: {', '.join(skipped)} skipped.")
+        if stale and len(session.open_questions()) == still_open:  # an answer restarts the wait
+            self._skip_open_questions(session)
         self._note_ignored_replies()
         return self._progress(session)
 
+    def _skip_open_questions(self, session: PlanningSession) -> None:
+        """Questions nobody answered within the timeout: skipped, each noted as assumed."""
+        if session.status == S.DISCOVERY and session.open_questions():
+            skipped = move.skip_open_questions(session)
+            self.notes.append(f"No answer in time: {', '.join(skipped)} skipped.")
+
     def _command(self, session: PlanningSession, command: SessionCommand) -> None:
-        if command.name == "cancel":
+        if not self.run.trigger.own_line:
+            self.notes.append(f"`{command.name}` did not count: {NOT_ON_OWN_LINE}")
+        elif command.name == "cancel":
             move.cancel(session)
         elif session.status != S.REVIEW:
             self.notes.append(
                 f"`{command.name}` applies in review; the session is in {session.status.value}."
             )
         elif command.name == "approve":
-            self.approving = True  # approve_plan makes the move when the pass is handed over
+            self._approve(session, command)
         else:
             reason = command.argument or "(no reason given)"
             login = self.run.trigger.actor.login
             remember(session, "user", "review", REJECTED + reason, author=login)
             if move.reject(session) == S.CANCELLED:
                 self.notes.append("Third rejection: the session is cancelled.")
+
+    def _approve(self, session: PlanningSession, command: SessionCommand) -> None:
+        """Counts only for the review that was shown, after it was shown."""
+        named = command.argument.strip().strip("`")
+        if named and named not in (session.session_id, _short_id(session)):
+            self.notes.append(
+                f"`approve {named[:40]}` did not count: `approve` takes nothing after it but "
+                f"this session's id (`{_short_id(session)}`)."
+            )
+        elif not came_after(self.run.forge, self.run.trigger, self._review_mark(session)):
+            self.notes.append(f"`approve` did not count: {BEFORE_REQUEST}")
+        else:
+            self.approving = True  # approve_plan makes the move when the pass is handed over
+
+    def _review_mark(self, session: PlanningSession) -> RequestMark | None:
+        """Where the review was shown: its mark, or (a review shown before marks were kept)
+        the review's own comment."""
+        same = self.entry.get("session", {}).get("session_id") == session.session_id
+        mark = self.entry.get("review_mark") if same else None
+        if mark:
+            return RequestMark.model_validate(mark)
+        wanted = str(self.entry.get("comment_id") or "")
+        if not same or self.entry.get("comment_status") != S.REVIEW.value:
+            return None
+        shown = next((c for c in self._comments() if c.id == wanted and c.trusted), None)
+        return None if shown is None else mark_at(shown, at=shown.created_at)
 
     def _answer(self, session: PlanningSession, text: str) -> None:
         if session.status == S.REVIEW:
@@ -318,7 +378,9 @@ class IssueSessions:
             else run.forge.post_comment(run.number, body)
         )
         seen = max((_number(c.id) for c in self._comments()), default=0)
-        shown = {"comment_id": written.id, "comment_url": written.url}
+        shown: dict[str, Any] = {"comment_id": written.id, "comment_url": written.url}
+        if comment is None and session.status == S.REVIEW:  # a review shown: answers after it
+            shown["review_mark"] = mark_at(written).model_dump()
         self._record(session, **shown, comment_status=session.status.value, seen_comment=seen)
         link = f"[the session comment]({written.url})" if written.url else "the session comment"
         run.view.notes = [
@@ -335,8 +397,20 @@ class IssueSessions:
             return
         found = [c for c in self._comments() if c.id == wanted and c.trusted]
         if found and SESSION_MARKER in found[0].body:
-            body = render_closed_phase(session, PlanningSessionStatus(status))
+            phase = PlanningSessionStatus(status)
+            body = render_closed_phase(self._as_shown(session, phase), phase, session.status)
             self.run.forge.edit_comment(self.run.number, wanted, body)
+
+    def _as_shown(self, session: PlanningSession, phase: PlanningSessionStatus) -> PlanningSession:
+        """The session a phase's comment is closed with: as it is now (with the answers or
+        decisions this event brought), but a review as it was shown — a rejection clears the
+        design it judged, which its comment must keep."""
+        if phase != S.REVIEW or session.design_summary:
+            return session
+        try:
+            return PlanningSession.model_validate(self.entry.get("session"))
+        except ValueError:
+            return session
 
     def _session_comment(self, session: PlanningSession) -> CommentData | None:
         """The comment showing this phase of the session; None when a new phase (or session)
@@ -354,7 +428,7 @@ class IssueSessions:
         """The session's snapshot in the issue's history, with the comment that shows it."""
         exclude_from_git(self.run.workspace, self.directory)
         same = self.entry.get("session", {}).get("session_id") == session.session_id
-        carried = ("comment_id", "comment_url", "comment_status", "seen_comment")
+        carried = ("comment_id", "comment_url", "comment_status", "seen_comment", "review_mark")
         kept: dict[str, Any] = {k: self.entry[k] for k in carried if same and k in self.entry}
         self.entry = record_for_issue(self.journal, session, **{**kept, **extra})
 
@@ -403,6 +477,11 @@ class IssueSessions:
         self.journal = self._journal()
         starts = [e for e in self.journal.entries() if e.get("type") == "run_start"]
         return str(starts[-1].get("run_id", "")) if starts else ""
+
+
+def _short_id(session: PlanningSession) -> str:
+    """The part of the session id a person types: `planning-1a2b3c4d`."""
+    return session.session_id[: len("planning-") + 8]
 
 
 def _number(comment_id: str) -> int:

@@ -50,12 +50,15 @@ def render_session(
     return body if len(body) <= LIMIT else body[: LIMIT - 20] + "\n…(cut)\n"
 
 
-def render_closed_phase(session: PlanningSession, phase: PlanningSessionStatus) -> str:
-    """A phase's comment once the session has moved on: what was asked and decided, final."""
+def render_closed_phase(
+    session: PlanningSession, phase: PlanningSessionStatus, now: PlanningSessionStatus | None = None
+) -> str:
+    """A phase's comment once the session has moved on (to `now`): what was asked and decided,
+    final."""
     view = session.model_copy(update={"status": phase})
     sections = [
         f"{SESSION_MARKER}\n### {TITLES[phase]}",
-        f"_This phase is over: the session is now in **{session.status.value}**._",
+        f"_This phase is over: the session is now in **{(now or session.status).value}**._",
         _header(view),
         _body(view, "", 0, closed=True),
     ]
@@ -176,7 +179,8 @@ def _review(session: PlanningSession, phrase: str, closed: bool) -> str:
         f"**Next:** `{phrase} approve` plans and carries it out now; "
         f"`{phrase} reject <why>` returns to the design with your feedback "
         f"({3 - session.reject_count} rejection(s) left before the session is cancelled); "
-        f"`{phrase} cancel` cancels the session.",
+        f"`{phrase} cancel` cancels the session. A command counts alone on its line, and an "
+        "approval only when it is written after this comment.",
     ]
     return "\n".join(lines[:-2] if closed else lines)
 

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import requests
 from pydantic import BaseModel
 
-from planner.ci.approvals import record_answer, waiting_section
+from planner.ci.approvals import last_mark, record_answer, remember_shown, waiting_section
 from planner.ci.commit_policy import CommitRules
 from planner.ci.durable import (
     CheckpointReporter,
@@ -47,6 +47,7 @@ from planner.ci.forges.http import RetryPolicy
 from planner.ci.gitops import GitWorkspace, Identity, on_branch
 from planner.ci.interactive import interactive_event, restore_once
 from planner.ci.lease import Lease, LeaseBusy
+from planner.ci.request_marks import BEFORE_REQUEST, NOT_ON_OWN_LINE, came_after, mark_now
 from planner.ci.signals import start_deadline
 from planner.ci.tracking import (
     CHECKLIST_CHARS,
@@ -69,11 +70,13 @@ from planner.ci.triggers import (
     Trigger,
     gitlab_trigger_from_env,
     load_github_event,
+    local_reply_trigger,
     local_trigger,
     parse_github_event,
     parse_gitlab_event,
 )
 from planner.engine.config import ForgeConfig, McpServerConfig, PlannerConfig
+from planner.engine.deadline import DEADLINE
 from planner.engine.errors import UserInputError
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.interfaces import HistoryBackend, ToolProvider
@@ -98,6 +101,13 @@ NOTIFICATION_MARKER = "<!-- planner:notification -->"
 ASKING_KINDS = frozenset({"clarification", "escalation"})
 """Notifications that already ask a person to act, so no generic question is posted."""
 PULL_MARKER = "<!-- planner:pull-request -->"
+STOP_REQUESTED = (
+    "Stop requested: the run working on this issue stops after its current step, saves its "
+    "work and says so in the tracking comment."
+)
+STOPPED_BY_REQUEST = "stopped on request (`/planner stop`); the work so far is saved"
+REPLY_MARKER = "<!-- planner:reply -->"
+"""A short answer to a command that changed nothing (nothing to cancel, still waiting)."""
 OUTCOME_CHARS = 1_000
 OUTCOMES_CHARS = 10_000
 """The outcomes beside the checklist (CHECKLIST_CHARS) keep the body under PULL_BODY_CHARS."""
@@ -160,6 +170,7 @@ def run_for_event(
         return skipped(platform, trigger.reason)
     retry = RetryPolicy(config.forge.api_max_retries, config.forge.api_max_wait_seconds, sleep)
     forge = open_forge(platform, env, config.forge, workspace, trigger, session, retry)
+    trigger = local_reply(forge, trigger, config.forge)
     target = decide(forge, trigger, config.forge)
     if isinstance(target, Skip):
         return skipped(platform, target.reason, trigger.issue_number)
@@ -211,6 +222,15 @@ def read_trigger(
         actor = str(inputs.get("actor") or "local")
         return local_trigger(inputs["issue"], config, instruction=instruction, actor=actor)
     raise UserInputError(f"unknown platform {platform!r} (github, gitlab or local)")
+
+
+def local_reply(forge: ForgeAdapter, trigger: Trigger, config: ForgeConfig) -> Trigger:
+    """A local run without --instruction takes the oldest comment file no run has taken yet as
+    its event (README: a person's replies are files in .planner/issues/N/comments/)."""
+    if trigger.platform != "local" or trigger.instruction or trigger.command != "run":
+        return trigger
+    comment = forge.next_reply(trigger.issue_number or 0)
+    return trigger if comment is None else local_reply_trigger(trigger, comment, config)
 
 
 def open_forge(
@@ -365,6 +385,8 @@ class IssueRun:
         self.run_id = new_run_id()
         self.start_head = ""
         """HEAD as the branch was fetched, before the pass (planner.ci.durable)."""
+        self.stop_requested = False
+        """A person asked this run to stop while its pass ran (stop_if_asked)."""
         self.view = TrackingView(
             state="working",
             actor=trigger.actor.login,
@@ -375,15 +397,50 @@ class IssueRun:
             phrase=config.forge.trigger_phrase,
         )
 
+    # -- answers that change nothing ----------------------------------------------------------
+
+    def reply(self, status: OutcomeStatus, text: str) -> CiOutcome:
+        """Answer the person on the issue and do nothing else: no pass, no label change."""
+        mention = self._mention()
+        comment = self.forge.post_comment(self.number, f"{REPLY_MARKER}\n{mention}{text}")
+        outcome = CiOutcome(status=status, reason=text)
+        outcome.platform, outcome.issue_number = self.forge.platform, self.number
+        outcome.comment_url = comment.url
+        return outcome
+
     # -- stop --------------------------------------------------------------------------------
 
     def stop(self, history: HistoryBackend | None) -> CiOutcome:
-        """`/planner stop`: no pass; the comment and labels say it is stopped."""
-        self._load_earlier_runs()
-        self.view.result = self._history_snapshot(history)
-        outcome = CiOutcome(status="stopped", reason=f"stopped by @{self.trigger.actor.login}")
-        self._finish(outcome, "stopped")
-        return outcome
+        """`/planner stop`: no pass; the comment and labels say it is stopped. While another
+        run works on the issue (it holds the lease), that run is asked to stop instead."""
+        try:
+            self.lease = take_lease(self, wait=0)
+        except LeaseBusy:
+            return self._ask_running_pass_to_stop()
+        try:
+            self._load_earlier_runs()
+            self.view.result = self._history_snapshot(history)
+            outcome = CiOutcome(status="stopped", reason=f"stopped by @{self.trigger.actor.login}")
+            self._finish(outcome, "stopped")
+            return outcome
+        finally:
+            free_lease(self, self.lease)
+
+    def _ask_running_pass_to_stop(self) -> CiOutcome:
+        """The paused label is the request: the running pass looks at the labels after every
+        step, stops at the next one, saves its work and writes its final comment itself."""
+        self._set_label(self.config.forge.label_paused)
+        return self.reply("stopped", STOP_REQUESTED)
+
+    def stop_if_asked(self) -> None:
+        """Called after every step of this run's pass: a stop request (the paused label, set
+        by `/planner stop` or by hand) ends the pass at its next step boundary."""
+        if self.stop_requested:
+            return
+        labels = self.forge.get_issue(self.number).labels
+        if self.config.forge.label_paused in labels:
+            self.stop_requested = True
+            DEADLINE.expire(STOPPED_BY_REQUEST)
 
     def _history_snapshot(self, history: HistoryBackend | None) -> PassResult | None:
         directory = history_directory(self.config, self.workspace)
@@ -429,7 +486,7 @@ class IssueRun:
         self._load_earlier_runs()
         self.view.notes.append(f"This event was not handled: {reason}")
         outcome = CiOutcome(status="failed", reason=reason)
-        self._finish(outcome, "failed")
+        self._finish(outcome, "failed", label=False)  # the label is the running run's
         return outcome
 
     def _execute(
@@ -443,6 +500,8 @@ class IssueRun:
         except Exception as exc:  # whatever broke, the comment must say how the run ended
             log.exception("the run failed")
             outcome = CiOutcome(status="failed", reason=self.forge.redact(f"{exc}"))
+        if self.stop_requested and outcome.status == "in_progress":
+            outcome.status, outcome.reason = "stopped", STOPPED_BY_REQUEST
         self._finish(outcome, _tracking_state(outcome.status))
         return outcome
 
@@ -507,14 +566,28 @@ class IssueRun:
         result = run_pass(setup, issue)
         skipped_history_notes(self, result)
         self.view.approval = waiting_section(self.config, self.workspace, directory, issue)
+        self._show_request(directory)
         return result
+
+    def _show_request(self, directory: Path) -> None:
+        """The approval request, visible on the issue before its mark is taken: only answers
+        that come after the mark count (planner.ci.request_marks)."""
+        if not self.view.approval:
+            return
+        self._write_comment()
+        section = self.view.approval
+        remember_shown(
+            self._store(directory), section, lambda: mark_now(self.forge, self.number, section)
+        )
 
     def _store(self, directory: Path) -> PlanningHistoryStore:
         return PlanningHistoryStore(directory, self.forge.repository, str(self.number), self.run_id)
 
     def _record_approval_answer(self, issue: IssueContext, directory: Path) -> IssueContext:
         """`/planner approve a1` is an answer for PlanTool, not an instruction for the model.
-        Only a plain `/planner <text>` can be one: `/planner replan approve all` is a reason."""
+        Only a plain `/planner <text>` can be one: `/planner replan approve all` is a reason.
+        Other text while approvals wait is no answer either: it rejects nothing, and the next
+        pass reads it among the issue's comments."""
         if self.trigger.command != "run":
             return issue
         line = record_answer(
@@ -524,11 +597,19 @@ class IssueRun:
             issue,
             self.trigger.instruction,
             self.trigger.actor.login,
+            refusal=lambda: self._answer_refusal(directory),
         )
         if line is None:
             return issue
         self.view.notes.append(line)
         return issue.model_copy(update={"instruction": ""})
+
+    def _answer_refusal(self, directory: Path) -> str:
+        """Why this event cannot answer the approval request ('' when it can)."""
+        if not self.trigger.own_line:
+            return NOT_ON_OWN_LINE
+        mark = last_mark(self._store(directory))
+        return "" if came_after(self.forge, self.trigger, mark) else BEFORE_REQUEST
 
     def _outcome(self, result: PassResult, commit: str, pull: PullRequestData | None) -> CiOutcome:
         return CiOutcome(
@@ -626,6 +707,7 @@ class IssueRun:
         self.comment = self.forge.upsert_tracking_comment(self.number, render_tracking(self.view))
 
     def _set_label(self, label: str) -> None:
+        """`label` becomes the issue's only status label, whatever other runs set meanwhile."""
         forge = self.config.forge
         status = (
             forge.label_working,
@@ -633,16 +715,20 @@ class IssueRun:
             forge.label_paused,
             forge.label_done,
         )
+        self.labels = self.forge.get_issue(self.number).labels
         self.labels = self.forge.set_status_label(self.number, label, status, self.labels)
 
-    def _finish(self, outcome: CiOutcome, state: TrackingState) -> None:
-        """Final comment, label and question; each is tried even if another fails."""
+    def _finish(self, outcome: CiOutcome, state: TrackingState, label: bool = True) -> None:
+        """Final comment, label and question; each is tried even if another fails. `label`
+        False leaves the status label to the run that works on the issue (a paused label set
+        meanwhile would ask it to stop)."""
         self.view.state = state
         if outcome.status in ("failed", "stopped") and outcome.reason:
             self.view.reason = outcome.reason
         self.view.earlier_runs.append(run_line(self.view))
-        label = _status_label(self.config.forge, state)
-        steps: list[Callable[[], None]] = [self._write_comment, lambda: self._set_label(label)]
+        status = _status_label(self.config.forge, state)
+        steps: list[Callable[[], None]] = [self._write_comment]
+        steps += [lambda: self._set_label(status)] if label else []
         steps.append(self._post_notifications)
         if state == "needs_human":
             steps.append(self._ask)
@@ -710,6 +796,7 @@ class TrackingReporter:
             self.run.view.result = snapshot
             self.run._write_comment()
             self.run._post_notifications()
+            self.run.stop_if_asked()
 
 
 FINAL_STATES: dict[str, TrackingState] = {

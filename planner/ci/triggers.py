@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
-from planner.ci.forges.base import MARKER_PREFIX, Actor
+from planner.ci.forges.base import MARKER_PREFIX, Actor, CommentData
 from planner.engine.config import ForgeConfig
 from planner.engine.errors import UserInputError
 
@@ -52,6 +52,8 @@ GITLAB_SYSTEM_BOTS = frozenset(
     {"ghost", "support-bot", "alert-bot", "visual-review-bot", "gitlab-bot", "gitlab-security-bot"}
 )
 FENCE = re.compile(r"^[ \t]*(```|~~~).*?(^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
+HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+"""Hidden when rendered (an unclosed one hides the rest), so nothing in one is a command."""
 QUOTE_LINE = re.compile(r"^[ \t]*>.*$", re.M)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 
@@ -78,6 +80,9 @@ class Trigger(BaseModel):
     comment_id: str = ""
     event_time: str = ""
     """Comments created after this are not shown to the model."""
+    own_line: bool = False
+    """The phrase began its line: only then can the text be an approval, a rejection or a
+    cancellation ("Please do NOT /planner approve yet" is none of them)."""
 
     def describe(self) -> str:
         where = f"#{self.issue_number}" if self.issue_number else f"PR {self.pull_request}"
@@ -105,13 +110,22 @@ def match_phrase(text: str, phrase: str) -> str | None:
     """The text after the first use of `phrase` outside quotes and code, or None.
 
     Case-insensitive and on a word boundary: '/planner' matches '/Planner do x' but not
-    '/planners' or 'a/planner'. Quoted lines and code are ignored, so quoting an earlier
-    command does not run it again.
+    '/planners' or 'a/planner'. Quoted lines, code and HTML comments are ignored, so quoting
+    an earlier command does not run it again and a hidden one never runs.
     """
+    found = find_phrase(text, phrase)
+    return None if found is None else found[0]
+
+
+def find_phrase(text: str, phrase: str) -> tuple[str, bool] | None:
+    """(the text after the phrase, whether the phrase began its line), or None."""
     masked = _mask(text)
     pattern = rf"(?<![\w/@.-]){re.escape(phrase)}(?![\w-])"
     found = re.search(pattern, masked, re.IGNORECASE)
-    return None if found is None else text[found.end() :].strip()
+    if found is None:
+        return None
+    line_start = masked.rfind("\n", 0, found.start()) + 1
+    return text[found.end() :].strip(), not masked[line_start : found.start()].strip()
 
 
 def parse_command(rest: str) -> tuple[Command, str]:
@@ -127,19 +141,21 @@ def parse_command(rest: str) -> tuple[Command, str]:
 
 def _mask(text: str) -> str:
     """Blank out fenced code, quoted lines and inline code, keeping every offset."""
-    for pattern in (FENCE, QUOTE_LINE, INLINE_CODE):
+    for pattern in (FENCE, HTML_COMMENT, QUOTE_LINE, INLINE_CODE):
         text = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
     return text
 
 
-def _phrase_command(text: str, config: ForgeConfig) -> tuple[Command, str] | None:
-    rest = match_phrase(text, config.trigger_phrase)
-    return None if rest is None else parse_command(rest)
+Parsed = tuple[Command, str, bool]
+"""(command, text, whether the phrase began its line)."""
 
 
-def _answer(
-    body: str, issue: Any, on_pull: bool, config: ForgeConfig
-) -> tuple[Command, str] | None:
+def _phrase_command(text: str, config: ForgeConfig) -> Parsed | None:
+    found = find_phrase(text, config.trigger_phrase)
+    return None if found is None else (*parse_command(found[0]), found[1])
+
+
+def _answer(body: str, issue: Any, on_pull: bool, config: ForgeConfig) -> Parsed | None:
     """A plain reply on an issue that waits for input answers it (no phrase needed).
 
     Whether its author may trigger a run is decided later, like for any other trigger.
@@ -147,7 +163,7 @@ def _answer(
     if on_pull or not isinstance(issue, Mapping) or not body.strip():
         return None
     waiting = config.label_needs_input in _names(issue.get("labels"))
-    return ("run", body.strip()) if waiting else None
+    return ("run", body.strip(), False) if waiting else None
 
 
 def _bot_skip(actor: Actor, config: ForgeConfig) -> Skip | None:
@@ -289,6 +305,7 @@ def _github_comment(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger 
         actor=actor,
         command=parsed[0],
         instruction=parsed[1],
+        own_line=parsed[2],
         comment_id=str(comment.get("id") or ""),
         event_time=str(comment.get("created_at") or _now()),
     )
@@ -299,7 +316,7 @@ def _github_dispatch(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger
     if not inputs.get("issue"):
         raise UserInputError("workflow_dispatch needs an 'issue' input (the issue number)")
     actor = github_actor(_need(payload, "sender"))
-    command, text = _manual_command(str(inputs.get("instruction") or ""), config)
+    command, text, own_line = _manual_command(str(inputs.get("instruction") or ""), config)
     kind = _dispatch_kind(actor, command, text, config)
     if isinstance(kind, Skip):
         return kind
@@ -312,6 +329,7 @@ def _github_dispatch(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger
         actor=actor,
         command=command,
         instruction=text,
+        own_line=own_line,
         event_time=_now(),
     )
 
@@ -328,9 +346,9 @@ def _dispatch_kind(
     return "sweep" if (command, text) == ("run", "") else skip
 
 
-def _manual_command(instruction: str, config: ForgeConfig) -> tuple[Command, str]:
+def _manual_command(instruction: str, config: ForgeConfig) -> Parsed:
     """A typed instruction: subcommands only with the phrase ('/planner stop')."""
-    return _phrase_command(instruction, config) or ("run", instruction.strip())
+    return _phrase_command(instruction, config) or ("run", instruction.strip(), False)
 
 
 def _names(labels: Any) -> list[str]:
@@ -493,6 +511,7 @@ def _gitlab_note_trigger(
         actor=actor,
         command=parsed[0],
         instruction=parsed[1],
+        own_line=parsed[2],
         comment_id=str(attributes.get("id") or ""),
         event_time=str(attributes.get("created_at") or _now()),
     )
@@ -507,7 +526,7 @@ def _gitlab_manual(env: Mapping[str, str], config: ForgeConfig) -> Trigger | Ski
         {"username": login, "id": int(user_id) if user_id.isdigit() else None},
         env.get("CI_SERVER_URL", ""),
     )
-    command, text = _manual_command(env.get("PLANNER_INSTRUCTION", ""), config)
+    command, text, own_line = _manual_command(env.get("PLANNER_INSTRUCTION", ""), config)
     kind = _dispatch_kind(actor, command, text, config)
     if isinstance(kind, Skip):
         return kind
@@ -521,6 +540,7 @@ def _gitlab_manual(env: Mapping[str, str], config: ForgeConfig) -> Trigger | Ski
         actor=actor,
         command=command,
         instruction=text,
+        own_line=own_line,
         event_time=_now(),
     )
 
@@ -532,7 +552,7 @@ def local_trigger(
     issue_number: int | str, config: ForgeConfig, *, instruction: str = "", actor: str = "local"
 ) -> Trigger:
     """`planner run` on a working tree: issues, comments and PRs are files under .planner/."""
-    command, text = _manual_command(instruction, config)
+    command, text, own_line = _manual_command(instruction, config)
     return Trigger(
         platform="local",
         kind="local",
@@ -542,5 +562,24 @@ def local_trigger(
         actor=Actor(login=actor or "local"),
         command=command,
         instruction=text,
+        own_line=own_line,
         event_time=_now(),
+    )
+
+
+def local_reply_trigger(trigger: Trigger, comment: CommentData, config: ForgeConfig) -> Trigger:
+    """A local run whose event is a person's comment file: read like a comment on a forge
+    (a command after the phrase, else a plain reply)."""
+    found = _phrase_command(comment.body, config)
+    command, text, own_line = found or ("run", comment.body.strip(), False)
+    return trigger.model_copy(
+        update={
+            "kind": "comment",
+            "event": "local comment",
+            "command": command,
+            "instruction": text,
+            "own_line": own_line,
+            "comment_id": comment.id,
+            "event_time": comment.created_at or trigger.event_time,
+        }
     )

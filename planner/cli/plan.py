@@ -3,6 +3,8 @@
     planner plan "Add login" --repo PATH      a new session
     planner plan --resume planning-<uuid>     continue one
     planner plan --resume                     list recent sessions and pick one
+    planner plan --status planning-<uuid>     where a session stands, and its pass (ADR-021
+                                              `status --session`); without ID, recent ones
 
 Sessions live under the repository's history directory, like those of issues. Once approved,
 "execute now? [y/N]" runs one pass on the enhanced instruction (the issue of that pass is the
@@ -19,8 +21,10 @@ from typing import Any, TextIO
 
 from planner.engine.config import PlannerConfig
 from planner.engine.errors import UserInputError
+from planner.engine.history import PlanningHistoryStore
 from planner.engine.issue import IssueContext
-from planner.interactive.model import PlanningSession, new_session
+from planner.engine.llm import require_api_key
+from planner.interactive.model import DecisionPoint, PlanningSession, new_session
 from planner.interactive.operations import PlanningOperations
 from planner.interactive.storage import SessionStore
 from planner.interactive.terminal import Console, EndOfInput, TerminalSession
@@ -51,6 +55,14 @@ def add_plan_command(commands: Any, common: Any, flags: dict[str, str], handler:
     plan.add_argument(
         "--execute", action="store_true", help="once approved, run the pass without asking"
     )
+    plan.add_argument(
+        "--status",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ID",
+        help="show where session ID stands and the pass it was handed to; without ID, list",
+    )
     for flag in ("model", "base_url", "history_dir"):
         plan.add_argument(f"--{flag.replace('_', '-')}", dest=flag, help=f"sets {flags[flag]}")
     plan.set_defaults(handler=handler)
@@ -68,8 +80,12 @@ def run_plan(
         raise UserInputError(f"--repo {args.repo} is not a directory")
     console = Console(stdin or sys.stdin, stdout or sys.stdout)
     directory = history_directory(config, args.repo)
-    exclude_from_git(args.repo, directory)
     store = SessionStore(directory)
+    if getattr(args, "status", None) is not None:
+        return show_status(args, store, console)
+    if model is None:
+        require_api_key(config.llm)  # before a session file is written
+    exclude_from_git(args.repo, directory)
     session = _session(args, store, console)
     if session is None:
         return 0
@@ -102,17 +118,67 @@ def _session(
     return session
 
 
-def _pick(store: SessionStore, console: Console) -> PlanningSession | None:
+def show_status(args: argparse.Namespace, store: SessionStore, console: Console) -> int:
+    """`--status [ID]`: the session's state and the pass it was handed to (nothing written)."""
+    if not args.status:
+        return 0 if _list_recent(store, console) else 1
+    session = store.load(args.status)
+    for line in status_lines(session):
+        console.say(line)
+    if session.planner_session_id:
+        console.say(_pass_line(args, store, session))
+    return 0
+
+
+def status_lines(session: PlanningSession) -> list[str]:
+    answered = sum(1 for q in session.questions if q.answer is not None)
+    skipped = sum(1 for q in session.questions if not q.open and q.answer is None)
+    decided = [d for d in session.decisions if d.selected_option_id]
+    return [
+        f"Session {session.session_id}: {session.status.value}",
+        f"Request: {' '.join(session.instruction.split())[:200]}",
+        f"Questions: {len(session.questions)} ({answered} answered, {skipped} skipped)",
+        *[f"Decision {d.id} {d.topic}: {_chosen(d)}" for d in decided],
+        f"Rejections: {session.reject_count}/3",
+        *([f"Error: {session.error_message}"] if session.error_message else []),
+        f"Created {session.created_at}, updated {session.updated_at}",
+    ]
+
+
+def _chosen(decision: DecisionPoint) -> str:
+    option = decision.option(decision.selected_option_id)
+    return f"{option.id} {option.name}" if option else str(decision.selected_option_id)
+
+
+def _pass_line(args: argparse.Namespace, store: SessionStore, session: PlanningSession) -> str:
+    """The pass the session was handed to, as its history ended it."""
+    repository = args.repository or repository_name(args.repo)
+    history = PlanningHistoryStore(store.directory, repository, session.session_id)
+    pass_id = session.planner_session_id
+    ends = [e for e in history.entries() if e.get("type") == "run_end"]
+    ends = [e for e in ends if e.get("run_id") == pass_id]
+    if not ends:
+        return f"Pass {pass_id}: started, no end recorded"
+    return f"Pass {pass_id}: {ends[-1].get('status')} ({ends[-1].get('stop_reason')})"
+
+
+def _list_recent(store: SessionStore, console: Console) -> list[PlanningSession]:
     recent = store.recent(RECENT)
     if not recent:
         console.say(f"No planning sessions in {store.directory}.")
-        return None
     for number, session in enumerate(recent, start=1):
         instruction = " ".join(session.instruction.split())[:60]
         console.say(
             f"{number}) {session.session_id}  {session.status.value:<9}  "
             f"{session.updated_at}  {instruction}"
         )
+    return recent
+
+
+def _pick(store: SessionStore, console: Console) -> PlanningSession | None:
+    recent = _list_recent(store, console)
+    if not recent:
+        return None
     try:
         typed = console.ask("pick a session (number or id): ")
     except EndOfInput:

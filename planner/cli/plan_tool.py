@@ -2,6 +2,8 @@
 
 The same PlanTool the pass uses, on the history directory of REPO: a person reviews and
 approves specs at the terminal, then executes them (or lets the next `planner run` do it).
+What `execute` wrote is committed to the issue's branch when the working tree is on it, as the
+pass would have done, and the next `planner run` reports the outcome to the pass.
 """
 
 from __future__ import annotations
@@ -10,11 +12,12 @@ import argparse
 import os
 from pathlib import Path
 
-from planner.approval.models import SpecSelection
+from planner.approval.models import PlanRecord, SpecSelection
 from planner.approval.render import plan_table, spec_table
 from planner.approval.setup import build_plan_tool
 from planner.approval.tool import PlanTool, PlanToolError
-from planner.engine.config import DEFAULT_CONFIG_PATH, load_config
+from planner.ci.gitops import GitError, GitWorkspace, Identity
+from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.engine.errors import UserInputError
 from planner.run.runner import history_directory
 from planner.tools.build import build_registry
@@ -45,7 +48,10 @@ def run(args: argparse.Namespace) -> int:
         tool = build_plan_tool(
             config, args.repo, directory, args.issue, registry.call, (config_path,)
         )
-        return _operate(tool, args)
+        code = _operate(tool, args)
+        if args.operation == "execute":
+            print(commit_executed(config, args.repo, tool.get_plan(args.plan_id)))
+        return code
     except PlanToolError as exc:
         raise UserInputError(str(exc)) from None
     finally:
@@ -72,3 +78,40 @@ def _operate(tool: PlanTool, args: argparse.Namespace) -> int:
         for note in spec.notes:
             print(f"  {spec.id}: {note}")
     return 0 if args.operation != "execute" or record.state.status == "completed" else 1
+
+
+def commit_executed(config: PlannerConfig, repo: Path, record: PlanRecord) -> str:
+    """Commit the files the plan's specs wrote onto the issue's branch, so the next run starts
+    from a clean tree with the change on the branch; a line saying what happened."""
+    written = [s for s in record.state.action_specs if s.path and s.outcome == "succeeded"]
+    if not written:
+        return "nothing to commit"
+    paths = sorted({spec.path for spec in written})
+    branch = f"{config.forge.branch_prefix}{record.plan.issue}"
+    git = GitWorkspace(repo, None)
+    try:
+        current = git._git("rev-parse", "--abbrev-ref", "HEAD").stdout.strip()
+        if current != branch:
+            return f"not committed: the working tree is on {current!r}, not {branch!r}"
+        git._git("add", "-A", "--", *paths)
+        message = f"planner: {record.plan.title} ({', '.join(s.id for s in written)})\n"
+        git._git(
+            "commit",
+            "--no-verify",
+            "-q",
+            "-F",
+            "-",
+            "--",
+            *paths,
+            stdin=message,
+            identity=_identity(config),
+        )
+    except GitError as exc:
+        return f"not committed: {exc}"
+    return f"committed {', '.join(paths)} to {branch}"
+
+
+def _identity(config: PlannerConfig) -> Identity:
+    """The identity of a local run's commits (planner.ci.job)."""
+    forge = config.forge
+    return Identity(forge.commit_name or "planner", forge.commit_email or "planner@localhost")

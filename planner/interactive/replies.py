@@ -27,7 +27,7 @@ ITEM = re.compile(
 )
 OPTION_NUMBER = re.compile(r"^(?:option[ \t]*|#)?(\d{1,2})[.)]?$", re.IGNORECASE)
 OPTION_REF = re.compile(
-    r"^(?:opt-?(?P<id>[a-z]{1,2})\b|(?P<letter>[a-z])(?=$|[\s,.;:)])"
+    r"^(?:opt-?(?P<id>[a-z]{1,2})\b|(?P<letter>[a-z])(?=$|[,.;:)]|\s+(?:because|since|as)\b)"
     r"|(?:option[ \t]*)?(?P<n>\d{1,2})\b)",
     re.IGNORECASE,
 )
@@ -69,11 +69,34 @@ def parse_command(text: str) -> SessionCommand | None:
 # -- items -------------------------------------------------------------------------------------
 
 
-def _items(text: str, letter: str) -> list[tuple[str, str]] | None:
-    """(reference number, text) for each item; None when the reply has no item at all."""
-    starts = [m for m in ITEM.finditer(text) if _kind_fits(m.group("ref"), letter)]
-    if not starts:
-        return None
+def _items(text: str, letter: str, open_numbers: set[str]) -> list[tuple[str, str]] | None:
+    """(reference number, text) for each item; None when the reply has no item at all.
+
+    `q-2:` always starts an item. A bare `2.` starts one only when it names a question still
+    open that this reply has not answered yet; otherwise it is a numbered list inside the answer
+    before it, and so are the numbers that continue that list."""
+    starts: list[re.Match[str]] = []
+    taken: set[str] = set()
+    listed = 0
+    for match in ITEM.finditer(text):
+        reference = match.group("ref")
+        if not _kind_fits(reference, letter):
+            continue
+        number = re.sub(r"\D", "", reference)
+        if reference[0].isdigit() and _inside_answer(number, listed, open_numbers - taken):
+            listed = int(number)
+            continue
+        listed = 0
+        taken.add(number)
+        starts.append(match)
+    return _bodies(text, starts) if starts else None
+
+
+def _inside_answer(number: str, listed: int, still_open: set[str]) -> bool:
+    return (bool(listed) and int(number) == listed + 1) or number not in still_open
+
+
+def _bodies(text: str, starts: list[re.Match[str]]) -> list[tuple[str, str]]:
     items = []
     for index, match in enumerate(starts):
         end = starts[index + 1].start() if index + 1 < len(starts) else len(text)
@@ -97,7 +120,8 @@ def _capped(text: str) -> str:
 
 def parse_answers(text: str, session: PlanningSession) -> Parsed:
     parsed = Parsed()
-    items = _items(text, "q")
+    still_open = {q.id.removeprefix("q-") for q in session.open_questions()}
+    items = _items(text, "q", still_open)
     if items is None:
         return _free_answer(text, session, parsed)
     by_number = {q.id.removeprefix("q-"): q for q in session.questions}
@@ -144,7 +168,8 @@ def _answer_text(body: str, question: Question) -> str:
 
 def parse_decisions(text: str, session: PlanningSession) -> Parsed:
     parsed = Parsed()
-    items = _items(text, "d")
+    still_open = {d.id.removeprefix("d-") for d in session.open_decisions()}
+    items = _items(text, "d", still_open)
     if items is None:
         open_points = session.open_decisions()
         if len(open_points) == 1 and text.strip():

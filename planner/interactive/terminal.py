@@ -169,8 +169,9 @@ class TerminalSession:
             self.console.say(f"Session {session.session_id} cancelled.")
             return 0
         instruction = build_enhanced_instruction(session)
+        again = self._warn_if_executed(session)
         if execute_now is None:
-            answer = self._optional_ask("\nexecute now? [y/N]: ")
+            answer = self._optional_ask(f"\nexecute {'again' if again else 'now'}? [y/N]: ")
             execute_now = answer.lower() in ("y", "yes")
         if not execute_now:
             self.console.say(f"Not executed. Run it later with:\n  {self.later_command}")
@@ -178,6 +179,17 @@ class TerminalSession:
         session.planner_session_id = self.execute(instruction)
         self.store.save(session)
         return 0
+
+    def _warn_if_executed(self, session: PlanningSession) -> bool:
+        """A session already handed to a pass: executing it again starts another pass on the
+        same instruction (its work may already be in the repository)."""
+        if not session.planner_session_id:
+            return False
+        self.console.say(
+            f"\nWarning: this session was already executed (pass {session.planner_session_id}). "
+            "Executing it again runs another pass on the same instruction."
+        )
+        return True
 
     def _optional_ask(self, prompt: str) -> str:
         try:

@@ -214,6 +214,16 @@ class ForgeAdapter(ABC):
     def pull_reference(self, number: int) -> str:
         return f"#{number}"
 
+    def next_reply(self, number: int) -> CommentData | None:
+        """A person's comment that no event has brought yet, taken now (the local forge's
+        comment files; a hosted forge sends an event for each comment instead)."""
+        return None
+
+    def comment_order(self, comment: CommentData) -> tuple[int, str]:
+        """Sorts comments by when they were made. GitHub and GitLab number comments (notes)
+        in the order they are created, finer than their one-second timestamps."""
+        return (int(comment.id) if comment.id.isdigit() else -1, comment.created_at)
+
     # -- what callers use --------------------------------------------------------------------
 
     def redact(self, text: str) -> str:

@@ -4,6 +4,7 @@
     .planner/issues/<N>/comments/<seq>.json  comments planner wrote (id, author, body, created_at)
     .planner/issues/<N>/comments/<name>.md   comments a person wrote (author 'local')
     .planner/issues/<N>/labels.json          labels planner set
+    .planner/issues/<N>/replies-read.json     the comment files runs have taken as their event
     .planner/pulls/<N>.json                  the "pull request" of a branch
 
 `.planner/` is kept out of commits through .git/info/exclude, and nothing is pushed.
@@ -25,6 +26,7 @@ from planner.ci.forges.base import (
     GitRemote,
     IssueData,
     PullRequestData,
+    parse_time,
 )
 from planner.ci.forges.issue_file import load_issue_file
 from planner.engine.errors import UserInputError
@@ -121,6 +123,18 @@ class LocalForge(ForgeAdapter):
         comment = CommentData.model_validate({**data, "url": path.as_uri()})
         return comment.model_copy(update={"trusted": comment.author == OWN_AUTHOR})
 
+    def next_reply(self, number: int) -> CommentData | None:
+        """The oldest comment file a run has not taken yet; taken now (a run without
+        --instruction answers with it, as a comment's event would on a hosted forge)."""
+        read_file = self.state / "issues" / str(number) / "replies-read.json"
+        taken = _read_json(read_file)
+        taken = [str(name) for name in taken] if isinstance(taken, list) else []
+        fresh = [c for c in self.list_comments(number) if not c.trusted and c.id not in taken]
+        if not fresh:
+            return None
+        _write_json(read_file, [*taken, fresh[0].id])
+        return fresh[0]
+
     def _comments_dir(self, number: int) -> Path:
         return self.state / "issues" / str(number) / "comments"
 
@@ -141,6 +155,11 @@ class LocalForge(ForgeAdapter):
     def _remove_label(self, number: int, label: str) -> None:
         labels = [name for name in self._labels(number) if name != label]
         _write_json(self._labels_file(number), labels)
+
+    def comment_order(self, comment: CommentData) -> tuple[int, str]:
+        """Local ids are per-author names, so only the time orders them (microseconds)."""
+        created = parse_time(comment.created_at)
+        return (0, created.astimezone(UTC).isoformat() if created else "")
 
     def can_write(self, actor: Actor) -> bool:
         return True  # whoever runs planner locally owns the working tree

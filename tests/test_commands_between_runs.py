@@ -1,0 +1,118 @@
+"""Commands between runs (issue 25, items 1, 17, 19, 20), end to end on the fake GitHub: a
+command that has nothing to act on answers so and changes nothing else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.ci.forges.base import TRACKING_MARKER
+from planner.ci.job import REPLY_MARKER
+from planner.engine.history import PlanningHistoryStore
+from planner.interactive.model import PlanningSessionStatus, new_session
+from planner.interactive.storage import SessionStore, record_for_issue
+from tests.fake_forge import FakeGitHub
+from tests.fake_forge.rig import Rig
+from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
+from tests.support.planning_session import discovery_step
+
+NEW_README = "# hello\n\nRun the tests with `python -m pytest -q`.\n"
+HIGH = {"approval.large_file_bytes": 20}  # README.md (52 bytes) is then a large file
+BRANCH = "planner/issue-1"
+
+
+@pytest.fixture
+def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
+    fake_github.add_issue(1, "Document pytest", "Say how to run the tests.", labels=["planner"])
+    fake_github.permissions["Codertocat"] = "write"
+    return Rig("github", fake_github, tmp_path)
+
+
+def github(rig: Rig) -> FakeGitHub:
+    assert isinstance(rig.fake, FakeGitHub)
+    return rig.fake
+
+
+def say(rig: Rig, body: str, script: list[Any] | None = None, **overrides: Any) -> Any:
+    fake = github(rig)
+    made = fake.add_comment(1, body)
+    payload = comment_event(body, fake.comment_json(made), 1)
+    payload["issue"]["labels"] = [{"name": name} for name in fake.issues[1].labels]
+    return rig.run(payload, script or [], event_name="issue_comment", **overrides)
+
+
+def replies(fake: FakeGitHub) -> list[str]:
+    return [c.body for c in fake.comments_on(1) if REPLY_MARKER in c.body]
+
+
+def tracking(fake: FakeGitHub) -> str:
+    [body] = [c.body for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
+    return body
+
+
+def test_cancel_without_a_session_answers_nothing_to_cancel_and_runs_nothing(rig: Rig) -> None:
+    fake = github(rig)
+    outcome = say(rig, "/planner cancel")  # an empty script: no model call may happen
+    assert outcome.status == "skipped"
+    [reply] = replies(fake)
+    assert "@Codertocat Nothing to cancel" in reply and "`/planner stop`" in reply
+    assert fake.issues[1].labels == ["planner"]
+    assert not any(TRACKING_MARKER in c.body for c in fake.comments_on(1))
+
+
+def test_cancel_with_approvals_waiting_rejects_nothing(rig: Rig) -> None:
+    fake = github(rig)
+    steps = one_file_plan("README.md", NEW_README, "Document pytest")
+    assert rig.run(labeled_event(), steps[:3], event_name="issues", **HIGH).status == "needs_human"
+    labels = list(fake.issues[1].labels)
+    assert say(rig, "/planner cancel", **HIGH).status == "skipped"
+    assert "Nothing to cancel" in replies(fake)[-1]
+    assert fake.issues[1].labels == labels
+    done = say(rig, "/planner approve a1", steps[3:], **HIGH)  # a1 still waits, unrejected
+    assert done.status == "completed"
+    assert file_on(fake.bare, BRANCH, "README.md") == NEW_README.rstrip("\n")
+
+
+def test_cancel_after_an_approved_session_starts_no_pass(rig: Rig) -> None:
+    fake = github(rig)
+    session = new_session("Document pytest")
+    session.status = PlanningSessionStatus.APPROVED
+    SessionStore(rig.history).save(session)
+    record_for_issue(PlanningHistoryStore(rig.history, fake.repository, "1", "seed"), session)
+
+    assert say(rig, "/planner cancel").status == "skipped"  # no model call
+    assert "Nothing to cancel" in replies(fake)[-1]
+    assert not fake.branch_exists(BRANCH)
+
+
+def test_resume_past_a_session_waiting_for_answers_says_what_it_waits_for(rig: Rig) -> None:
+    fake = github(rig)
+    rig.run(labeled_event("planner:interactive"), [discovery_step()], event_name="issues")
+    outcome = say(rig, "/planner resume")  # no model call: nothing is planned past it
+    assert outcome.status == "needs_human"
+    [reply] = replies(fake)
+    assert "Nothing was resumed: planner is waiting for answers to the planning session's" in (
+        reply
+    )
+    assert "[the session comment](" in reply
+    [session] = SessionStore(rig.history).recent()
+    assert session.status == "discovery" and session.open_questions()
+
+
+def test_a_plain_comment_rejects_no_waiting_approval(rig: Rig) -> None:
+    fake = github(rig)
+    steps = one_file_plan("README.md", NEW_README, "Document pytest")
+    rig.run(labeled_event(), steps[:3], event_name="issues", **HIGH)
+    assert "planner:needs-input" in fake.issues[1].labels  # a plain reply starts a run
+
+    plain = say(rig, "Also mention tox in the README, please.", **HIGH)  # no model call
+    assert plain.status == "needs_human" and not fake.branch_exists(BRANCH)
+    assert "Nothing was approved or rejected: this comment is not an answer" in tracking(fake)
+    assert "| a1 | write | `README.md` |" in tracking(fake)  # still asked
+
+    done = say(rig, "/planner approve a1", steps[3:], **HIGH)
+    assert done.status == "completed"
+    assert file_on(fake.bare, BRANCH, "README.md") == NEW_README.rstrip("\n")
+    assert "a person rejected" not in " ".join(rig.prompts)

@@ -1,0 +1,82 @@
+"""approval.mode plan keeps what it staged (issue 25, item 2), end to end on the fake GitHub.
+
+A pass in plan mode stages every change for one approval at the end. When a pass ends before
+that (here its model-call budget), the staged changes must outlive it: the next run may bring
+back only the issue's JSONL history (GitLab's artifacts carry nothing else), it must read the
+staged content where it reads the file, and the approval must carry every staged change to the
+branch — no task may stand ticked while its change is gone."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.ci.forges.base import TRACKING_MARKER
+from planner.testing.scripted_server import Step, reply_tool_calls
+from tests.fake_forge import FakeGitHub
+from tests.fake_forge.rig import Rig
+from tests.fake_forge.scenario import comment_event, file_on, labeled_event
+from tests.plans import finish, planning, write
+from tests.support.durable import completion_step
+
+QUIET = {
+    "approval.mode": "plan",
+    "planning.replanning.enabled": False,
+    "planning.reflection.enabled": False,
+}
+BRANCH = "planner/issue-1"
+
+
+@pytest.fixture
+def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
+    fake_github.add_issue(1, "Two notes", "Add A.md, then B.md.", labels=["planner"])
+    fake_github.permissions["Codertocat"] = "write"
+    return Rig("github", fake_github, tmp_path)
+
+
+def say(rig: Rig, body: str, script: list[Step], **overrides: Any) -> Any:
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    made = fake.comment_json(fake.add_comment(1, body))
+    return rig.run(comment_event(body, made, 1), script, event_name="issue_comment", **overrides)
+
+
+def only_jsonl_travels(history: Path) -> None:
+    """What a GitLab artifact brings back: the issue's JSONL history files, nothing else."""
+    for path in list(history.iterdir()):
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.suffix != ".jsonl":
+            path.unlink()
+
+
+def sees_staged_a(body: dict[str, Any]) -> None:
+    tool_results = [m["content"] for m in body["messages"] if m["role"] == "tool"]
+    assert "[staged, not yet approved]\nA staged\n" in tool_results[-1]
+
+
+def test_changes_staged_by_a_pass_that_stopped_reach_the_branch_after_approval(rig: Rig) -> None:
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    first = [planning("task_1", "task_2"), write("A.md", "A staged\n"), finish()]
+    budget = {"budget.max_model_calls": 3}  # the pass stops after task_1
+    stopped = rig.run(labeled_event(), first, event_name="issues", **QUIET, **budget)
+    assert stopped.status == "in_progress" and not fake.branch_exists(BRANCH)
+    only_jsonl_travels(rig.history)
+
+    read_a = reply_tool_calls("execute", [("read_file", {"path": "A.md"})])
+    write_b = dataclasses.replace(write("B.md", "B staged\n"), expect=sees_staged_a)
+    second = [read_a, write_b, finish()]  # then the staged changes are asked about
+    waiting = say(rig, "/planner resume", second, **QUIET)
+    assert waiting.status == "needs_human"
+    [tracking] = [c.body for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
+    assert "`A.md`" in tracking and "`B.md`" in tracking
+
+    done = say(rig, "/planner approve all", [completion_step()], **QUIET)
+    assert done.status == "completed"
+    assert file_on(fake.bare, BRANCH, "A.md") == "A staged"
+    assert file_on(fake.bare, BRANCH, "B.md") == "B staged"

@@ -1,0 +1,67 @@
+"""A spec executed at the terminal reaches the next pass (issue 25, item 3): a local run waits
+for approval, the person approves and executes it with `planner plan-tool`, and the next
+`planner run` on the same working tree reports the outcome to the pass and goes on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from planner.approval.store import PlanStore
+from planner.ci.job import run_for_event
+from planner.cli.main import main
+from planner.engine.history import read_entries
+from planner.testing.scripted_server import ScriptedModelServer, Step
+from tests.fake_forge import git
+from tests.fake_forge.scenario import model_config, one_file_plan
+
+NEW_README = "# repo\n\nRun the tests with pytest.\n"
+LARGE = {"large_file_bytes": 5}  # README.md (7 bytes) is then a large file: high risk
+HIGH = {"approval.large_file_bytes": 5}
+
+
+def repository(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "README.md").write_text("# repo\n", encoding="utf-8")
+    git(root, "add", ".")
+    git(root, "-c", "user.name=me", "-c", "user.email=me@x.invalid", "commit", "-q", "-m", "init")
+    issues = root / ".planner" / "issues"
+    issues.mkdir(parents=True)
+    (issues / "3.md").write_text("# Document pytest\n\nSay how to test.\n", encoding="utf-8")
+    return root
+
+
+def run_local(repo: Path, history: Path, steps: list[Step]) -> str:
+    with ScriptedModelServer(steps) as model:
+        outcome = run_for_event(
+            "local",
+            workspace=repo,
+            config=model_config(model.base_url, history, **HIGH),
+            env={},
+            event={"issue": "3", "instruction": "", "actor": "me"},
+        )
+        model.assert_consumed()
+    return outcome.status
+
+
+def test_a_spec_executed_with_plan_tool_is_reported_to_the_next_pass(tmp_path: Path) -> None:
+    repo, history = repository(tmp_path), tmp_path / "history"
+    config = tmp_path / "planner.yml"
+    settings = {"planning": {"history": {"directory": str(history)}}, "approval": LARGE}
+    config.write_text(json.dumps(settings), encoding="utf-8")  # JSON is YAML
+    steps = one_file_plan("README.md", NEW_README, "Document pytest")
+    assert run_local(repo, history, steps[:3]) == "needs_human"
+    [ref] = PlanStore(history).index()
+    for operation in ("approve", "execute"):
+        argv = ["plan-tool", "--repo", str(repo), "--config", str(config), operation, ref.id]
+        assert main(argv) == 0
+    assert (repo / "README.md").read_text(encoding="utf-8") == NEW_README
+
+    assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""  # committed
+    assert run_local(repo, history, steps[3:]) == "completed"
+    assert git(repo, "show", "planner/issue-3:README.md") + "\n" == NEW_README
+    [path] = history.glob("*.jsonl")
+    executed = [e for e in read_entries(path) if e["type"] == "approval_executed"]
+    assert [(e["spec_id"], e["ok"]) for e in executed] == [("a1", True)]
