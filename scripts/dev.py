@@ -6,6 +6,7 @@
     python3 scripts/dev.py lint        # ruff + mypy
     python3 scripts/dev.py lint-ci     # hadolint, zizmor, action-validator, GitLab component
     python3 scripts/dev.py bench       # benchmarks
+    python3 scripts/dev.py docs        # regenerate docs/configuration.md, the schema, docs/cli.md
     python3 scripts/dev.py eval [--local-model 0.5b|1.5b] [planner eval options]
 
 Each command creates .venv (if missing) and installs what it needs first. Standard library only.
@@ -158,6 +159,14 @@ def bench(args: list[str]) -> None:
         run(BIN / "python", script, *args)
 
 
+def docs(args: list[str]) -> None:
+    """The generated pages: configuration reference, JSON Schema, CLI, the action's inputs table."""
+    ensure_venv("dev")
+    mode = args or ["--write"]
+    run(BIN / "python", ROOT / "scripts" / "gen_docs.py", *mode)
+    run(BIN / "python", ROOT / "scripts" / "action_docs.py", *mode)
+
+
 def local_model(args: list[str]) -> None:
     run(sys.executable, ROOT / "scripts" / "local_model.py", *args)
 
@@ -171,6 +180,7 @@ COMMANDS = {
     "format": fmt,
     "bench": bench,
     "local-model": local_model,
+    "docs": docs,
 }
 
 if __name__ == "__main__":
