@@ -7,7 +7,8 @@
 A message is the first argument of `raise E(...)` (or `return E(...)`, an error made for a caller
 to raise) where E is planner's PlannerError or one of its
 subclasses. Its *key* is the longest fixed part of the text (an f-string's placeholders split it);
-tests/test_docs.py requires every key in docs/troubleshooting.md, so a new message needs its fix there.
+tests/test_docs.py requires every key in docs/troubleshooting.md, so a new message needs its fix
+there.
 """
 
 from __future__ import annotations

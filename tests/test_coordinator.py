@@ -300,8 +300,8 @@ def test_reply_without_tool_call_is_nudged_then_accepted(harness: Harness) -> No
 
 def test_a_task_that_never_called_a_tool_is_not_ticked(harness: Harness) -> None:
     """Small models write their calls as prose and claim success ("All done.") with nothing
-    run (Qwen2.5-Coder 0.5B/1.5B, tests/fixtures/local_models/NOTES.md): that task failed, and the checklist
-    must not tick it."""
+    run (Qwen2.5-Coder 0.5B/1.5B, tests/fixtures/local_models/NOTES.md): that task failed, and
+    the checklist must not tick it."""
     harness.server.add(
         planning("task_1"),
         reply_text("execute", '{"name": "write_file", "arguments": {"path": "a.txt"}}'),
