@@ -32,8 +32,8 @@ HEAD = """# An example run
 
 The demo's issue ("{title}") run through the whole flow by
 `python3 scripts/example_run.py`: the demo's scripted model, the local forge (which keeps the
-tracking comment and the pull request as files), and a price for the model so the cost shows. On GitHub
-and GitLab the same text is posted on the issue and the pull request.
+tracking comment and the pull request as files), and a price for the model so the
+cost shows. On GitHub and GitLab the same text is posted on the issue and the pull request.
 
 ## The tracking comment
 
