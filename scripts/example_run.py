@@ -14,6 +14,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -21,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from planner.ci.job import run_for_event  # noqa: E402 - after the path
 from planner.cli.demo import ISSUE, demo_script, make_repository  # noqa: E402
 from planner.engine.config import load_config  # noqa: E402
-from planner.testing.scripted_server import ScriptedModelServer  # noqa: E402
+from planner.testing.scripted_server import ScriptedModelServer, Step  # noqa: E402
 
 PAGE = ROOT / "docs" / "example-run.md"
 FORGE_URL = "https://github.com/demo/greeter"
@@ -45,16 +46,24 @@ cost shows. On GitHub and GitLab the same text is posted on the issue and the pu
 """
 
 
-def run_example(root: Path) -> tuple[str, dict[str, object]]:
-    """The tracking comment's body and the pull request of one run on a fresh demo repository."""
+def run_example(
+    root: Path, script: list[Step] | None = None, prices: dict[str, Any] | None = None
+) -> tuple[str, dict[str, object]]:
+    """The tracking comment's body and the pull request of one run on a fresh demo repository
+    (`script`: the model's turns, the demo's by default)."""
     make_repository(root)
     issues = root / ".planner" / "issues"
     issues.mkdir(parents=True)
     (issues / "1.md").write_text(f"# {ISSUE.title}\n\n{ISSUE.body}\n", encoding="utf-8")
-    with ScriptedModelServer(demo_script()) as server:
-        env = {"OPENAI_API_KEY": "scripted", "OPENAI_BASE_URL": server.base_url}
+    with ScriptedModelServer(script or demo_script()) as server:
+        env = {"OPENAI_API_KEY": "example-key", "OPENAI_BASE_URL": server.base_url}
         config = load_config(
-            None, env=env, overrides={"llm.model": "scripted-demo", "llm.prices": PRICES}
+            None,
+            env=env,
+            overrides={
+                "llm.model": "scripted-demo",
+                "llm.prices": PRICES if prices is None else prices,
+            },
         )
         event = {"issue": 1, "instruction": "", "actor": "maintainer"}
         run_for_event("local", workspace=root, config=config, env=env, event=event)
@@ -105,7 +114,9 @@ def render(comment: str, pull: dict[str, object]) -> str:
 
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="planner-example-") as directory:
-        comment, pull = run_example(Path(directory))
+        root = Path(directory) / "greeter"  # the repository's name reaches the prompts
+        root.mkdir()
+        comment, pull = run_example(root)
     PAGE.write_text(render(comment, pull), encoding="utf-8")
     print(f"wrote {PAGE.relative_to(ROOT)}")
     return 0

@@ -76,7 +76,7 @@ def sections(
             yield from sections(child, f"{path}.{key}" if path else key)
         entry = _mapped_model(field)
         if entry is not None:
-            yield from sections(entry, f"{path}.{key}.<name>")
+            yield from sections(entry, f"{path}.{key}.NAME")
 
 
 def fields(model: type[BaseModel]) -> list[tuple[str, FieldInfo]]:
@@ -148,7 +148,7 @@ def user_text(text: str | None) -> str:
 def section_text(path: str, model: type[BaseModel]) -> str:
     """A section model's docstring without its leading `path — `."""
     first, _, rest = cell(model.__doc__).partition(" — ")
-    text = user_text(rest if rest and first.replace("<name>", "") in path else first)
+    text = user_text(rest if rest and first.replace("<name>", "NAME") in path else first)
     return text[:1].upper() + text[1:]
 
 
