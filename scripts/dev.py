@@ -76,7 +76,7 @@ def workers(args: list[str]) -> list[str]:
     names test files, sets -n or turns xdist off is left as asked (one file: serial).
 
     At least 4 workers: on 2 cores 4 ran no slower than 2 (the end-to-end tests also wait on
-    their subprocesses and servers), 8 overloaded the machine (README "Development")."""
+    their subprocesses and servers), 8 overloaded the machine (CONTRIBUTING.md, "Development")."""
     if any(_names_tests(arg) or arg.startswith(("-n", "--numprocesses")) for arg in args):
         return []
     if any(arg.endswith("no:xdist") for arg in args):
