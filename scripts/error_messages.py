@@ -4,7 +4,8 @@
     python3 scripts/error_messages.py            # each message's fixed text and where it is raised
     python3 scripts/error_messages.py --missing  # only those docs/troubleshooting.md lacks
 
-A message is the first argument of `raise E(...)` (or `return E(...)`, an error made for a caller
+A message is the reason of a `StopPass` (why a pass ended early: the tracking comment's "Why")
+or the first argument of `raise E(...)` (or `return E(...)`, an error made for a caller
 to raise) where E is planner's PlannerError or one of its
 subclasses. Its *key* is the longest fixed part of the text (an f-string's placeholders split it);
 tests/test_docs.py requires every key in docs/troubleshooting.md, so a new message needs its fix
@@ -23,6 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "planner"
 TROUBLESHOOTING = ROOT / "docs" / "troubleshooting.md"
 BASE = "PlannerError"
+STOP = "StopPass"
+"""Not an error: the reason a pass ended, shown as the tracking comment's "Why"."""
 SKIPPED = ("evaluation/suite/", "testing/")  # task data; the tests' own stand-ins
 MIN_KEY = 12
 
@@ -86,9 +89,12 @@ def _raised(node: ast.AST, errors: set[str], path: Path) -> Message | None:
     if not (isinstance(node, ast.Raise | ast.Return) and isinstance(made, ast.Call)):
         return None
     call = made
-    if not (isinstance(call.func, ast.Name) and call.func.id in errors and call.args):
+    if not isinstance(call.func, ast.Name) or call.func.id not in {*errors, STOP}:
         return None
-    parts = [" ".join(part.split()) for part in fixed_parts(call.args[0])]
+    position = 1 if call.func.id == STOP else 0  # StopPass(status, reason, ...)
+    if len(call.args) <= position:
+        return None
+    parts = [" ".join(part.split()) for part in fixed_parts(call.args[position])]
     key = max(parts, key=len, default="").strip(" :;,.()'\"")
     if len(key) < MIN_KEY:
         return None
