@@ -3,6 +3,7 @@ that resolve, YAML examples that parse, every error message with its fix, no int
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -350,3 +351,39 @@ def test_internal_text_is_found(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert len(internal_text(page)) == 5
+
+
+def shown_strings() -> list[tuple[str, str]]:
+    """String constants of the code that writes comments, CLI output and prompts."""
+    found = []
+    for path in sorted((ROOT / "planner").rglob("*.py")):
+        if "evaluation/suite" in path.as_posix() or "testing" in path.parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree) if _documented(node)}
+        for node in ast.walk(tree):
+            shown = isinstance(node, ast.Constant) and isinstance(node.value, str)
+            if shown and id(node) not in docstrings:
+                found.append((f"{path.name}:{node.lineno}", str(node.value)))
+    for template in sorted((ROOT / "planner" / "prompts").glob("*.j2")):
+        found.append((template.name, template.read_text(encoding="utf-8")))
+    return found
+
+
+def _documented(node: ast.AST) -> bool:
+    """A module, class or function whose first statement is its docstring (not shown to users)."""
+    kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    body = getattr(node, "body", None) if isinstance(node, kinds) else None
+    return bool(body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+
+
+def test_no_internal_text_in_comments_cli_output_or_prompts() -> None:
+    """Machine paths and machine-load notes; "session" is a word of the product here."""
+    checks = {k: INTERNAL[k] for k in ("an absolute machine path", "the development machine")}
+    found = [
+        f"{where}: {what}"
+        for where, text in shown_strings()
+        for what, pattern in checks.items()
+        if pattern.search(text)
+    ]
+    assert found == []
