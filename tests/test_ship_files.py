@@ -249,6 +249,27 @@ def check_sweep(workflow: dict[Any, Any]) -> None:
     assert "schedule" not in workflow["jobs"]["plan"]["if"]
 
 
+def test_the_quick_start_workflow_is_the_plan_job_without_extras() -> None:
+    """The README's one-screen workflow: the example's filters, permissions and checkout, the
+    released action; no sweep, cache or artifact steps (the lease ref carries the history)."""
+    quick, full = load(EXAMPLES / "quickstart.yml"), load(EXAMPLES / "planner.yml")
+    assert quick["permissions"] == {} and set(quick[True]) == {"issues", "issue_comment"}
+    [job] = quick["jobs"].values()
+    plan = full["jobs"]["plan"]
+    assert job["permissions"] == plan["permissions"]
+    for condition in (
+        "github.event.sender.type != 'Bot'",
+        "github.event.label.name == 'planner'",
+        "contains(github.event.comment.body, '/planner')",
+        "contains(github.event.issue.labels.*.name, 'planner:needs-input')",
+    ):
+        assert condition in job["if"] and condition in plan["if"], condition
+    checkout, action = job["steps"]
+    assert checkout["with"]["persist-credentials"] is False
+    assert action["uses"] == f"planner-dev/planner@v{planner.__version__}"
+    assert action["with"]["openai_api_key"] == "${{ secrets.OPENAI_API_KEY }}"
+
+
 def check_history_steps(steps: list[dict[str, Any]], backend: str, history_dir: str) -> None:
     by_action = {step["uses"].split("@")[0]: step for step in steps}
     issue = "${{ steps.planner.outputs.issue_number }}"
