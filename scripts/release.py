@@ -28,8 +28,8 @@ VERSION_LINE = re.compile(r'^__version__ = "([^"]+)"$', re.M)
 IMAGE_LINE = re.compile(r"^(  image: )(\S+)$", re.M)
 TEMPLATE_VERSION = re.compile(r'(\n    version:\n(?:      .*\n)*?      default: )"([^"]+)"')
 USES = re.compile(rf"{re.escape(REPOSITORY)}@v(\d+\.\d+\.\d+)")
-COMPONENT = re.compile(rf"{re.escape(REPOSITORY)}/planner@v?(\d+\.\d+\.\d+)")
-PINNED_IMAGE = re.compile(rf"{re.escape(IMAGE)}:(\d+\.\d+\.\d+)")
+COMPONENT = re.compile(r"/planner/planner@v?(\d+\.\d+\.\d+)")  # on any GitLab project path
+PINNED_IMAGE = re.compile(r"/planner:(\d+\.\d+\.\d+)")  # the released image or a mirror of it
 INPUT_VERSION = re.compile(r'(?<![-\w])(version: )"(\d+\.\d+\.\d+)"')
 UNRELEASED = "## [Unreleased]"
 
