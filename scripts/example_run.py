@@ -2,7 +2,7 @@
 """What a maintainer sees: the demo's issue run through the whole CI flow, kept in docs/.
 
     python3 scripts/example_run.py          # rewrites docs/example-run.md
-    python3 scripts/example_run.py --png    # and docs/images/tracking-comment.png (needs the
+    python3 scripts/example_run.py --png    # and docs/images/*.png (needs the
                                             # `markdown` package and chromium)
 
 The demo's repository and scripted model (planner/cli/demo.py) go through the local forge, which
@@ -117,31 +117,34 @@ def render(comment: str, pull: dict[str, object]) -> str:
 
 
 PICTURE = ROOT / "docs" / "images" / "tracking-comment.png"
+LIST_AFTER_TEXT = re.compile(r"(?m)^((?!- ).+)\n- ")
+PULL_PICTURE = ROOT / "docs" / "images" / "pull-request.png"
 STYLE = """body { font: 15px/1.5 -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif;
   color: #1f2328; margin: 0; padding: 16px; background: #fff; }
 .comment { border: 1px solid #d1d9e0; border-radius: 6px; max-width: 820px; }
 .head { background: #f6f8fa; border-bottom: 1px solid #d1d9e0; padding: 8px 16px; color: #59636e; }
 .body { padding: 4px 16px 12px; } h2 { font-size: 1.3em; border-bottom: 1px solid #d1d9e0; }
 h3 { font-size: 1.1em; } code { background: #eff1f3; padding: 1px 4px; border-radius: 4px; }
-ul { padding-left: 1.6em; } li { list-style: none; } a { color: #0969da; text-decoration: none; }
+ul { padding-left: 1.6em; } li.task { list-style: none; margin-left: -1.2em; }
+a { color: #0969da; text-decoration: none; }
 details { margin: 6px 0; } summary { cursor: pointer; color: #1f2328; }"""
 
 
-def picture(comment: str, target: Path) -> None:
-    """The tracking comment as GitHub shows it, as a PNG (headless Chromium)."""
-    import markdown  # type: ignore[import-not-found]  # only for the picture
+def picture(text: str, header: str, target: Path, height: int) -> None:
+    """A comment or pull request body as GitHub shows it, as a PNG (headless Chromium)."""
+    import markdown  # type: ignore[import-not-found]  # only for the pictures
 
-    body = markdown.markdown(
-        as_on_the_forge(comment), extensions=["tables", "nl2br"]
-    )  # comments keep line breaks
-    body = body.replace("<li>[x]", "<li>☑").replace("<li>[ ]", "<li>☐")
+    # Comments keep single line breaks, as on GitHub.
+    source = LIST_AFTER_TEXT.sub("\\1\n\n- ", as_on_the_forge(text))  # GitHub needs no blank line
+    body = markdown.markdown(source, extensions=["tables", "nl2br"])
+    body = body.replace("<li>[x]", "<li class=task>☑").replace("<li>[ ]", "<li class=task>☐")
     html = (
         f"<html><head><meta charset='utf-8'><style>{STYLE}</style></head><body>"
-        "<div class='comment'><div class='head'><b>planner</b> (bot) commented</div>"
+        f"<div class='comment'><div class='head'>{header}</div>"
         f"<div class='body'>{body}</div></div></body></html>"
     )
     with tempfile.TemporaryDirectory() as directory:
-        page = Path(directory) / "comment.html"
+        page = Path(directory) / "page.html"
         page.write_text(html, encoding="utf-8")
         target.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(
@@ -152,12 +155,18 @@ def picture(comment: str, target: Path) -> None:
                 "--disable-gpu",
                 "--hide-scrollbars",
                 f"--screenshot={target}",
-                "--window-size=860,540",
+                f"--window-size=860,{height}",
                 page.as_uri(),
             ],
             check=True,
             capture_output=True,
         )
+
+
+def pictures(comment: str, pull: dict[str, object]) -> None:
+    picture(comment, "<b>planner</b> (bot) commented", PICTURE, 540)
+    title = f"<b>{pull.get('title', '')}</b> · draft pull request by planner"
+    picture(str(pull.get("body", "")), title, PULL_PICTURE, 600)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -168,8 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     PAGE.write_text(render(comment, pull), encoding="utf-8")
     print(f"wrote {PAGE.relative_to(ROOT)}")
     if "--png" in (sys.argv[1:] if argv is None else argv):
-        picture(comment, PICTURE)
-        print(f"wrote {PICTURE.relative_to(ROOT)}")
+        pictures(comment, pull)
+        print(f"wrote {PICTURE.relative_to(ROOT)} and {PULL_PICTURE.relative_to(ROOT)}")
     return 0
 
 
