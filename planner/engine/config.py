@@ -361,8 +361,8 @@ class LLMConfig(Section):
     document naming the tool and its arguments, validated and re-asked once); auto (native,
     switching to json for the rest of the pass when the endpoint or model gives no tool calls)."""
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
-    """USD per million tokens by model name, for cost reports (`planner eval`); a model not
-    listed has cost `unknown`."""
+    """USD per million tokens by model name: the cost shown in the tracking comment, the job
+    summary and `planner eval`; for a model not listed only tokens are shown."""
 
 
 class BudgetConfig(Section):
