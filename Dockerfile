@@ -1,5 +1,6 @@
-# The image of the planner action. GitHub builds it from this file on every workflow run, so it
-# stays small and everything in it is pinned. GitHub's rules for Docker actions: no USER (the
+# The image of the planner action. Releases push it to ghcr.io/planner-dev/planner (amd64 and
+# arm64) and the released action.yml runs it; on main, action.yml builds this file. It stays small
+# and everything in it is pinned. GitHub's rules for Docker actions: no USER (the
 # runner mounts the workspace owned by another user; entrypoint.py hands created files back) and
 # no WORKDIR (the runner sets the working directory to GITHUB_WORKSPACE itself).
 FROM python:3.12.12-slim-bookworm

@@ -1,7 +1,7 @@
 # Every target delegates to scripts/dev.py so CI, the README and developers run the same thing.
 PY ?= python3
 
-.PHONY: demo test lint format bench check
+.PHONY: demo test lint format bench docs check
 demo:
 	$(PY) scripts/dev.py demo
 test:
@@ -12,4 +12,6 @@ format:
 	$(PY) scripts/dev.py format
 bench:
 	$(PY) scripts/dev.py bench
+docs:
+	$(PY) scripts/dev.py docs
 check: lint test

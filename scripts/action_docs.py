@@ -25,8 +25,8 @@ END = "<!-- action-docs:end -->"
 
 
 def default_documents() -> list[Path]:
-    """The README: the one place the action is documented."""
-    return [ROOT / "README.md"]
+    """docs/github.md: the one place the action's inputs are documented."""
+    return [ROOT / "docs" / "github.md"]
 
 
 def load_action(path: Path = ACTION) -> dict[str, Any]:
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="fail if a file's tables are stale")
     mode.add_argument("--write", action="store_true", help="rewrite the tables in the files")
-    parser.add_argument("files", nargs="*", type=Path, help="default: README.md")
+    parser.add_argument("files", nargs="*", type=Path, help="default: docs/github.md")
     parser.add_argument("--action", type=Path, default=ACTION, help="default: action.yml")
     args = parser.parse_args(argv)
     action = load_action(args.action)

@@ -6,6 +6,7 @@
     python3 scripts/dev.py lint        # ruff + mypy
     python3 scripts/dev.py lint-ci     # hadolint, zizmor, action-validator, GitLab component
     python3 scripts/dev.py bench       # benchmarks
+    python3 scripts/dev.py docs        # regenerate docs/configuration.md, the schema, docs/cli.md
     python3 scripts/dev.py eval [--local-model 0.5b|1.5b] [planner eval options]
 
 Each command creates .venv (if missing) and installs what it needs first. Standard library only.
@@ -75,7 +76,7 @@ def workers(args: list[str]) -> list[str]:
     names test files, sets -n or turns xdist off is left as asked (one file: serial).
 
     At least 4 workers: on 2 cores 4 ran no slower than 2 (the end-to-end tests also wait on
-    their subprocesses and servers), 8 overloaded the machine (README "Development")."""
+    their subprocesses and servers), 8 overloaded the machine (CONTRIBUTING.md, "Development")."""
     if any(_names_tests(arg) or arg.startswith(("-n", "--numprocesses")) for arg in args):
         return []
     if any(arg.endswith("no:xdist") for arg in args):
@@ -158,6 +159,14 @@ def bench(args: list[str]) -> None:
         run(BIN / "python", script, *args)
 
 
+def docs(args: list[str]) -> None:
+    """The generated pages: configuration reference, JSON Schema, CLI, the action's inputs table."""
+    ensure_venv("dev")
+    mode = args or ["--write"]
+    run(BIN / "python", ROOT / "scripts" / "gen_docs.py", *mode)
+    run(BIN / "python", ROOT / "scripts" / "action_docs.py", *mode)
+
+
 def local_model(args: list[str]) -> None:
     run(sys.executable, ROOT / "scripts" / "local_model.py", *args)
 
@@ -171,6 +180,7 @@ COMMANDS = {
     "format": fmt,
     "bench": bench,
     "local-model": local_model,
+    "docs": docs,
 }
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@
 - the GitLab component: both YAML documents parse, every `spec: inputs:` entry is used as
   `$[[ inputs.NAME ]]` and every one used is declared, and each INPUT_* variable it sets is an
   input of action.yml (the entry point reads one set of names on both forges);
-- the documentation's inputs/outputs table matches action.yml (scripts/action_docs.py).
+- the documentation's inputs/outputs table matches action.yml (scripts/action_docs.py);
+- one version everywhere (scripts/release.py check).
 
 Runs every check, prints what failed, exits 1 if anything did.
 """
@@ -28,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import action_docs  # noqa: E402 - a sibling script, not a package
+import release  # noqa: E402
 
 TOOLS = Path(sys.executable).parent  # hadolint and zizmor come with the dev extra
 NODE_BIN = ROOT / "tests" / "node" / "node_modules" / ".bin"
@@ -122,9 +124,15 @@ def check_docs() -> bool:
     return action_docs.main(["--check"]) == 0
 
 
+def check_release() -> bool:
+    """One version in the package, action.yml, the changelog, the docs and the component."""
+    print("+ scripts/release.py check", flush=True)
+    return release.main(["check"]) == 0
+
+
 def main() -> int:
     results = [run_tool(command) for command in tool_commands()]
-    results += [check_component(), check_docs()]
+    results += [check_component(), check_docs(), check_release()]
     failed = results.count(False)
     print(f"lint-ci: {failed} of {len(results)} checks failed" if failed else "lint-ci: all clean")
     return 1 if failed else 0

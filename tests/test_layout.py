@@ -3,7 +3,7 @@
 Every module's imports (parsed with ast, including imports inside functions and under
 TYPE_CHECKING) are mapped to layers; a module may import its own layer or a layer of lower
 rank, never one above or beside it. The layer table is printed (`pytest -s tests/test_layout.py`)
-and kept in LAYERS below; the README's layout table describes the same packages.
+and kept in LAYERS below; CONTRIBUTING.md's layout table describes the same packages.
 """
 
 from __future__ import annotations

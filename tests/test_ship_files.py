@@ -19,6 +19,7 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 
+import planner
 from planner.storage.artifact import ARTIFACT_PREFIX
 from scripts import action_docs, lint_ci
 
@@ -28,6 +29,7 @@ DOCKERFILE = ROOT / "Dockerfile"
 EXAMPLES = ROOT / "examples" / "github"
 COMPONENT = ROOT / "templates" / "planner" / "template.yml"
 README = ROOT / "README.md"
+GITHUB_DOC = ROOT / "docs" / "github.md"
 FULL_SHA = re.compile(r"^[^@\s]+@[0-9a-f]{40}$")
 OUTPUTS = [
     "status",
@@ -62,7 +64,10 @@ def instructions(path: Path = DOCKERFILE) -> list[tuple[str, str]]:
 
 def test_action_inputs_and_outputs() -> None:
     action = load(ACTION)
-    assert action["runs"] == {"using": "docker", "image": "Dockerfile"}
+    # main builds the Dockerfile; a release runs its own prebuilt image (scripts/release.py).
+    released = f"docker://ghcr.io/planner-dev/planner:{planner.__version__}"
+    assert action["runs"]["using"] == "docker"
+    assert action["runs"]["image"] in ("Dockerfile", released)
     for name, spec in action["inputs"].items():
         assert re.fullmatch(r"[a-z][a-z0-9_]*", name), f"{name}: underscores only"
         assert spec["description"].strip() and "default" in spec, name
@@ -79,24 +84,26 @@ def test_documented_tables_match_action_yml(tmp_path: Path) -> None:
     changed = load(ACTION)
     changed["inputs"]["model"]["description"] = "Another description."
     changed["outputs"]["extra"] = {"description": "A new output."}
-    assert action_docs.default_documents() == [README]
-    assert action_docs.stale_documents([README], changed) == [
-        f"{README}: the inputs/outputs table differs from action.yml"
+    assert action_docs.default_documents() == [GITHUB_DOC]
+    assert action_docs.stale_documents([GITHUB_DOC], changed) == [
+        f"{GITHUB_DOC}: the inputs/outputs table differs from action.yml"
     ]
-    copy = tmp_path / "README.md"
-    shutil.copy(README, copy)
+    copy = tmp_path / "github.md"
+    shutil.copy(GITHUB_DOC, copy)
     assert action_docs.main(["--write", "--action", str(ACTION), str(copy)]) == 0
-    assert copy.read_text(encoding="utf-8") == README.read_text(encoding="utf-8")
+    assert copy.read_text(encoding="utf-8") == GITHUB_DOC.read_text(encoding="utf-8")
 
 
-def test_the_documented_workflow_is_the_example_file() -> None:
-    blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    assert (EXAMPLES / "planner.yml").read_text(encoding="utf-8") in blocks
+def test_the_documented_workflows_are_the_example_files() -> None:
+    """The README's quick start and docs/github.md show the example files as they are."""
+    for document, example in ((README, "quickstart.yml"), (GITHUB_DOC, "planner.yml")):
+        blocks = re.findall(r"```yaml\n(.*?)```", document.read_text(encoding="utf-8"), re.DOTALL)
+        assert (EXAMPLES / example).read_text(encoding="utf-8") in blocks, document.name
 
 
 def test_the_documented_bot_condition_is_the_examples_with_one_bot_let_through() -> None:
-    """allowed_bots needs the job-level if widened; the README shows how, in step with it."""
-    blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    """allowed_bots needs the job-level if widened; docs/github.md shows how, in step with it."""
+    blocks = re.findall(r"```yaml\n(.*?)```", GITHUB_DOC.read_text(encoding="utf-8"), re.DOTALL)
     [snippet] = [yaml.safe_load(b) for b in blocks if b.lstrip().startswith("if:")]
     job = load(EXAMPLES / "planner.yml")["jobs"]["plan"]
     bots = "github.event.sender.type != 'Bot'"
@@ -106,18 +113,10 @@ def test_the_documented_bot_condition_is_the_examples_with_one_bot_let_through()
     assert "github.event.sender.login == 'renovate[bot]'" in description
 
 
-def test_the_readme_quotes_the_draft_note_the_tracking_comment_shows() -> None:
-    readme = " ".join(README.read_text(encoding="utf-8").split())
+def test_the_docs_quote_the_draft_note_the_tracking_comment_shows() -> None:
+    readme = " ".join(GITHUB_DOC.read_text(encoding="utf-8").split())
     [note] = re.findall(r'the tracking comment says "([^"]+)"', readme)
     assert f'"{note}"' in (ROOT / "planner" / "ci" / "job.py").read_text(encoding="utf-8")
-
-
-def test_every_relative_link_in_the_readme_leads_to_a_file() -> None:
-    links = re.findall(r"\]\(([^)#\s]+)\)", README.read_text(encoding="utf-8"))
-    relative = [link for link in links if "://" not in link]
-    assert relative, "the README links the example workflows and the component"
-    missing = [link for link in relative if not (ROOT / link).exists()]
-    assert missing == []
 
 
 # ---------------------------------------------------------------------------- Dockerfile
@@ -246,8 +245,29 @@ def check_sweep(workflow: dict[Any, Any]) -> None:
     sweep = workflow["jobs"]["sweep"]
     assert sweep["if"] == "github.event_name == 'schedule'"
     assert sweep["permissions"] == {"contents": "read", "issues": "read", "actions": "write"}
-    assert [s["uses"].split("@")[0] for s in sweep["steps"]][-1] == "your-org/planner"
+    assert [s["uses"].split("@")[0] for s in sweep["steps"]][-1] == "planner-dev/planner"
     assert "schedule" not in workflow["jobs"]["plan"]["if"]
+
+
+def test_the_quick_start_workflow_is_the_plan_job_without_extras() -> None:
+    """The README's one-screen workflow: the example's filters, permissions and checkout, the
+    released action; no sweep, cache or artifact steps (the lease ref carries the history)."""
+    quick, full = load(EXAMPLES / "quickstart.yml"), load(EXAMPLES / "planner.yml")
+    assert quick["permissions"] == {} and set(quick[True]) == {"issues", "issue_comment"}
+    [job] = quick["jobs"].values()
+    plan = full["jobs"]["plan"]
+    assert job["permissions"] == plan["permissions"]
+    for condition in (
+        "github.event.sender.type != 'Bot'",
+        "github.event.label.name == 'planner'",
+        "contains(github.event.comment.body, '/planner')",
+        "contains(github.event.issue.labels.*.name, 'planner:needs-input')",
+    ):
+        assert condition in job["if"] and condition in plan["if"], condition
+    checkout, action = job["steps"]
+    assert checkout["with"]["persist-credentials"] is False
+    assert action["uses"] == f"planner-dev/planner@v{planner.__version__}"
+    assert action["with"]["openai_api_key"] == "${{ secrets.OPENAI_API_KEY }}"
 
 
 def check_history_steps(steps: list[dict[str, Any]], backend: str, history_dir: str) -> None:
@@ -275,7 +295,7 @@ def test_every_third_party_action_is_pinned_by_commit_sha() -> None:
     for path in [*EXAMPLES.glob("*.yml"), *(ROOT / ".github" / "workflows").glob("*.yml")]:
         for line in path.read_text(encoding="utf-8").splitlines():
             match = re.search(r"uses:\s*(\S+)(.*)", line)
-            if not match or match[1].startswith("your-org/planner@"):
+            if not match or match[1].startswith("planner-dev/planner@"):
                 continue
             assert FULL_SHA.match(match[1]), f"{path.name}: {match[1]} is not pinned by SHA"
             assert re.search(r"# v\d+\.\d+\.\d+", match[2]), f"{path.name}: add a version comment"

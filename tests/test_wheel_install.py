@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from planner import __version__
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.fake_forge.scenario import one_file_plan
 from tests.plans import REFINEMENT_OFF_ENV, git_repo
@@ -82,6 +83,13 @@ def test_the_built_wheel_runs_a_pass_with_its_packaged_prompts(tmp_path: Path) -
         capture_output=True, text=True, check=True, cwd=tmp_path,
     ).stdout  # fmt: skip
     assert where.startswith(str(tmp_path / "venv")), where  # the wheel, not the worktree
+    version = subprocess.run([str(planner), "--version"], capture_output=True, text=True)
+    assert version.stdout.strip() == f"planner {__version__}"  # the one version, in the wheel
+    outside = subprocess.run(  # the action's job without a container (docs/self-hosted.md)
+        [str(planner.parent / "planner-action")],
+        capture_output=True, text=True, env={"PATH": os.environ["PATH"]}, cwd=tmp_path,
+    )  # fmt: skip
+    assert outside.returncode == 2 and "GITHUB_EVENT_NAME is not set" in outside.stdout
 
     repo = git_repo(tmp_path / "repo")
     issue = tmp_path / "issue.md"

@@ -286,6 +286,8 @@ def report(
         history=history,
         workspace=job.workspace,
         problems=list(getattr(backend, "problems", [])),
+        prices=config.llm.prices,
+        budget=config.budget,
     )
     history_file = history.filepath if history else None
     write_outputs(job, outputs_of(outcome, relative_history_path(history_file, job.workspace)))

@@ -58,6 +58,15 @@ WHOLE_NUMBER_KEYS = {
     "max_model_calls": "budget.max_model_calls",
     "max_tokens": "budget.max_total_tokens",
 }
+INPUT_KEYS = {
+    **TEXT_KEYS,
+    **WHOLE_NUMBER_KEYS,
+    "max_minutes": "budget.max_wall_seconds",
+    "draft_pr": "forge.draft_pr",
+    "allowed_users": "forge.allowed_users",
+    "allowed_bots": "forge.allowed_bots",
+}
+"""Every input that sets a config key (allowed_users and allowed_bots add to the file's list)."""
 BACKENDS = ("cache", "artifact")
 DEFAULT_CONFIG_PATH = ".github/planner.yml"
 BOOLEANS = {"true": True, "false": False}

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from planner.ci.approvals import last_mark, record_answer, remember_shown, waiting_section
 from planner.ci.commit_policy import CommitRules
+from planner.ci.costs import cost_report, render_usage_details
 from planner.ci.durable import (
     CheckpointReporter,
     free_lease,
@@ -453,6 +454,7 @@ class IssueRun:
         return PassResult(
             status="in_progress",
             goal=state.plan.goal_understanding.main_objective,
+            plan=state.plan,
             tasks=state.tasks(),
             revision=state.revision,
             revision_reason=state.revision_reason,
@@ -726,6 +728,7 @@ class IssueRun:
         if outcome.status in ("failed", "stopped") and outcome.reason:
             self.view.reason = outcome.reason
         self.view.earlier_runs.append(run_line(self.view))
+        self.view.usage = self._usage_footer()
         status = _status_label(self.config.forge, state)
         steps: list[Callable[[], None]] = [self._write_comment]
         steps += [lambda: self._set_label(status)] if label else []
@@ -738,6 +741,19 @@ class IssueRun:
             except Exception:
                 log.exception("could not write the final status to the issue")
         self._fill(outcome)
+
+    def _usage_footer(self) -> str:
+        """Calls, tokens and cost by call kind, this pass and the issue so far (planner.ci.costs);
+        '' when the history cannot be read: the comment must still be written."""
+        try:
+            entries = self._store(history_directory(self.config, self.workspace)).entries()
+        except Exception:
+            log.exception("could not read the history for the usage footer")
+            return ""
+        llm = self.config.llm
+        return render_usage_details(
+            cost_report(entries, self.run_id, llm.prices, self.config.budget)
+        )
 
     def _post_notifications(self) -> None:
         """Each notification of the pass (plan revision, clarification, ...) once, on its own."""

@@ -1,4 +1,4 @@
-"""The job summary: status, the plan's checklist, usage, links and history problems.
+"""The job summary: status, the plan's checklist, usage and cost, links and history problems.
 
 Written to $GITHUB_STEP_SUMMARY (markdown on the run's page) or printed to a GitLab job's log.
 The checklist is derived from the issue's history file, the same source the tracking comment's
@@ -7,11 +7,14 @@ checklist comes from; model-written text is neutralised as in the comment.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from planner.ci.costs import cost_report, last_run_id, render_usage_section
 from planner.ci.job import CiOutcome
 from planner.ci.tracking import neutralize, safe_result, verification_lines
+from planner.engine.config import BudgetConfig, ModelPrice
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.result import PassResult, PassStatus, render_checklist
 from planner.engine.state import IssueState
@@ -43,6 +46,10 @@ class SummaryFacts:
     history: PlanningHistoryStore | None = None
     workspace: Path | None = None
     problems: list[str] = field(default_factory=list)
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
+    """llm.prices: the usage section shows money for the models it knows."""
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    """The pass's budget, for what is left of it."""
 
 
 def render_summary(outcome: CiOutcome, facts: SummaryFacts) -> str:
@@ -54,6 +61,9 @@ def render_summary(outcome: CiOutcome, facts: SummaryFacts) -> str:
     tests = _test_lines(facts.history)
     if tests:
         lines += ["", *tests]
+    usage = usage_section(facts, outcome)
+    if usage:
+        lines += ["", *usage]
     checklist = checklist_from_history(facts.history, outcome)
     if checklist:
         lines += ["", checklist.strip()]
@@ -84,6 +94,16 @@ def _facts_table(outcome: CiOutcome, facts: SummaryFacts) -> list[str]:
     if not kept:
         return []
     return ["| | |", "| --- | --- |", *[f"| {name} | {value} |" for name, value in kept]]
+
+
+def usage_section(facts: SummaryFacts, outcome: CiOutcome) -> list[str]:
+    """Calls, tokens and cost by call kind: this run's pass and the issue so far."""
+    history = facts.history
+    if outcome.status == "skipped" or history is None or not history.filepath.is_file():
+        return []
+    entries = history.entries()
+    report = cost_report(entries, last_run_id(entries), facts.prices, facts.budget)
+    return render_usage_section(report)
 
 
 def _pull_label(url: str) -> str:

@@ -1,9 +1,11 @@
 """The tracking comment: one per issue, written by code (never by the model), edited in place.
 
 It shows the state of the current run, why it stopped when a person is needed, the plan as a
-checklist (planner.engine.result.render_checklist), links to branch / pull request / CI run, usage,
-and a log of earlier runs. It stays under GitHub's 65,536-character body limit by dropping the
-oldest run-log lines first, then shortening messages — never the current checklist.
+checklist (planner.engine.result.render_checklist) and, folded under it, as a Mermaid graph
+(planner.ci.plan_graph), links to branch / pull request / CI run, usage and cost by call kind
+(planner.ci.costs), and a log of earlier runs. It stays under GitHub's 65,536-character body
+limit by dropping the oldest run-log lines first, then shortening messages — never the current
+checklist.
 
 Text that came from the model is neutralised before it is shown: HTML is escaped (no hidden
 markup, no fake markers, no tracking images), Markdown links and images are inert text (no
@@ -20,6 +22,7 @@ from urllib.parse import urlsplit
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.engine.inert import inert_links
+from planner.ci.plan_graph import graph_section
 from planner.engine.result import PassResult, TaskView, render_checklist
 from planner.engine.verification import VerificationNote
 
@@ -75,6 +78,9 @@ class TrackingView:
     earlier_runs: list[str] = field(default_factory=list)
     approval: str = ""
     """The approval request (planner.approval.render: model text already made inert)."""
+    usage: str = ""
+    """The usage footer (planner.ci.costs): calls, tokens and cost by call kind, with the budget
+    left; without it the pass's own counts are shown."""
     proceed_after: str = ""
     """When a run waiting without a pass result (a planning session) goes on without an answer
     (ISO 8601); a pass's own is PassResult.proceed_after."""
@@ -172,9 +178,10 @@ def _compose(view: TrackingView, runs: list[str], omitted: int, message_limit: i
         _why(view, result, message_limit),
         render_checklist(result, CHECKLIST_CHARS).strip() if result and result.tasks else "",
         "\n".join(verification_lines(result.verification if result else None)),
+        graph_section(view.result),  # escapes the model's text for Mermaid itself
         view.approval.strip(),
         _links(view),
-        _usage(result),
+        view.usage or _usage(result),
         _next_step(view),
         _proceed_after(view, result),
         _run_log(runs, omitted),

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from planner import __version__
 from planner.ci.forges.issue_file import load_issue_file
 from planner.cli import plan_tool
 from planner.cli.eval import add_eval_command
@@ -35,7 +36,7 @@ FLAG_KEYS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="planner: %(levelname)s: %(message)s",
@@ -51,8 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """Every command and option (docs/cli.md is generated from it: scripts/gen_docs.py)."""
     parser = argparse.ArgumentParser(prog="planner", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"planner {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     run = commands.add_parser("run", help="run one planning pass on a local git working tree")

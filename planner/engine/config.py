@@ -7,6 +7,7 @@ offending value, where it came from and what is allowed — before anything has 
 
 from __future__ import annotations
 
+import difflib
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,7 +33,10 @@ DEFAULT_CONFIG_PATH = ".github/planner.yml"
 class Section(BaseModel):
     """Base for config sections: unknown keys are errors, values are validated on assignment."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # Attribute docstrings become field descriptions: the generated reference and JSON Schema.
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, use_attribute_docstrings=True
+    )
 
 
 class ReflectionConfig(Section):
@@ -376,8 +380,8 @@ class LLMConfig(Section):
     switching to json for the rest of the pass when the endpoint or model gives no tool calls).
     In every mode a reply that writes a well-formed call as text runs as that call."""
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
-    """USD per million tokens by model name, for cost reports (`planner eval`); a model not
-    listed has cost `unknown`."""
+    """USD per million tokens by model name: the cost shown in the tracking comment, the job
+    summary and `planner eval`; for a model not listed only tokens are shown."""
 
 
 class BudgetConfig(Section):
@@ -818,8 +822,10 @@ def _allowed_keys(loc: tuple[int | str, ...]) -> str:
         if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
             break
         model = annotation
-    names = (field.alias or name for name, field in model.model_fields.items())
-    return f"unknown key; allowed here: {', '.join(sorted(names))}"
+    names = sorted(field.alias or name for name, field in model.model_fields.items())
+    closest = difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.6)
+    hint = f"did you mean {closest[0]}? " if closest else ""
+    return f"unknown key; {hint}allowed here: {', '.join(names)}"
 
 
 def _field_named(model: type[BaseModel], key: str) -> Any:

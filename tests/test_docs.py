@@ -1,0 +1,389 @@
+"""The documentation a user reads: short README, generated pages that are fresh, links and anchors
+that resolve, YAML examples that parse, every error message with its fix, no internal notes."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from planner.engine.config import PlannerConfig, load_config
+from planner.engine.errors import ConfigError, PlannerError
+from scripts import error_messages, example_run, gen_docs
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+PAGES = sorted([README, ROOT / "CONTRIBUTING.md", ROOT / "SECURITY.md", *DOCS.glob("*.md")])
+SHIPPED = sorted([README, ROOT / "SECURITY.md", *DOCS.glob("*.md")])
+VALIDATOR = ROOT / "tests" / "node" / "node_modules" / ".bin" / "action-validator"
+COMPONENT = ROOT / "templates" / "planner" / "template.yml"
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+YAML_BLOCK = re.compile(r"^( *)```yaml\n(.*?)^\1```", re.M | re.S)
+# Pages another branch writes; they exist once that branch is merged (then drop the entry).
+WRITTEN_ELSEWHERE = {DOCS / "security.md"}
+
+
+# ---------------------------------------------------------------------------- the README
+
+
+def test_the_readme_is_short_and_starts_with_the_commands_to_try_it() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 300
+    top = "\n".join(lines[:20])
+    assert "python3 scripts/dev.py demo" in top and "python3 scripts/dev.py test" in top
+
+
+def test_the_readme_follows_the_users_order() -> None:
+    headings = re.findall(r"^## (.+)$", README.read_text(encoding="utf-8"), re.M)
+    assert headings == [
+        "Quick start on GitHub",
+        "Quick start on GitLab",
+        "Trying it locally",
+        "Commands on the issue",
+        "Documentation",
+    ]
+
+
+# ---------------------------------------------------------------------------- generated pages
+
+
+def test_the_generated_pages_are_fresh() -> None:
+    assert gen_docs.stale() == []
+
+
+def test_a_stale_page_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    copy = tmp_path / "configuration.md"
+    copy.write_text(gen_docs.CONFIG_DOC.read_text(encoding="utf-8").replace("`max_actions`", "`x`"))
+    monkeypatch.setattr(gen_docs, "CONFIG_DOC", copy)
+    assert [problem.split(" ")[0] for problem in _stale_names(monkeypatch, tmp_path)] == [
+        "configuration.md"
+    ]
+
+
+def _stale_names(monkeypatch: pytest.MonkeyPatch, root: Path) -> list[str]:
+    monkeypatch.setattr(gen_docs, "ROOT", root)
+    monkeypatch.setattr(gen_docs, "SCHEMA", gen_docs.SCHEMA)
+    return [p for p in gen_docs.stale() if p.startswith("configuration.md")]
+
+
+def leaf_keys(model: type[Any], prefix: str = "") -> list[tuple[str, str]]:
+    """(section path, key) of every key that is not a section itself."""
+    found = []
+    for path, _model, leaves in gen_docs.sections(model, prefix):
+        found += [(path, key) for key, _field in leaves]
+    return found
+
+
+def test_the_configuration_reference_has_every_key_under_its_section() -> None:
+    text = gen_docs.CONFIG_DOC.read_text(encoding="utf-8")
+    keys = leaf_keys(PlannerConfig)
+    assert len(keys) > 100
+    for path, key in keys:
+        section = text.split(f" {path}\n", 1)[1].split("\n#", 1)[0]
+        assert f"| `{key}` |" in section, f"{path}.{key}"
+    assert '| `model` | string | `"gpt-4.1"` | `OPENAI_MODEL` | `model` |' in text
+
+
+def test_the_schema_validates_config_files_as_the_loader_does() -> None:
+    schema = json.loads(gen_docs.SCHEMA.read_text(encoding="utf-8"))
+    sample = yaml.safe_load((ROOT / "examples" / "planner.yml").read_text(encoding="utf-8"))
+    jsonschema.validate(sample, schema)
+    for bad in (
+        {"budget": {"max_actionz": 3}},
+        {"llm": {"prices": {"m": {"prompt_per_million": "x"}}}},
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+
+
+def test_the_cli_page_has_every_command_and_option() -> None:
+    text = gen_docs.CLI_DOC.read_text(encoding="utf-8")
+    from planner.cli.main import build_parser
+
+    for name, parser in gen_docs.commands(build_parser(), "planner"):
+        assert f"## {name}\n" in text
+        for action in parser._actions:
+            for option in action.option_strings:
+                assert option in text, f"{name} {option}"
+
+
+def test_the_example_run_page_is_what_the_script_produces(tmp_path: Path) -> None:
+    (tmp_path / "greeter").mkdir()
+    comment, pull = example_run.run_example(tmp_path / "greeter")
+    fresh = example_run.render(comment, pull)
+    assert "/tmp" not in fresh and str(tmp_path) not in fresh
+    assert "- [x] **task_2**" in fresh
+    page = (DOCS / "example-run.md").read_text(encoding="utf-8")
+    assert _steady(fresh) == _steady(page), "run: python3 scripts/example_run.py"
+
+
+def _steady(text: str) -> str:
+    """Without what changes from run to run: times."""
+    return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "TIME", text)
+
+
+# ---------------------------------------------------------------------------- links
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading."""
+    text = re.sub(r"[`*]|<[^>]+>", "", heading).strip().lower()
+    kept = "".join(c for c in text if c in " -_" or unicodedata.category(c)[0] in "LN")
+    return kept.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for heading in re.findall(r"^#{1,6} (.+)$", text, re.M):
+        base = slug(heading)
+        anchor, n = base, 0
+        while anchor in found:
+            n += 1
+            anchor = f"{base}-{n}"
+        found.add(anchor)
+    return found
+
+
+def broken_links(page: Path) -> list[str]:
+    text = FENCE.sub("", page.read_text(encoding="utf-8"))
+    broken = []
+    for match in LINK.finditer(text):
+        target = match[1] or match[2]
+        if re.match(r"[a-z]+:", target):
+            continue
+        file, _, anchor = target.partition("#")
+        resolved = (page.parent / file).resolve() if file else page
+        if resolved in WRITTEN_ELSEWHERE and not resolved.exists():
+            continue
+        if not resolved.exists():
+            broken.append(f"{page.name}: {target} (no such file)")
+        elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
+            broken.append(f"{page.name}: {target} (no such heading)")
+    return broken
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_relative_link_and_anchor_resolves(page: Path) -> None:
+    assert broken_links(page) == []
+
+
+def test_a_broken_link_or_anchor_is_found(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n\n## Two words\n", encoding="utf-8")
+    page = tmp_path / "b.md"
+    page.write_text(
+        "[ok](a.md#two-words) [gone](c.md) [bad](a.md#three) [self](#b) [web](https://x.y)\n"
+        "```\n[inside a fence](nowhere.md)\n```\n# B\n",
+        encoding="utf-8",
+    )
+    assert broken_links(page) == ["b.md: c.md (no such file)", "b.md: a.md#three (no such heading)"]
+
+
+def test_anchors_follow_githubs_rules() -> None:
+    assert slug("The planner's pull requests") == "the-planners-pull-requests"
+    assert slug("planning.replanning.llm_decision") == "planningreplanningllm_decision"
+    assert slug("`llm.prices.NAME`") == "llmpricesname"
+
+
+# ---------------------------------------------------------------------------- YAML examples
+
+
+def yaml_examples() -> list[tuple[str, str]]:
+    found = []
+    for page in PAGES:
+        for indent, block in YAML_BLOCK.findall(page.read_text(encoding="utf-8")):
+            text = "\n".join(line[len(indent) :] for line in block.splitlines())
+            found.append((f"{page.name}:{text.splitlines()[0][:40]}", text))
+    return found
+
+
+@pytest.mark.parametrize(("where", "text"), yaml_examples(), ids=lambda v: str(v)[:50])
+def test_every_yaml_example_parses_as_what_it_shows(where: str, text: str, tmp_path: Path) -> None:
+    document = yaml.safe_load(text)
+    if isinstance(document, dict) and "jobs" in document:
+        check_workflow(text, tmp_path)
+    elif isinstance(document, dict) and set(document) <= set(PlannerConfig.model_fields):
+        path = tmp_path / "planner.yml"
+        path.write_text(text, encoding="utf-8")
+        load_config(path, env={}, required_file=True)
+    elif isinstance(document, dict) and "include" in document:
+        check_component_include(document)
+    elif isinstance(document, dict) and any(
+        isinstance(v, dict) and "script" in v for v in document.values()
+    ):
+        assert all("script" in job for job in document.values()), where  # a GitLab job
+    elif isinstance(document, list):  # workflow steps, shown as a part of a job
+        job = {"runs-on": "ubuntu-latest", "steps": document}
+        check_workflow(yaml.safe_dump({"on": "push", "jobs": {"job": job}}), tmp_path)
+    else:
+        assert set(document) == {"if"}, f"{where}: an example of an unknown kind"
+
+
+def check_workflow(text: str, tmp_path: Path) -> None:
+    path = tmp_path / "workflow.yml"
+    path.write_text(text, encoding="utf-8")
+    done = subprocess.run([str(VALIDATOR), str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def check_component_include(document: dict[str, Any]) -> None:
+    spec = next(yaml.safe_load_all(COMPONENT.read_text(encoding="utf-8")))["spec"]["inputs"]
+    for entry in document["include"]:
+        assert entry["component"].endswith(("/planner/planner@0.1.0", "/planner@v0.1.0"))
+        assert set(entry.get("inputs", {})) <= set(spec), entry
+
+
+def test_a_config_example_with_a_misspelled_key_fails(tmp_path: Path) -> None:
+    path = tmp_path / "planner.yml"
+    path.write_text("budget:\n  max_actionz: 3\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="did you mean max_actions"):
+        load_config(path, env={}, required_file=True)
+
+
+# ---------------------------------------------------------------------------- bad config input
+
+
+def test_a_misspelled_key_names_the_closest_valid_one(tmp_path: Path) -> None:
+    path = tmp_path / "planner.yml"
+    path.write_text("budgte:\n  max_actions: 3\nllm:\n  modle: x\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as error:
+        load_config(path, env={}, required_file=True)
+    message = str(error.value)
+    assert "budgte = " in message and "did you mean budget?" in message
+    assert "llm.modle = 'x'" in message and "did you mean model?" in message
+    assert f"(from config file {path})" in message
+
+
+def test_a_key_like_no_other_gets_no_guess(tmp_path: Path) -> None:
+    path = tmp_path / "planner.yml"
+    path.write_text("zzzzzz: 1\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as error:
+        load_config(path, env={}, required_file=True)
+    assert "did you mean" not in str(error.value) and "allowed here: approval" in str(error.value)
+
+
+def test_a_price_that_is_not_a_number_fails_at_load(tmp_path: Path) -> None:
+    path = tmp_path / "planner.yml"
+    path.write_text(
+        "llm:\n  prices:\n    gpt-4.1:\n"
+        "      {prompt_per_million: two dollars, completion_per_million: 8}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as error:
+        load_config(path, env={}, required_file=True)
+    message = str(error.value)
+    assert "llm.prices.gpt-4.1.prompt_per_million = 'two dollars'" in message
+    assert "valid number" in message
+
+
+# ---------------------------------------------------------------------------- troubleshooting
+
+
+def test_every_error_message_has_its_fix_in_troubleshooting() -> None:
+    found = error_messages.messages()
+    assert len(found) > 50
+    assert error_messages.missing(error_messages.TROUBLESHOOTING.read_text(encoding="utf-8")) == []
+
+
+def test_every_error_class_has_a_section_in_troubleshooting() -> None:
+    text = error_messages.TROUBLESHOOTING.read_text(encoding="utf-8")
+    trees = [
+        __import__("ast").parse(p.read_text(encoding="utf-8")) for p in error_messages.sources()
+    ]
+    classes = error_messages.error_classes(trees) - {PlannerError.__name__}
+    assert {"ConfigError", "ApiError", "GitError", "LeaseBusy"} <= classes
+    headings = " ".join(re.findall(r"^## (.+)$", text, re.M))
+    assert [name for name in sorted(classes) if name not in headings] == []
+
+
+def test_a_new_message_without_a_fix_is_found() -> None:
+    text = error_messages.TROUBLESHOOTING.read_text(encoding="utf-8")
+    [first, *_] = error_messages.messages()
+    assert error_messages.missing(text.replace(first.key, "")) != []
+
+
+# ---------------------------------------------------------------------------- internal text
+
+
+INTERNAL = {
+    "an absolute machine path": re.compile(r"(?<![\w.~])/(?:tmp|work|root|home)/"),
+    "a work session": re.compile(
+        r"\b(?:session \d|(?:this|another|other|shared) sessions?\b)", re.I
+    ),
+    "a branch of the work": re.compile(r"\bthis branch\b|\bbranch `\w+`", re.I),
+    "the development machine": re.compile(r"\b\d-core\b|\bload average\b|\bthis machine\b", re.I),
+    "a design-document reference": re.compile(r"\bseeds?/|\bADR-\d+", re.I),
+}
+DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
+
+
+def internal_text(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    found = [
+        f"{path.name}: {what}: {m[0]!r}" for what, rx in INTERNAL.items() for m in rx.finditer(text)
+    ]
+    if DATE.search(text) and "Generated by `" not in text:
+        found.append(f"{path.name}: a date without the command that produced the page")
+    return found
+
+
+@pytest.mark.parametrize(
+    "page", [*SHIPPED, *sorted((ROOT / "examples").rglob("*.yml"))], ids=lambda p: p.name
+)
+def test_no_internal_text_in_what_users_read(page: Path) -> None:
+    assert internal_text(page) == []
+
+
+def test_internal_text_is_found(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "Measured in session 3 on this branch, 2-core machine, 2026-11-24; see /work/wt/x.\n",
+        encoding="utf-8",
+    )
+    assert len(internal_text(page)) == 5
+
+
+def shown_strings() -> list[tuple[str, str]]:
+    """String constants of the code that writes comments, CLI output and prompts."""
+    found = []
+    for path in sorted((ROOT / "planner").rglob("*.py")):
+        if "evaluation/suite" in path.as_posix() or "testing" in path.parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree) if _documented(node)}
+        for node in ast.walk(tree):
+            shown = isinstance(node, ast.Constant) and isinstance(node.value, str)
+            if shown and id(node) not in docstrings:
+                found.append((f"{path.name}:{node.lineno}", str(node.value)))
+    for template in sorted((ROOT / "planner" / "prompts").glob("*.j2")):
+        found.append((template.name, template.read_text(encoding="utf-8")))
+    return found
+
+
+def _documented(node: ast.AST) -> bool:
+    """A module, class or function whose first statement is its docstring (not shown to users)."""
+    kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    body = getattr(node, "body", None) if isinstance(node, kinds) else None
+    return bool(body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+
+
+def test_no_internal_text_in_comments_cli_output_or_prompts() -> None:
+    """Machine paths and machine-load notes; "session" is a word of the product here."""
+    checks = {k: INTERNAL[k] for k in ("an absolute machine path", "the development machine")}
+    found = [
+        f"{where}: {what}"
+        for where, text in shown_strings()
+        for what, pattern in checks.items()
+        if pattern.search(text)
+    ]
+    assert found == []
