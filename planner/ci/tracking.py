@@ -21,8 +21,8 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.engine.inert import inert_links
 from planner.ci.plan_graph import graph_section
+from planner.engine.inert import inert_links
 from planner.engine.result import PassResult, TaskView, render_checklist
 from planner.engine.verification import VerificationNote
 

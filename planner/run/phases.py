@@ -46,7 +46,11 @@ def pass_phases(
         CheckpointPhase(),  # durable: a finished task's work reaches the branch first
         InteractivePhase(),
         *([ApprovalPhase(gate)] if gate is not None else []),
-        *([VerificationPhase(workspace, config, sandbox)] if workspace is not None else []),
+        *(
+            [VerificationPhase(workspace, config, sandbox, gate.watched if gate else None)]
+            if workspace is not None
+            else []
+        ),
         ReplanningPhase() if planning.replanning.enabled else ReflectionPhase(),
         *([RefinementPhase(diff)] if planning.refinement.enabled else []),
         *([GroundingPhase(workspace, excluded)] if workspace is not None else []),

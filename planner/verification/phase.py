@@ -42,7 +42,7 @@ from planner.engine.verification import (
 from planner.tools.isolation import SandboxUser
 from planner.verification.changes import changed_test_files, fingerprint, head_commit
 from planner.verification.detect import NO_TESTS, Verification, resolve
-from planner.verification.runner import TestRunner
+from planner.verification.runner import TestRunner, Watch
 
 RUN_TESTS = ToolSpec(
     name="run_tests",
@@ -63,11 +63,15 @@ class VerificationPhase(Phase):
     name = "verification"
 
     def __init__(
-        self, workspace: Path, config: PlannerConfig, sandbox: SandboxUser | None = None
+        self,
+        workspace: Path,
+        config: PlannerConfig,
+        sandbox: SandboxUser | None = None,
+        watch: Watch | None = None,
     ) -> None:
         self.workspace = workspace
         self.settings = config.verification
-        self.runner = TestRunner(workspace, config, sandbox)
+        self.runner = TestRunner(workspace, config, sandbox, watch)
         self.found = Verification()
         self.usable = False
         """A command was found and its program is installed: the tests can run this pass."""

@@ -14,10 +14,12 @@ import shlex
 import shutil
 import tempfile
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from planner.engine.config import PlannerConfig
+from planner.engine.interfaces import ToolResult
 from planner.engine.issue import sanitize_untrusted
 from planner.engine.redaction import redact
 from planner.engine.verification import TestRun
@@ -27,6 +29,16 @@ from planner.verification.detect import PYTHON, Verification
 from planner.verification.parse import parse_output
 
 GUIDE = "docs/verification.md"
+
+
+Watch = Callable[[str, list[str], Callable[[], ToolResult], str], ToolResult]
+"""Runs a command under the approval gate's effect check (ApprovalGate.watched): the tests run
+code the model may have written (conftest.py, package.json scripts), so what they do to the
+working tree is judged like run_command's effects."""
+
+
+class EffectRolledBack(Exception):
+    """What the command did needed a person and was undone; its output does not count."""
 
 
 @dataclass
@@ -42,11 +54,16 @@ class TestRunner:
     __test__ = False
 
     def __init__(
-        self, workspace: Path, config: PlannerConfig, sandbox: SandboxUser | None = None
+        self,
+        workspace: Path,
+        config: PlannerConfig,
+        sandbox: SandboxUser | None = None,
+        watch: Watch | None = None,
     ) -> None:
         self.workspace = workspace
         self.config = config
         self.sandbox = sandbox
+        self.watch = watch
         self.venv: Path | None = None
 
     # -- setup -------------------------------------------------------------------------------
@@ -86,9 +103,11 @@ class TestRunner:
         if missing:
             return SetupResult(shown, False, missing)
         try:
-            finished = self._tool(timeout).run_argv(argv)
+            finished = self._watched(argv, timeout)
         except OSError as exc:
             return SetupResult(shown, False, f"could not start {argv[0]!r}: {exc}")
+        except EffectRolledBack as undone:
+            return SetupResult(shown, False, str(undone))
         if finished.timed_out:
             return SetupResult(shown, False, f"timed out after {timeout:g}s and was killed")
         if finished.exit_code != 0:
@@ -105,11 +124,29 @@ class TestRunner:
             return base.model_copy(update={"reason": missing})
         timeout = self.config.verification.timeout_seconds
         try:
-            finished = self._tool(timeout).run_argv(found.command)
+            finished = self._watched(found.command, timeout)
         except OSError as exc:
             reason = f"could not start {found.command[0]!r} ({found.source}): {exc}"
             return base.model_copy(update={"reason": reason})
+        except EffectRolledBack as undone:
+            return base.model_copy(update={"reason": str(undone)})
         return self._test_run(base, finished, timeout)
+
+    def _watched(self, argv: list[str], timeout: float) -> Finished:
+        """`argv` run under the effect check when there is one; raises EffectRolledBack when
+        what it did was undone (AwaitingApproval and EffectNotUndone pass through)."""
+        if self.watch is None:
+            return self._tool(timeout).run_argv(argv)
+        ran: list[Finished] = []
+
+        def start() -> ToolResult:
+            ran.append(self._tool(timeout).run_argv(argv))
+            return ToolResult(ok=True)
+
+        result = self.watch("verification", argv, start, f"verification: {shlex.join(argv)}")
+        if not result.ok or not ran:
+            raise EffectRolledBack(f"{shlex.join(argv)}: {result.error or 'not run'}")
+        return ran[0]
 
     def _test_run(self, base: TestRun, finished: Finished, timeout: float) -> TestRun:
         text = f"{finished.stdout[1]}\n{finished.stderr[1]}"

@@ -100,6 +100,8 @@ def run_tool_calls(
             run.store.append("guarded", task_id=task_id, tool=call.name, answer=result.content)
         else:
             result = run.phases.before_action(run, task_id, call)
+            if result is not None and guard is not None:
+                guard.ran(call, result)  # a phase's own tool (run_tests) counts as a call made
         if result is None:
             result = run.phases.after_action(run, task_id, call, run.act(task_id, call))
             run.last_action = (call, result)
@@ -143,7 +145,18 @@ def _claims_undone_work(run: PassContext, task_id: str, finish: Finish) -> bool:
     task = state.plan.subtask(task_id) if state.plan else None
     planned = [a.tool for a in state.plan.actions_for(task_id) if a.tool] if state.plan else []
     done = state.actions_by_task.get(task_id, [])
-    return finish[0] == "completed" and meant_to_change(task, planned) and did_nothing(done)
+    if finish[0] != "completed" or not meant_to_change(task, planned) or not did_nothing(done):
+        return False
+    return not _tests_ran(run, task_id)
+
+
+def _tests_ran(run: PassContext, task_id: str) -> bool:
+    """The model ran the tests (run_tests, answered by the verification phase) in this task:
+    evidence that may show no change was needed."""
+    return any(
+        e.get("type") == "verification" and e.get("stage") == "tool" and e.get("task_id") == task_id
+        for e in run.store.entries()
+    )
 
 
 def _checked_finish(run: PassContext, task_id: str, finish: Finish) -> Finish:
