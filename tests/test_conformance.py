@@ -122,14 +122,14 @@ def test_a_question_is_recorded_as_not_executed(harness: Harness) -> None:
         True,
         confidence=0.9,
         replan_type="clarification_request",
-        clarification_questions=["Which file?"],
+        clarification_questions=["Which files should be written, a.txt or b.txt?"],
         assumptions_to_make=["a.txt"],
     )
     harness.server.add(planning("task_1"), review(goal_understanding=ask))
     assert harness.run().status == "needs_human"
     record = next(e for e in harness.of_type("replan_decision") if e["outcome"] == "asked_user")
     assert record["executed"] is False
-    assert record["questions"] == ["Which file?"]
+    assert record["questions"] == ["Which files should be written, a.txt or b.txt?"]
 
 
 # -- replanning on: reflection.depth and revision.max_revisions are not silently ignored --------

@@ -30,7 +30,7 @@ LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 YAML_BLOCK = re.compile(r"^( *)```yaml\n(.*?)^\1```", re.M | re.S)
 # Pages another branch writes; they exist once that branch is merged (then drop the entry).
-WRITTEN_ELSEWHERE = {DOCS / "security.md"}
+WRITTEN_ELSEWHERE: set[Path] = set()
 
 
 # ---------------------------------------------------------------------------- the README

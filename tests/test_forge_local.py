@@ -90,6 +90,7 @@ def test_the_model_cannot_write_into_dot_planner(repo: Path, tmp_path: Path) -> 
     steps[2] = reply_tool_calls(
         "execute", [("write_file", {"path": ".planner/pulls/1.json", "content": "{}"})]
     )
+    steps.insert(4, steps[3])  # finishing having changed nothing is told once; it finishes again
     with ScriptedModelServer(steps) as model:
         run_for_event(
             "local",

@@ -50,11 +50,15 @@ def mcp_write(path: str, content: str) -> list[Step]:
 
 
 def finish() -> list[Step]:
-    """The task ends with nothing changed (its only action was rejected): the execution check
-    after it, the evaluation, the completion."""
+    """The task ends with nothing changed (its only action was rejected): the model is told so
+    once and finishes again, then the execution check after it, the evaluation, the completion."""
     done = one_file_plan("x", "", "Tidy data")
+    claim = reply_tool_calls(
+        "execute", [("finish_task", {"status": "completed", "summary": "Done."})]
+    )
     return [
-        reply_tool_calls("execute", [("finish_task", {"status": "completed", "summary": "Done."})]),
+        claim,
+        claim,
         execution_decision(),
         evaluation_ok(),
         done[-1],

@@ -21,6 +21,7 @@ from planner.cli.demo import demo_script
 from planner.engine.config import BudgetConfig, ModelPrice
 from planner.engine.documents import Plan
 from planner.engine.history import PlanningHistoryStore
+from planner.engine.redaction import SECRETS
 from planner.engine.result import PassResult, TaskView
 from scripts import example_run
 from tests.plans import plan_doc
@@ -103,6 +104,9 @@ def test_an_issue_without_model_calls_has_no_usage_section() -> None:
 
 
 def test_a_real_run_shows_calls_tokens_and_cost_in_the_tracking_comment(tmp_path: Path) -> None:
+    # The registry of secrets is per process: an earlier test's key ("scripted") would redact
+    # the model's name in the usage table and hide its price.
+    SECRETS.clear()
     root = tmp_path / "greeter"
     root.mkdir()
     comment, _pull = example_run.run_example(root)
