@@ -14,6 +14,7 @@ from typing import Any
 from planner.ci.forges.issue_file import load_issue_file
 from planner.cli import plan_tool
 from planner.cli.eval import add_eval_command
+from planner.cli.lease import add_lease_command
 from planner.cli.plan import add_plan_command, run_plan
 from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.engine.errors import PlannerError, UserInputError
@@ -87,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=_demo)
     plan_tool.add_parser(commands)
     add_eval_command(commands)
+    add_lease_command(commands)
     return parser
 
 
