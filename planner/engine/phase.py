@@ -80,6 +80,11 @@ class Phase:
         the pass stops to ask them; a list when the question budget is spent and planning
         continues on these assumptions."""
 
+    def no_more_questions(self, run: PassContext) -> str:
+        """Why people may not be asked now, under this phase's limits ("" = they may): a
+        planning reply that asks is then told to plan on its assumptions."""
+        return ""
+
     def after_plan(self, run: PassContext, reply: PlanningReply | None, event: PlanEvent) -> None:
         """The plan was just made ("planned", with the reply), revised by someone ("revised"),
         or taken over from the history ("resumed"). Read it with run.state().plan. May raise
@@ -150,6 +155,9 @@ class Phases:
     ) -> None:
         for phase in self.all:
             phase.on_clarification(run, error, assumptions)
+
+    def no_more_questions(self, run: PassContext) -> str:
+        return next((why for phase in self.all if (why := phase.no_more_questions(run))), "")
 
     def after_plan(self, run: PassContext, reply: PlanningReply | None, event: PlanEvent) -> None:
         for phase in self.all:

@@ -38,12 +38,14 @@ from planner.replanning.facts import (
     evaluation_facts,
     task_failure_facts,
 )
-from planner.replanning.levels import LEVELS
+from planner.replanning.levels import LEVELS, QUESTION_LIMIT
 from planner.replanning.notices import assumptions_notice, clarification_notice
 from planner.replanning.pipeline import DecisionPipeline, HookOutcome, decision_of, phase_of
 from planner.replanning.prompt_builder import PlanningInputs
 from planner.replanning.recorder import DecisionContext, new_id
 from planner.replanning.state import PendingQuestion
+
+QUESTIONS_SPENT = "The limit of questions for this issue is reached"
 
 
 class ReplanManager(DecisionPipeline):
@@ -193,9 +195,16 @@ class ReplanManager(DecisionPipeline):
         )
         self.recorder.notify("clarification", body, new_id())
 
+    def no_more_questions(self) -> str:
+        """Why people may not be asked now: questions count against the replanning limits
+        (max_clarification_requests and global.max_total_replans) wherever they are asked."""
+        allowed, why = self.controls.can_replan(QUESTION_LIMIT, self.replan_state())
+        return "" if allowed else why
+
     def planning_assumed(self, assumptions: list[str]) -> None:
         """No more questions allowed: the plan is made on these assumptions; people are told."""
-        reason = "The limit of questions for this issue is reached"
+        why = self.no_more_questions()
+        reason = f"No more questions may be asked: {why}" if why else QUESTIONS_SPENT
         body = assumptions_notice(reason, assumptions, self.recorder.now())
         self.recorder.notify("assumptions", body, new_id())
 

@@ -59,6 +59,9 @@ class ReplanningPhase(Phase):
         else:
             self.manager.planning_assumed(assumptions)
 
+    def no_more_questions(self, run: PassContext) -> str:
+        return self.manager.no_more_questions()
+
     def after_plan(self, run: PassContext, reply: PlanningReply | None, event: PlanEvent) -> None:
         self.manager.issue = run.issue
         self.manager.review_if_pending(reply.replan_review if reply is not None else None)
