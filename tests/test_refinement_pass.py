@@ -188,6 +188,39 @@ def test_rejected_plan_stops_before_any_action_and_guidance_starts_a_new_attempt
     assert (harness.workspace / "b.txt").exists()
 
 
+def test_a_final_judgement_that_accepts_with_suggestions_is_not_called_a_rejection(
+    harness: Harness,
+) -> None:
+    """refine_suggestions_on_success: the judge accepted the work and suggested more. The
+    follow-up prompt used to tell the model its work was "not acceptable yet" and had a problem
+    the reviewer "did not name"; it must ask for the suggestions as what they are."""
+    harness.server.add(
+        *planned("task_1"),
+        judge_plan(80, True),
+        write("a.txt"),
+        finish(),
+        evaluation_ok(),
+        judge_result(85, True, suggestions=("mention a.txt in README",)),
+        follow_up({**subtask("task_2", "task_1"), "description": "Mention a.txt in README"}),
+        write("README.md", "# demo\n\nSee a.txt.\n"),
+        finish(),
+        evaluation_ok(),
+        judge_result(92, True),
+        *completed(completed=2)[1:],
+    )
+    suggestions_on = {"planning.refinement.refine_suggestions_on_success": True}
+
+    result = harness.run(**REFINEMENT_ON, **suggestions_on)
+
+    assert result.status == "completed", result.stop_reason
+    follow = harness.prompt(harness.kinds().index("refinement_follow_up"))
+    assert "judged the finished work 85/100 and acceptable, with suggestions" in follow
+    assert "## The reviewer's suggestions\n- mention a.txt in README" in follow
+    assert "Add the tasks that carry out these suggestions." in follow
+    assert "not acceptable" not in follow and "did not name the problem" not in follow
+    assert (harness.workspace / "README.md").read_text() == "# demo\n\nSee a.txt.\n"
+
+
 def test_a_final_judgement_that_finds_a_gap_adds_a_task_that_then_runs(harness: Harness) -> None:
     harness.server.add(
         *planned("task_1"),

@@ -68,13 +68,27 @@ def test_replan_and_follow_up_prompts() -> None:
         plan=PLAN,
         checklist="- [x] **task_1**: Do task_1\n- [x] **task_2**: Do task_2\n",
         score=55,
+        acceptable=False,
         issues=["v0.1 is not mentioned"],
         suggestions=[],
         tools=TOOLS,
         existing=["task_1", "task_2"],
         max_new=98,
     )
-    assert_snapshot("refinement_replan_prompts.txt", replan + "\n=====\n" + follow)
+    accepted = render(
+        "refinement_follow_up.md.j2",
+        plan=PLAN,
+        checklist="- [x] **task_1**: Do task_1\n- [x] **task_2**: Do task_2\n",
+        score=88,
+        acceptable=True,
+        issues=[],
+        suggestions=["link the changelog from the README"],
+        tools=TOOLS,
+        existing=["task_1", "task_2"],
+        max_new=98,
+    )
+    assert "not acceptable" not in accepted and "the reviewer did not name" not in accepted
+    assert_snapshot("refinement_replan_prompts.txt", "\n=====\n".join([replan, follow, accepted]))
 
 
 def test_comment_lines() -> None:
