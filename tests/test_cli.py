@@ -159,7 +159,7 @@ def test_demo_runs_with_the_scripted_model(tmp_path: Path) -> None:
     assert "SCRIPTED MODEL: no LLM is involved" in demo.stdout
     assert "Status: completed" in demo.stdout and "python -m unittest" in demo.stdout
     # the default config judges the plan and the finished work (refinement, issue 11)
-    assert "*Quality 86/100 after 1 attempt*" in demo.stdout
+    assert "*Quality 86/100, first judgement*" in demo.stdout
     assert "Suggestions of the final quality judgement:\n  - Link CONTRIBUTING.md" in demo.stdout
 
 

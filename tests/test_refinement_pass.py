@@ -103,10 +103,14 @@ def test_a_low_scored_plan_is_replanned_with_the_feedback_and_then_runs(harness:
     assert "**Revision Reason**: quality review 40/100: nothing checks the files" in (
         harness.reporter.tracking_comment
     )
-    # People see the score and the attempts.
-    assert "*Quality 85/100 after 2 attempts*" in harness.reporter.tracking_comment
-    assert "*Result quality 90/100 after 1 attempt*" in harness.reporter.tracking_comment
+    # People see the score and the refinement attempts, counted as max_refinement_attempts
+    # counts them (replans with the judge's feedback), not as judgements.
+    assert "*Quality 85/100 after 1 of 2 refinement attempts*" in (
+        harness.reporter.tracking_comment
+    )
+    assert "*Result quality 90/100, first judgement*" in harness.reporter.tracking_comment
     assert result.plan_quality is not None and result.plan_quality.attempts == 2
+    assert result.plan_quality.refinements == 1
 
 
 def test_the_judge_sees_goal_tasks_dependencies_and_tools_but_not_the_conversation(
@@ -150,8 +154,12 @@ def test_rejected_plan_stops_before_any_action_and_guidance_starts_a_new_attempt
     first = harness.run(**one_attempt)
 
     assert first.status == "needs_human"
+    # "after N attempts" is the count max_refinement_attempts limits: 1 of 1, not 2.
     assert first.stop_reason == (
-        "the quality judge rejected the plan (32/100 after 2 judgement(s), 1 replan(s))"
+        "the quality judge rejected the plan (32/100 after 1 of 1 refinement attempts)"
+    )
+    assert "*Quality 32/100 after 1 of 1 refinement attempts*" in (
+        harness.reporter.tracking_comment
     )
     assert "Quality issue: still the wrong files" in first.messages
     assert any("/planner <guidance>" in message for message in first.messages)
@@ -295,7 +303,7 @@ def test_a_judge_without_a_usable_reply_does_not_hold_up_a_valid_plan(harness: H
     assert judged["unavailable"] and judged["score"] is None
     decision = harness.of_type("refinement_decision")[0]
     assert (decision["decision"], decision["rule"]) == ("accept", "no_score")
-    assert "*Quality not scored after 1 attempt*" in harness.reporter.tracking_comment
+    assert "*Quality not scored, first judgement*" in harness.reporter.tracking_comment
 
 
 def test_a_pass_stopped_mid_refinement_resumes_at_the_same_step(harness: Harness) -> None:

@@ -135,8 +135,7 @@ class Refiner:
     # -- shared steps ---------------------------------------------------------------------------
 
     def _judge(self, subject: Subject, judgement: QualityJudgement | None, current: Round) -> None:
-        attempt = current.judgements + 1
-        self.recorder.judgement(subject, judgement or UNAVAILABLE, attempt, judgement is None)
+        self.recorder.judgement(subject, judgement or UNAVAILABLE, current, judgement is None)
 
     def _decide(self, subject: Subject, current: Round) -> None:
         assert current.judgement is not None
@@ -153,8 +152,8 @@ class Refiner:
         what = "plan" if subject == "plan" else "finished work"
         score = f"{judgement.score}/100" if judgement.score is not None else "no score"
         reason = (
-            f"the quality judge rejected the {what} ({score} after "
-            f"{current.judgements} judgement(s), {current.attempts} replan(s))"
+            f"the quality judge rejected the {what} ({score} after {current.attempts} of "
+            f"{self.settings.max_refinement_attempts} refinement attempts)"
         )
         issues = [f"Quality issue: {issue}" for issue in judgement.issues]
         hint = f"Reply with `{self.phrase} <guidance>` to plan again with your guidance."
