@@ -66,6 +66,9 @@ class HistoryConfig(Section):
     """Only JSONL files are supported."""
     directory: str = "planning_history"
     """History directory, relative to the repository root unless absolute."""
+    retention_days: float = Field(default=90, ge=0)
+    """The history of another issue whose work was completed and has no entry newer than
+    this many days is deleted at the start of a pass; 0 keeps every history."""
 
 
 class LLMDecisionConfig(Section):
