@@ -125,7 +125,10 @@ class ReplanManager(DecisionPipeline):
         context = DecisionContext(
             "execution", facts.trigger, facts.to_dict(), facts.can_retry, answered
         )
-        prompt = self.prompts.build_execution_prompt(facts, self._take_answer())
+        goal = self._plan().goal_understanding.main_objective
+        prompt = self.prompts.build_execution_prompt(
+            facts, self._take_answer(), goal=goal, replans=self.replan_history()
+        )
         text = self.request_llm_decision("replan_execution", prompt)
         return self._changed_or(self._handle(context, self.parse_decision_response(text), text))
 
@@ -138,7 +141,9 @@ class ReplanManager(DecisionPipeline):
         """Every task has run: revise the plan, or let the completion call judge it."""
         facts = evaluation_facts(self.port.issue_state(), self.port.snapshot_now())
         context = DecisionContext("reflection", "final evaluation", answered=bool(self._answer))
-        prompt = self.prompts.build_reflection_prompt(facts, self._take_answer())
+        prompt = self.prompts.build_reflection_prompt(
+            facts, self._take_answer(), replans=self.replan_history()
+        )
         text = self.request_llm_decision("replan_reflection", prompt)
         self._changed_or(self._handle(context, self.parse_decision_response(text), text))
 

@@ -36,7 +36,7 @@ from planner.replanning.executor import (
 )
 from planner.replanning.notices import clarification_notice, escalation_notice
 from planner.replanning.port import ReplanPort
-from planner.replanning.prompt_builder import ReplanPromptBuilder
+from planner.replanning.prompt_builder import ReplanPromptBuilder, replan_history_line
 from planner.replanning.recorder import Clock, DecisionContext, ReplanRecorder, new_id
 from planner.replanning.state import ReplanState
 from planner.replanning.statistics import ReplanStatistics, statistics_of
@@ -110,6 +110,12 @@ class DecisionPipeline:
         if not isinstance(value, dict):
             return {}
         return {phase: decision_of(value.get(phase), text) for phase in phases}
+
+    def replan_history(self) -> str:
+        """The replans of this piece of work so far, for a decision prompt (§2.3)."""
+        state = self.replan_state()
+        limit = self.settings.global_.max_total_replans
+        return replan_history_line(state.decisions, state.total, limit)
 
     def can_replan(self, limit_key: str | None) -> tuple[bool, str]:
         return self.controls.can_replan(limit_key, self.replan_state())
