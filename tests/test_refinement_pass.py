@@ -7,19 +7,22 @@ from pathlib import Path
 
 import pytest
 
-from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_text
+from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_text
 from tests.harness import Harness
 from tests.plans import (
     REFINEMENT_ON,
     completed,
+    decision,
     evaluation_ok,
     execution_decision,
     finish,
     follow_up,
     judge_plan,
     judge_result,
+    judgement,
     plan_doc,
     planned,
+    planning,
     refined,
     revise_reply,
     subtask,
@@ -194,6 +197,65 @@ def test_rejected_plan_stops_before_any_action_and_guidance_starts_a_new_attempt
     accepted = harness.of_type("refinement_decision")[-2]
     assert (accepted["decision"], accepted["attempts"]) == ("accept", 0)  # a new round
     assert (harness.workspace / "b.txt").exists()
+
+
+def review_judging(score: int, ok: bool, *issues: str) -> Step:
+    """The combined plan review whose reply also carries the plan's quality judgement."""
+    decisions = {
+        p: decision() for p in ("goal_understanding", "task_decomposition", "action_sequence")
+    }
+    return reply_json(
+        "replan_review", {**decisions, "quality_judgement": judgement(score, ok, issues)}
+    )
+
+
+def test_the_plan_is_judged_inside_the_plan_review_one_call_instead_of_two(
+    harness: Harness,
+) -> None:
+    """Replanning's plan review and refinement's plan judgement read the same plan; with both
+    on (the default) the judgement is a section of the review request, so the plan is read
+    once (the planning phase's tokens stay under the seed's 2,000)."""
+    harness.server.add(
+        planning("task_1"),
+        review_judging(88, True),
+        write("a.txt"),
+        finish(),
+        evaluation_ok(),
+        judge_result(90, True),
+        *completed()[1:],
+    )
+
+    result = harness.run(**REFINEMENT_ON)
+
+    assert result.status == "completed", result.stop_reason
+    assert "refinement_judge_plan" not in harness.kinds()
+    review_prompt = harness.prompt(harness.kinds().index("replan_review"))
+    assert "## 4. quality_judgement" in review_prompt and "is_acceptable: bool" in review_prompt
+    [judged, _] = harness.of_type("quality_judgement")
+    assert (judged["subject"], judged["score"], judged["unavailable"]) == ("plan", 88, False)
+    assert "*Quality 88/100, first judgement*" in harness.reporter.tracking_comment
+
+
+def test_a_review_without_a_usable_judgement_falls_back_to_the_judge_call(
+    harness: Harness,
+) -> None:
+    """A review reply that leaves the judgement out (or garbles it) loses nothing: the judge is
+    asked on its own, as before."""
+    harness.server.add(
+        *planned("task_1"),  # the review reply has no quality_judgement
+        judge_plan(85, True),
+        write("a.txt"),
+        finish(),
+        evaluation_ok(),
+        judge_result(90, True),
+        *completed()[1:],
+    )
+
+    result = harness.run(**REFINEMENT_ON)
+
+    assert result.status == "completed", result.stop_reason
+    assert harness.kinds().count("refinement_judge_plan") == 1
+    assert "## 4. quality_judgement" in harness.prompt(harness.kinds().index("replan_review"))
 
 
 def test_a_final_judgement_that_accepts_with_suggestions_is_not_called_a_rejection(

@@ -115,7 +115,8 @@ DOCUMENTS: dict[str, dict[str, Any]] = {
     "refinement_judge_plan": ACCEPTED,
     "refinement_judge_result": ACCEPTED,
     "replan_review": {
-        phase: NO for phase in ("goal_understanding", "task_decomposition", "action_sequence")
+        **{phase: NO for phase in ("goal_understanding", "task_decomposition", "action_sequence")},
+        "quality_judgement": ACCEPTED,  # the plan judgement rides in the review (refinement on)
     },
     "replan_execution": {"replan_decision": NO},
     "replan_reflection": {"replan_decision": {**NO, "evaluation_result": "success"}},

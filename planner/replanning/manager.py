@@ -24,10 +24,13 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from pydantic import BaseModel, create_model
+
 from planner.engine.documents import PlanningError
 from planner.engine.flow import PlanChanged, StopPass
 from planner.engine.interfaces import ToolCall, ToolResult
 from planner.engine.issue import prompt_view, sanitize_untrusted
+from planner.engine.phase import ReviewSection
 from planner.engine.result import format_timestamp
 from planner.engine.summaries import history_digest
 from planner.replanning.controls import Verdict
@@ -40,7 +43,13 @@ from planner.replanning.facts import (
 )
 from planner.replanning.levels import LEVELS, QUESTION_LIMIT
 from planner.replanning.notices import assumptions_notice, clarification_notice
-from planner.replanning.pipeline import DecisionPipeline, HookOutcome, decision_of, phase_of
+from planner.replanning.pipeline import (
+    DecisionPipeline,
+    HookOutcome,
+    decision_of,
+    json_of,
+    phase_of,
+)
 from planner.replanning.prompt_builder import PlanningInputs
 from planner.replanning.recorder import DecisionContext, new_id
 from planner.replanning.state import PendingQuestion
@@ -79,8 +88,12 @@ class ReplanManager(DecisionPipeline):
             tools=self.port.tool_specs(),
             history=history_digest(self.store.entries()),
         )
-        prompt = self.prompts.build_plan_review_prompt(inputs, phases, self._take_answer())
-        text = self.request_llm_decision("replan_review", prompt, ReviewReply)
+        extras = self.review_sections()
+        answer = self._take_answer()
+        prompt = self.prompts.build_plan_review_prompt(inputs, phases, answer, extras)
+        text = self.request_llm_decision("replan_review", prompt, review_schema(extras))
+        if extras:
+            self.reviewed(_object_of(text))
         decisions = self.parse_review_response(text, phases)
         if not decisions:
             self.recorder.unparseable(DecisionContext(phases[0], "review"), text)
@@ -317,3 +330,17 @@ class ReplanManager(DecisionPipeline):
         limit_key, signature = started.get("limit_key"), str(started.get("signature", ""))
         verdict = Verdict("execute", "executed", level, limit_key, signature)
         self._execute(context, decision, verdict, replan_id=replan_id)
+
+
+def review_schema(extras: list[ReviewSection]) -> type[BaseModel]:
+    """ReviewReply with one optional object per section another phase added."""
+    if not extras:
+        return ReviewReply
+    fields: dict[str, Any] = {extra.name: (dict[str, Any] | None, None) for extra in extras}
+    model: type[BaseModel] = create_model("ReviewReply", __base__=ReviewReply, **fields)
+    return model
+
+
+def _object_of(text: str) -> dict[str, Any]:
+    value = json_of(text)
+    return value if isinstance(value, dict) else {}

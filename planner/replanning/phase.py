@@ -38,6 +38,8 @@ class ReplanningPhase(Phase):
 
     def start(self, run: PassContext) -> None:
         self._manager = ReplanManager(run.config, run.store, run, run.issue, run.clock)
+        self.manager.review_sections = lambda: run.phases.review_sections(run)
+        self.manager.reviewed = lambda answers: run.phases.reviewed(run, answers)
         self.manager.resume()
         if self.manager.answer_pending():  # the instruction answers a question: it feeds the
             run.issue = run.issue.model_copy(update={"instruction": ""})  # decision point

@@ -13,7 +13,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Literal, NoReturn, cast
 
@@ -24,6 +24,7 @@ from planner.engine.documents import HumanIntervention, InterventionSummary, Pla
 from planner.engine.flow import PlanChanged, StopPass
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.issue import IssueContext
+from planner.engine.phase import ReviewSection
 from planner.engine.result import Notification
 from planner.replanning.controls import ReplanControls, Verdict
 from planner.replanning.decision import PLANNING_PHASES, DecisionReply, Phase, ReplanDecision
@@ -73,6 +74,10 @@ class DecisionPipeline:
         """A person's answer, for the next decision or replacement prompt (used once)."""
         self._folded_review: Any = None
         """Folded mode: the review that came inside the last planning-type reply."""
+        self.review_sections: Callable[[], list[ReviewSection]] = list
+        """Questions other phases add to the plan review call (planner.engine.phase)."""
+        self.reviewed: Callable[[dict[str, Any]], None] = lambda answers: None
+        """Hands the review call's reply to those phases."""
 
     @property
     def active(self) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 
 from planner.engine.documents import Plan
 from planner.engine.interfaces import ToolSpec
+from planner.engine.phase import ReviewSection
 from planner.engine.prompts import render
 from planner.replanning.decision import PHASE_TITLES, PHASE_TYPES, ReplanDecision
 from planner.replanning.facts import ActionFacts, EvaluationFacts
@@ -147,7 +148,11 @@ class ReplanPromptBuilder:
         )
 
     def build_plan_review_prompt(
-        self, inputs: PlanningInputs, phases: Sequence[str], answer: str = ""
+        self,
+        inputs: PlanningInputs,
+        phases: Sequence[str],
+        answer: str = "",
+        extras: Sequence[ReviewSection] = (),
     ) -> str:
         """The three planning decision points (or those still owed) in one request."""
         see_above = "task_decomposition" in phases
@@ -163,7 +168,8 @@ class ReplanPromptBuilder:
         return render(
             "replan_plan_review.md.j2",
             sections=sections,
-            keys=_keys(phases),
+            extras=extras,
+            keys=_keys([*phases, *(extra.name for extra in extras)]),
             common=self.common_format(),
             answer=answer,
         )
