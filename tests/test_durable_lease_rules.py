@@ -62,9 +62,7 @@ def hold(bare: Path, holder: str, expires: str) -> str:
     return sha
 
 
-@pytest.mark.parametrize(
-    "expires", ["nan", "inf", "-inf", "1e400", "tomorrow", "", str(int(time.time()) + 10**9)]
-)
+@pytest.mark.parametrize("expires", ["nan", "inf", "-inf", "1e400", "tomorrow", "", "99999999999"])
 def test_a_lease_whose_expiry_is_not_a_sane_time_is_taken_over_at_once(
     bare: Path, expires: str
 ) -> None:
