@@ -41,7 +41,7 @@ from planner.testing.scripted_server import ScriptedModelServer, Step, reply_too
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import git
 from tests.fake_forge.scenario import clone, github_payload, gitlab_payload
-from tests.plans import REFINEMENT_OFF_ENV, completed, execution_decision, finish, planned
+from tests.plans import REFINEMENT_OFF_ENV, completed, finish, planned
 from tests.support.ci_job import ENTRYPOINT, github_action_env, gitlab_job_env
 from tests.support.reachable import reachable_runtime
 
@@ -433,40 +433,6 @@ def test_probe_finds_no_secret_on_the_gitlab_layout(reachable_tmp: Path) -> None
         assert not [p for p in workspace.rglob("*") if p.lstat().st_uid == 65534]  # given back
 
 
-def test_probe_in_a_checkout_out_of_the_sandbox_users_reach_finds_no_secret(
-    reachable_tmp: Path,
-) -> None:
-    """The fallback: the checkout lives under a directory only root can enter (mode 700), so
-    the sandbox user cannot reach it. Tools used to fall back to running as root, and a root
-    program reads the CI job shell's environment (the control test below shows that). In the
-    fallback the probe is written and run as before and must find nothing: no program runs,
-    the refusal says why and how to fix it, and every file tool keeps working."""
-    only_as_root()
-    private = reachable_tmp / "private"
-    private.mkdir(mode=0o700)
-    with gitlab_with_issue(private) as fake:
-        probe = probe_steps(reachable_tmp / "job")[2]  # write probe.py, run it
-        # run_command is not offered (a plan naming it is not executable); the call is refused
-        # (an error: the execution decision), and the task finishes.
-        steps = [*planned("task_1"), probe, execution_decision(False), finish(), *completed()]
-        with ScriptedModelServer(steps) as model:
-            workspace = prepared_workspace(fake.bare, private, "auto")
-            env = gitlab_job(fake, private, model)
-            git(workspace, "remote", "set-url", "origin", env["CI_REPOSITORY_URL"])
-            finished = run_entry(env, workspace, shell=True)
-            assert finished.returncode == 0, finished.stdout + finished.stderr
-            model.assert_consumed()
-            written = everything_written(finished, model, workspace, fake.bare, gitlab_bodies(fake))
-        log = finished.stdout + finished.stderr
-        assert "commands and stdio MCP servers are off" in log and "chmod o+x" in log
-        with pytest.raises(AssertionError, match="never reached the model"):
-            tool_result(model)  # the probe never ran
-        assert "probe.py" in git(fake.bare, "ls-tree", "--name-only", "planner/issue-12")
-        assert "loot.txt" not in git(fake.bare, "ls-tree", "--name-only", "planner/issue-12")
-        for where, text in written.items():
-            assert leaks(text, GITLAB_SECRETS) == [], f"secret in {where}"
-
-
 def test_probe_as_the_same_user_cannot_read_planner(reachable_tmp: Path) -> None:
     """planner not root (no user switch): its own environ and mem are closed (non-dumpable)."""
     only_as_root()  # to start planner as another user; the tools then share its uid
@@ -534,33 +500,3 @@ def test_a_stdio_mcp_server_runs_as_the_sandbox_user_with_an_allow_listed_enviro
     assert rest.endswith("False")  # the launcher's parent (planner's side) is not readable
     assert (workspace / "planning_history").stat().st_uid == 0  # the history stays root's
     assert report.stat().st_uid == 0  # the workspace was given back
-
-
-def test_out_of_the_sandbox_users_reach_no_program_starts_as_root(reachable_tmp: Path) -> None:
-    """The same fallback for the registry: neither run_command nor a stdio MCP server is
-    offered (a server that would report its uid is never started), and both say why."""
-    only_as_root()
-    from planner.engine.config import ToolsConfig
-    from planner.tools import build_registry
-
-    private = reachable_tmp / "private"
-    private.mkdir(mode=0o700)
-    workspace = private / "ws"
-    workspace.mkdir()
-    started = reachable_tmp / "started.txt"
-    script = f"open({str(started)!r}, 'w').write('started')"
-    config = ToolsConfig.model_validate(
-        {
-            "allowed_commands": ["python3"],
-            "mcpServers": {"probe": {"command": sys.executable, "args": ["-c", script]}},
-        }
-    )
-    registry = build_registry(config, workspace)
-    try:
-        assert "run_command" not in registry.names() and "write_file" in registry.names()
-        refused = registry.call("run_command", {"argv": ["python3", "-c", "print(1)"]})
-        assert not refused.ok and "commands and stdio MCP servers are off" in str(refused.error)
-        assert any("MCP server 'probe' was not started" in p for p in registry.problems)
-    finally:
-        registry.close()
-    assert not started.exists()

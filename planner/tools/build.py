@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from planner.engine.config import McpServerConfig, ToolsConfig
-from planner.engine.interfaces import ToolProvider, ToolResult, ToolSpec
+from planner.engine.interfaces import ToolProvider
 from planner.engine.redaction import register_secret
 from planner.tools.commands import CommandTool
 from planner.tools.isolation import isolate
@@ -52,13 +51,11 @@ def build_registry(
             WorkspaceTools(
                 workspace, config, protected, (*write_protected, *((mcp_file,) if mcp_file else ()))
             ),
-            CommandTool(workspace, config, environment, isolation.user, isolation.refused),
+            CommandTool(workspace, config, environment, isolation.user),
             *extra,
         ]
     )
     registry.add_cleanup(lambda: isolation.close(workspace))
-    if isolation.refused:
-        servers = _without_programs(registry, servers, isolation.refused)
     for server in servers.values():
         register_secrets_of(server)
     if servers:
@@ -67,31 +64,6 @@ def build_registry(
 
         _add_servers(registry, McpHost(servers, config, workspace, isolation.user))
     return registry
-
-
-def _without_programs(
-    registry: ToolRegistry, servers: dict[str, McpServerConfig], why: str
-) -> dict[str, McpServerConfig]:
-    """The servers that start no program (HTTP ones); each stdio one left out says why."""
-    for name in (name for name, server in servers.items() if server.command):
-        registry.add(LeftOut(f"MCP server {name!r} was not started: {why}"))
-    return {name: server for name, server in servers.items() if not server.command}
-
-
-@dataclass(frozen=True)
-class LeftOut:
-    """A tool provider that offers nothing and says why (in the registry's problems)."""
-
-    problem: str
-
-    def list_tools(self) -> list[ToolSpec]:
-        return []
-
-    def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        return ToolResult(ok=False, error=self.problem)
-
-    def close(self) -> None:
-        return None
 
 
 def register_secrets_of(server: McpServerConfig) -> None:

@@ -52,7 +52,6 @@ class CommandTool:
         config: ToolsConfig,
         env: Mapping[str, str] | None = None,
         sandbox: SandboxUser | None = None,
-        refused: str = "",
     ) -> None:
         self.root = root.resolve()
         self.config = config
@@ -60,9 +59,6 @@ class CommandTool:
         self.env = scrubbed_environment(os.environ if env is None else env, config.env_passthrough)
         self.sandbox = sandbox
         """The unprivileged user commands run as (planner runs as root), or None."""
-        self.problem = refused or None
-        """Why commands may not run in this pass (planner.tools.isolation): the tool is then
-        not offered, and a call of it is refused with this reason."""
         if sandbox is not None:
             self.env.update(sandbox.environment())
 
@@ -72,8 +68,6 @@ class CommandTool:
     def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         if name != "run_command":
             return ToolResult(ok=False, error=f"unknown command tool {name!r}")
-        if self.problem:
-            return ToolResult(ok=False, error=f"run_command did not run: {self.problem}")
         try:
             argv = args.string_list(arguments, "argv")
         except BadArguments as exc:

@@ -37,13 +37,6 @@ log = logging.getLogger(__name__)
 NOBODY = 65534
 LAUNCHER = Path(__file__).with_name("drop_privileges.py")
 """A standalone script (no planner imports) that switches user, then execs the program."""
-OUT_OF_REACH = (
-    "commands and stdio MCP servers are off: planner runs as root and the sandbox user (uid "
-    "{uid}) cannot enter {workspace} (a parent directory is closed to other users), and a "
-    "program running as root could read the CI job's tokens. Check out the repository under "
-    "a directory other users can enter (chmod o+x on its parents), or set "
-    "tools.sandbox_user: off to run programs as root without that protection"
-)
 CREDENTIAL_KEYS = r"^http\..*extraheader$"
 URL_KEYS = r"^(remote\..*\.(url|pushurl)|submodule\..*\.url)$"
 
@@ -228,8 +221,6 @@ class Isolation:
     user: SandboxUser | None
     undo: tuple[int, int] | None = None
     """The workspace's owner to give the tree back to when it was handed over."""
-    refused: str = ""
-    """Why no program (run_command, a stdio MCP server) may run in this pass ("" = they may)."""
 
     def close(self, workspace: Path) -> None:
         if self.user is not None and self.undo is not None:
@@ -239,9 +230,8 @@ class Isolation:
 def isolate(setting: str, workspace: Path, keep: tuple[Path, ...], *, programs: bool) -> Isolation:
     """Set up isolation before any tool starts: planner non-dumpable, checkout credentials gone
     (when tools can run programs), and the user tools run as, the workspace handed to it when
-    root owns it. When that user cannot reach the workspace (a parent directory others cannot
-    enter), no program runs at all (`refused`): a tool running as root could read the CI job
-    shell's environment, and no file or capability setting of planner's can close that."""
+    root owns it. Falls back to no user switch, with a warning, when that user could not reach
+    the workspace."""
     make_undumpable()
     if programs:
         scrub_checkout_credentials(workspace)
@@ -249,9 +239,8 @@ def isolate(setting: str, workspace: Path, keep: tuple[Path, ...], *, programs: 
     if user is None:
         return Isolation(None)
     if not reachable_by_others(workspace.resolve()):
-        refused = OUT_OF_REACH.format(uid=user.uid, workspace=workspace)
-        log.warning(refused)
-        return Isolation(None, refused=refused)
+        log.warning("tools run as root: uid %d could not reach %s", user.uid, workspace)
+        return Isolation(None)
     owner = workspace.stat()
     if owner.st_uid == user.uid:
         return Isolation(user)
