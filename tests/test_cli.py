@@ -159,8 +159,21 @@ def test_demo_runs_with_the_scripted_model(tmp_path: Path) -> None:
     assert "SCRIPTED MODEL: no LLM is involved" in demo.stdout
     assert "Status: completed" in demo.stdout and "python -m unittest" in demo.stdout
     # the default config judges the plan and the finished work (refinement, issue 11)
-    assert "*Quality 86/100 after 1 attempt*" in demo.stdout
+    assert "*Quality 86/100, first judgement*" in demo.stdout
     assert "Suggestions of the final quality judgement:\n  - Link CONTRIBUTING.md" in demo.stdout
+    # The temporary repository (and the history in it) is gone: no path to nothing.
+    assert "History: deleted with the temporary repository (run `planner demo --keep`" in (
+        demo.stdout
+    )
+    assert str(tmp_path) not in demo.stdout and not list(tmp_path.iterdir())
+
+
+def test_demo_with_keep_prints_the_history_it_kept(tmp_path: Path) -> None:
+    demo = planner("demo", "--keep", env={"TMPDIR": str(tmp_path)})
+    assert demo.returncode == 0, demo.stderr
+    [line] = [line for line in demo.stdout.splitlines() if line.startswith("History: ")]
+    assert Path(line.removeprefix("History: ")).is_file()
+    assert f"Repository kept at {tmp_path}" in demo.stdout
 
 
 def test_run_on_the_local_forge(tmp_path: Path, scripted_model: ScriptedModelServer) -> None:

@@ -34,6 +34,7 @@ def test_defaults_match_the_seed() -> None:
     assert planning.history.model_dump() == {
         "storage_type": "jsonl",
         "directory": "planning_history",
+        "retention_days": 90,  # planning-process.md §11.1
     }
 
 

@@ -571,7 +571,8 @@ def test_past_the_question_limit_the_model_plans_on_its_assumptions(harness: Har
     assert result.status == "completed"
     assert harness.types().count("clarification") == 1  # no second question was posted
     insist = harness.server.requests[2].body["messages"][-1]["content"]
-    assert "Do not ask again" in insist and "first-time contributors" in insist
+    assert "you have already asked the people on this issue 1 time(s)" in insist
+    assert "Do not ask." in insist and "first-time contributors" in insist
     execute = next(r for r in harness.server.requests if r.kind == "execute")
     prompt = execute.body["messages"][1]["content"]
     assert "Assumptions in force" in prompt and "first-time contributors" in prompt

@@ -8,6 +8,7 @@ completion), so killing the job when request k arrives stops it exactly at a pha
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,9 @@ from tests.support.durable import (
 
 FILES = ("ONE.md", "TWO.md")
 PLAN = two_file_plan(*FILES)
-SHORT_LEASE = "forge:\n  lease_seconds: 2\n"
-"""A killed job's lease on the issue expires 2 s after it was taken, so a rerun (which needs
-about as long to start) waits little or not at all before it takes the lease over."""
+SHORT_LEASE = "forge:\n  lease_seconds: 3\n"
+"""A living job renews its lease every second; a killed job's lease expires at most 3 s after
+its last renewal, so a rerun waits little or not at all before it takes the lease over."""
 RERUN_FROM = {0: 0, 1: 1, 2: 1, 3: 3, 4: 3, 5: 5}
 """Killed when request k arrived, the rerun's script starts at this step: the task that was
 running is done again, every task that had finished (and was pushed) is not."""
@@ -73,6 +74,32 @@ def test_sigkill_at_each_phase_boundary_then_a_rerun_ends_with_every_task_on_the
     heads = git(jobs.fake.bare, "rev-list", branch(jobs)).split()
     assert checkpoints and all(entry["commit"] in heads for entry in checkpoints)
     assert checkpoints[-1]["tasks"] == ["task_1", "task_2"]
+
+
+def test_after_a_kill_with_the_default_lease_the_next_event_resumes_within_two_minutes(
+    tmp_path: Path,
+) -> None:
+    """The runner is lost in the middle of task_2 (SIGKILL: nothing is freed). With the
+    default configuration the next event must not wait out the dead run's wall-clock budget
+    (about 31 minutes): the lease a living run renews lasts 90 s, so the event proceeds within
+    two minutes and does only the work that was not on the branch yet."""
+    fake, number = issue_on("github", tmp_path, "Two files", "Add ONE.md and TWO.md.")
+    try:
+        jobs = CiJobs("github", fake, tmp_path, number)
+        killed = jobs.run(jobs.labelled(), PLAN[:4], hooks={3: kill})
+        assert killed.returncode == -9
+        started = time.monotonic()
+
+        rerun = jobs.run(jobs.comment("/planner"), PLAN[3:], timeout=170)
+
+        assert time.monotonic() - started < 120, rerun.stdout
+        assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+        assert "waiting for run" in rerun.stdout + rerun.stderr  # the holder looked alive
+        assert_both_files_on_the_branch(jobs)
+        [comment] = jobs.tracking()
+        assert "its lease on this issue expired" in comment.body and "✅ Done" in comment.body
+    finally:
+        fake.stop()
 
 
 def push_kill(jobs: CiJobs, process: dict[str, subprocess.Popen[bytes]]) -> None:

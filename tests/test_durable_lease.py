@@ -7,6 +7,7 @@ jobs start from the same empty cache). Two issues: both jobs run at the same tim
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import threading
 import time
@@ -169,7 +170,7 @@ def hold_lease(fake: Any, number: int, holder: str, expires: float) -> str:
 def short_lease(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     """An issue on a forge whose config makes a lease last (and be waited for) 3 seconds."""
     fake, number = issue_on(request.param, tmp_path, "Two files", "Add ONE.md and TWO.md.")
-    commit_config(fake, "forge:\n  lease_seconds: 3\n")
+    commit_config(fake, "forge:\n  lease_seconds: 3\n  lease_wait_seconds: 3\n")
     try:
         yield CiJobs(request.param, fake, tmp_path, number)
     finally:
@@ -185,7 +186,7 @@ def test_a_lease_held_past_the_wait_leaves_the_event_unhandled_and_says_so(
     history nor the lease, call no model, and say that its event was not handled. A planning
     session's reply waits like any other event (sessions used to run before the lease)."""
     jobs = short_lease
-    held = hold_lease(jobs.fake, jobs.number, "run-elsewhere", time.time() + 3600)
+    held = hold_lease(jobs.fake, jobs.number, "run-elsewhere", time.time() + 50)
     payload = jobs.labelled()
     if event == "interactive":
         payload = interactive_label(jobs, payload)
@@ -268,3 +269,68 @@ def test_a_forge_that_refuses_the_lease_ref_still_gets_its_work_done(short_lease
         comment.body
     )
     assert "custom refs are not allowed" in comment.body
+
+
+def test_a_job_cancelled_while_it_waits_for_the_lease_ends_at_once_and_says_so(
+    short_lease: CiJobs,
+) -> None:
+    """The runner cancels a job that waits for a living run's lease (a person pressed
+    Cancel, a newer event superseded it). The wait must obey SIGTERM within seconds, touch
+    nothing and say that the event was not handled, instead of sleeping out its wait."""
+    jobs = short_lease
+    commit_config(jobs.fake, "forge:\n  lease_seconds: 60\n")  # waits up to ~31 minutes
+    held = hold_lease(jobs.fake, jobs.number, "run-elsewhere", time.time() + 50)
+    signalled: list[float] = []
+
+    def cancel_while_waiting(process: subprocess.Popen[bytes]) -> None:
+        fetches = observe_lease_fetches(jobs.fake, jobs.number)
+
+        def cancel() -> None:
+            for _ in range(2):  # it found the lease held, and polled once more
+                fetches.acquire(timeout=60)
+            signalled.append(time.monotonic())
+            process.send_signal(signal.SIGTERM)
+
+        threading.Thread(target=cancel, daemon=True).start()
+
+    finished = jobs.run(jobs.labelled(), [], started=cancel_while_waiting)
+    ended = time.monotonic()
+
+    assert signalled and ended - signalled[0] < 15, finished.stdout
+    assert finished.returncode != -signal.SIGTERM  # handled, not killed by the signal
+    [comment] = jobs.tracking()
+    assert (
+        "This event was not handled: run run-elsewhere still works on this issue and this "
+        "run was cancelled (SIGTERM) while it waited for it." in comment.body
+    )
+    assert git(jobs.fake.bare, "rev-parse", f"refs/planner/issues/{jobs.number}") == held
+    assert not jobs.fake.branch_exists(f"planner/issue-{jobs.number}")
+    assert not jobs.history()
+
+
+def test_the_runs_deadline_starts_once_it_has_the_lease_not_before_the_wait(
+    tmp_path: Path,
+) -> None:
+    """A run that waited most of its wall-clock budget for a living run must still get its
+    whole budget for its own pass (the deadline used to start before the wait, so such a run
+    stopped at its first step)."""
+    fake, number = issue_on("github", tmp_path, "Two files", "Add ONE.md and TWO.md.")
+    try:
+        commit_config(
+            fake,
+            "budget:\n  max_wall_seconds: 30\n  finish_reserve_seconds: 5\n"
+            "forge:\n  lease_seconds: 30\n",
+        )
+        jobs = CiJobs("github", fake, tmp_path, number)
+        hold_lease(fake, number, "run-slow", time.time() + 24)  # 24 of the 25 s the pass gets
+
+        finished = jobs.run(jobs.labelled(), PLAN)
+
+        assert finished.returncode == 0, finished.stdout
+        assert "waiting for run run-slow" in finished.stdout + finished.stderr
+        [comment] = jobs.tracking()
+        assert "✅ Done" in comment.body, comment.body
+        for name in ("ONE.md", "TWO.md"):
+            assert file_on(fake.bare, f"planner/issue-{number}", name) == name
+    finally:
+        fake.stop()

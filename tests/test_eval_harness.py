@@ -31,6 +31,20 @@ def test_the_reference_solution_resolves_and_nonsense_does_not() -> None:
     assert nonsense.statuses == ["failed"] and "parse_duration" in nonsense.check_output
 
 
+def test_the_reference_model_answers_the_refinement_judge_in_one_call_each() -> None:
+    """Refinement (on by default) judges the plan inside replanning's plan review and adds
+    one judge call on the finished work. The reference model used to answer the judge with a
+    replan decision, so each judge call was re-asked and given up: wasted calls per task in
+    every eval figure."""
+    (task,) = load_suite(names=["duration_units"])
+    calls = {}
+    for enabled in (True, False):
+        report = run_task(task, options("reference", **{"planning.refinement.enabled": enabled}))
+        assert report.resolved and report.statuses == ["completed"]
+        calls[enabled] = report.usage.model_calls
+    assert calls[True] == calls[False] + 1
+
+
 def test_a_model_claiming_success_without_a_fix_is_not_resolved() -> None:
     (task,) = load_suite(names=["word_count_spaces"])
     # Without planning, prose from the model ends the run; it changed nothing, so the run

@@ -63,12 +63,12 @@ def test_a_low_scored_plan_is_refined_and_the_issue_shows_the_score(rig: Rig) ->
 
     assert outcome.status == "completed"
     body = tracking(fake)
-    assert "*Quality 82/100 after 2 attempts*" in body
-    assert "*Result quality 91/100 after 1 attempt*" in body
+    assert "*Quality 82/100 after 1 of 2 refinement attempts*" in body
+    assert "*Result quality 91/100, first judgement*" in body
     assert "**Revision Reason**: quality review 45/100: the guide needs a section on tests" in body
     [pull] = fake.pulls.values()
     assert "### Final quality judgement" in pull.body
-    assert "Result quality 91/100 after 1 attempt · acceptable" in pull.body
+    assert "Result quality 91/100, first judgement · acceptable" in pull.body
     assert "Suggestions (not acted on):\n- link the guide from the README" in pull.body
     assert fake.issues[1].labels == ["planner", "planner:done"]
 
@@ -90,7 +90,7 @@ def test_a_rejected_plan_asks_people_and_their_guidance_gets_it_accepted(rig: Ri
     assert first.status == "needs_human" and first.commit == ""  # nothing ran
     assert "planner:needs-input" in fake.issues[1].labels
     body = tracking(fake)
-    assert "**Why:** the quality judge rejected the plan (33/100 after 2 judgement(s)" in body
+    assert "**Why:** the quality judge rejected the plan (33/100 after 1 of 1 refinement" in body
     assert "> Quality issue: still no audience" in body
     [asked] = [c for c in fake.comments_on(1) if QUESTION in c.body]
     assert "- Quality issue: still no audience" in asked.body
@@ -119,7 +119,7 @@ def test_a_rejected_plan_asks_people_and_their_guidance_gets_it_accepted(rig: Ri
     assert second.status == "completed"
     guided = [p for p in rig.prompts if '"refinement_replan"' in p][-1]
     assert guidance in guided and "still no audience" in guided
-    assert "*Quality 86/100 after 1 attempt*" in tracking(fake)
+    assert "*Quality 86/100, first judgement*" in tracking(fake)
     assert fake.issues[1].labels == ["planner", "planner:done"]
     assert file_on(fake.bare, "planner/issue-1", "CONTRIBUTING.md").startswith("# For first")
 
@@ -145,7 +145,7 @@ def test_a_final_judgement_adds_a_task_before_the_work_is_done(rig: Rig) -> None
     assert outcome.status == "completed"
     body = tracking(fake)
     assert "- [x] **task_2**: Link the guide from README" in body
-    assert "*Result quality 88/100 after 2 attempts*" in body
+    assert "*Result quality 88/100 after 1 of 2 refinement attempts*" in body
     assert "final quality review 50/100: the README does not point to the guide" in body
     judge_prompts = [p for p in rig.prompts if '"refinement_judge_result"' in p]
     assert "+# Contributing" in judge_prompts[0]  # the branch's diff, untracked file included

@@ -43,6 +43,7 @@ from tests.fake_forge.core import git
 from tests.fake_forge.scenario import clone, github_payload, gitlab_payload
 from tests.plans import REFINEMENT_OFF_ENV, completed, finish, planned
 from tests.support.ci_job import ENTRYPOINT, github_action_env, gitlab_job_env
+from tests.support.reachable import reachable_runtime
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="/proc routes are Linux's")
 
@@ -305,12 +306,17 @@ def prepared_workspace(bare: Path, base: Path, sandbox_user: str) -> Path:
 def run_entry(
     env: dict[str, str], workspace: Path, *, shell: bool, user: int | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """The entry point, under a job shell holding every secret (shell) or as the top process."""
-    argv = [sys.executable, str(ENTRYPOINT)]
+    """The entry point, under a job shell holding every secret (shell) or as the top process;
+    as `user`, from a runtime that user reaches wherever the checkout lives."""
+    runtime = reachable_runtime(workspace.parent) if user else None
+    argv = (
+        [runtime.python, str(runtime.entrypoint)] if runtime else [sys.executable, str(ENTRYPOINT)]
+    )
     if shell:
         argv = ["bash", "-c", '"$0" "$1"; exit $?', *argv]
     extra: dict[str, Any] = {"user": user, "group": user, "extra_groups": []} if user else {}
     env = {**env, **REFINEMENT_OFF_ENV}  # the scripted conversation has no quality judge
+    env |= runtime.environment() if runtime else {}
     return subprocess.run(
         argv, cwd=workspace, env=env, capture_output=True, text=True, timeout=110, **extra
     )
@@ -471,15 +477,17 @@ def test_a_stdio_mcp_server_runs_as_the_sandbox_user_with_an_allow_listed_enviro
     workspace.mkdir()
     (workspace / "planning_history").mkdir()
     report = workspace / "server.txt"
+    runtime = reachable_runtime(reachable_tmp)  # the checkout may be out of the user's reach
+    server = shutil.copy(MISBEHAVING_SERVER, reachable_tmp / "misbehaving.py")
     script = (
-        "import os, runpy, sys; "
+        f"import os, runpy, sys; sys.path[:0] = {list(runtime.path)!r}; "
         f"open({str(report)!r}, 'w').write(f'{{os.getuid()}} {{sorted(os.environ)}} '"
         " + str(os.access(f'/proc/{os.getppid()}/environ', os.R_OK))); "
-        f"sys.argv = [{str(MISBEHAVING_SERVER)!r}]; "
-        f"runpy.run_path({str(MISBEHAVING_SERVER)!r}, run_name='__main__')"
+        f"sys.argv = [{str(server)!r}]; "
+        f"runpy.run_path({str(server)!r}, run_name='__main__')"
     )
     config = ToolsConfig.model_validate(
-        {"mcpServers": {"probe": {"command": sys.executable, "args": ["-c", script]}}}
+        {"mcpServers": {"probe": {"command": runtime.python, "args": ["-c", script]}}}
     )
     registry = build_registry(config, workspace, (workspace / "planning_history",))
     try:

@@ -7,19 +7,22 @@ from pathlib import Path
 
 import pytest
 
-from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_text
+from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_text
 from tests.harness import Harness
 from tests.plans import (
     REFINEMENT_ON,
     completed,
+    decision,
     evaluation_ok,
     execution_decision,
     finish,
     follow_up,
     judge_plan,
     judge_result,
+    judgement,
     plan_doc,
     planned,
+    planning,
     refined,
     revise_reply,
     subtask,
@@ -103,10 +106,14 @@ def test_a_low_scored_plan_is_replanned_with_the_feedback_and_then_runs(harness:
     assert "**Revision Reason**: quality review 40/100: nothing checks the files" in (
         harness.reporter.tracking_comment
     )
-    # People see the score and the attempts.
-    assert "*Quality 85/100 after 2 attempts*" in harness.reporter.tracking_comment
-    assert "*Result quality 90/100 after 1 attempt*" in harness.reporter.tracking_comment
+    # People see the score and the refinement attempts, counted as max_refinement_attempts
+    # counts them (replans with the judge's feedback), not as judgements.
+    assert "*Quality 85/100 after 1 of 2 refinement attempts*" in (
+        harness.reporter.tracking_comment
+    )
+    assert "*Result quality 90/100, first judgement*" in harness.reporter.tracking_comment
     assert result.plan_quality is not None and result.plan_quality.attempts == 2
+    assert result.plan_quality.refinements == 1
 
 
 def test_the_judge_sees_goal_tasks_dependencies_and_tools_but_not_the_conversation(
@@ -150,8 +157,12 @@ def test_rejected_plan_stops_before_any_action_and_guidance_starts_a_new_attempt
     first = harness.run(**one_attempt)
 
     assert first.status == "needs_human"
+    # "after N attempts" is the count max_refinement_attempts limits: 1 of 1, not 2.
     assert first.stop_reason == (
-        "the quality judge rejected the plan (32/100 after 2 judgement(s), 1 replan(s))"
+        "the quality judge rejected the plan (32/100 after 1 of 1 refinement attempts)"
+    )
+    assert "*Quality 32/100 after 1 of 1 refinement attempts*" in (
+        harness.reporter.tracking_comment
     )
     assert "Quality issue: still the wrong files" in first.messages
     assert any("/planner <guidance>" in message for message in first.messages)
@@ -186,6 +197,98 @@ def test_rejected_plan_stops_before_any_action_and_guidance_starts_a_new_attempt
     accepted = harness.of_type("refinement_decision")[-2]
     assert (accepted["decision"], accepted["attempts"]) == ("accept", 0)  # a new round
     assert (harness.workspace / "b.txt").exists()
+
+
+def review_judging(score: int, ok: bool, *issues: str) -> Step:
+    """The combined plan review whose reply also carries the plan's quality judgement."""
+    decisions = {
+        p: decision() for p in ("goal_understanding", "task_decomposition", "action_sequence")
+    }
+    return reply_json(
+        "replan_review", {**decisions, "quality_judgement": judgement(score, ok, issues)}
+    )
+
+
+def test_the_plan_is_judged_inside_the_plan_review_one_call_instead_of_two(
+    harness: Harness,
+) -> None:
+    """Replanning's plan review and refinement's plan judgement read the same plan; with both
+    on (the default) the judgement is a section of the review request, so the plan is read
+    once (the planning phase's tokens stay under the seed's 2,000)."""
+    harness.server.add(
+        planning("task_1"),
+        review_judging(88, True),
+        write("a.txt"),
+        finish(),
+        evaluation_ok(),
+        judge_result(90, True),
+        *completed()[1:],
+    )
+
+    result = harness.run(**REFINEMENT_ON)
+
+    assert result.status == "completed", result.stop_reason
+    assert "refinement_judge_plan" not in harness.kinds()
+    review_prompt = harness.prompt(harness.kinds().index("replan_review"))
+    assert "## 4. quality_judgement" in review_prompt and "is_acceptable: bool" in review_prompt
+    [judged, _] = harness.of_type("quality_judgement")
+    assert (judged["subject"], judged["score"], judged["unavailable"]) == ("plan", 88, False)
+    assert "*Quality 88/100, first judgement*" in harness.reporter.tracking_comment
+
+
+def test_a_review_without_a_usable_judgement_falls_back_to_the_judge_call(
+    harness: Harness,
+) -> None:
+    """A review reply that leaves the judgement out (or garbles it) loses nothing: the judge is
+    asked on its own, as before."""
+    harness.server.add(
+        *planned("task_1"),  # the review reply has no quality_judgement
+        judge_plan(85, True),
+        write("a.txt"),
+        finish(),
+        evaluation_ok(),
+        judge_result(90, True),
+        *completed()[1:],
+    )
+
+    result = harness.run(**REFINEMENT_ON)
+
+    assert result.status == "completed", result.stop_reason
+    assert harness.kinds().count("refinement_judge_plan") == 1
+    assert "## 4. quality_judgement" in harness.prompt(harness.kinds().index("replan_review"))
+
+
+def test_a_final_judgement_that_accepts_with_suggestions_is_not_called_a_rejection(
+    harness: Harness,
+) -> None:
+    """refine_suggestions_on_success: the judge accepted the work and suggested more. The
+    follow-up prompt used to tell the model its work was "not acceptable yet" and had a problem
+    the reviewer "did not name"; it must ask for the suggestions as what they are."""
+    harness.server.add(
+        *planned("task_1"),
+        judge_plan(80, True),
+        write("a.txt"),
+        finish(),
+        evaluation_ok(),
+        judge_result(85, True, suggestions=("mention a.txt in README",)),
+        follow_up({**subtask("task_2", "task_1"), "description": "Mention a.txt in README"}),
+        write("README.md", "# demo\n\nSee a.txt.\n"),
+        finish(),
+        evaluation_ok(),
+        judge_result(92, True),
+        *completed(completed=2)[1:],
+    )
+    suggestions_on = {"planning.refinement.refine_suggestions_on_success": True}
+
+    result = harness.run(**REFINEMENT_ON, **suggestions_on)
+
+    assert result.status == "completed", result.stop_reason
+    follow = harness.prompt(harness.kinds().index("refinement_follow_up"))
+    assert "judged the finished work 85/100 and acceptable, with suggestions" in follow
+    assert "## The reviewer's suggestions\n- mention a.txt in README" in follow
+    assert "Add the tasks that carry out these suggestions." in follow
+    assert "not acceptable" not in follow and "did not name the problem" not in follow
+    assert (harness.workspace / "README.md").read_text() == "# demo\n\nSee a.txt.\n"
 
 
 def test_a_final_judgement_that_finds_a_gap_adds_a_task_that_then_runs(harness: Harness) -> None:
@@ -262,7 +365,7 @@ def test_a_judge_without_a_usable_reply_does_not_hold_up_a_valid_plan(harness: H
     assert judged["unavailable"] and judged["score"] is None
     decision = harness.of_type("refinement_decision")[0]
     assert (decision["decision"], decision["rule"]) == ("accept", "no_score")
-    assert "*Quality not scored after 1 attempt*" in harness.reporter.tracking_comment
+    assert "*Quality not scored, first judgement*" in harness.reporter.tracking_comment
 
 
 def test_a_pass_stopped_mid_refinement_resumes_at_the_same_step(harness: Harness) -> None:

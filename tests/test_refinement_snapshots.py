@@ -69,13 +69,27 @@ def test_replan_and_follow_up_prompts() -> None:
         plan=PLAN,
         checklist="- [x] **task_1**: Do task_1\n- [x] **task_2**: Do task_2\n",
         score=55,
+        acceptable=False,
         issues=["v0.1 is not mentioned"],
         suggestions=[],
         tools=TOOLS,
         existing=["task_1", "task_2"],
         max_new=98,
     )
-    assert_snapshot("refinement_replan_prompts.txt", replan + "\n=====\n" + follow)
+    accepted = render(
+        "refinement_follow_up.md.j2",
+        plan=PLAN,
+        checklist="- [x] **task_1**: Do task_1\n- [x] **task_2**: Do task_2\n",
+        score=88,
+        acceptable=True,
+        issues=[],
+        suggestions=["link the changelog from the README"],
+        tools=TOOLS,
+        existing=["task_1", "task_2"],
+        max_new=98,
+    )
+    assert "not acceptable" not in accepted and "the reviewer did not name" not in accepted
+    assert_snapshot("refinement_replan_prompts.txt", "\n=====\n".join([replan, follow, accepted]))
 
 
 def test_comment_lines() -> None:
@@ -83,18 +97,18 @@ def test_comment_lines() -> None:
         status="completed",
         goal="Add a changelog",
         tasks=TASKS,
-        plan_quality=QualityNote(score=82, attempts=2),
+        plan_quality=QualityNote(score=82, attempts=2, refinements=1, max_refinements=2),
         result_quality=QualityNote(
             score=90, suggestions=["Link it from the <README>", "@someone review"]
         ),
     )
     checklist = render_checklist(result)
-    assert "*Quality 82/100 after 2 attempts*" in checklist
+    assert "*Quality 82/100 after 1 of 2 refinement attempts*" in checklist
     view = TrackingView(state="completed", actor="alice", event="issues", result=result)
     pull = "\n".join(final_judgement_lines(result))
     assert "&lt;README&gt;" in pull and "@\u200bsomeone" in pull  # model text made inert
     unscored = PassResult(status="in_progress", tasks=TASKS, plan_quality=QualityNote(attempts=1))
-    assert "*Quality not scored after 1 attempt*" in render_checklist(unscored)
+    assert "*Quality not scored, first judgement*" in render_checklist(unscored)
     assert_snapshot(
         "refinement_comment_lines.md",
         "\n=====\n".join([checklist, render_tracking(view), pull]),

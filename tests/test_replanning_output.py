@@ -130,6 +130,25 @@ def test_model_text_cannot_break_the_comment() -> None:
     assert max(len(line) for line in body.splitlines()) < 700
 
 
+ONE_REPLAN = "1 (limit 10): execution, level 2 partial_replan: the path is outside the workspace"
+"""What replanning.prompt_builder.replan_history_line writes after one replan."""
+
+
+def test_replan_history_line_counts_all_and_names_the_latest() -> None:
+    from planner.replanning.prompt_builder import replan_history_line
+
+    decisions = [
+        {"executed": True, "phase": "execution", "level": 2, "replan_type": "partial_replan",
+         "llm_decision": {"reasoning": "the path is outside the workspace"}},
+        {"executed": False, "phase": "execution", "level": None, "replan_type": "none"},
+    ]  # fmt: skip
+    assert replan_history_line([], 0, 10) == "none (limit 10)"
+    assert replan_history_line(decisions, 1, 10) == ONE_REPLAN
+    many = [decisions[0] | {"llm_decision": {"reasoning": f"reason {n}"}} for n in range(5)]
+    line = replan_history_line(many, 5, 10)
+    assert line.startswith("5 (limit 10): ") and "reason 1" not in line and "reason 4" in line
+
+
 def test_decision_prompts_snapshot() -> None:
     """The five phase prompts (§4.2-§8.2), rendered from fixed inputs."""
     from planner.engine.documents import PlanningReply
@@ -170,8 +189,10 @@ def test_decision_prompts_snapshot() -> None:
         builder.build_plan_review_prompt(
             inputs, ["goal_understanding", "task_decomposition", "action_sequence"]
         ),
-        builder.build_execution_prompt(facts, answer="Use docs/ instead."),
-        builder.build_reflection_prompt(evaluation),
+        builder.build_execution_prompt(
+            facts, "Use docs/ instead.", goal="Write the files", replans=ONE_REPLAN
+        ),
+        builder.build_reflection_prompt(evaluation, "", replans=ONE_REPLAN),
     ]
     assert_snapshot("replan_prompts.txt", "\n=====\n".join(prompts))
 
@@ -187,7 +208,9 @@ def test_tool_output_in_decision_prompts_stays_fenced() -> None:
     facts = action_facts(
         IssueState(), [], "task_1", call, ToolResult(ok=False, content=hostile, error=hostile)
     )
-    prompt = ReplanPromptBuilder().build_execution_prompt(facts)
+    prompt = ReplanPromptBuilder().build_execution_prompt(
+        facts, "", goal="Write the files", replans="none (limit 10)"
+    )
     # the tool's output is shown whole inside its fence (a reviewer sees what the model saw);
     # only the one-line trigger, outside any fence, drops what a person would not see
     assert "<!-- secret -->" in prompt and "secret" not in facts.trigger

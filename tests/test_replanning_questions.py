@@ -129,6 +129,32 @@ def test_question_limit_proceeds_on_assumptions_instead(harness: Harness) -> Non
     )
 
 
+def test_a_question_raised_at_planning_is_gated_by_max_total_replans_zero(
+    harness: Harness,
+) -> None:
+    """`global.max_total_replans: 0` allows no replan and no question to people. A planning
+    reply that asks must then plan on its assumptions at once instead of stopping the pass
+    to wait for people (a replan decision that asks was gated; the planning reply was not)."""
+    limit = {"planning.replanning.global.max_total_replans": 0}
+    harness.server.add(reply_json("planning", CANNOT_PLAN), *planned("task_1"))
+    harness.server.add(write("a.txt"), finish(), *completed())
+
+    result = harness.run(**limit)
+
+    assert result.status == "completed", result.stop_reason
+    assert result.questions == []
+    assert [n.kind for n in result.notifications] == ["assumptions"]
+    assert "the limit of 0 replans in total (global.max_total_replans)" in (
+        result.notifications[0].body
+    )
+    assert (
+        "You may not ask the people on this issue now: the limit of 0 replans in total "
+        "(global.max_total_replans). Do not ask." in harness.prompt(1)
+    )
+    [assumed] = harness.of_type("assumed")
+    assert assumed["reason"] == "the limit of 0 replans in total (global.max_total_replans)"
+
+
 def test_second_question_counts_against_the_limit_across_runs(harness: Harness) -> None:
     limit = {"planning.replanning.goal_understanding.max_clarification_requests": 1}
     ask_first(harness, **limit)

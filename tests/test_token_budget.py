@@ -66,3 +66,26 @@ def test_compact_schema_keeps_a_field_named_like_a_keyword() -> None:
         "properties": {"title": {"type": "string"}, "default": {"type": "integer"}},
         "required": ["title"],
     }
+
+
+def test_the_default_planning_phase_is_under_the_seeds_target_with_refinement_on_and_off() -> None:
+    """planning-process.md §13.4: < 2,000 message tokens before the first action, < 500 per
+    decision request, counted with the real tokenizer on the benchmark's pass
+    (benchmarks/bench_tokens.py). With refinement on, the plan review and the plan judgement
+    used to read the same plan in two requests (about 2,300 tokens)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_tokens.py"
+    spec = importlib.util.spec_from_file_location("bench_tokens", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    encode = qwen_encoder()
+    for refinement in (True, False):
+        counted = bench.measure(True, "separate", refinement, encode)
+        planning = bench.planning_phase(counted)
+        assert [c.kind for c in planning] == ["planning", "replan_review"]
+        assert sum(c.messages for c in planning) < bench.PLANNING_TARGET, refinement
+        decisions = [c for c in counted if c.kind in bench.DECISION_KINDS]
+        assert decisions and all(c.messages < bench.DECISION_TARGET for c in decisions)

@@ -243,7 +243,7 @@ def act(
     from planner.ci.job import run_for_event
 
     signals.install()  # cancellation ends the pass cleanly (commit, push, comment)
-    signals.start_deadline(config.budget, time.time() - job.started)
+    signals.mark_job_start(job.started)  # the deadline starts once the lease is taken
     env = dict(job.env)
     if job.platform == "github":
         env["GITHUB_TOKEN"] = github_token(job)

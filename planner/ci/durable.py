@@ -12,11 +12,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
 from planner.ci.gitops import GitError, GitWorkspace, Published, on_branch, publish
 from planner.ci.lease import (
+    Heartbeat,
     Lease,
     LeaseBusy,
     LeaseRules,
@@ -25,8 +27,10 @@ from planner.ci.lease import (
     release,
     restore_history,
 )
+from planner.ci.signals import cancellation
 from planner.ci.tracking import no_closing_keywords
 from planner.engine.checkpoints import MARKER_TRAILER, reconcile, record_checkpoint
+from planner.engine.deadline import DEADLINE
 from planner.engine.flow import StopPass
 from planner.engine.history import SKIPPED_MARK, SKIPPED_MORE, PlanningHistoryStore
 from planner.engine.result import PassResult
@@ -138,16 +142,24 @@ def history_notes(run: IssueRun, history: Any) -> None:
 # -- the issue's lease ---------------------------------------------------------------------------
 
 
-def take_lease(run: IssueRun, wait: float | None = None) -> Lease | None:
-    """Wait for and take the issue's lease (planner.ci.lease); say when a dead run's expired.
-    `wait`: how long a live holder is waited for (default: as long as a lease lasts)."""
+def lease_rules(run: IssueRun, wait: float | None = None) -> LeaseRules:
+    """`wait`: how long a live holder is waited for (default: forge.lease_wait_seconds, else
+    the wall budget plus a minute); a stop command waits not at all."""
     budget, forge = run.config.budget, run.config.forge
-    seconds = forge.lease_seconds or budget.max_wall_seconds + 60
-    waited = seconds if wait is None else wait
-    rules = LeaseRules(seconds=seconds, wait=waited, identity=run._identity())
+    waited = forge.lease_wait_seconds or budget.max_wall_seconds + 60
+    return LeaseRules(
+        seconds=forge.lease_seconds,
+        wait=waited if wait is None else wait,
+        identity=run._identity(),
+        cancelled=cancellation,
+    )
+
+
+def take_lease(run: IssueRun, wait: float | None = None) -> Lease | None:
+    """Wait for and take the issue's lease (planner.ci.lease); say when a dead run's expired."""
     git = GitWorkspace(run.workspace, run.forge.git_remote())
     try:
-        lease = acquire(git, run.number, run.run_id, rules)
+        lease = acquire(git, run.number, run.run_id, lease_rules(run, wait))
     except LeaseBusy:
         raise
     except GitError as exc:  # a forge that refuses the ref must not stop every run
@@ -163,6 +175,23 @@ def take_lease(run: IssueRun, wait: float | None = None) -> Lease | None:
             "lease on this issue expired); this run continues from what it recorded."
         )
     return lease
+
+
+def lease_heartbeat(run: IssueRun, lease: Lease | None) -> contextlib.AbstractContextManager[Any]:
+    """Renew the lease while the event is handled; a lease lost to another run ends the pass
+    at its next step (two runs must not write one issue)."""
+    if lease is None:
+        return contextlib.nullcontext()
+    git = GitWorkspace(run.workspace, run.forge.git_remote())
+
+    def lost() -> None:
+        run.view.notes.append(
+            "Another run took this issue's lease over (this run could not renew it in time), "
+            "so this run stopped; the other run continues."
+        )
+        DEADLINE.expire("another run took over this issue")
+
+    return Heartbeat(git, lease, lease_rules(run), lost)
 
 
 def restore_from_lease(run: IssueRun, lease: Lease | None, store: PlanningHistoryStore) -> None:

@@ -30,6 +30,7 @@ from planner.ci.durable import (
     CheckpointReporter,
     free_lease,
     history_notes,
+    lease_heartbeat,
     publish_pass,
     reconcile_branch,
     restore_from_lease,
@@ -49,7 +50,7 @@ from planner.ci.gitops import GitWorkspace, Identity, on_branch
 from planner.ci.interactive import interactive_event, restore_once
 from planner.ci.lease import Lease, LeaseBusy
 from planner.ci.request_marks import BEFORE_REQUEST, NOT_ON_OWN_LINE, came_after, mark_now
-from planner.ci.signals import start_deadline
+from planner.ci.signals import ran_before, start_deadline
 from planner.ci.tracking import (
     CHECKLIST_CHARS,
     TrackingState,
@@ -465,13 +466,15 @@ class IssueRun:
     def leased(self, handle: Callable[[], CiOutcome]) -> CiOutcome:
         """`handle` the event while holding the issue's lease: one run per issue at a time,
         planning-session replies included (planner.ci.lease)."""
-        start_deadline(self.config.budget)
+        waited_from = time.time()
         try:
             self.lease = take_lease(self)
         except LeaseBusy as exc:
             return self._busy(str(exc))
+        start_deadline(self.config.budget, ran_before(waited_from))
         try:
-            return handle()
+            with lease_heartbeat(self, self.lease):
+                return handle()
         finally:
             free_lease(self, self.lease)
 

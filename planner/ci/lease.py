@@ -3,28 +3,34 @@
 The lease is the ref `refs/planner/issues/<N>` in the repository (not a branch: it starts no
 pipeline and never shows in the issue's branch or pull request). Its commit message says
 whether it is held, by which run and until when; its tree holds the issue's history file as the
-holder left it. Every change is a plain push of a child of the commit last seen, so the forge's
-receive-pack applies it only if the ref still points where we saw it (compare-and-swap; never a
-force push). A run:
+holder left it. Every change is a new root commit pushed with `--force-with-lease` naming the
+commit last seen, so the forge's receive-pack applies it only if the ref still points there
+(compare-and-swap), and the ref never grows a chain of old commits. A run:
 
 1. takes the lease when it is absent, free or expired (its holder died: the tracking comment
-   says so), else waits for it, polling, at most `wait` seconds;
-2. restores the history from the lease when that copy has more entries than the cache's or
+   says so), else waits for it, polling, at most `wait` seconds, and stops waiting when the
+   job is cancelled;
+2. renews it every third of `forge.lease_seconds` while it lives (`Heartbeat`), so a run that
+   died is known within `forge.lease_seconds` (default 90 s);
+3. restores the history from the lease when that copy has more entries than the cache's or
    artifact's (runs in a row on one issue then never miss each other's entries);
-3. frees it at the end with the history it wrote, so the next run starts from it.
+4. frees it at the end with the history it wrote, so the next run starts from it.
 
-A killed run's lease expires after `forge.lease_seconds` (default: the wall-clock budget plus a
-minute), and the next run takes it over.
+An expiry that is not a number, not finite, or further ahead than any run writes one counts as
+invalid: such a lease is taken over at once, never waited for forever. `planner lease release`
+frees the lease of a run that is gone by hand.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from planner.ci.gitops import GitError, GitWorkspace, Identity
@@ -36,7 +42,10 @@ log = logging.getLogger(__name__)
 LEASE_PREFIX = "refs/planner/issues/"
 SEEN_REF = "refs/planner/lease-seen"
 POLL_SECONDS = 2.0
+CLOCK_SKEW = 60.0
+"""Runners' clocks may disagree by this much; a later expiry than any run writes is invalid."""
 MISSING = "couldn't find remote ref"
+FREE = "planner lease\n\nstate: free\nholder: -\nexpires: 0\n"
 
 
 class LeaseBusy(GitError):
@@ -49,15 +58,25 @@ class LeaseState:
     held: bool
     holder: str
     expires: float
+    """NaN when the lease's expiry is not a finite number."""
 
     @classmethod
     def parse(cls, sha: str, message: str) -> LeaseState:
         fields = dict(line.split(": ", 1) for line in message.splitlines() if ": " in line)
-        try:
-            expires = float(fields.get("expires", "0"))
-        except ValueError:
-            expires = 0.0  # an unreadable lease counts as expired
-        return cls(sha, fields.get("state") == "held", fields.get("holder", "?"), expires)
+        return cls(
+            sha,
+            fields.get("state") == "held",
+            fields.get("holder", "?"),
+            _expiry(fields.get("expires", "")),
+        )
+
+
+def _expiry(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        return math.nan
+    return value if math.isfinite(value) else math.nan
 
 
 @dataclass
@@ -66,16 +85,29 @@ class Lease:
     sha: str
     run_id: str
     taken_over: LeaseState | None = None
-    """The expired lease of a run that died, when this run took it over."""
+    """The lease of a run that died (expired, or with an invalid expiry) this run took over."""
+    lost: bool = False
+    """Another run took the lease over while this one held it (its renewals failed)."""
 
 
 @dataclass
 class LeaseRules:
     seconds: float
+    """A lease lasts this long unless renewed."""
     wait: float
+    """How long to wait for a living holder."""
     identity: Identity
     clock: Callable[[], float] = time.time
     sleep: Callable[[float], None] = time.sleep
+    cancelled: Callable[[], str] = field(default=lambda: "")
+    """Why the job must stop now (a signal), or ""."""
+
+    def live(self, seen: LeaseState | None) -> bool:
+        """Held by a run that renewed it lately (a valid expiry that is still ahead)."""
+        if seen is None or not seen.held:
+            return False
+        now = self.clock()
+        return now < seen.expires <= now + max(self.seconds, self.wait) + CLOCK_SKEW
 
 
 def lease_ref(number: int) -> str:
@@ -88,34 +120,86 @@ def acquire(git: GitWorkspace, number: int, run_id: str, rules: LeaseRules) -> L
         return None
     ref, until = lease_ref(number), rules.clock() + rules.wait
     while True:
-        seen = _fetch(git, ref)
-        if seen is None or not seen.held or seen.expires <= rules.clock():
+        seen = fetch_lease(git, ref)
+        if not rules.live(seen):
             lease = _take(git, ref, run_id, seen, rules)
             if lease is not None:
                 return lease
             continue  # another run was faster: look again
-        if rules.clock() >= until:
-            raise LeaseBusy(
-                f"run {seen.holder} still works on this issue (its lease lasts until "
-                f"{time.strftime('%H:%M:%S UTC', time.gmtime(seen.expires))}); "
-                "this run waited as long as it could. Comment again to continue."
-            )
+        assert seen is not None
+        _stop_waiting_if_due(seen, until, rules)
         log.info("waiting for run %s, which works on this issue", seen.holder)
         rules.sleep(min(POLL_SECONDS, max(until - rules.clock(), 0.1)))
+
+
+def _stop_waiting_if_due(seen: LeaseState, until: float, rules: LeaseRules) -> None:
+    holder = f"run {seen.holder} still works on this issue"
+    cancelled = rules.cancelled()
+    if cancelled:
+        raise LeaseBusy(f"{holder} and this run was {cancelled} while it waited for it.")
+    if rules.clock() >= until:
+        raise LeaseBusy(
+            f"{holder} (its lease lasts until "
+            f"{time.strftime('%H:%M:%S UTC', time.gmtime(seen.expires))} unless it renews it); "
+            "this run waited as long as it could. Comment again to continue."
+        )
 
 
 def _take(
     git: GitWorkspace, ref: str, run_id: str, seen: LeaseState | None, rules: LeaseRules
 ) -> Lease | None:
-    expires = rules.clock() + rules.seconds
-    message = f"planner lease\n\nstate: held\nholder: {run_id}\nexpires: {expires:.0f}\n"
-    sha = _commit(git, seen, message, rules.identity)
-    if not _push(git, sha, ref):
+    sha = _commit(git, seen, _held(run_id, rules), rules.identity)
+    if not _push(git, sha, ref, seen.sha if seen else ""):
         return None
-    expired = seen if seen is not None and seen.held else None
-    if expired is not None:
-        log.warning("the lease of run %s had expired (that run died): taken over", expired.holder)
-    return Lease(ref, sha, run_id, expired)
+    dead = seen if seen is not None and seen.held else None
+    if dead is not None:
+        log.warning("the lease of run %s had expired (that run died): taken over", dead.holder)
+    return Lease(ref, sha, run_id, dead)
+
+
+def _held(run_id: str, rules: LeaseRules) -> str:
+    expires = rules.clock() + rules.seconds
+    return f"planner lease\n\nstate: held\nholder: {run_id}\nexpires: {expires:.0f}\n"
+
+
+def renew(git: GitWorkspace, lease: Lease, rules: LeaseRules) -> bool:
+    """Push the lease again with a later expiry; False when another run took it over."""
+    sha = _commit_tree(git, f"{lease.sha}^{{tree}}", _held(lease.run_id, rules), rules.identity)
+    if not _push(git, sha, lease.ref, lease.sha):
+        lease.lost = True
+        return False
+    lease.sha = sha
+    return True
+
+
+class Heartbeat:
+    """Renews the lease every third of its lifetime while the run lives (a daemon thread:
+    a killed run stops renewing, and its lease expires within `rules.seconds`)."""
+
+    def __init__(
+        self, git: GitWorkspace, lease: Lease, rules: LeaseRules, on_lost: Callable[[], None]
+    ) -> None:
+        self.git, self.lease, self.rules, self.on_lost = git, lease, rules, on_lost
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name="planner-lease", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopped.set()
+        self.thread.join()
+
+    def _beat(self) -> None:
+        while not self.stopped.wait(self.rules.seconds / 3):
+            try:
+                if not renew(self.git, self.lease, self.rules):
+                    log.warning("another run took this run's lease over: stopping")
+                    self.on_lost()
+                    return
+            except GitError as exc:  # the forge is unreachable now: try again next beat
+                log.warning("could not renew the issue's lease: %s", exc)
 
 
 def restore_history(git: GitWorkspace, lease: Lease | None, target: Path) -> bool:
@@ -141,11 +225,23 @@ def release(git: GitWorkspace, lease: Lease | None, history: Path, identity: Ide
     """Free the lease, leaving the history this run wrote in it for the next run."""
     if lease is None:
         return
-    message = "planner lease\n\nstate: free\nholder: -\nexpires: 0\n"
     tree = _tree_with(git, lease.sha, history)
-    sha = _commit_tree(git, tree, lease.sha, message, identity)
-    if not _push(git, sha, lease.ref):
+    sha = _commit_tree(git, tree, FREE, identity)
+    if not _push(git, sha, lease.ref, lease.sha):
         log.warning("could not free the lease %s: another run took it over", lease.ref)
+
+
+def release_abandoned(git: GitWorkspace, number: int, identity: Identity) -> LeaseState | None:
+    """Free the issue's lease whoever holds it, keeping the history in it (a person's command
+    for a holder that is gone). The lease as it was, or None when it was not held."""
+    ref = lease_ref(number)
+    seen = fetch_lease(git, ref)
+    if seen is None or not seen.held:
+        return None
+    sha = _commit_tree(git, f"{seen.sha}^{{tree}}", FREE, identity)
+    if not _push(git, sha, ref, seen.sha):
+        raise LeaseBusy(f"the lease {ref} changed meanwhile: look again")
+    return seen
 
 
 # -- git plumbing ----------------------------------------------------------------------------
@@ -159,7 +255,8 @@ def _blob(git: GitWorkspace, spec: str) -> bytes:
     return done.stdout if done.returncode == 0 else b""
 
 
-def _fetch(git: GitWorkspace, ref: str) -> LeaseState | None:
+def fetch_lease(git: GitWorkspace, ref: str) -> LeaseState | None:
+    """The lease as the forge has it now; None when the ref does not exist."""
     assert git.remote is not None
     done = git._git(
         "fetch", "-q", "--no-tags", git.remote.url, f"+{ref}:{SEEN_REF}", network=True, check=False
@@ -174,15 +271,12 @@ def _fetch(git: GitWorkspace, ref: str) -> LeaseState | None:
 
 def _commit(git: GitWorkspace, seen: LeaseState | None, message: str, who: Identity) -> str:
     tree = f"{seen.sha}^{{tree}}" if seen else _empty_tree(git)
-    return _commit_tree(git, tree, seen.sha if seen else None, message, who)
+    return _commit_tree(git, tree, message, who)
 
 
-def _commit_tree(
-    git: GitWorkspace, tree: str, parent: str | None, message: str, who: Identity
-) -> str:
-    parents = ("-p", parent) if parent else ()
-    done = git._git("commit-tree", tree, *parents, "-F", "-", stdin=message, identity=who)
-    return done.stdout.strip()
+def _commit_tree(git: GitWorkspace, tree: str, message: str, who: Identity) -> str:
+    """A root commit: the ref holds one commit, never the chain of every change before."""
+    return git._git("commit-tree", tree, "-F", "-", stdin=message, identity=who).stdout.strip()
 
 
 def _empty_tree(git: GitWorkspace) -> str:
@@ -196,10 +290,17 @@ def _tree_with(git: GitWorkspace, commit: str, history: Path) -> str:
     return git._git("mktree", stdin=f"100644 blob {blob}\t{history.name}\n").stdout.strip()
 
 
-def _push(git: GitWorkspace, sha: str, ref: str) -> bool:
-    """A plain push: applied only if the ref is still where we saw it (or still absent)."""
+def _push(git: GitWorkspace, sha: str, ref: str, expected: str) -> bool:
+    """Applied only if the ref is still at `expected` ("": still absent): compare-and-swap."""
     assert git.remote is not None
-    argv = ("push", "--porcelain", "--no-verify", git.remote.url, f"{sha}:{ref}")
+    argv = (
+        "push",
+        "--porcelain",
+        "--no-verify",
+        f"--force-with-lease={ref}:{expected}",
+        git.remote.url,
+        f"{sha}:{ref}",
+    )
     done: subprocess.CompletedProcess[str] = git._git(*argv, network=True, check=False)
     if done.returncode == 0:
         return True

@@ -40,6 +40,23 @@ def start_deadline(budget: BudgetConfig, elapsed: float = 0.0) -> None:
 
 RECEIVED: list[str] = []
 """The signals this process received (the handler's only state)."""
+JOB_START: list[float] = []
+"""When the job started (time.time()), set by the entry point."""
+
+
+def mark_job_start(at: float) -> None:
+    JOB_START[:] = [at]
+
+
+def ran_before(moment: float) -> float:
+    """Seconds the job ran before `moment` (0 when the entry point did not say when it began):
+    the time a run waited for the issue's lease is not taken from its budget."""
+    return max(moment - JOB_START[0], 0.0) if JOB_START else 0.0
+
+
+def cancellation() -> str:
+    """How the job was told to stop ("cancelled (SIGTERM)"), or "" while it was not."""
+    return f"cancelled ({RECEIVED[-1]})" if RECEIVED else ""
 
 
 def leave_if_cancelled(code: int) -> None:

@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from planner.cli.main import describe
+from planner.cli.describe import describe
 from planner.engine.config import load_config
 from planner.engine.issue import IssueContext
 from planner.run.runner import PassSetup, run_pass
@@ -189,6 +189,7 @@ def run_demo(keep: bool = False) -> int:
                 run_pass(
                     PassSetup(config=load_config(None, env=os.environ), workspace=root), ISSUE
                 ),
+                keep,
             )
         print(BANNER)
         with ScriptedModelServer(demo_script()) as server:
@@ -199,7 +200,7 @@ def run_demo(keep: bool = False) -> int:
             }
             result = run_pass(PassSetup(config=load_config(None, env=env), workspace=root), ISSUE)
             server.assert_consumed()
-        return _show(root, result)
+        return _show(root, result, keep)
     finally:
         if keep:
             print(f"Repository kept at {root}")
@@ -207,12 +208,12 @@ def run_demo(keep: bool = False) -> int:
             shutil.rmtree(root, ignore_errors=True)
 
 
-def _show(root: Path, result: object) -> int:
+def _show(root: Path, result: object, keep: bool) -> int:
     from planner.engine.result import PassResult
 
     assert isinstance(result, PassResult)
     print(f"Issue #{ISSUE.number}: {ISSUE.title}\n")
-    print(describe(result))
+    print(_history_line(describe(result), keep))
     status = subprocess.run(
         ["git", "status", "--short"], cwd=root, capture_output=True, text=True
     ).stdout
@@ -221,3 +222,12 @@ def _show(root: Path, result: object) -> int:
     if contributing.exists():
         print("CONTRIBUTING.md:\n" + contributing.read_text(encoding="utf-8"))
     return 1 if result.status == "failed" else 0
+
+
+def _history_line(text: str, keep: bool) -> str:
+    """The history lives in the temporary repository: without --keep it is deleted at exit,
+    so its path would point at nothing."""
+    if keep:
+        return text
+    gone = "History: deleted with the temporary repository (run `planner demo --keep` to keep it)"
+    return "\n".join(gone if line.startswith("History: ") else line for line in text.splitlines())

@@ -14,14 +14,15 @@ from typing import Any
 from planner import __version__
 from planner.ci.forges.issue_file import load_issue_file
 from planner.cli import plan_tool
+from planner.cli.describe import describe
 from planner.cli.eval import add_eval_command
+from planner.cli.lease import add_lease_command
 from planner.cli.plan import add_plan_command, run_plan
 from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.engine.errors import PlannerError, UserInputError
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.llm import require_api_key
 from planner.engine.redaction import RedactingFilter, redact, register_environment_secrets
-from planner.engine.result import PassResult, render_checklist
 from planner.run.runner import PassSetup, history_directory, repository_name, run_pass
 
 FLAG_KEYS = {
@@ -96,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         "variables): run planner on the runner itself, after the workflow's setup steps",
     )
     action.set_defaults(handler=_action)
+    add_lease_command(commands)
     return parser
 
 
@@ -164,24 +166,6 @@ def _run_local_forge(args: argparse.Namespace, config: PlannerConfig) -> int:
                 print(f"{label}: {value}")
         print(f"Model calls: {outcome.model_calls}, tokens: {outcome.tokens_used}")
     return outcome.exit_code
-
-
-def describe(result: PassResult) -> str:
-    usage = result.usage
-    lines = [render_checklist(result), f"Status: {result.status} ({result.stop_reason})"]
-    lines += [f"  {message}" for message in result.messages if message]
-    lines += [f"  ? {question}" for question in result.questions]
-    judged = result.result_quality
-    if judged is not None and judged.suggestions:  # the final quality judgement's advice
-        lines += ["Suggestions of the final quality judgement:"]
-        lines += [f"  - {suggestion}" for suggestion in judged.suggestions]
-    lines.append(
-        f"Model calls: {usage.model_calls}, tokens: {usage.total_tokens} "
-        f"({usage.prompt_tokens} prompt + {usage.completion_tokens} completion), "
-        f"actions: {result.actions}"
-    )
-    lines.append(f"History: {result.history_path}")
-    return "\n".join(lines)
 
 
 def _history(args: argparse.Namespace) -> int:

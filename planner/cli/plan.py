@@ -210,7 +210,7 @@ def _execute(
     )
     setup = PassSetup(config=config, workspace=args.repo, run_id=run_id, model=model)
     result = run_pass(setup, issue)
-    from planner.cli.main import describe
+    from planner.cli.describe import describe
 
     console.say(describe(result))
     return run_id

@@ -70,6 +70,9 @@ class HistoryConfig(Section):
     """Only JSONL files are supported."""
     directory: str = "planning_history"
     """History directory, relative to the repository root unless absolute."""
+    retention_days: float = Field(default=90, ge=0)
+    """The history of another issue whose work was completed and has no entry newer than
+    this many days is deleted at the start of a pass; 0 keeps every history."""
 
 
 class LLMDecisionConfig(Section):
@@ -567,10 +570,13 @@ class ForgeConfig(Section):
     label_interactive: str = Field(default="planner:interactive", min_length=1)
     """Adding this label starts an interactive planning session (discovery -> design -> review)
     on the issue instead of planning straight away."""
-    lease_seconds: float | None = Field(default=None, gt=0)
-    """How long a run's lease on its issue (the ref refs/planner/issues/<N>) lasts; a second
-    run on the issue waits up to this long, and takes the lease over once it expired (its
-    holder died). None: budget.max_wall_seconds plus 60 seconds."""
+    lease_seconds: float = Field(default=90.0, gt=0)
+    """How long a run's lease on its issue (the ref refs/planner/issues/<N>) lasts unless
+    renewed: a living run renews it every third of this time, so the lease of a run that died
+    (runner lost, killed) expires within this time and the next event takes it over."""
+    lease_wait_seconds: float | None = Field(default=None, gt=0)
+    """How long an event waits for a living run that holds the issue's lease before it gives
+    up and says so. None: budget.max_wall_seconds plus 60 seconds (a run's longest life)."""
 
 
 class InteractiveConfig(Section):

@@ -44,6 +44,8 @@ from planner.engine.verification import verification_note
 log = logging.getLogger(__name__)
 
 RESULT_EXCERPT = 2_000
+ARGUMENT_EXCERPT = 2_000
+"""The history keeps this much of each string a tool call carried (a file's content)."""
 """Characters of a tool result kept in its history entry."""
 
 
@@ -182,7 +184,7 @@ class PassContext:
         self.action_counter += 1
         record = ExecutionRecord(
             current_task=task_id,
-            function_call=FunctionCall(name=call.name, arguments=call.arguments),
+            function_call=FunctionCall(name=call.name, arguments=kept_arguments(call.arguments)),
         )
         self.store.append(
             "action",
@@ -190,7 +192,7 @@ class PassContext:
             task_id=task_id,
             execution=record.model_dump(),
             ok=result.ok,
-            error=result.error,
+            error=excerpt(result.error),
             result=result.content[:RESULT_EXCERPT],
         )
 
@@ -284,3 +286,21 @@ class PassContext:
 
     def snapshot_now(self) -> PassResult:
         return self.snapshot("in_progress", "")
+
+
+def kept_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Tool arguments as the history keeps them. A long string (a file's content, a payload
+    that was refused) becomes an excerpt that says how much was left out: the file is in the
+    workspace, and the history must not grow by the size of everything a model sends."""
+    return {key: excerpt(value) for key, value in arguments.items()}
+
+
+def excerpt(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > ARGUMENT_EXCERPT:
+        rest = len(value) - ARGUMENT_EXCERPT
+        return f"{value[:ARGUMENT_EXCERPT]}… [{rest:,} more characters not kept in the history]"
+    if isinstance(value, dict):
+        return kept_arguments(value)
+    if isinstance(value, list):
+        return [excerpt(item) for item in value]
+    return value

@@ -13,6 +13,8 @@ UNTRUSTED_BUDGET_BYTES = 200_000
 """The issue's body and comments together in one prompt (about 50k tokens): a stranger's flood
 of comments cannot make every planning call cost the whole budget. The body gets up to half;
 comments fill the rest newest first, and the older ones left out are named in a note."""
+INSTRUCTION_BYTES = 20_000
+"""The instruction (after `/planner`, or the hand-over of an approved design) in one prompt."""
 EDITED_NOTE = "[planner: this comment was edited after the run was triggered; text as it is now]"
 
 HTML_COMMENT = re.compile(r"<!--.*?(-->|$)", re.DOTALL)
@@ -116,8 +118,24 @@ def prompt_view(
         "body": body or "(the issue has no description)",
         "labels": [sanitize_untrusted(label, 200) for label in issue.labels],
         "comments": comments_within(issue.comments, budget_bytes - len(body.encode())),
-        "instruction": sanitize_untrusted(issue.instruction, 20_000),
+        "instruction": instruction_view(issue.instruction),
     }
+
+
+def instruction_view(text: str, limit_bytes: int = INSTRUCTION_BYTES) -> str:
+    """The instruction within `limit_bytes`, its newest part kept: an approved design (its
+    decisions, summary and task list) comes after the issue text it was made from, so the
+    oldest issue text is what goes, and a note at the start says how much."""
+    cleaned = sanitize_untrusted(text)
+    data = cleaned.encode("utf-8")
+    if len(data) <= limit_bytes:
+        return cleaned
+    kept = data[len(data) - limit_bytes :].decode("utf-8", errors="ignore")
+    return (
+        f"[planner: the first {len(data) - len(kept.encode()):,} bytes of this instruction "
+        f"(the oldest issue text) were left out to keep it within {limit_bytes:,} bytes; "
+        "the newest part follows]\n…" + kept
+    )
 
 
 def comments_within(comments: list[Comment], budget_bytes: int) -> list[dict[str, str]]:

@@ -37,8 +37,9 @@ package; the registration list above it does.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from planner.engine.documents import CompletionReply, PlanningError, PlanningReply
 from planner.engine.interfaces import ToolCall, ToolResult, ToolSpec
@@ -49,6 +50,17 @@ if TYPE_CHECKING:
 
 Request = Literal["planning", "execute", "completion"]
 PlanEvent = Literal["planned", "revised", "resumed"]
+
+
+@dataclass(frozen=True)
+class ReviewSection:
+    """A question a phase adds to the combined plan review (one call reads the plan once,
+    instead of one call per phase that judges the same plan)."""
+
+    name: str
+    """The key of its answer in the review's reply."""
+    text: str
+    """The section of the review prompt: what to judge, and the answer's shape."""
 
 
 class Phase:
@@ -79,6 +91,20 @@ class Phase:
         """The planning reply asked questions instead of planning. `assumptions` is None when
         the pass stops to ask them; a list when the question budget is spent and planning
         continues on these assumptions."""
+
+    def review_section(self, run: PassContext) -> ReviewSection | None:
+        """A question about the current plan this phase wants answered inside the plan review
+        (replanning's combined review call), or None."""
+        return None
+
+    def reviewed(self, run: PassContext, answers: dict[str, Any]) -> None:
+        """The plan review's reply (every section's answer by name) after a review call that
+        carried the sections review_section() offered."""
+
+    def no_more_questions(self, run: PassContext) -> str:
+        """Why people may not be asked now, under this phase's limits ("" = they may): a
+        planning reply that asks is then told to plan on its assumptions."""
+        return ""
 
     def after_plan(self, run: PassContext, reply: PlanningReply | None, event: PlanEvent) -> None:
         """The plan was just made ("planned", with the reply), revised by someone ("revised"),
@@ -150,6 +176,17 @@ class Phases:
     ) -> None:
         for phase in self.all:
             phase.on_clarification(run, error, assumptions)
+
+    def review_sections(self, run: PassContext) -> list[ReviewSection]:
+        sections = (phase.review_section(run) for phase in self.all)
+        return [section for section in sections if section is not None]
+
+    def reviewed(self, run: PassContext, answers: dict[str, Any]) -> None:
+        for phase in self.all:
+            phase.reviewed(run, answers)
+
+    def no_more_questions(self, run: PassContext) -> str:
+        return next((why for phase in self.all if (why := phase.no_more_questions(run))), "")
 
     def after_plan(self, run: PassContext, reply: PlanningReply | None, event: PlanEvent) -> None:
         for phase in self.all:

@@ -76,14 +76,23 @@ class QualityNote(BaseModel):
     acceptable: bool = True
     attempts: int = 1
     """Judgements of this plan (or of this piece of finished work) so far, this one included."""
+    refinements: int = 0
+    """Replans with the judge's feedback before this judgement: what
+    planning.refinement.max_refinement_attempts counts."""
+    max_refinements: int | None = None
+    """planning.refinement.max_refinement_attempts when the judgement was made."""
     issues: list[str] = Field(default_factory=list)
     suggestions: list[str] = Field(default_factory=list)
 
     def line(self, what: str) -> str:
-        """`Quality 82/100 after 2 attempts` (what: "Quality" or "Result quality")."""
+        """`Quality 82/100 after 1 of 2 refinement attempts`, `Quality 86/100, first judgement`
+        (what: "Quality" or "Result quality"): the count max_refinement_attempts limits."""
         score = f"{self.score}/100" if self.score is not None else "not scored"
-        plural = "attempt" if self.attempts == 1 else "attempts"
-        return f"{what} {score} after {self.attempts} {plural}"
+        if not self.refinements:
+            return f"{what} {score}, first judgement"
+        limit = f" of {self.max_refinements}" if self.max_refinements is not None else ""
+        plural = "attempt" if self.refinements == 1 and not limit else "attempts"
+        return f"{what} {score} after {self.refinements}{limit} refinement {plural}"
 
 
 class PassResult(BaseModel):

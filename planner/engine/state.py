@@ -160,6 +160,8 @@ def _on_quality_judgement(state: IssueState, entry: dict[str, Any]) -> None:
             score=entry.get("score"),
             acceptable=entry.get("acceptable", True),
             attempts=entry.get("attempt") or 1,
+            refinements=entry.get("refinements", (entry.get("attempt") or 1) - 1),
+            max_refinements=entry.get("max_refinements"),
             issues=entry.get("issues") or [],
             suggestions=entry.get("suggestions") or [],
         )

@@ -1,7 +1,8 @@
 """Scripted stand-in models for `planner eval` (no LLM involved; they prove the harness).
 
 `reference`: plans one task, writes the task's reference solution file by file with
-`write_file`, finishes, approves every review and decision, and reports completion. Whatever
+`write_file`, finishes, approves every review, decision and quality judgement, and reports
+completion. Whatever
 it claims, the check decides.
 For a task with an answer (a clarification task) it first asks a question, and plans once the
 answer is in the issue's comments.
@@ -107,10 +108,15 @@ QUESTION = {
     },
     "comment": "I need one answer before planning.",
 }
+ACCEPTED = {"score": 90, "is_acceptable": True, "issues": [], "suggestions": []}
+"""The refinement judge's word on the plan and on the finished work: acceptable."""
 DOCUMENTS: dict[str, dict[str, Any]] = {
     "planning": PLAN,
+    "refinement_judge_plan": ACCEPTED,
+    "refinement_judge_result": ACCEPTED,
     "replan_review": {
-        phase: NO for phase in ("goal_understanding", "task_decomposition", "action_sequence")
+        **{phase: NO for phase in ("goal_understanding", "task_decomposition", "action_sequence")},
+        "quality_judgement": ACCEPTED,  # the plan judgement rides in the review (refinement on)
     },
     "replan_execution": {"replan_decision": NO},
     "replan_reflection": {"replan_decision": {**NO, "evaluation_result": "success"}},

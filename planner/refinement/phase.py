@@ -7,14 +7,17 @@ before_completion   no task is left: judge the finished work against the goal; i
                     become new tasks (PlanChanged) or, with attempts spent, a person is asked
 
 Registered after replanning (planner/run/phases.py), so a plan that replanning's review changed
-is judged before it runs.
+is judged before it runs. A plan that replanning reviews in a separate call is judged inside that
+call (review_section / reviewed): one request reads the plan instead of two.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from planner.engine.context import PassContext
 from planner.engine.documents import PlanningReply
-from planner.engine.phase import Phase, PlanEvent
+from planner.engine.phase import Phase, PlanEvent, ReviewSection
 from planner.refinement.port import WorkDiff
 from planner.refinement.refiner import Refiner
 
@@ -30,6 +33,12 @@ class RefinementPhase(Phase):
         if self._refiner is None:
             self._refiner = Refiner(run.config, run.store, run, self.diff)
         return self._refiner
+
+    def review_section(self, run: PassContext) -> ReviewSection | None:
+        return self.refiner(run).review_section()
+
+    def reviewed(self, run: PassContext, answers: dict[str, Any]) -> None:
+        self.refiner(run).reviewed(answers)
 
     def after_plan(self, run: PassContext, reply: PlanningReply | None, event: PlanEvent) -> None:
         self.refiner(run).after_plan()

@@ -1,6 +1,7 @@
 """The history entries of refinement, written the moment each step is taken.
 
-quality_judgement    subject (plan|result), attempt, score, acceptable, issues, suggestions
+quality_judgement    subject (plan|result), attempt (judgements), refinements (replans before it,
+                     what max_refinement_attempts counts), score, acceptable, issues, suggestions
 refinement_decision  subject, decision, rule (and its priority number), attempts, stagnation
                      figures, the structure validation of the replan that led here
 refinement_replan    subject, changed, structure validation (plan) or added tasks (result),
@@ -26,12 +27,14 @@ class RefinementRecorder:
         self.max_attempts = max_attempts
 
     def judgement(
-        self, subject: Subject, judgement: QualityJudgement, attempt: int, unavailable: bool
+        self, subject: Subject, judgement: QualityJudgement, current: Round, unavailable: bool
     ) -> None:
         self.store.append(
             "quality_judgement",
             subject=subject,
-            attempt=attempt,
+            attempt=current.judgements + 1,
+            refinements=current.attempts,
+            max_refinements=self.max_attempts,
             score=judgement.score,
             acceptable=judgement.is_acceptable,
             issues=judgement.issues,

@@ -14,13 +14,17 @@ max_refinement_attempts (priority 1) for each subject and round.
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, NoReturn
+
+from pydantic import ValidationError
 
 from planner.engine.config import PlannerConfig
 from planner.engine.context import PassContext
 from planner.engine.documents import Plan
 from planner.engine.flow import PlanChanged, StopPass
 from planner.engine.history import PlanningHistoryStore
+from planner.engine.phase import ReviewSection
+from planner.engine.prompts import render
 from planner.refinement.decision import make_refinement_decision
 from planner.refinement.judge import QualityJudge
 from planner.refinement.judgement import QualityJudgement, Subject
@@ -29,6 +33,8 @@ from planner.refinement.recorder import RefinementRecorder
 from planner.refinement.replan import Feedback, FeedbackReplanner
 from planner.refinement.state import RefinementState, Round
 
+REVIEW_KEY = "quality_judgement"
+"""The plan judgement's key in replanning's plan review reply."""
 UNAVAILABLE = QualityJudgement(score=None, is_acceptable=True)
 """A judge that gave no usable reply cannot hold up a plan that passed validation: no score
 (priority 2) with the plan taken as acceptable, recorded as unavailable."""
@@ -50,6 +56,8 @@ class Refiner:
         self.judge = QualityJudge(port, diff)
         self.replanner = FeedbackReplanner(port, self.settings)
         self.recorder = RefinementRecorder(store, self.settings.max_refinement_attempts)
+        self._reviewed: tuple[Plan, QualityJudgement] | None = None
+        """The plan review's judgement of a plan (one call for both), until it is recorded."""
 
     def state(self) -> RefinementState:
         return RefinementState.from_entries(self.store.entries())
@@ -80,7 +88,7 @@ class Refiner:
         if plan is None or current.step in ("idle", "accepted"):
             return False
         if current.step == "judge":
-            self._judge("plan", self.judge.judge_plan(plan), current)
+            self._judge("plan", self._judgement_of(plan), current)
         elif current.step == "decide":
             self._decide("plan", current)
         elif current.step in ("replan", "guided"):
@@ -88,6 +96,32 @@ class Refiner:
         else:
             self._rejected("plan", current)
         return True
+
+    # -- the judgement inside replanning's plan review --------------------------------------------
+
+    def review_section(self) -> ReviewSection | None:
+        """The plan judgement as a section of the plan review call, when this plan is next to
+        be judged."""
+        plan = self.port.issue_state().plan
+        if not self.active or plan is None or self.state().plan.step != "judge":
+            return None
+        return ReviewSection(REVIEW_KEY, render("refinement_review_section.md.j2"))
+
+    def reviewed(self, answers: dict[str, Any]) -> None:
+        """Keep the review's judgement of the current plan; an unusable one is left out (the
+        judge is then asked on its own)."""
+        try:
+            judgement = QualityJudgement.model_validate(answers.get(REVIEW_KEY))
+        except ValidationError:
+            return
+        plan = self.port.issue_state().plan
+        self._reviewed = (plan, judgement) if plan is not None else None
+
+    def _judgement_of(self, plan: Plan) -> QualityJudgement | None:
+        reviewed, self._reviewed = self._reviewed, None
+        if reviewed is not None and reviewed[0] == plan:
+            return reviewed[1]
+        return self.judge.judge_plan(plan)
 
     def _replan_plan(self, plan: Plan, current: Round) -> None:
         feedback = self._feedback(current)
@@ -135,8 +169,7 @@ class Refiner:
     # -- shared steps ---------------------------------------------------------------------------
 
     def _judge(self, subject: Subject, judgement: QualityJudgement | None, current: Round) -> None:
-        attempt = current.judgements + 1
-        self.recorder.judgement(subject, judgement or UNAVAILABLE, attempt, judgement is None)
+        self.recorder.judgement(subject, judgement or UNAVAILABLE, current, judgement is None)
 
     def _decide(self, subject: Subject, current: Round) -> None:
         assert current.judgement is not None
@@ -153,8 +186,8 @@ class Refiner:
         what = "plan" if subject == "plan" else "finished work"
         score = f"{judgement.score}/100" if judgement.score is not None else "no score"
         reason = (
-            f"the quality judge rejected the {what} ({score} after "
-            f"{current.judgements} judgement(s), {current.attempts} replan(s))"
+            f"the quality judge rejected the {what} ({score} after {current.attempts} of "
+            f"{self.settings.max_refinement_attempts} refinement attempts)"
         )
         issues = [f"Quality issue: {issue}" for issue in judgement.issues]
         hint = f"Reply with `{self.phrase} <guidance>` to plan again with your guidance."

@@ -150,9 +150,15 @@ class FeedbackReplanner:
             plan=plan,
             checklist=self.port.checklist(),
             score=judgement.score,
-            issues=judgement.issues or ["the reviewer did not name the problem"],
+            acceptable=judgement.is_acceptable,
+            issues=judgement.issues or _unnamed(judgement),
             suggestions=judgement.suggestions,
             tools=self.port.tool_specs(),
             existing=[task.id for task in plan.task_decomposition.subtasks],
             max_new=room,
         )
+
+
+def _unnamed(judgement: QualityJudgement) -> list[str]:
+    """A rejection must name its problem for the follow-up; an acceptance has none."""
+    return [] if judgement.is_acceptable else ["the reviewer did not name the problem"]

@@ -24,10 +24,13 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from pydantic import BaseModel, create_model
+
 from planner.engine.documents import PlanningError
 from planner.engine.flow import PlanChanged, StopPass
 from planner.engine.interfaces import ToolCall, ToolResult
 from planner.engine.issue import prompt_view, sanitize_untrusted
+from planner.engine.phase import ReviewSection
 from planner.engine.result import format_timestamp
 from planner.engine.summaries import history_digest
 from planner.replanning.controls import Verdict
@@ -38,12 +41,20 @@ from planner.replanning.facts import (
     evaluation_facts,
     task_failure_facts,
 )
-from planner.replanning.levels import LEVELS
+from planner.replanning.levels import LEVELS, QUESTION_LIMIT
 from planner.replanning.notices import assumptions_notice, clarification_notice
-from planner.replanning.pipeline import DecisionPipeline, HookOutcome, decision_of, phase_of
+from planner.replanning.pipeline import (
+    DecisionPipeline,
+    HookOutcome,
+    decision_of,
+    json_of,
+    phase_of,
+)
 from planner.replanning.prompt_builder import PlanningInputs
 from planner.replanning.recorder import DecisionContext, new_id
 from planner.replanning.state import PendingQuestion
+
+QUESTIONS_SPENT = "The limit of questions for this issue is reached"
 
 
 class ReplanManager(DecisionPipeline):
@@ -77,8 +88,12 @@ class ReplanManager(DecisionPipeline):
             tools=self.port.tool_specs(),
             history=history_digest(self.store.entries()),
         )
-        prompt = self.prompts.build_plan_review_prompt(inputs, phases, self._take_answer())
-        text = self.request_llm_decision("replan_review", prompt, ReviewReply)
+        extras = self.review_sections()
+        answer = self._take_answer()
+        prompt = self.prompts.build_plan_review_prompt(inputs, phases, answer, extras)
+        text = self.request_llm_decision("replan_review", prompt, review_schema(extras))
+        if extras:
+            self.reviewed(_object_of(text))
         decisions = self.parse_review_response(text, phases)
         if not decisions:
             self.recorder.unparseable(DecisionContext(phases[0], "review"), text)
@@ -125,7 +140,10 @@ class ReplanManager(DecisionPipeline):
         context = DecisionContext(
             "execution", facts.trigger, facts.to_dict(), facts.can_retry, answered
         )
-        prompt = self.prompts.build_execution_prompt(facts, self._take_answer())
+        goal = self._plan().goal_understanding.main_objective
+        prompt = self.prompts.build_execution_prompt(
+            facts, self._take_answer(), goal=goal, replans=self.replan_history()
+        )
         text = self.request_llm_decision("replan_execution", prompt)
         return self._changed_or(self._handle(context, self.parse_decision_response(text), text))
 
@@ -138,7 +156,9 @@ class ReplanManager(DecisionPipeline):
         """Every task has run: revise the plan, or let the completion call judge it."""
         facts = evaluation_facts(self.port.issue_state(), self.port.snapshot_now())
         context = DecisionContext("reflection", "final evaluation", answered=bool(self._answer))
-        prompt = self.prompts.build_reflection_prompt(facts, self._take_answer())
+        prompt = self.prompts.build_reflection_prompt(
+            facts, self._take_answer(), replans=self.replan_history()
+        )
         text = self.request_llm_decision("replan_reflection", prompt)
         self._changed_or(self._handle(context, self.parse_decision_response(text), text))
 
@@ -195,9 +215,16 @@ class ReplanManager(DecisionPipeline):
         )
         self.recorder.notify("clarification", body, new_id())
 
+    def no_more_questions(self) -> str:
+        """Why people may not be asked now: questions count against the replanning limits
+        (max_clarification_requests and global.max_total_replans) wherever they are asked."""
+        allowed, why = self.controls.can_replan(QUESTION_LIMIT, self.replan_state())
+        return "" if allowed else why
+
     def planning_assumed(self, assumptions: list[str]) -> None:
         """No more questions allowed: the plan is made on these assumptions; people are told."""
-        reason = "The limit of questions for this issue is reached"
+        why = self.no_more_questions()
+        reason = f"No more questions may be asked: {why}" if why else QUESTIONS_SPENT
         body = assumptions_notice(reason, assumptions, self.recorder.now())
         self.recorder.notify("assumptions", body, new_id())
 
@@ -305,3 +332,17 @@ class ReplanManager(DecisionPipeline):
         limit_key, signature = started.get("limit_key"), str(started.get("signature", ""))
         verdict = Verdict("execute", "executed", level, limit_key, signature)
         self._execute(context, decision, verdict, replan_id=replan_id)
+
+
+def review_schema(extras: list[ReviewSection]) -> type[BaseModel]:
+    """ReviewReply with one optional object per section another phase added."""
+    if not extras:
+        return ReviewReply
+    fields: dict[str, Any] = {extra.name: (dict[str, Any] | None, None) for extra in extras}
+    model: type[BaseModel] = create_model("ReviewReply", __base__=ReviewReply, **fields)
+    return model
+
+
+def _object_of(text: str) -> dict[str, Any]:
+    value = json_of(text)
+    return value if isinstance(value, dict) else {}

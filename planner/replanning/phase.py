@@ -38,6 +38,8 @@ class ReplanningPhase(Phase):
 
     def start(self, run: PassContext) -> None:
         self._manager = ReplanManager(run.config, run.store, run, run.issue, run.clock)
+        self.manager.review_sections = lambda: run.phases.review_sections(run)
+        self.manager.reviewed = lambda answers: run.phases.reviewed(run, answers)
         self.manager.resume()
         if self.manager.answer_pending():  # the instruction answers a question: it feeds the
             run.issue = run.issue.model_copy(update={"instruction": ""})  # decision point
@@ -58,6 +60,9 @@ class ReplanningPhase(Phase):
             self.manager.planning_question(error)
         else:
             self.manager.planning_assumed(assumptions)
+
+    def no_more_questions(self, run: PassContext) -> str:
+        return self.manager.no_more_questions()
 
     def after_plan(self, run: PassContext, reply: PlanningReply | None, event: PlanEvent) -> None:
         self.manager.issue = run.issue

@@ -13,7 +13,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Literal, NoReturn, cast
 
@@ -24,6 +24,7 @@ from planner.engine.documents import HumanIntervention, InterventionSummary, Pla
 from planner.engine.flow import PlanChanged, StopPass
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.issue import IssueContext
+from planner.engine.phase import ReviewSection
 from planner.engine.result import Notification
 from planner.replanning.controls import ReplanControls, Verdict
 from planner.replanning.decision import PLANNING_PHASES, DecisionReply, Phase, ReplanDecision
@@ -36,7 +37,7 @@ from planner.replanning.executor import (
 )
 from planner.replanning.notices import clarification_notice, escalation_notice
 from planner.replanning.port import ReplanPort
-from planner.replanning.prompt_builder import ReplanPromptBuilder
+from planner.replanning.prompt_builder import ReplanPromptBuilder, replan_history_line
 from planner.replanning.questions import refused_question
 from planner.replanning.recorder import Clock, DecisionContext, ReplanRecorder, new_id
 from planner.replanning.state import ReplanState
@@ -74,6 +75,10 @@ class DecisionPipeline:
         """A person's answer, for the next decision or replacement prompt (used once)."""
         self._folded_review: Any = None
         """Folded mode: the review that came inside the last planning-type reply."""
+        self.review_sections: Callable[[], list[ReviewSection]] = list
+        """Questions other phases add to the plan review call (planner.engine.phase)."""
+        self.reviewed: Callable[[dict[str, Any]], None] = lambda answers: None
+        """Hands the review call's reply to those phases."""
 
     @property
     def active(self) -> bool:
@@ -111,6 +116,12 @@ class DecisionPipeline:
         if not isinstance(value, dict):
             return {}
         return {phase: decision_of(value.get(phase), text) for phase in phases}
+
+    def replan_history(self) -> str:
+        """The replans of this piece of work so far, for a decision prompt (§2.3)."""
+        state = self.replan_state()
+        limit = self.settings.global_.max_total_replans
+        return replan_history_line(state.decisions, state.total, limit)
 
     def can_replan(self, limit_key: str | None) -> tuple[bool, str]:
         return self.controls.can_replan(limit_key, self.replan_state())

@@ -14,6 +14,7 @@ from typing import Any
 
 from planner.engine.documents import Plan
 from planner.engine.interfaces import ToolSpec
+from planner.engine.phase import ReviewSection
 from planner.engine.prompts import render
 from planner.replanning.decision import PHASE_TITLES, PHASE_TYPES, ReplanDecision
 from planner.replanning.facts import ActionFacts, EvaluationFacts
@@ -64,6 +65,10 @@ REVIEW_QUESTIONS = {
     "action_sequence": "is the action plan executable? are the tools available?",
 }
 ISSUE_CHARS = 8_000
+GOAL_CHARS = 300
+HISTORY_SHOWN = 3
+"""Replans named (with their reasons) in a decision prompt; the count covers all of them."""
+REASON_CHARS = 100
 HISTORY_CHARS = 4_000
 
 
@@ -143,7 +148,11 @@ class ReplanPromptBuilder:
         )
 
     def build_plan_review_prompt(
-        self, inputs: PlanningInputs, phases: Sequence[str], answer: str = ""
+        self,
+        inputs: PlanningInputs,
+        phases: Sequence[str],
+        answer: str = "",
+        extras: Sequence[ReviewSection] = (),
     ) -> str:
         """The three planning decision points (or those still owed) in one request."""
         see_above = "task_decomposition" in phases
@@ -159,24 +168,30 @@ class ReplanPromptBuilder:
         return render(
             "replan_plan_review.md.j2",
             sections=sections,
-            keys=_keys(phases),
+            extras=extras,
+            keys=_keys([*phases, *(extra.name for extra in extras)]),
             common=self.common_format(),
             answer=answer,
         )
 
     # -- §7.2 execution, §8.2 monitoring and reflection -------------------------------------
 
-    def build_execution_prompt(self, facts: ActionFacts, answer: str = "") -> str:
+    def build_execution_prompt(
+        self, facts: ActionFacts, answer: str, *, goal: str, replans: str
+    ) -> str:
         return render(
             "replan_execution.md.j2",
             **{k: v for k, v in facts.to_dict().items() if k not in ("task_id", "can_retry")},
+            goal=_one_line(goal)[:GOAL_CHARS],
+            replans=replans,
             format=self.decision_format("execution"),
             answer=answer,
         )
 
-    def build_reflection_prompt(self, facts: EvaluationFacts, answer: str = "") -> str:
+    def build_reflection_prompt(self, facts: EvaluationFacts, answer: str, *, replans: str) -> str:
         return render(
             "replan_reflection.md.j2",
+            replans=replans,
             goal=facts.goal,
             success_criteria=facts.success_criteria,
             execution_summary=facts.execution_summary,
@@ -293,6 +308,22 @@ class ReplanPromptBuilder:
             answer=answer,
             folded=folded,
         )
+
+
+def replan_history_line(decisions: Sequence[dict[str, Any]], total: int, limit: int) -> str:
+    """`1 (limit 10): execution, level 2 partial_replan: the file was missing`: the replans
+    carried out for this piece of work, the latest few with their reasons."""
+    done = [d for d in decisions if d.get("executed")][-HISTORY_SHOWN:]
+    if not total:
+        return f"none (limit {limit})"
+    shown = "; ".join(_replan_summary(d) for d in done)
+    return f"{total} (limit {limit})" + (f": {shown}" if shown else "")
+
+
+def _replan_summary(decision: dict[str, Any]) -> str:
+    reasoning = (decision.get("llm_decision") or {}).get("reasoning") or ""
+    what = f"{decision.get('phase')}, level {decision.get('level')} {decision.get('replan_type')}"
+    return f"{what}: {_one_line(str(reasoning))[:REASON_CHARS]}"
 
 
 def tool_lines(tools: list[ToolSpec], status: bool = False) -> str:

@@ -6,7 +6,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from planner.grounding.files import git_output
 from planner.grounding.task_files import TaskFiles
 from planner.run.phases import pass_phases
 from planner.run.workdiff import workspace_diff
+from planner.storage.retention import prune_history
 from planner.tools import build_registry
 from planner.verification.detect import runs_programs
 
@@ -81,6 +82,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     model = guarded(setup.model or OpenAIModel(setup.config.llm))
     store = open_store(setup, issue)
     store.entries()  # read once up front: damaged lines are reported before anything runs
+    prune_completed(setup, store)
     registry = build_registry(
         setup.config.tools,
         setup.workspace,
@@ -118,6 +120,13 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     # the pass went on (the store already logged each damaged line once).
     notes = [*summarize_skipped(store.warnings), *registry.problems]
     return result.model_copy(update={"messages": [*result.messages, *notes]})
+
+
+def prune_completed(setup: PassSetup, store: PlanningHistoryStore) -> None:
+    """Other issues' history of work completed long ago goes (planning.history.retention_days)."""
+    now = setup.clock() if setup.clock else datetime.now(UTC)
+    days = setup.config.planning.history.retention_days
+    prune_history(store.directory, days, now, store.filepath)
 
 
 def new_run_id() -> str:

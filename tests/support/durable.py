@@ -65,12 +65,15 @@ class CiJobs:
         script: Sequence[Step],
         *,
         hooks: dict[int, Hook] | None = None,
+        started: Hook | None = None,
         env: dict[str, str] | None = None,
         cache: bool = True,
         event_name: str = "",
+        timeout: float = 110,
         **inputs: str,
     ) -> Finished:
-        """One job; `hooks[i]` runs when request i arrives. The script must be used up.
+        """One job; `hooks[i]` runs when request i arrives, `started` once the job's process
+        exists. The script must be used up.
         `payload` None: a GitLab pipeline without TRIGGER_PAYLOAD (its `env` says what it is);
         `event_name`: the GitHub event when it is not an issue label or a comment."""
         self.count += 1
@@ -94,8 +97,10 @@ class CiJobs:
                 stderr=subprocess.PIPE,
             )
             holder["process"] = process
+            if started is not None:
+                started(process)
             started = time.monotonic()
-            out, err = process.communicate(timeout=110)
+            out, err = process.communicate(timeout=timeout)
             self.duration = time.monotonic() - started
             self.kinds = [request.kind for request in model.requests]
             try:

@@ -23,8 +23,9 @@ def make_plan(run: PassContext, feedback: str = "") -> PlanningReply:
     request += run.phases.addendum(run, "planning") + ("\n" + feedback if feedback else "")
     messages = [run.system("planning"), user(request)]
     reply: PlanningReply = run.structured("planning", messages, PlanningReply)
-    if reply.error is not None and _questions_used(run) >= _question_limit(run):
-        reply = _plan_on_assumptions(run, messages, reply)
+    why = _why_no_questions(run) if reply.error is not None else ""
+    if why:
+        reply = _plan_on_assumptions(run, messages, reply, why)
     if reply.error is not None:
         _stop_with_questions(run, reply)
     if reply.repairs:
@@ -51,6 +52,18 @@ def _stop_with_questions(run: PassContext, reply: PlanningReply) -> None:
     )
 
 
+def _why_no_questions(run: PassContext) -> str:
+    """Why the people may not be asked now ("" = they may): the question budget is spent, or
+    a phase's limits say no (max_total_replans: 0 allows no question at all)."""
+    used, limit = _questions_used(run), _question_limit(run)
+    if used >= limit:
+        return (
+            f"you have already asked the people on this issue {used} time(s), the most this "
+            f"repository allows ({limit})"
+        )
+    return run.phases.no_more_questions(run)
+
+
 def _question_limit(run: PassContext) -> int:
     return run.config.planning.replanning.goal_understanding.max_clarification_requests
 
@@ -60,19 +73,14 @@ def _questions_used(run: PassContext) -> int:
 
 
 def _plan_on_assumptions(
-    run: PassContext, messages: list[dict[str, Any]], asking: PlanningReply
+    run: PassContext, messages: list[dict[str, Any]], asking: PlanningReply, why: str
 ) -> PlanningReply:
-    """The question budget is spent: the model must plan on its stated assumptions."""
+    """No question may be asked (`why`): the model must plan on its stated assumptions."""
     assert asking.error is not None
     assumptions = [sanitize_untrusted(a, 1_000) for a in asking.error.assumptions]
-    run.store.append("assumed", assumptions=assumptions, reason="question limit reached")
+    run.store.append("assumed", assumptions=assumptions, reason=why)
     run.phases.on_clarification(run, asking.error, assumptions)
-    instruction = render(
-        "plan_on_assumptions.md.j2",
-        asked=_questions_used(run),
-        limit=_question_limit(run),
-        assumptions=assumptions,
-    )
+    instruction = render("plan_on_assumptions.md.j2", why=why, assumptions=assumptions)
     conversation = [*messages, assistant(asking.model_dump_json(), []), user(instruction)]
     reply: PlanningReply = run.structured("planning", conversation, PlanningReply)
     return reply

@@ -1,0 +1,56 @@
+"""Decision prompts carry what replanning.md §2.3 lists: the goal and the replan history; and
+the reflection interval the configuration sets is what the reflection prompt says.
+
+Before, an execution decision saw the action and the remaining plan but not the goal it
+serves, no decision prompt said how many replans had been made (or why), and
+planning.reflection.trigger_interval reached the system prompt's variables but no text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from planner.engine.prompts import render
+from planner.testing.scripted_server import ScriptedModelServer
+from tests.harness import Harness
+from tests.plans import completed, finish, partial_replan_steps, planning, reflection, write
+
+
+@pytest.fixture
+def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
+    yield Harness(tmp_path, scripted_model)
+
+
+def test_decision_prompts_carry_the_goal_and_the_replans_made_so_far(harness: Harness) -> None:
+    harness.server.add(*partial_replan_steps())
+
+    result = harness.run()
+
+    assert result.status == "completed"
+    kinds = harness.kinds()
+    first, second = [i for i, kind in enumerate(kinds) if kind == "replan_execution"]
+    before = harness.prompt(first)
+    assert "Goal: Write the files\nReplans: none (limit 10)\n" in before
+    replanned = (
+        "Replans: 1 (limit 10): execution, level 2 partial_replan: the path is outside the "
+        "workspace; write inside it instead"
+    )
+    assert replanned in harness.prompt(second)
+    assert replanned in harness.prompt(kinds.index("replan_reflection"))
+
+
+def test_the_reflection_prompt_says_the_configured_interval(harness: Harness) -> None:
+    harness.server.add(planning("task_1"), write("a.txt"), reflection(False, status="success"))
+    harness.server.add(write("b.txt"), reflection(False, status="success"), finish())
+    harness.server.add(*completed()[1:])
+
+    harness.run(**{"planning.replanning.enabled": False, "planning.reflection.trigger_interval": 1})
+
+    system = harness.server.requests[harness.kinds().index("reflection")].body["messages"][0]
+    assert "This runs after a failed action and every 1 action." in system["content"]
+    never = render("system_planning.md.j2", phase="reflection", strategy="chain_of_thought",
+                   decomposition_level="moderate", reflection_interval=0)  # fmt: skip
+    assert "every 0 actions" not in never and "Compare results with" in never
