@@ -99,5 +99,7 @@ def test_the_execution_check_reads_a_tool_result_past_an_unclosed_comment() -> N
     output = f"<p>intro</p>\n<!-- layout notes\n{HIDDEN_CHANGE}\n"
     call = ToolCall(id="c1", name="read_file", arguments={"path": "page.html"})
     facts = action_facts(IssueState(), [], "task_1", call, ToolResult(ok=True, content=output))
-    prompt = ReplanPromptBuilder().build_execution_prompt(facts)
+    prompt = ReplanPromptBuilder().build_execution_prompt(
+        facts, "", goal="Publish the page", replans="none (limit 10)"
+    )
     assert HIDDEN_CHANGE in prompt and fenced(prompt, HIDDEN_CHANGE)

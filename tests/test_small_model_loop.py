@@ -509,3 +509,49 @@ def test_commit_and_pull_request_tasks_are_left_to_planner(harness: Harness) -> 
         "tasks 'task_2', 'task_3' dropped: planner commits, pushes and opens the pull request "
         "itself"
     )
+
+
+def test_without_planning_a_change_that_breaks_the_tests_goes_back_to_the_model(
+    harness: Harness,
+) -> None:
+    """Planning off still runs the repository's tests: a finish that leaves a test failing that
+    passed before is answered with the failure, and the model repairs it."""
+    tests = harness.workspace / "tests"
+    tests.mkdir()
+    (tests / "test_calc.py").write_text(
+        "from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 2) == 1\n", encoding="utf-8"
+    )
+    breaking = {
+        "oldText": "def sub(a, b):\n    return a - b",
+        "newText": "def sub(a, b):\n    return a + b",
+    }
+    mending = {
+        "oldText": "def sub(a, b):\n    return a + b",
+        "newText": "def sub(a, b):\n    return a - b",
+    }
+    harness.server.add(
+        reply_tool_calls("legacy", [("edit_file", {"path": "calc.py", "edits": [breaking]})]),
+        legacy_finish(),
+        reply_tool_calls("legacy", [("edit_file", {"path": "calc.py", "edits": [mending]})]),
+        legacy_finish(),
+    )
+    result = harness.run(ISSUE, **{"planning.enabled": False})
+    assert result.status == "completed", result.stop_reason
+    told = harness.server.requests[2].body["messages"][-1]["content"]
+    assert told.startswith("The repository's tests fail after your change")
+    assert "test_sub" in told
+    stages = [e["stage"] for e in harness.of_type("verification")]
+    assert stages[0] == "baseline" and len(stages) == 3
+
+
+def test_a_test_command_that_ran_no_test_verified_nothing(harness: Harness) -> None:
+    """unittest finds no TestCase and says "Ran 0 tests … OK": nothing was verified."""
+    (harness.workspace / "test_nothing.py").write_text("import unittest\n", encoding="utf-8")
+    edit = {"oldText": "return a - b\n\n\n", "newText": "return a + b\n\n\n"}
+    harness.server.add(
+        reply_tool_calls("legacy", [("edit_file", {"path": "calc.py", "edits": [edit]})]),
+        legacy_finish(),
+    )
+    harness.run(ISSUE, **{"planning.enabled": False})
+    [baseline, *_] = harness.of_type("verification")
+    assert (baseline["status"], baseline["reason"]) == ("not_run", "the test command ran no test")

@@ -42,17 +42,17 @@ def files(root: Path, **contents: str) -> Path:
     [
         (
             {"tests__test_a.py": "", "pytest.ini": "[pytest]\n"},
-            ["python3", "-m", "pytest"],
+            ["python3", "-m", "pytest", "-q"],
             "pytest",
         ),
         (
             {"test_a.py": "", "pyproject.toml": "[tool.pytest.ini_options]\n"},
-            ["python3", "-m", "pytest"],
+            ["python3", "-m", "pytest", "-q"],
             "pytest",
         ),
         (
             {"tests__test_a.py": "", "requirements-dev.txt": "pytest==8\n"},
-            ["python3", "-m", "pytest"],
+            ["python3", "-m", "pytest", "-q"],
             "pytest",
         ),
         (
@@ -60,7 +60,9 @@ def files(root: Path, **contents: str) -> Path:
             ["python3", "-m", "unittest", "discover", "-s", "tests"],
             "unittest",
         ),
-        ({"test_a.py": ""}, ["python3", "-m", "unittest", "discover"], "unittest"),
+        ({"test_a.py": "import unittest\n"}, ["python3", "-m", "unittest", "discover"], "unittest"),
+        # plain `def test_` functions: unittest would run none of them and say OK
+        ({"test_a.py": "def test_a():\n    pass\n"}, ["python3", "-m", "pytest", "-q"], "pytest"),
         (
             {"package.json": json.dumps({"scripts": {"test": "jest"}})},
             ["npm", "test"],

@@ -150,6 +150,10 @@ class VerificationNote(BaseModel):
 
     def evidence(self) -> list[str]:
         """The line and details for a model's prompt, with a warning on changed tests."""
+        latest = self.latest
+        if latest is None or not latest.ran:
+            # The reason (and how to fix it) is for people; the model only needs the fact.
+            return ["Tests: none run."]
         lines = [self.line().replace("`", ""), *self.details()]
         if self.changed_tests:
             lines.append(

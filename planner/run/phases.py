@@ -34,23 +34,23 @@ def pass_phases(
     excluded: tuple[Path, ...] = (),
     sandbox: SandboxUser | None = None,
 ) -> list[Phase]:
-    """The phases for one pass under `config` (legacy mode has no plan, so none of these).
+    """The phases for one pass under `config` (legacy mode has no plan: only verification).
     `diff` gives the work's changes for the final quality judgement (planner.run.workdiff);
     `workspace` is the checkout the repository map describes (None: no map); `excluded` are
     paths the map never lists (planner's history and state); `sandbox` is the user commands
     run as (planner.tools.isolation), for the tests too."""
     planning = config.planning
+    watch = gate.watched if gate else None
+    verification: list[Phase] = (
+        [VerificationPhase(workspace, config, sandbox, watch)] if workspace is not None else []
+    )
     if not planning.enabled:
-        return []
+        return verification  # without a plan, the tests still check the change
     return [
         CheckpointPhase(),  # durable: a finished task's work reaches the branch first
         InteractivePhase(),
         *([ApprovalPhase(gate)] if gate is not None else []),
-        *(
-            [VerificationPhase(workspace, config, sandbox, gate.watched if gate else None)]
-            if workspace is not None
-            else []
-        ),
+        *verification,
         ReplanningPhase() if planning.replanning.enabled else ReflectionPhase(),
         *([RefinementPhase(diff)] if planning.refinement.enabled else []),
         *([GroundingPhase(workspace, excluded)] if workspace is not None else []),

@@ -95,7 +95,7 @@ def _python(root: Path) -> Verification | None:
         return None
     if _uses_pytest(root):
         return Verification(
-            [PYTHON, "-m", "pytest"], "detected from the Python tests (pytest)", [], True
+            [PYTHON, "-m", "pytest", "-q"], "detected from the Python tests (pytest)", [], True
         )
     start = ["-s", "tests"] if (root / "tests").is_dir() else []
     command = [PYTHON, "-m", "unittest", "discover", *start]
@@ -190,11 +190,15 @@ def _walk(root: Path, depth: int) -> list[Path]:
 
 
 def _uses_pytest(root: Path) -> bool:
+    """pytest when the repository says so, or when its tests are plain `def test_…` functions
+    (unittest would run none of them and report OK)."""
     for name, needle in PYTEST_MARKERS.items():
         path = root / name
         if path.is_file() and needle in _text(path):
             return True
-    return _mentions(root, "pytest")
+    if _mentions(root, "pytest"):
+        return True
+    return not any("unittest" in _text(path) for path in _python_test_files(root))
 
 
 def _mentions(root: Path, word: str) -> bool:

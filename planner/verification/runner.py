@@ -165,6 +165,9 @@ class TestRunner:
         missing_runner = _missing_python_runner(text, finished.exit_code)
         if missing_runner:
             return base.model_copy(update={**fields, "status": "not_run", "reason": missing_runner})
+        if finished.exit_code == 0 and parsed.passed == 0 and not parsed.failed:
+            reason = "the test command ran no test"  # unittest's "Ran 0 tests … OK"
+            return base.model_copy(update={**fields, "status": "not_run", "reason": reason})
         status = "passed" if finished.exit_code == 0 else "failed"
         return base.model_copy(update={**fields, "status": status})
 

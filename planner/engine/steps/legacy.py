@@ -4,7 +4,8 @@ without a plan, until it finishes or stops calling tools. The whole issue is one
 
 from __future__ import annotations
 
-from typing import NoReturn
+from functools import partial
+from typing import Any, NoReturn
 
 from planner.engine.context import PassContext
 from planner.engine.conversation import user
@@ -13,6 +14,7 @@ from planner.engine.issue import prompt_view
 from planner.engine.prompts import render
 from planner.engine.steps.execute import Finish, task_turns
 from planner.engine.task_guard import TaskGuard, did_nothing
+from planner.engine.verification import evidence_text, verification_note
 
 LEGACY = "legacy"
 
@@ -24,11 +26,29 @@ def run_legacy(run: PassContext) -> NoReturn:
     messages = [{"role": "system", "content": render("system_legacy.md.j2")}, user(request)]
     # Without a plan the whole issue is one task: it gets twice a task's calls.
     guard = TaskGuard(2 * run.config.budget.max_actions_per_task, files.whole)
-    finish = task_turns(run, LEGACY, messages, guard, lambda f: _undone(run, f), kind=LEGACY)
+    run.phases.start(run)  # the tests' baseline, when the repository has tests
+    finish = _checked_turns(run, messages, guard)
     if _undone(run, finish):
         finish = ("failed", f"nothing was changed. The model said: {finish[1]}")
     run.store.append("completion", done=True, summary={}, comment=finish[1])
     raise StopPass("completed" if finish[0] == "completed" else "failed", finish[1] or "done")
+
+
+def _checked_turns(run: PassContext, messages: list[dict[str, Any]], guard: TaskGuard) -> Finish:
+    """The turns until the model finishes; a finish that leaves tests failing which passed
+    before goes back to the model with the failures, up to verification.max_repair_attempts."""
+    undone = partial(_undone, run)
+    failing: list[str] = []
+    for _ in range(run.config.verification.max_repair_attempts + 1):
+        finish = task_turns(run, LEGACY, messages, guard, undone, kind=LEGACY)
+        run.phases.after_task(run, LEGACY, *finish)  # the tests run when files changed
+        note = verification_note(run.store.entries())
+        if finish[0] != "completed" or note is None or not note.regressed:
+            return finish
+        failing = note.new_failures
+        evidence = evidence_text(run.store.entries())
+        messages.append(user(render("tests_failing.md.j2", evidence=evidence)))
+    return "failed", f"tests that passed before fail now: {', '.join(failing)}"
 
 
 def _undone(run: PassContext, finish: Finish) -> bool:
