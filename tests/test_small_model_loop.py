@@ -299,6 +299,13 @@ def test_an_edit_with_trailing_spaces_and_inner_spacing_is_matched() -> None:
     assert apply_edits("x = a+b  \n", [Edit("x = a + b", "x = a - b")]) == "x = a - b\n"
 
 
+def test_line_numbers_copied_on_all_lines_but_the_first_are_ignored() -> None:
+    """Seen from the 1.5B: the first line without its number, the others with."""
+    old = "def add(a, b):\n2|     return a - b"
+    edited = apply_edits(CALC, [Edit(old, "def add(a, b):\n2|     return a + b")])
+    assert edited.startswith("def add(a, b):\n    return a + b\n")
+
+
 def test_line_numbers_copied_from_the_prompt_are_ignored() -> None:
     edited = apply_edits(
         CALC,
@@ -313,12 +320,12 @@ def test_an_old_text_that_is_only_a_line_number_is_refused_plainly(old: str) -> 
         apply_edits(CALC, [Edit(old, "x")])
 
 
-def test_no_match_answers_with_the_closest_lines_numbered() -> None:
+def test_no_match_answers_with_the_closest_lines_to_copy() -> None:
     with pytest.raises(EditFailed) as failure:
         apply_edits(CALC, [Edit("def add(x, y):\n    return x - y", "")])
     message = str(failure.value)
     assert "is not in the file" in message
-    assert "1| def add(a, b):\n2|     return a - b" in message
+    assert "(lines 1-4)\ndef add(a, b):\n    return a - b\n" in message
 
 
 def test_an_ambiguous_edit_names_the_lines() -> None:
@@ -409,7 +416,7 @@ def test_the_closest_lines_come_from_the_file_as_it_is() -> None:
     edits = [Edit("def add(a, b):", "def plus(a, b):"), Edit("def add(a, b):\n    return a", "")]
     with pytest.raises(EditFailed) as failure:
         apply_edits(CALC, edits)
-    assert "1| def add(a, b):" in str(failure.value) and "plus" not in str(failure.value)
+    assert "\ndef add(a, b):" in str(failure.value) and "plus" not in str(failure.value)
 
 
 # -- paths the model gets wrong -----------------------------------------------------------------

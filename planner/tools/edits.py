@@ -115,8 +115,8 @@ def _without_line_numbers(edit: Edit) -> Edit | None:
     """The edit without the `12| ` prefixes copied from a line-numbered file view, when every
     line of its old text carries one; None otherwise."""
     old_lines = [line for line in edit.old_text.splitlines() if line.strip()]
-    if not old_lines or not all(LINE_NUMBER.match(line) for line in old_lines):
-        return None
+    if not any(LINE_NUMBER.match(line) for line in old_lines):
+        return None  # (the first line is often copied without its number, the rest with)
     old = _unnumbered(edit.old_text)
     return Edit(old, _unnumbered(edit.new_text)) if old.strip() else None
 
@@ -217,7 +217,9 @@ def closest_lines(lines: list[str], old_text: str) -> str:
         return ""
     first = max(0, best - CLOSEST_CONTEXT)
     last = min(len(lines), best + size + CLOSEST_CONTEXT)
-    return numbered(lines[first:last], first + 1)
+    # Without numbers: these lines are to be copied as they are.
+    shown = "".join(line.rstrip("\r\n") + "\n" for line in lines[first:last])
+    return f"(lines {first + 1}-{last})\n{shown}"
 
 
 def numbered(lines: list[str], first: int = 1) -> str:
