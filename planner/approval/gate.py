@@ -38,8 +38,8 @@ from planner.approval.validation import runs_as_code
 from planner.engine.config import ApprovalConfig
 from planner.engine.flow import StopPass
 from planner.engine.interfaces import ToolCall, ToolResult
+from planner.engine.tool_names import READ_ONLY_TOOLS
 
-READ_ONLY_TOOLS = frozenset({"read_file", "list_directory", "search_files"})
 PASS_TOOLS = frozenset({"finish_task", "request_replan"})
 ReadFile = Callable[[str], bytes | None]
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from planner.engine.documents import Subtask
 from planner.engine.interfaces import ToolCall, ToolResult
+from planner.engine.tool_names import READ_ONLY_TOOLS as READ_ONLY
 
-READ_ONLY = frozenset({"read_file", "list_directory", "search_files"})
 EVIDENCE = frozenset({"run_command", "run_tests"})
 GRACE_CALLS = 4
 """Calls a task may still make after reading was refused, before it ends as failed."""

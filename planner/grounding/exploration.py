@@ -19,8 +19,8 @@ from planner.engine.interfaces import ChatReply, ToolCall, ToolResult, ToolSpec
 from planner.engine.issue import IssueContext, prompt_view, sanitize_untrusted
 from planner.engine.prompts import render
 from planner.engine.result import Usage
+from planner.engine.tool_names import READ_ONLY_TOOLS
 
-READ_ONLY_TOOLS = ("read_file", "list_directory", "search_files")
 REPORT = ToolSpec(
     name="report_findings",
     description="End the exploration with what you found (a few sentences).",

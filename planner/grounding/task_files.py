@@ -52,6 +52,8 @@ class TaskFiles:
 
     def existing(self, path: str) -> str | None:
         wanted = path.strip().removeprefix("./")
+        if (self.workspace / wanted).is_file():
+            return wanted  # the common case: no git listing per tool call
         paths = self._paths()
         if wanted in paths:
             return wanted

@@ -16,6 +16,7 @@ from typing import Any
 
 from planner.engine.context import PassContext
 from planner.engine.conversation import FINISH_TASK, assistant, tool_message, user
+from planner.engine.documents import Plan, Subtask
 from planner.engine.interfaces import ChatReply, ToolCall
 from planner.engine.issue import prompt_view
 from planner.engine.prompts import render
@@ -190,7 +191,7 @@ def _task_prompt(run: PassContext, task_id: str) -> tuple[str, TaskGuard]:
     assert state.plan is not None
     task = state.plan.subtask(task_id)
     actions = state.plan.actions_for(task_id)
-    files = run.shown_files(_task_texts(run, task_id))
+    files = run.shown_files(_task_texts(run, state.plan, task_id))
     prompt = render(
         "execute_task.md.j2",
         issue=prompt_view(run.issue),
@@ -206,18 +207,16 @@ def _task_prompt(run: PassContext, task_id: str) -> tuple[str, TaskGuard]:
     return prompt + run.phases.addendum(run, "execute"), guard
 
 
-def _task_texts(run: PassContext, task_id: str) -> list[str]:
+def _task_texts(run: PassContext, plan: Plan, task_id: str) -> list[str]:
     """What names the task's files, most specific first: the task and its planned actions,
     the tasks it depends on, the issue."""
-    plan = run.state().plan
-    assert plan is not None
     task = plan.subtask(task_id)
     own = [task.description if task else "", *(a.purpose for a in plan.actions_for(task_id))]
     dependencies = [d.description for d in _dependencies(plan, task)]
     return ["\n".join(own), *dependencies, f"{run.issue.title}\n{run.issue.body}"]
 
 
-def _dependencies(plan: Any, task: Any) -> list[Any]:
+def _dependencies(plan: Plan, task: Subtask | None) -> list[Subtask]:
     if task is None:
         return []
     return [dep for d in task.dependencies if (dep := plan.subtask(d)) is not None]
