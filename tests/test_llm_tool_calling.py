@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from planner.engine.config import LLMConfig
@@ -82,7 +83,9 @@ def test_json_mode_reads_every_shape_the_local_models_write(
     assert "tools" not in request  # the endpoint never sees the native parameter
     schema = request["response_format"]["json_schema"]
     assert schema["name"] == "execute"
-    assert schema["schema"]["properties"]["tool"]["enum"] == ["read_file", "finish_task"]
+    variants = schema["schema"]["anyOf"]
+    assert [v["properties"]["tool"]["enum"] for v in variants] == [["read_file"], ["finish_task"]]
+    assert variants[0]["properties"]["arguments"] == READ_FILE.parameters
     system = request["messages"][0]["content"]
     assert (
         system.startswith("You work.") and "read_file(path: string, start_line?: integer)" in system
@@ -395,3 +398,43 @@ def test_captured_replies_cover_the_shapes_the_issue_names() -> None:
         }
     ]
     assert invented  # a call to a tool that does not exist
+
+
+def test_the_json_call_schema_binds_each_tool_to_its_parameters() -> None:
+    """A server that enforces the response schema (llama.cpp turns it into a grammar) must not
+    let a small model write `edits` as a list of strings (seen with Qwen2.5-Coder 1.5B), nor
+    read_file's arguments under edit_file's name."""
+    from planner.engine.toolcalls import call_schema, tool_lines
+    from planner.tools.workspace import EDIT_FILE
+    from planner.tools.workspace import READ_FILE as WORKSPACE_READ
+
+    schema = call_schema([WORKSPACE_READ, EDIT_FILE])
+    good = {
+        "tool": "edit_file",
+        "arguments": {"path": "a.py", "edits": [{"oldText": "a", "newText": "b"}]},
+    }
+    jsonschema.validate(good, schema)
+    for bad in (
+        {"tool": "edit_file", "arguments": {"path": "a.py", "edits": ["1|", "2|"]}},
+        {"tool": "edit_file", "arguments": {"path": "a.py"}},
+        {"tool": "read_file", "arguments": {"edits": []}},
+        {"tool": "pytest", "arguments": {}},
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+    # The prompt's one-line signature shows the items' keys, not a bare "array".
+    assert "edits: [{oldText, newText}]" in tool_lines([EDIT_FILE])[0]
+
+
+def test_a_tool_schema_beyond_the_plain_keywords_gets_an_open_object() -> None:
+    """MCP tools may use $ref, oneOf or formats that some grammar converters reject: the whole
+    request would fail, so such a tool's arguments are left open (and checked by planner)."""
+    from planner.engine.toolcalls import call_schema
+
+    fancy = ToolSpec(
+        name="query",
+        description="d",
+        parameters={"type": "object", "properties": {"q": {"$ref": "#/$defs/q"}}},
+    )
+    variant = call_schema([fancy])["anyOf"][0]
+    assert variant["properties"]["arguments"] == {"type": "object"}

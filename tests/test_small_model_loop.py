@@ -150,14 +150,14 @@ def test_the_per_task_cap_forces_a_decision_then_ends_the_task(harness: Harness)
     harness.server.add(
         reply_json("planning", fix_plan()),
         *reads,  # 8 calls: the cap
-        *[call("search_files", pattern=f"more{n}") for n in range(4)],  # refused
-        call("search_files", pattern="last"),  # the 13th call ends the task
+        *[call("search_files", pattern=f"more{n}") for n in range(2)],  # refused
+        call("search_files", pattern="last"),  # the third refusal in a row ends the task
         completion(done=False, completed=0),
     )
     result = harness.run(ISSUE, **{**QUIET, "budget.max_actions_per_task": 8})
     [task] = result.tasks
     assert task.status == "failed"
-    assert "the task made 12 tool calls without finishing" in task.summary
+    assert "answered without running 3 times in a row" in task.summary
     assert len(harness.of_type("action")) == 8  # nothing ran after the cap
     refusal = harness.server.requests[10].body["messages"][-1]["content"]
     assert "reading more is not allowed. Decide now" in refusal
@@ -562,3 +562,149 @@ def test_a_test_command_that_ran_no_test_verified_nothing(harness: Harness) -> N
     harness.run(ISSUE, **{"planning.enabled": False})
     [baseline, *_] = harness.of_type("verification")
     assert (baseline["status"], baseline["reason"]) == ("not_run", "the test command ran no test")
+
+
+# -- shapes Qwen2.5-Coder 1.5B sent in `planner eval --no-planning` (stack_peek, word_count,
+# stats_median, fahrenheit_formula) -------------------------------------------------------------
+
+STACK = (
+    "class Stack:\n    def push(self, item):\n        self._items.append(item)\n\n"
+    "    def pop(self):\n        if not self._items:\n"
+    '            raise IndexError("pop from empty stack")\n'
+    "        return self._items.pop()\n"
+)
+
+
+def test_a_block_rewritten_from_its_first_line_replaces_the_block() -> None:
+    """oldText is only `def pop(self):`, newText is the whole method again plus peek: replacing
+    the one line would leave the old body behind, pop twice."""
+    new = (
+        "    def pop(self):\n        if not self._items:\n"
+        "            raise IndexError('pop from empty stack')\n        return self._items.pop()\n\n"
+        "    def peek(self):\n        return self._items[-1]"
+    )
+    after = apply_edits(STACK, [Edit("    def pop(self):", new)])
+    assert after.count("return self._items.pop()") == 1
+    assert after.count("raise IndexError") == 1
+    assert after.endswith("    def peek(self):\n        return self._items[-1]\n")
+    assert after.startswith("class Stack:\n    def push(self, item):\n")
+
+
+def test_a_function_body_restated_with_one_line_changed_is_replaced_once() -> None:
+    doc = 'def word_count(text):\n    """How many words."""\n'
+    source = doc + '    return len(text.split(" "))\n\n\nX = 1\n'
+    new = 'def word_count(text):\n    """How many words."""\n    return len(text.split())\n'
+    after = apply_edits(source, [Edit("def word_count(text):", new)])
+    assert after == doc + "    return len(text.split())\n\n\nX = 1\n"
+
+
+def test_lines_added_after_a_header_keep_the_body() -> None:
+    """A guard inserted at the top of a function is an insertion, not a rewrite."""
+    after = apply_edits(
+        "def f(x):\n    return x * 2\n",
+        [Edit("def f(x):", "def f(x):\n    if x is None:\n        return 0")],
+    )
+    assert after == "def f(x):\n    if x is None:\n        return 0\n    return x * 2\n"
+
+
+def test_a_rewritten_block_is_found_by_the_whitespace_tolerant_match_too() -> None:
+    new = (
+        "def pop(self):\n    if not self._items:\n        return None\n    return self._items.pop()"
+    )
+    after = apply_edits(STACK, [Edit("def pop(self):  ", new)])
+    assert after.endswith(
+        "    def pop(self):\n        if not self._items:\n            return None\n"
+        "        return self._items.pop()\n"
+    )
+    assert "raise IndexError" not in after
+
+
+def test_tabs_in_new_text_for_a_file_indented_with_spaces_become_spaces() -> None:
+    source = "def mean(values):\n    return sum(values) / len(values)\n"
+    median = "def median(values):\n\tvalues = sorted(values)\n\treturn values[len(values) // 2]"
+    after = apply_edits(source, [Edit(source, source + "\n" + median)])
+    assert "\t" not in after and "    values = sorted(values)\n" in after
+    compile(after, "stats.py", "exec")
+
+
+def test_an_edit_answers_with_the_file_as_it_now_is(tmp_path: Path) -> None:
+    """Not a diff: the 1.5B copied a diff's lines into its next write_file."""
+    (tmp_path / "calc.py").write_text(CALC, encoding="utf-8")
+    tools = WorkspaceTools(tmp_path, PlannerConfig().tools)
+    edits = [
+        {
+            "oldText": "def add(a, b):\n    return a - b",
+            "newText": "def add(a, b):\n    return a + b",
+        }
+    ]
+    result = tools.call("edit_file", {"path": "calc.py", "edits": edits})
+    assert result.content.startswith("applied 1 edit(s):\ncalc.py now reads (lines 1-6 of 6):\n")
+    assert "2|     return a + b\n" in result.content and "@@" not in result.content
+
+
+def test_a_whole_file_written_as_planner_shows_it_is_written_without_the_frame(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "temperature.py").write_text("def f(c):\n    return c\n", encoding="utf-8")
+    tools = WorkspaceTools(tmp_path, PlannerConfig().tools)
+    content = (
+        "=== temperature.py (2 lines) ===\n1| def f(c):\n2|     return c * 9 / 5 + 32\n"
+        "=== end of temperature.py ==="
+    )
+    result = tools.call("write_file", {"path": "temperature.py", "content": content})
+    assert result.ok, result.error
+    written = (tmp_path / "temperature.py").read_text(encoding="utf-8")
+    assert written == "def f(c):\n    return c * 9 / 5 + 32\n"
+
+
+def test_a_value_in_python_triple_quotes_is_read_with_its_docstrings() -> None:
+    from planner.engine.toolcalls import calls_in_text
+
+    text = (
+        '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "stack.py",\n'
+        '    "content": """\n    class Stack:\n        """Last in, first out."""\n\n'
+        '        def pop(self):\n            return self._items.pop()\n    """\n  }\n}\n```'
+    )
+    [(name, arguments)] = calls_in_text(text) or []
+    assert name == "write_file" and arguments["path"] == "stack.py"
+    assert arguments["content"] == (
+        'class Stack:\n    """Last in, first out."""\n\n    def pop(self):\n'
+        "        return self._items.pop()\n"
+    )
+
+
+def test_a_refused_call_repeated_three_times_ends_the_task(harness: Harness) -> None:
+    """The 1.5B sent one refused write_file twenty times in a row; the third refusal ends it."""
+    broken = call("write_file", path="calc.py", content="=== x ===\nnot python (")
+    harness.server.add(
+        reply_json("planning", fix_plan()),
+        broken,  # runs, refused by the syntax check
+        broken,
+        broken,
+        broken,  # answered without running three times: the task ends
+        completion(done=False, completed=0),
+    )
+    [task] = harness.run(ISSUE, **QUIET).tasks
+    assert task.status == "failed"
+    assert "3 times in a row" in task.summary
+    assert (harness.workspace / "calc.py").read_text(encoding="utf-8") == CALC
+
+
+def test_without_planning_giving_up_on_its_own_edit_error_is_sent_back_once(
+    harness: Harness,
+) -> None:
+    """The 1.5B called finish_task "failed" right after its oldText did not match, with calls
+    left: the error is the model's to fix, so it is told so once, and the retry lands."""
+    missing = {"oldText": "9|     def peek(self):", "newText": "x"}
+    fixed = {"oldText": "    return a - b\n\n\ndef sub", "newText": "    return a + b\n\n\ndef sub"}
+    harness.server.add(
+        reply_tool_calls("legacy", [("edit_file", {"path": "calc.py", "edits": [missing]})]),
+        reply_tool_calls("legacy", [("finish_task", {"status": "failed", "summary": "not found"})]),
+        reply_tool_calls("legacy", [("edit_file", {"path": "calc.py", "edits": [fixed]})]),
+        legacy_finish(),
+    )
+    result = harness.run(ISSUE, **{"planning.enabled": False, "llm.tool_calling": "native"})
+    told = harness.server.requests[2].body["messages"][-1]["content"]
+    assert 'status "failed"' in told and "yours to fix" in told
+    assert result.status == "completed"
+    assert "return a + b" in (harness.workspace / "calc.py").read_text(encoding="utf-8")

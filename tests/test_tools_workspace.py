@@ -108,15 +108,17 @@ def source(tmp_path: Path) -> Path:
     return path
 
 
-def test_edit_file_applies_several_edits_and_returns_a_diff(source: Path) -> None:
+def test_edit_file_applies_several_edits_and_shows_the_file_as_it_now_is(source: Path) -> None:
     edits = [
         {"oldText": "'Hello, ' + name", "newText": "f'Hello, {name}!'"},
         {"oldText": "'Bye'", "newText": "'Goodbye'"},
     ]
     result = tools_for(source.parent).call("edit_file", {"path": "greet.py", "edits": edits})
     assert result.ok
-    assert result.content.startswith("applied 2 edit(s):\n--- a/greet.py\n+++ b/greet.py\n")
-    assert "-    return 'Bye'" in result.content and "+    return 'Goodbye'" in result.content
+    # The lines as they now are, numbered (small models copy a diff's +/- lines as code).
+    assert result.content.startswith("applied 2 edit(s):\ngreet.py now reads (lines 1-")
+    assert "| def bye():" in result.content and "|     return 'Goodbye'" in result.content
+    assert "'Bye'" not in result.content and "+" not in result.content
     expected = SOURCE.replace("'Hello, ' + name", "f'Hello, {name}!'").replace("'Bye'", "'Goodbye'")
     assert source.read_bytes() == expected.encode()  # CRLF line endings survive
 

@@ -22,6 +22,9 @@ from planner.engine.tool_names import READ_ONLY_TOOLS as READ_ONLY
 EVIDENCE = frozenset({"run_command", "run_tests"})
 GRACE_CALLS = 4
 """Calls a task may still make after reading was refused, before it ends as failed."""
+REFUSALS_IN_A_ROW = 3
+"""Calls answered without running, one after another, that end the task: a small model that
+repeats a refused call ignores the answer (one was seen repeating it twenty times)."""
 INSPECTION_VERBS = re.compile(
     r"^\W*(read|inspect|understand|analy[sz]e|review|locate|find|identify|examine|look|"
     r"check|verify|test|run|explore|investigate|determine|study|open|list|search|confirm|"
@@ -56,9 +59,20 @@ class TaskGuard:
     evidence: int = 0
     seen: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Call key -> (its number in the task, the change count after it)."""
+    refused_in_a_row: int = 0
 
     def answer(self, call: ToolCall) -> ToolResult | None:
         """What to tell the model instead of running `call`, or None to run it."""
+        refusal = self._refusal(call)
+        self.refused_in_a_row = self.refused_in_a_row + 1 if refusal else 0
+        if self.refused_in_a_row >= REFUSALS_IN_A_ROW:
+            raise TaskCapReached(
+                f"the model repeated calls that were answered without running "
+                f"{self.refused_in_a_row} times in a row"
+            )
+        return refusal
+
+    def _refusal(self, call: ToolCall) -> ToolResult | None:
         self.calls += 1
         if self.calls > self.limit + GRACE_CALLS:
             raise TaskCapReached(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,12 +52,24 @@ def _loads(text: str) -> Any:
     """The JSON value of `text`, forgiving what small models get wrong inside strings: raw
     newlines and tabs, and Python's triple quotes (a docstring copied into oldText) unescaped;
     None when it is not JSON even so."""
-    for attempt in (text, text.replace('"""', '\\"\\"\\"')):
+    for attempt in (text, _triple_quoted_values(text), text.replace('"""', '\\"\\"\\"')):
         try:
             return json.loads(attempt, strict=False)
         except json.JSONDecodeError:
             continue
     return None
+
+
+# A value written in Python's triple quotes ("content": <3 quotes>...<3 quotes>) ends at the
+# triple quote followed by the next key or the object's end, so docstrings inside it stay in.
+TRIPLE_QUOTED_VALUE = re.compile(r'(:\s*)"""\n?(.*?)"""(?=\s*(?:,\s*"|\}))', re.DOTALL)
+
+
+def _triple_quoted_values(text: str) -> str:
+    def as_json(match: re.Match[str]) -> str:
+        return match.group(1) + json.dumps(textwrap.dedent(match.group(2)))
+
+    return TRIPLE_QUOTED_VALUE.sub(as_json, text)
 
 
 PYTHON_LITERALS = re.compile(r"(?<=[:\[,\s])(None|True|False)(?=\s*[,}\]])")
@@ -196,15 +209,42 @@ def _is_type(value: Any, kind: str) -> bool:
 
 
 def call_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
-    """The response schema of a json tool-call turn (small: the arguments are checked here)."""
+    """The response schema of a json tool-call turn: one variant per tool, binding the tool's
+    name to its parameters, so a server that enforces the schema (llama.cpp, vLLM, Ollama
+    turn it into a grammar) keeps a small model from writing `edits` as a list of strings.
+    A tool whose parameters use more of JSON Schema than every such server understands gets
+    an open object (its arguments are still checked here)."""
+    return {"anyOf": [_call_variant(tool) for tool in tools]}
+
+
+def _call_variant(tool: ToolSpec) -> dict[str, Any]:
+    parameters = tool.parameters if _plain_schema(tool.parameters) else {"type": "object"}
     return {
         "type": "object",
-        "properties": {
-            "tool": {"type": "string", "enum": [tool.name for tool in tools]},
-            "arguments": {"type": "object"},
-        },
+        "properties": {"tool": {"type": "string", "enum": [tool.name]}, "arguments": parameters},
         "required": ["tool", "arguments"],
     }
+
+
+PLAIN_SCHEMA_KEYS = frozenset(
+    {"type", "properties", "required", "items", "enum", "description", "minimum", "maximum"}
+)
+
+
+def _plain_schema(schema: Any) -> bool:
+    """Only the keywords every schema-to-grammar converter handles, all the way down."""
+    if (
+        not isinstance(schema, dict)
+        or not set(schema) - {"additionalProperties"} <= PLAIN_SCHEMA_KEYS
+    ):
+        return False
+    if not isinstance(schema.get("additionalProperties", False), bool):
+        return False
+    nested = [
+        *schema.get("properties", {}).values(),
+        *([schema["items"]] if "items" in schema else []),
+    ]
+    return all(_plain_schema(child) for child in nested)
 
 
 def tool_lines(tools: Sequence[ToolSpec]) -> list[str]:
@@ -216,12 +256,20 @@ def _signature(schema: dict[str, Any]) -> str:
     required = set(schema.get("required", []))
     parts = []
     for key, field in schema.get("properties", {}).items():
-        kind = field.get("type", "any")
-        kind = "|".join(kind) if isinstance(kind, list) else kind
-        if "enum" in field:
-            kind = "|".join(json.dumps(option) for option in field["enum"])
-        parts.append(f"{key}{'' if key in required else '?'}: {kind}")
+        parts.append(f"{key}{'' if key in required else '?'}: {_kind(field)}")
     return ", ".join(parts)
+
+
+def _kind(field: dict[str, Any]) -> str:
+    """A parameter's type as the signature shows it; an array of objects shows its items'
+    keys (`[{oldText, newText}]`): "array" alone let small models write strings there."""
+    if "enum" in field:
+        return "|".join(json.dumps(option) for option in field["enum"])
+    kind = field.get("type", "any")
+    items = field.get("items")
+    if kind == "array" and isinstance(items, dict) and items.get("properties"):
+        return "[{" + ", ".join(items["properties"]) + "}]"
+    return "|".join(kind) if isinstance(kind, list) else str(kind)
 
 
 def wire_messages(

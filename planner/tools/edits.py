@@ -75,6 +75,7 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     """Apply every edit in order to `text`; each old text must match exactly one place."""
     original = text
     for index, edit in enumerate(edits):
+        edit = Edit(edit.old_text, with_file_indentation(edit.new_text, original))
         try:
             text = _apply(index, text, edit)
         except NotFound as missing:
@@ -121,24 +122,132 @@ def _without_line_numbers(edit: Edit) -> Edit | None:
     return Edit(old, _unnumbered(edit.new_text)) if old.strip() else None
 
 
+VIEW_FRAME = re.compile(r"^=== .* ===$|^\S+ now reads \(lines \d+-\d+ of \d+\):$")
+"""The heading and end lines planner puts around a file it shows."""
+
+
+def without_line_numbers(content: str) -> str:
+    """A whole file written as planner shows files (the `12| ` prefixes on every line, the
+    `=== path ===` frame around them), copied from the prompt or an edit's result, is the
+    file without them."""
+    kept = [line for line in content.split("\n") if not VIEW_FRAME.match(line.strip())]
+    lines = [line for line in kept if line.strip()]
+    if lines and all(LINE_NUMBER.match(line) for line in lines):
+        return _unnumbered("\n".join(kept)).strip("\n") + "\n"
+    return content
+
+
+def with_file_indentation(new_text: str, file_text: str) -> str:
+    """Leading tabs in new text for a file indented with spaces only become four spaces each
+    (small models indent with tabs; Python then refuses the mixed block)."""
+    if "\n\t" in "\n" + file_text or "\t" not in new_text:
+        return new_text
+    return "\n".join(_spaced(line) for line in new_text.split("\n"))
+
+
+def _spaced(line: str) -> str:
+    stripped = line.lstrip("\t")
+    return "    " * (len(line) - len(stripped)) + stripped
+
+
 def _unnumbered(text: str) -> str:
     return "\n".join(LINE_NUMBER.sub("", line) for line in text.split("\n"))
 
 
 def _apply_as_written(index: int, text: str, edit: Edit) -> str:
     count = text.count(edit.old_text)
-    if count == 1:
-        return text.replace(edit.old_text, edit.new_text, 1)
     if count > 1:
         raise EditFailed(_not_unique(index, edit, text))
     lines = text.splitlines(keepends=True)
+    if count == 1:
+        return _replace_exact(text, lines, edit)
     for normal in (str.strip, _no_spaces):
         found = _line_matches(lines, edit.old_text, normal)
         if len(found) == 1:
-            return _replace_lines(lines, found[0], edit)
+            return _replace_lines(lines, with_restated_block(lines, found[0], edit.new_text), edit)
         if len(found) > 1:
             raise EditFailed(_not_unique(index, edit, text))
     raise NotFound(edit.old_text)
+
+
+def _replace_exact(text: str, lines: list[str], edit: Edit) -> str:
+    """The one exact match replaced; over the whole block when newText rewrites the block that
+    oldText's last line opens (see with_restated_block)."""
+    where = _whole_lines(text, edit.old_text)
+    wider = with_restated_block(lines, where, edit.new_text) if where else None
+    if where is None or wider is None or wider == where:
+        return text.replace(edit.old_text, edit.new_text, 1)
+    new_text = edit.new_text if edit.new_text.endswith("\n") else edit.new_text + "\n"
+    return "".join(lines[: wider.start]) + new_text + "".join(lines[wider.stop :])
+
+
+def _whole_lines(text: str, old_text: str) -> range | None:
+    """The lines an exact match covers, when it starts and ends at line boundaries."""
+    start = text.index(old_text)
+    end = start + len(old_text.rstrip("\n"))
+    if (start and text[start - 1] != "\n") or (end < len(text) and text[end] != "\n"):
+        return None
+    first = text.count("\n", 0, start)
+    return range(first, text.count("\n", 0, end) + 1)
+
+
+RESTATED_RATIO = 0.85
+"""Lines at least this alike (spaces and quote style aside) are one line restated."""
+CLOSERS = frozenset({"}", "};", "})", "});", "end", "fi", "done", "esac"})
+
+
+def with_restated_block(lines: list[str], where: range, new_text: str) -> range:
+    """Small models quote only a block's first line (`def pop(self):`) as oldText and then
+    write the whole block, old body included, as newText: replacing just that line would
+    leave the old body behind, duplicated. When oldText's last line opens an indented block
+    and newText restates the block's body (at least half of the body lines it covers, in
+    order), the matched range grows over the restated part of the block."""
+    header = lines[where.stop - 1]
+    body = _block_after(lines, where.stop, len(_indent(header)))
+    tail = new_text.strip("\n").splitlines()[len(where) :]
+    restated = _restated_count(tail, [lines[i] for i in body])
+    return range(where.start, body[restated - 1] + 1) if restated else where
+
+
+def _block_after(lines: list[str], start: int, header_width: int) -> list[int]:
+    """Indices of the block body after a header line (more indented lines, blank lines
+    inside, and a closing `}`/`end` line at the header's indentation)."""
+    body, stop = [], start
+    while stop < len(lines) and (
+        not lines[stop].strip() or len(_indent(lines[stop])) > header_width
+    ):
+        stop += 1
+    while stop > start and not lines[stop - 1].strip():
+        stop -= 1
+    body = list(range(start, stop))
+    if body and stop < len(lines) and lines[stop].strip() in CLOSERS:
+        body.append(stop)
+    return body
+
+
+def _restated_count(tail: list[str], body: list[str]) -> int:
+    """How many lines of `body` (from its start) `tail` restates; 0 when it does not."""
+    wanted = [_comparable(line) for line in tail if line.strip()]
+    have = [_comparable(line) for line in body]
+    position = matched = 0
+    last = -1
+    for line in wanted:
+        for index in range(position, min(len(have), position + 3)):
+            if have[index] and _alike(line, have[index]):
+                matched, last, position = matched + 1, index, index + 1
+                break
+    covered = sum(1 for line in have[: last + 1] if line)
+    return last + 1 if last >= 0 and 2 * matched >= covered else 0
+
+
+def _comparable(line: str) -> str:
+    return _no_spaces(line).replace("'", '"')
+
+
+def _alike(one: str, other: str) -> bool:
+    return one == other or (
+        difflib.SequenceMatcher(None, one, other, autojunk=False).ratio() >= RESTATED_RATIO
+    )
 
 
 def _no_spaces(line: str) -> str:
@@ -176,9 +285,14 @@ def _indent(line: str) -> str:
 
 
 def _reindent(line: str, old: str, new: str) -> str:
+    """`line` moved from oldText's indentation to the file's; a line less indented than
+    oldText keeps its distance (a new top-level function after an edited method body)."""
     if not line.strip():
         return ""
-    return new + line[len(old) :] if line.startswith(old) else new + line.lstrip()
+    if line.startswith(old):
+        return new + line[len(old) :]
+    shifted = len(_indent(line)) + len(new) - len(old)
+    return " " * max(0, shifted) + line.lstrip()
 
 
 def _not_unique(index: int, edit: Edit, text: str) -> str:
@@ -233,6 +347,37 @@ def numbered(lines: list[str], first: int = 1) -> str:
 
 def _excerpt(text: str) -> str:
     return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
+WHOLE_FILE_LINES = 60
+"""A changed file up to this many lines is shown whole after an edit."""
+REGION_CONTEXT = 4
+
+
+def changed_view(path: str, before: str, after: str) -> str:
+    """The file after an edit, line-numbered: whole when small, else the changed lines with a
+    little context. Small models copy a diff's `+`/`-` lines into their next edit; the lines
+    as they now are can be copied as oldText and show a duplicated or misplaced line."""
+    lines = after.splitlines(keepends=True)
+    changed = _changed_lines(before, after)
+    if not changed:
+        return "(no change)"
+    if len(lines) <= WHOLE_FILE_LINES:
+        first, last = 0, len(lines)
+    else:
+        first = max(0, changed.start - REGION_CONTEXT)
+        last = min(len(lines), changed.stop + REGION_CONTEXT)
+    heading = f"{path} now reads (lines {first + 1}-{last} of {len(lines)}):"
+    return f"{heading}\n{numbered(lines[first:last], first + 1)}"
+
+
+def _changed_lines(before: str, after: str) -> range | None:
+    """The span of lines of `after` that differ from `before`."""
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
+    spans = [(j1, j2) for tag, _, _, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    if not spans:
+        return None
+    return range(spans[0][0], max(spans[-1][1], spans[0][0] + 1))
 
 
 def unified_diff(path: str, before: str, after: str) -> str:

@@ -16,7 +16,15 @@ from planner.engine.config import ToolsConfig
 from planner.engine.interfaces import ToolResult, ToolSpec
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
-from planner.tools.edits import EditFailed, apply_edits, edits_of, syntax_problem, unified_diff
+from planner.tools.edits import (
+    EditFailed,
+    apply_edits,
+    changed_view,
+    edits_of,
+    syntax_problem,
+    unified_diff,
+    without_line_numbers,
+)
 from planner.tools.output import cap_text, looks_binary
 from planner.tools.paths import PathPolicy, PathRefused
 from planner.tools.search import FileSearch, SearchFailed
@@ -123,7 +131,7 @@ class WorkspaceTools:
 
     def _write(self, arguments: dict[str, Any]) -> ToolResult:
         raw = args.text(arguments, "path")
-        data = args.text(arguments, "content").encode("utf-8")
+        data = without_line_numbers(args.text(arguments, "content")).encode("utf-8")
         self._check_size(raw, len(data))
         path = self.policy.resolve(raw, for_write=True)
         if path.is_dir():
@@ -149,10 +157,13 @@ class WorkspaceTools:
         self._check_syntax(raw, before, after)
         if not dry_run:
             path.write_bytes(after.encode("utf-8"))
-        diff = unified_diff(raw, before, after) or "(no change)"
-        heading = "dry run, nothing written" if dry_run else f"applied {len(edits)} edit(s)"
+        if dry_run:
+            diff = unified_diff(raw, before, after) or "(no change)"
+            shown, heading = diff, "dry run, nothing written"
+        else:
+            shown, heading = changed_view(raw, before, after), f"applied {len(edits)} edit(s)"
         return ToolResult(
-            ok=True, content=f"{heading}:\n{cap_text(diff, self.config.max_output_bytes, 'diff')}"
+            ok=True, content=f"{heading}:\n{cap_text(shown, self.config.max_output_bytes, 'lines')}"
         )
 
     def _check_syntax(self, raw: str, before: str, after: str) -> None:
@@ -231,8 +242,8 @@ EDIT_FILE = _spec(
     "edit_file",
     "Replace text in a file: each oldText (whole lines copied from the file; whitespace at "
     "line ends may differ) must match exactly one place; edits apply in order and "
-    "all-or-nothing; an empty oldText adds newText at the end. Returns a diff, or the "
-    "closest lines when oldText is not found.",
+    "all-or-nothing; an empty oldText adds newText at the end. Returns the changed lines "
+    "as they now are, or the closest lines when oldText is not found.",
     {
         "path": PATH,
         "edits": {

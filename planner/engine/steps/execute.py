@@ -64,7 +64,10 @@ def task_turns(
             finish = run_tool_calls(run, task_id, reply.tool_calls, messages, guard)
             if finish is not None and not warned and undone(finish):
                 warned = True  # once: small models call finish_task before (or instead of) acting
-                messages.append(user(render("nothing_done.md.j2", task_id=task_id)))
+                gave_up = finish[0] == "failed"
+                messages.append(
+                    user(render("nothing_done.md.j2", task_id=task_id, gave_up=gave_up))
+                )
                 continue
             if finish is not None:
                 return finish

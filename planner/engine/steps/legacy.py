@@ -37,7 +37,7 @@ def run_legacy(run: PassContext) -> NoReturn:
 def _checked_turns(run: PassContext, messages: list[dict[str, Any]], guard: TaskGuard) -> Finish:
     """The turns until the model finishes; a finish that leaves tests failing which passed
     before goes back to the model with the failures, up to verification.max_repair_attempts."""
-    undone = partial(_undone, run)
+    undone = partial(_nothing_changed, run)
     failing: list[str] = []
     for _ in range(run.config.verification.max_repair_attempts + 1):
         finish = task_turns(run, LEGACY, messages, guard, undone, kind=LEGACY)
@@ -49,6 +49,12 @@ def _checked_turns(run: PassContext, messages: list[dict[str, Any]], guard: Task
         evidence = evidence_text(run.store.entries())
         messages.append(user(render("tests_failing.md.j2", evidence=evidence)))
     return "failed", f"tests that passed before fail now: {', '.join(failing)}"
+
+
+def _nothing_changed(run: PassContext, finish: Finish) -> bool:
+    """The model finished, completed or failed, without changing anything: it is told so once
+    (a small model gives up on the first error of its own edit, which is its to fix)."""
+    return did_nothing(run.state().actions_by_task.get(LEGACY, []))
 
 
 def _undone(run: PassContext, finish: Finish) -> bool:
