@@ -32,7 +32,7 @@ from planner.approval.models import (
     SpecSelection,
     ToolInvocation,
 )
-from planner.approval.preview import PREVIEW_CHARS
+from planner.approval.preview import is_cut
 from planner.approval.tool import RUNNABLE, PlanTool
 from planner.approval.validation import runs_as_code
 from planner.engine.config import ApprovalConfig
@@ -179,7 +179,9 @@ class ApprovalGate:
         return self._tool_result(self.tool.get_plan(plan_id), checked.id)
 
     def _needs_person(self, spec: ActionSpecExt) -> bool:
-        if self.config.mode == "plan" or not fully_shown(spec):
+        """Policy by risk, except that no action is approved in bulk whose preview a person
+        could not read in full (any tool: a file's diff, a command, MCP arguments)."""
+        if self.config.mode == "plan" or is_cut(self.tool.preview_body(spec)):
             return True
         return person_needed(self.config, spec.risk)
 
@@ -403,12 +405,6 @@ def person_needed(config: ApprovalConfig, risk: Risk) -> bool:
     if risk == "high":
         return True
     return config.mode != "off" and risk not in config.auto_approve
-
-
-def fully_shown(spec: ActionSpecExt) -> bool:
-    """Whether a person's preview shows the whole spec: a command or MCP call whose arguments
-    are cut in the preview is never approved in bulk."""
-    return spec.kind != "run" or len(spec.content or "") <= PREVIEW_CHARS
 
 
 def _cannot_wait(spec: ActionSpecExt) -> str:
