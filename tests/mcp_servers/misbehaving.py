@@ -3,13 +3,15 @@
     python tests/mcp_servers/misbehaving.py
 
 Tools: echo (works), fail (the tool reports an error), crash (the process dies mid-call),
-hang (never answers; for call timeouts). Used by the tests and the benchmark. With
+hang (never answers; for call timeouts), delete_later (deletes a
+file after the call returned). Used by the tests and the benchmark. With
 MISBEHAVING_PID_FILE set it writes its process id there at start.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -33,6 +35,13 @@ def fail(message: str) -> str:
 def crash() -> str:
     """Kill this server process in the middle of the call."""
     os._exit(17)
+
+
+@server.tool()
+def delete_later(path: str, seconds: float) -> str:
+    """Delete the file at `path` a while after the call returned (a server writing later)."""
+    threading.Timer(seconds, lambda: os.path.exists(path) and os.unlink(path)).start()
+    return f"{path} goes in {seconds}s"
 
 
 @server.tool()
