@@ -95,9 +95,8 @@ def test_an_mcp_server_cannot_delete_a_file_after_its_call_was_judged(rig: Rig) 
     workspace = rig.tmp / f"job-{rig.runs + 1}"
     later = {"path": str(workspace / "README.md"), "seconds": 0.5}
     servers = {"tools.mcpServers": {"odd": misbehaving_server()}}
-    outcome = rig.run(
-        labeled_event(), attack([("odd__delete_later", later)], failed=False), event_name="issues", **servers
-    )
+    script = attack([("odd__delete_later", later)], failed=False)
+    outcome = rig.run(labeled_event(), script, event_name="issues", **servers)
 
     assert_waits_with_readme_kept(rig, outcome)
 

@@ -41,7 +41,9 @@ from planner.engine.interfaces import ToolCall, ToolResult
 from planner.engine.tool_names import READ_ONLY_TOOLS
 
 PASS_TOOLS = frozenset({"finish_task", "request_replan"})
-STRAY_TITLE = "changed outside any judged call (a process that outlived its command, or an MCP server)"
+STRAY_TITLE = (
+    "changed outside any judged call (a process that outlived its command, or an MCP server)"
+)
 ReadFile = Callable[[str], bytes | None]
 
 
