@@ -33,12 +33,12 @@ DETACH = (
     "import os, subprocess\n"
     "subprocess.Popen(\n"
     "    ['sh', '-c', f'while kill -0 {os.getpid()} 2>/dev/null; do sleep 0.05; done; "
-    "rm -f README.md'],\n"
+    "sleep 1; rm -f README.md'],\n"
     "    start_new_session=True,\n"
     ")\n"
 )
 PYTEST = [sys.executable, "-m", "pytest"]
-LATER = 3.0
+LATER = 5.0
 """How long the model 'thinks' before its next reply: the stray deletion lands meanwhile."""
 
 
@@ -93,8 +93,8 @@ def test_a_detached_process_cannot_delete_a_file_after_its_command_was_judged(ri
 
 def test_an_mcp_server_cannot_delete_a_file_after_its_call_was_judged(rig: Rig) -> None:
     workspace = rig.tmp / f"job-{rig.runs + 1}"
-    later = {"path": str(workspace / "README.md"), "seconds": 0.5}
-    servers = {"tools.mcpServers": {"odd": misbehaving_server()}}
+    later = {"path": str(workspace / "README.md"), "seconds": 1.0}
+    servers = {"tools.mcpServers": {"odd": misbehaving_server(MISBEHAVING_DELETE_LATER="1")}}
     script = attack([("odd__delete_later", later)], failed=False)
     outcome = rig.run(labeled_event(), script, event_name="issues", **servers)
 

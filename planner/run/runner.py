@@ -96,14 +96,15 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     )
     gate: ApprovalGate | None = None
     try:
-        gate = install_gate(
-            setup.config, setup.workspace, store, registry, config_files(setup), setup.protected
-        )
-        result = coordinate(setup, issue, model, store, registry, gate)
-        registry.close()  # no MCP server is left to write when the tree is looked at last
+        try:
+            gate = install_gate(
+                setup.config, setup.workspace, store, registry, config_files(setup), setup.protected
+            )
+            result = coordinate(setup, issue, model, store, registry, gate)
+        finally:
+            registry.close()  # no MCP server is left to write when the tree is looked at last
         result = settled(gate, result)
     finally:
-        registry.close()
         if gate is not None:
             gate.close()
     # Damaged history lines and failed tool servers are worth a person's attention even when

@@ -7,9 +7,9 @@ the environment or memory of planner or of the CI job's processes either.
 Never a shell string: the model sends an argv list, and it runs only when it starts with one of
 `tools.allowed_commands`. The command gets its own session and process group; when it exits or
 times out, the group and whatever else is left in its session are killed, so nothing it started
-outlives it unless it started a session of its own (setsid); output goes to temporary files (no pipe can
-fill up and block it) and comes back cut to `tools.max_output_bytes` per stream with the real
-sizes noted.
+outlives it unless it started a session of its own (setsid); output goes to temporary files
+(no pipe can fill up and block it) and comes back cut to `tools.max_output_bytes` per stream
+with the real sizes noted.
 """
 
 from __future__ import annotations

@@ -29,7 +29,6 @@ class ToolRegistry:
         self._specs: dict[str, ToolSpec] = {}
         self._own_problems: list[str] = []
         self._cleanups: list[Callable[[], None]] = []
-        self._closed = False
         self.guard: Callable[[str, dict[str, Any]], ToolResult | None] | None = None
         """Sees every call of a known tool first (the approval gate): a result answers the call
         instead of the tool; raising ends the pass. None lets every call through."""
@@ -95,10 +94,6 @@ class ToolRegistry:
         return redacted(result)
 
     def close(self) -> None:
-        """Close every provider, then run the cleanups; a second call does nothing."""
-        if self._closed:
-            return
-        self._closed = True
         for provider in self._providers:
             _quietly(provider.close, "closing a tool provider failed")
         for cleanup in self._cleanups:
