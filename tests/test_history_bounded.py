@@ -19,7 +19,7 @@ from tests.harness import Harness
 from tests.plans import completion, finish, planning, write
 
 BIG = "x" * 1_200_000
-MEDIUM = "y" * 60_000
+MEDIUM = "y" * 3_500  # over the history excerpt, within a preview: written at once
 OFF = {
     "planning.replanning.enabled": False,
     "planning.reflection.enabled": False,

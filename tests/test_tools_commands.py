@@ -138,6 +138,27 @@ def test_background_children_do_not_outlive_a_command_that_exits(
             os.kill(child, signal.SIGKILL)
 
 
+def test_a_child_in_a_process_group_of_its_own_does_not_outlive_the_command(
+    tmp_path: Path,
+) -> None:
+    """Like a shell's background job (`set -m`): it leaves the command's process group, so a
+    group kill misses it, but it stays in the command's session."""
+    script = (
+        "import subprocess\n"
+        "child = subprocess.Popen(['sleep', '600'], process_group=0)\n"
+        "open('child.pid', 'w').write(str(child.pid))\n"
+    )
+    tool = command_tool(tmp_path, python_prefix())
+    result = tool.call("run_command", {"argv": [PYTHON, "-c", script]})
+    assert result.ok
+    child = int((tmp_path / "child.pid").read_text())
+    try:
+        assert _dies(child)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+
+
 def test_output_is_capped_with_sizes_noted(tmp_path: Path) -> None:
     script = "import sys; print('A' * 30000 + 'END'); sys.stderr.write('e' * 10)"
     tool = command_tool(tmp_path, python_prefix(), max_output_bytes=1000)

@@ -31,7 +31,7 @@ from planner.approval.preview import BINARY_NOTE, decoded
 from planner.approval.validation import SpecRules, path_high_reason, runs_as_code
 from planner.engine.errors import PlannerError
 from planner.engine.interfaces import ToolResult
-from planner.tools.effects import Change, RollbackFailed, TreeWatcher
+from planner.tools.effects import Change, RollbackFailed, Snapshot, TreeWatcher
 
 DIFF_FILE_BYTES = 200_000
 """A changed file larger than this is named in the diff with its sizes, not shown line by line."""
@@ -84,6 +84,16 @@ class EffectReview:
     effect: Effect
 
 
+@dataclass(frozen=True)
+class Stray:
+    """A change that needs a person and that no judged call made (a process that outlived its
+    call, an MCP server writing later): rolled back, with the content it had written."""
+
+    judged: JudgedChange
+    written: bytes | None
+    """The content it left (None: it deleted the file, or the content could not be read)."""
+
+
 @dataclass
 class EffectGuard:
     watcher: TreeWatcher
@@ -91,14 +101,35 @@ class EffectGuard:
     needs_person: Callable[[Risk], bool]
     """The gate's policy: whether a spec of this risk waits for a person."""
     pending: list[EffectReview] = field(default_factory=list)
+    baseline: Snapshot | None = None
+    """The tree as the gate last judged it; None until the pass starts watching."""
+    strays: list[Stray] = field(default_factory=list)
 
     def run(self, spec: ActionSpecExt, call: Callable[[], ToolResult]) -> ToolResult:
-        """`call`'s result, or a failed one when its effect was rolled back for a person."""
+        """`call`'s result, or a failed one when its effect was rolled back for a person (or
+        when changes made outside any judged call wait for one: then it does not run)."""
         try:
-            before = self.watcher.snapshot()
+            if self.settle():
+                return ToolResult(ok=False, error=STRAY_REFUSAL)
+            before = self.baseline or self.watcher.snapshot()
         except OSError as exc:  # without a snapshot its effect could not be judged: not run
             error = f"not run: the working tree could not be read ({exc})"
             return ToolResult(ok=False, error=error)
+        result = self._judged_call(spec, call, before)
+        self.accept()
+        return result
+
+    def carry_out(self, spec: ActionSpecExt, call: Callable[[], ToolResult]) -> ToolResult:
+        """A direct file action (judged by its own spec): what it writes becomes judged."""
+        if self.settle():
+            return ToolResult(ok=False, error=STRAY_REFUSAL)
+        result = call()
+        self.accept()
+        return result
+
+    def _judged_call(
+        self, spec: ActionSpecExt, call: Callable[[], ToolResult], before: Snapshot
+    ) -> ToolResult:
         result = call()
         effect = self.judge(self.watcher.compare(before))
         if effect is None or not self._held(spec, effect):
@@ -106,6 +137,51 @@ class EffectGuard:
         self._roll_back(spec, effect)
         self.pending.append(EffectReview(spec, effect))
         return ToolResult(ok=False, error=_held_message(effect), content=result.content)
+
+    # -- changes outside any judged call -----------------------------------------------------
+
+    def accept(self) -> None:
+        """The tree as it is now counts as judged (after a judged call, or planner's own
+        commit and rebase)."""
+        self.baseline = self.watcher.snapshot()
+
+    def settle(self) -> list[Stray]:
+        """Judge what changed since the last judged state by the same risk table; changes that
+        need a person are rolled back and kept in `strays` for the gate to ask about, the rest
+        count as judged. Raises EffectNotUndone when a held change cannot be rolled back."""
+        if self.baseline is None:
+            self.accept()
+            return []
+        judged = [self._judged(change) for change in self.watcher.compare(self.baseline)]
+        held = [c for c in judged if self.needs_person(c.risk)]
+        strays = [Stray(c, self._written(c.change)) for c in held]
+        self._roll_back_strays(strays)
+        self.strays += strays
+        self.accept()
+        return strays
+
+    def take_strays(self) -> list[Stray]:
+        taken, self.strays = self.strays, []
+        return taken
+
+    def _written(self, change: Change) -> bytes | None:
+        if change.after is None or change.after.is_link:
+            return None
+        try:
+            return self.watcher.after_bytes(change)
+        except OSError:
+            return None
+
+    def _roll_back_strays(self, strays: list[Stray]) -> None:
+        try:
+            self.watcher.rollback([s.judged.change for s in strays])
+        except RollbackFailed as failure:
+            reasons = "; ".join(s.judged.reason or s.judged.change.path for s in strays)
+            raise EffectNotUndone(
+                f"files changed outside any judged call ({reasons}) need a person's approval, "
+                f"but could not be rolled back: {failure}. Nothing of this run was committed "
+                "or pushed after it."
+            ) from failure
 
     def judge(self, changes: list[Change]) -> Effect | None:
         """The changes with their risks and diff; None when nothing changed."""
@@ -187,6 +263,12 @@ def _digest(changes: list[Change]) -> str:
         for c in changes
     )
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+STRAY_REFUSAL = (
+    "not run: files changed outside any judged call (a process that outlived its command, or "
+    "an MCP server writing later); the changes were rolled back and wait for a person"
+)
 
 
 def _held_message(effect: Effect) -> str:

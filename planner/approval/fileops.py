@@ -24,9 +24,12 @@ class SpecExecutor:
     """Judges what a command or MCP call changed (None: not watched, e.g. the CLI's PlanTool)."""
 
     def __call__(self, spec: ActionSpecExt) -> ToolResult:
-        if spec.kind == "run" and self.effects is not None:
+        if self.effects is None:
+            return self._carry_out(spec)
+        if spec.kind == "run":
             return self.effects.run(spec, lambda: self._carry_out(spec))
-        return self._carry_out(spec)
+        # Judged by its own spec; what it writes becomes the state later changes are judged from.
+        return self.effects.carry_out(spec, lambda: self._carry_out(spec))
 
     def _carry_out(self, spec: ActionSpecExt) -> ToolResult:
         if spec.invocation is not None:

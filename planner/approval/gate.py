@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from planner.approval.effects import EffectGuard, EffectReview
+from planner.approval.effects import EffectGuard, EffectReview, Stray
 from planner.approval.models import (
     ActionSpec,
     ActionSpecExt,
@@ -32,7 +32,7 @@ from planner.approval.models import (
     SpecSelection,
     ToolInvocation,
 )
-from planner.approval.preview import PREVIEW_CHARS
+from planner.approval.preview import decoded, is_cut
 from planner.approval.tool import RUNNABLE, PlanTool
 from planner.approval.validation import runs_as_code
 from planner.engine.config import ApprovalConfig
@@ -41,6 +41,9 @@ from planner.engine.interfaces import ToolCall, ToolResult
 from planner.engine.tool_names import READ_ONLY_TOOLS
 
 PASS_TOOLS = frozenset({"finish_task", "request_replan"})
+STRAY_TITLE = (
+    "changed outside any judged call (a process that outlived its command, or an MCP server)"
+)
 ReadFile = Callable[[str], bytes | None]
 
 
@@ -179,22 +182,80 @@ class ApprovalGate:
         return self._tool_result(self.tool.get_plan(plan_id), checked.id)
 
     def _needs_person(self, spec: ActionSpecExt) -> bool:
-        if self.config.mode == "plan" or not fully_shown(spec):
+        """Policy by risk, except that no action is approved in bulk whose preview a person
+        could not read in full (any tool: a file's diff, a command, MCP arguments)."""
+        if self.config.mode == "plan" or is_cut(self.tool.preview_body(spec)):
             return True
         return person_needed(self.config, spec.risk)
 
     # -- effects of commands and MCP calls ----------------------------------------------------
 
     def _ask_about_effects(self) -> bool:
-        """Ask a person about every effect the guard rolled back; whether any was asked about.
-        Where a pass cannot wait, the rolled-back call stays a failed action for the model."""
+        """Ask a person about every effect and stray change the guard rolled back; whether any
+        was asked about. Where a pass cannot wait, the rolled-back call stays a failed action
+        for the model, and a stray change stays rolled back."""
         guard = self._effect_guard()
         reviews = guard.take_pending() if guard is not None else []
+        strays = guard.take_strays() if guard is not None else []
         if not self.can_wait:
             return False
         for review in reviews:
             self._ask_about_effect(review)
-        return bool(reviews)
+        return bool(reviews) | self._ask_about_strays(strays)
+
+    def _ask_about_strays(self, strays: list[Stray]) -> bool:
+        """Each stray change becomes the direct file action it amounts to, waiting for a person:
+        approving it makes the change again, exactly as shown."""
+        specs = [spec for stray in strays if (spec := self._stray_spec(stray)) is not None]
+        if not specs:
+            return False
+        with self.tool.batch():
+            plan_id = self.tool.propose(
+                STRAY_TITLE, self._sources(), rationale=STRAY_TITLE, tags=["stray"]
+            )
+            checked = self.tool.set_action_specs(plan_id, specs).normalized
+            ids = [spec.id for spec in checked if spec.validated]
+            self.tool.require_person(plan_id, ids)
+            self.tool.request_approval(plan_id, SpecSelection(ids=ids))
+        return bool(ids)
+
+    def _stray_spec(self, stray: Stray) -> ActionSpecExt | None:
+        """None where no file action can make the change again (binary content, a symlink)."""
+        change = stray.judged.change
+        text = decoded(stray.written) if stray.written is not None else None
+        if change.kind != "delete" and text is None:
+            return None
+        return ActionSpecExt(  # no invocation: it runs as the plain file action
+            id="",
+            kind="delete" if change.kind == "delete" else "write",
+            path=change.path,
+            content=text or "",
+            description=f"{change.kind} {change.path}: {STRAY_TITLE}",
+            task_id=self.current_task,
+        )
+
+    def settle(self) -> None:
+        """Before a commit: what changed since the gate last judged the tree, outside any
+        judged call, is judged now; what needs a person is rolled back and asked about (the
+        pass ends waiting: AwaitingApproval)."""
+        guard = self._effect_guard()
+        if guard is None:
+            return
+        guard.settle()
+        if self._ask_about_effects():
+            raise self._awaiting("approval needed for files changed outside any judged call")
+
+    def close(self) -> None:
+        """Delete the saved copies a rollback would need (after the pass's last look)."""
+        guard = self._effect_guard()
+        if guard is not None:
+            guard.watcher.close()
+
+    def accept(self) -> None:
+        """The tree as it is now counts as judged (after planner's own commit and rebase)."""
+        guard = self._effect_guard()
+        if guard is not None:
+            guard.accept()
 
     def _ask_about_effect(self, review: EffectReview) -> None:
         spec, effect = review.spec, review.effect
@@ -403,12 +464,6 @@ def person_needed(config: ApprovalConfig, risk: Risk) -> bool:
     if risk == "high":
         return True
     return config.mode != "off" and risk not in config.auto_approve
-
-
-def fully_shown(spec: ActionSpecExt) -> bool:
-    """Whether a person's preview shows the whole spec: a command or MCP call whose arguments
-    are cut in the preview is never approved in bulk."""
-    return spec.kind != "run" or len(spec.content or "") <= PREVIEW_CHARS
 
 
 def _cannot_wait(spec: ActionSpecExt) -> str:

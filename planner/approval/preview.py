@@ -15,6 +15,19 @@ PREVIEW_CHARS = 4_000
 one says it was cut, how much is hidden and where the whole text is stored."""
 
 
+def preview_body(spec: ActionSpecExt, before: bytes) -> str:
+    """The text a person's preview shows of `spec`, whatever the tool: a file's diff against
+    `before`, else the diff of a call's rolled-back effect, else the call's whole arguments."""
+    if spec.path:
+        return unified(spec, before)
+    return spec.preflight.effect_diff or spec.content or ""
+
+
+def is_cut(body: str) -> bool:
+    """Whether a preview of `body` hides part of it (then no policy may approve it in bulk)."""
+    return len(body) > PREVIEW_CHARS
+
+
 def new_text(spec: ActionSpecExt) -> str:
     return spec.content or "" if spec.kind in {"create", "write"} else ""
 

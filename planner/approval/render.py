@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from planner.approval.models import ActionSpecExt, PlanRecord
-from planner.approval.preview import PREVIEW_CHARS, unified
+from planner.approval.preview import PREVIEW_CHARS, is_cut
 from planner.approval.tool import PlanTool
 from planner.engine.inert import inert_links
 
@@ -49,7 +49,7 @@ def _row(spec: ActionSpecExt) -> str:
 
 def _details(tool: PlanTool, spec: ActionSpecExt) -> list[str]:
     effect = spec.preflight.effect_diff
-    body = _diff(tool, spec) if spec.path else effect or spec.content or ""
+    body = tool.preview_body(spec)
     if not body.strip():
         return []
     lines = [f"<details><summary>{spec.id}: {_cell(spec.description)}</summary>", ""]
@@ -59,7 +59,7 @@ def _details(tool: PlanTool, spec: ActionSpecExt) -> list[str]:
     fence = _fence(shown)
     language = "diff" if spec.path or effect else "sh"
     lines += [f"{fence}{language}", shown.rstrip("\n"), fence]
-    if len(body) > PREVIEW_CHARS:
+    if is_cut(body):
         lines += ["", _cut_note(tool, spec, len(body) - PREVIEW_CHARS, len(body))]
     return [*lines, "</details>", ""]
 
@@ -75,7 +75,7 @@ def _effect_note(spec: ActionSpecExt) -> str:
 
 def _cut_note(tool: PlanTool, spec: ActionSpecExt, hidden: int, total: int) -> str:
     """A cut preview says so, how much it hides and where the whole text is; such a spec is
-    never approved in bulk (planner.approval.gate.fully_shown)."""
+    never approved in bulk (planner.approval.gate.ApprovalGate._needs_person)."""
     plan = _plan_of(tool, spec.id)
     stored = f"`plans/{plan}/preview/{spec.id}.diff`" if plan else "its plan's preview folder"
     return (
@@ -89,12 +89,6 @@ def _plan_of(tool: PlanTool, spec_id: str) -> str:
         if record.state.spec(spec_id) is not None:
             return record.plan.id
     return ""
-
-
-def _diff(tool: PlanTool, spec: ActionSpecExt) -> str:
-    path = tool.rules.policy.root / spec.path
-    before = path.read_bytes() if path.is_file() else b""
-    return unified(spec, before)
 
 
 def _fence(body: str) -> str:

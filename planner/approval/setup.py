@@ -117,7 +117,5 @@ def install_gate(
     gate = build_gate(tool, config, f"{store.repository}#{store.issue_id}")
     gate.can_wait = config.planning.enabled
     registry.guard = gate.guard
-    effects = getattr(tool.executor, "effects", None)
-    if isinstance(effects, EffectGuard):
-        registry.add_cleanup(effects.watcher.close)
+    gate.accept()  # the checkout as the pass starts: later changes are judged from here
     return gate

@@ -33,7 +33,7 @@ from planner.approval.models import (
     SpecSelection,
     ValidationReport,
 )
-from planner.approval.preview import counts, unified
+from planner.approval.preview import counts, preview_body, unified
 from planner.approval.store import PlanStore, atomic_write
 from planner.approval.validation import SpecRules, preflight, validate
 from planner.engine.interfaces import ToolResult
@@ -408,6 +408,14 @@ class PlanTool:
             removed=removed,
             summary=spec.preflight.diff_summary,
         )
+
+    def preview_body(self, spec: ActionSpecExt) -> str:
+        """What a person's preview of `spec` shows, against the file as it is now."""
+        return preview_body(spec, self._before(spec))
+
+    def _before(self, spec: ActionSpecExt) -> bytes:
+        path = self.rules.policy.root / spec.path if spec.path else None
+        return path.read_bytes() if path is not None and path.is_file() else b""
 
     def _diff_of(self, spec: ActionSpecExt) -> str:
         """What preview/<spec>.diff stores: a file's diff, or a call's whole arguments and the

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from planner.engine.history import PlanningHistoryStore
-from planner.engine.interfaces import Checkpoint
+from planner.engine.interfaces import Checkpoint, TreeCheck
 from planner.engine.phase import Phase
 from planner.engine.state import IssueState
 
@@ -33,12 +33,21 @@ REOPENED = "re-opened: its commit is not on the branch"
 
 
 class CheckpointPhase(Phase):
-    """Registered first, so a task's work is on the branch before any other phase reacts."""
+    """Registered first, so a task's work is on the branch before any other phase reacts.
+    `tree` (the approval gate) settles the working tree before the commit: nothing no judged
+    call accounts for is committed without the gate's risk table, and a rebase is no stray."""
 
     name = "checkpoint"
 
+    def __init__(self, tree: TreeCheck | None = None) -> None:
+        self.tree = tree
+
     def after_task(self, run: PassContext, task_id: str, status: str, summary: str) -> None:
+        if self.tree is not None:
+            self.tree.settle()
         after_task(run.reporter, run.store, task_id)
+        if self.tree is not None:
+            self.tree.accept()
 
 
 def after_task(reporter: object, store: PlanningHistoryStore, task_id: str) -> None:

@@ -143,6 +143,19 @@ class Checkpoint(Protocol):
     def checkpoint(self, task_id: str, marker: str) -> str: ...
 
 
+class TreeCheck(Protocol):
+    """The working tree as the approval gate last judged it (planner.approval.gate).
+
+    `settle` judges what changed since then outside any judged call (a process that outlived
+    its command, an MCP server writing later) and may raise StopPass when a person must approve
+    it first; `accept` makes the tree as it is now the judged state (after a commit's rebase).
+    """
+
+    def settle(self) -> None: ...
+
+    def accept(self) -> None: ...
+
+
 @runtime_checkable
 class Forge(Protocol):
     """Where issues, comments, branches and pull requests live (GitHub, GitLab, local files).

@@ -47,7 +47,7 @@ def pass_phases(
     if not planning.enabled:
         return verification  # without a plan, the tests still check the change
     return [
-        CheckpointPhase(),  # durable: a finished task's work reaches the branch first
+        CheckpointPhase(gate),  # durable: a finished task's work reaches the branch first
         InteractivePhase(),
         *([ApprovalPhase(gate)] if gate is not None else []),
         *verification,

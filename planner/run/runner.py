@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from planner.approval.gate import ApprovalGate, AwaitingApproval
 from planner.approval.setup import install_gate
 from planner.engine.config import DEFAULT_CONFIG_PATH, McpServerConfig, PlannerConfig
 from planner.engine.coordinator import PlanningCoordinator
@@ -26,6 +27,7 @@ from planner.run.phases import pass_phases
 from planner.run.workdiff import workspace_diff
 from planner.storage.retention import prune_history
 from planner.tools import build_registry
+from planner.tools.registry import ToolRegistry
 from planner.verification.detect import runs_programs
 
 log = logging.getLogger(__name__)
@@ -92,34 +94,64 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         file_servers=setup.mcp_file_servers,
         runs_programs=runs_programs(setup.workspace, setup.config.verification),
     )
+    gate: ApprovalGate | None = None
     try:
-        gate = install_gate(
-            setup.config, setup.workspace, store, registry, config_files(setup), setup.protected
-        )
-        diff = workspace_diff(setup.workspace, setup.base_commit)
-        excluded = (store.directory, *setup.protected)
-        phases = [
-            *pass_phases(
-                setup.config,
-                gate,
-                diff,
-                workspace=setup.workspace,
-                excluded=excluded,
-                sandbox=registry.sandbox_user,
-            ),
-            *setup.phases,
-        ]
-        files = TaskFiles(setup.config, setup.workspace, excluded)
-        coordinator = PlanningCoordinator(
-            setup.config, model, registry, issue, store, setup.reporter, setup.clock, phases, files
-        )
-        result = coordinator.execute_with_planning()
+        try:
+            gate = install_gate(
+                setup.config, setup.workspace, store, registry, config_files(setup), setup.protected
+            )
+            result = coordinate(setup, issue, model, store, registry, gate)
+        finally:
+            registry.close()  # no MCP server is left to write when the tree is looked at last
+        result = settled(gate, result)
     finally:
-        registry.close()
+        if gate is not None:
+            gate.close()
     # Damaged history lines and failed tool servers are worth a person's attention even when
     # the pass went on (the store already logged each damaged line once).
     notes = [*summarize_skipped(store.warnings), *registry.problems]
     return result.model_copy(update={"messages": [*result.messages, *notes]})
+
+
+def coordinate(
+    setup: PassSetup,
+    issue: IssueContext,
+    model: Any,
+    store: PlanningHistoryStore,
+    registry: ToolRegistry,
+    gate: ApprovalGate,
+) -> PassResult:
+    """The pass itself: its phases around the plan → execute → complete loop."""
+    diff = workspace_diff(setup.workspace, setup.base_commit)
+    excluded = (store.directory, *setup.protected)
+    phases = [
+        *pass_phases(
+            setup.config,
+            gate,
+            diff,
+            workspace=setup.workspace,
+            excluded=excluded,
+            sandbox=registry.sandbox_user,
+        ),
+        *setup.phases,
+    ]
+    files = TaskFiles(setup.config, setup.workspace, excluded)
+    coordinator = PlanningCoordinator(
+        setup.config, model, registry, issue, store, setup.reporter, setup.clock, phases, files
+    )
+    return coordinator.execute_with_planning()
+
+
+def settled(gate: ApprovalGate, result: PassResult) -> PassResult:
+    """The last look before the caller commits, once the tools are closed (no MCP server is
+    left to write): a change no judged call made that needs a person is rolled back, and the
+    pass waits for that person instead of committing it."""
+    try:
+        gate.settle()
+    except AwaitingApproval as waiting:
+        update = {"status": "needs_human", "stop_reason": waiting.reason}
+        return result.model_copy(update={**update, "questions": waiting.questions})
+    return result
 
 
 def prune_completed(setup: PassSetup, store: PlanningHistoryStore) -> None:

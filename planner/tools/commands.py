@@ -5,10 +5,11 @@ command runs as an unprivileged user (planner.tools.isolation), so it cannot rea
 the environment or memory of planner or of the CI job's processes either.
 
 Never a shell string: the model sends an argv list, and it runs only when it starts with one of
-`tools.allowed_commands`. The command gets its own process group, killed when the command exits
-or times out, so nothing it started outlives it; output goes to temporary files (no pipe can
-fill up and block it) and comes back cut to `tools.max_output_bytes` per stream with the real
-sizes noted.
+`tools.allowed_commands`. The command gets its own session and process group; when it exits or
+times out, the group and whatever else is left in its session are killed, so nothing it started
+outlives it unless it started a session of its own (setsid); output goes to temporary files
+(no pipe can fill up and block it) and comes back cut to `tools.max_output_bytes` per stream
+with the real sizes noted.
 """
 
 from __future__ import annotations
@@ -168,8 +169,37 @@ def _wait(process: subprocess.Popen[bytes], timeout: float) -> bool:
     finished = _exited(process.pid, timeout)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
+    _kill_session(process.pid)
     process.wait()
     return finished
+
+
+def _kill_session(session: int) -> None:
+    """Kill what is left of the command's session (its id is the unreaped leader's pid): a
+    child that moved to a process group of its own (a shell's background job) is still in it.
+    One that starts a session of its own (setsid) is not; what it changes later is judged
+    before anything is committed (planner.approval.effects.EffectGuard.settle)."""
+    for pid in _session_members(session):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _session_members(session: int) -> list[int]:
+    """Processes in `session`, from /proc (none where there is no /proc, e.g. macOS)."""
+    try:
+        entries = [entry.name for entry in os.scandir("/proc") if entry.name.isdigit()]
+    except OSError:
+        return []
+    return [int(name) for name in entries if _session_of(name) == session]
+
+
+def _session_of(pid: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            # after "(comm)": state, ppid, process group, session; comm may hold ")" itself
+            return int(handle.read().rsplit(b")", 1)[1].split()[3])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _exited(pid: int, timeout: float) -> bool:

@@ -3,13 +3,15 @@
     python tests/mcp_servers/misbehaving.py
 
 Tools: echo (works), fail (the tool reports an error), crash (the process dies mid-call),
-hang (never answers; for call timeouts). Used by the tests and the benchmark. With
+hang (never answers; for call timeouts), and with MISBEHAVING_DELETE_LATER set delete_later
+(deletes a file after the call returned). Used by the tests and the benchmark. With
 MISBEHAVING_PID_FILE set it writes its process id there at start.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -35,6 +37,12 @@ def crash() -> str:
     os._exit(17)
 
 
+def delete_later(path: str, seconds: float) -> str:
+    """Delete the file at `path` a while after the call returned (a server writing later)."""
+    threading.Timer(seconds, lambda: os.path.exists(path) and os.unlink(path)).start()
+    return f"{path} goes in {seconds}s"
+
+
 @server.tool()
 async def hang() -> str:
     """Never return."""
@@ -43,6 +51,8 @@ async def hang() -> str:
 
 
 if __name__ == "__main__":
+    if "MISBEHAVING_DELETE_LATER" in os.environ:  # only where a test asks for it
+        server.tool()(delete_later)
     if "MISBEHAVING_PID_FILE" in os.environ:  # lets tests check the process is gone afterwards
         with open(os.environ["MISBEHAVING_PID_FILE"], "w") as handle:
             handle.write(str(os.getpid()))
