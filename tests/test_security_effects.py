@@ -22,7 +22,7 @@ from planner.testing.scripted_server import Step, ToolCallSpec, reply_tool_calls
 from tests.fake_forge import FakeGitHub, git
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
-from tests.plans import evaluation_ok
+from tests.plans import ROOT_TOOLS, evaluation_ok
 
 README = "# hello\n\nRun the tests with `python -m unittest`.\n"
 DATA = "id,value\n" + "".join(f"{n},{n * n}\n" for n in range(300))
@@ -164,7 +164,9 @@ def test_a_command_that_tampers_with_the_saved_copies_gets_nothing_pushed(rig: R
         ("run_command", {"argv": PYTEST}),
     ]
     script = [*steps[:2], reply_tool_calls("execute", calls)]
-    outcome = rig.run(labeled_event(), script, event_name="issues", **allowing(PYTEST))
+    outcome = rig.run(
+        labeled_event(), script, event_name="issues", **allowing(PYTEST), **ROOT_TOOLS
+    )
 
     assert outcome.status == "failed", outcome
     assert "could not be rolled back" in outcome.reason

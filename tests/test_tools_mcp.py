@@ -49,6 +49,7 @@ def third_party(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Tool
         registry = registry_for(
             workspace,
             env={"TEST_TOKEN": TOKEN},
+            sandbox_user="off",  # mcp-server-git commits: it writes `.git`, which stays root's
             mcpServers={
                 "git": git_server(),
                 "fs": filesystem_server("."),

@@ -24,6 +24,7 @@ from planner.engine.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_tool_calls
 from tests.plans import (
+    ROOT_TOOLS,
     completion,
     evaluation_ok,
     finish,
@@ -325,7 +326,7 @@ def test_setup_runs_before_the_model_without_tokens(
     script = f"import json, os; json.dump(sorted(os.environ), open({str(seen)!r}, 'w'))"
     setup = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)}"
     scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
-    run(workspace, scripted_model, **{"verification.setup": setup})
+    run(workspace, scripted_model, **{"verification.setup": setup}, **ROOT_TOOLS)
 
     names = json.loads(seen.read_text(encoding="utf-8"))
     assert "GITHUB_TOKEN" not in names and "OPENAI_API_KEY" not in names
@@ -347,7 +348,7 @@ def test_python_dependencies_go_into_their_own_environment(
     probe = f"import sys; open({str(seen)!r}, 'w').write(sys.prefix)"
     command = f"python3 -c {shlex.quote(probe)}"
     scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
-    run(workspace, scripted_model, **{"verification.command": command})
+    run(workspace, scripted_model, **{"verification.command": command}, **ROOT_TOOLS)
 
     (setup,) = of_type(workspace, "verification_setup")
     assert setup["ok"] is True, setup["problems"]
