@@ -57,6 +57,7 @@ ID_TOKEN = "Id4fG7hJ2kL5zX8cV1bN6mQ3wE9rT0yU"
 REGISTRY_PASSWORD = "Rg3nT7uI1oP5aS9dF2gH6jK0lZ4xC8vB"
 JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJqb2IifQ.c2lnbmF0dXJlMDEyMzQ1Njc4OQ"
 RUNNER_UID = 4242
+NOBODY = 65534
 
 PROBE = r"""
 import base64, os, re, subprocess, sys
@@ -369,6 +370,17 @@ def only_as_root() -> None:
         pytest.skip("the user switch needs root (as in the Docker action and GitLab jobs)")
 
 
+def only_with_mounts(closed: Path) -> None:
+    """Root with CAP_SYS_ADMIN: the launcher can mount a closed workspace back in reach."""
+    only_as_root()
+    from planner.tools.isolation import SandboxUser
+
+    (closed / "mountable").mkdir()
+    user = SandboxUser(NOBODY, NOBODY, "/", reach=str(closed / "mountable"))
+    if subprocess.run(user.wrap(["true"]), capture_output=True).returncode != 0:
+        pytest.skip("no mount namespaces here (no CAP_SYS_ADMIN): see the test without it")
+
+
 def probe_github_job(base: Path, *, planner_uid: int | None) -> str:
     """The GitHub layout: planner as root under a job shell, or as the runner's user on top.
     Asserts nothing leaked anywhere; returns the probe's report."""
@@ -451,8 +463,8 @@ def test_probe_finds_no_secret_when_the_sandbox_user_cannot_reach_the_workspace(
 ) -> None:
     """GitLab layout under a mode-700 directory: the sandbox user cannot look the workspace up
     by its path. Tools must still not run as root: the job shell above planner is root, dumpable
-    and holds every token, so a root tool (even without capabilities) would read its environ."""
-    only_as_root()
+    and holds every token, so a root tool would read its environ."""
+    only_with_mounts(closed_tmp)
     with gitlab_with_issue(closed_tmp) as fake:
         with ScriptedModelServer(probe_steps(closed_tmp / "job")) as model:
             workspace = prepared_workspace(fake.bare, closed_tmp, "auto")
@@ -568,7 +580,7 @@ def test_a_command_runs_as_the_sandbox_user_where_that_user_cannot_reach_the_wor
     """Attack: with the workspace under a mode-700 directory, a command reads the environment of
     a dumpable root process holding a token. The command runs as the sandbox user all the same,
     in the workspace under its own path, and the kernel refuses it that environment."""
-    only_as_root()
+    only_with_mounts(closed_tmp)
     from planner.engine.config import ToolsConfig
     from planner.tools import build_registry
 
