@@ -45,7 +45,7 @@ def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
 
 
 def allowing(argv: list[str]) -> dict[str, Any]:
-    return {**LARGE, "tools.allowed_commands": [" ".join(argv)]}
+    return {**LARGE, **ROOT_TOOLS, "tools.allowed_commands": [" ".join(argv)]}
 
 
 def attack(code_file: str, argv: list[str]) -> list[Step]:
@@ -164,9 +164,7 @@ def test_a_command_that_tampers_with_the_saved_copies_gets_nothing_pushed(rig: R
         ("run_command", {"argv": PYTEST}),
     ]
     script = [*steps[:2], reply_tool_calls("execute", calls)]
-    outcome = rig.run(
-        labeled_event(), script, event_name="issues", **allowing(PYTEST), **ROOT_TOOLS
-    )
+    outcome = rig.run(labeled_event(), script, event_name="issues", **allowing(PYTEST))
 
     assert outcome.status == "failed", outcome
     assert "could not be rolled back" in outcome.reason

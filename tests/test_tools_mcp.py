@@ -38,6 +38,7 @@ def make_repo(root: Path) -> Path:
 
 
 def registry_for(workspace: Path, env: dict[str, str] | None = None, **tools: Any) -> ToolRegistry:
+    tools.setdefault("sandbox_user", "off")  # the servers run with this checkout's interpreter
     return build_registry(ToolsConfig.model_validate(tools), workspace, env=env or {})
 
 
@@ -49,7 +50,6 @@ def third_party(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Tool
         registry = registry_for(
             workspace,
             env={"TEST_TOKEN": TOKEN},
-            sandbox_user="off",  # mcp-server-git commits: it writes `.git`, which stays root's
             mcpServers={
                 "git": git_server(),
                 "fs": filesystem_server("."),

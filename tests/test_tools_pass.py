@@ -49,6 +49,7 @@ def config_for(server: ScriptedModelServer, servers: dict[str, Any]) -> PlannerC
         "tools.mcpServers": servers,
         "planning.reflection.enabled": False,
         **REFINEMENT_OFF,
+        **ROOT_TOOLS,  # the servers run with this checkout's interpreter
     }
     return load_config(None, env=env, overrides=overrides)
 

@@ -76,6 +76,7 @@ def config(server: ScriptedModelServer, **overrides: Any) -> PlannerConfig:
         "planning.replanning.enabled": False,
         "planning.reflection.enabled": False,
         "verification.command": PYTEST,
+        **ROOT_TOOLS,  # the tests run with this checkout's interpreter
         **overrides,
     }
     return load_config(None, env=env, overrides=values)
@@ -326,7 +327,7 @@ def test_setup_runs_before_the_model_without_tokens(
     script = f"import json, os; json.dump(sorted(os.environ), open({str(seen)!r}, 'w'))"
     setup = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)}"
     scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
-    run(workspace, scripted_model, **{"verification.setup": setup}, **ROOT_TOOLS)
+    run(workspace, scripted_model, **{"verification.setup": setup})
 
     names = json.loads(seen.read_text(encoding="utf-8"))
     assert "GITHUB_TOKEN" not in names and "OPENAI_API_KEY" not in names
@@ -348,7 +349,7 @@ def test_python_dependencies_go_into_their_own_environment(
     probe = f"import sys; open({str(seen)!r}, 'w').write(sys.prefix)"
     command = f"python3 -c {shlex.quote(probe)}"
     scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
-    run(workspace, scripted_model, **{"verification.command": command}, **ROOT_TOOLS)
+    run(workspace, scripted_model, **{"verification.command": command})
 
     (setup,) = of_type(workspace, "verification_setup")
     assert setup["ok"] is True, setup["problems"]
