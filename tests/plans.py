@@ -14,6 +14,11 @@ and the scripted conversations written before it have no judge replies. Refineme
 (test_refinement_*.py) turn it on; everything else keeps the conversations it asserts."""
 REFINEMENT_OFF_ENV = {"REFINEMENT_ENABLED": "false"}
 """The same for tests that configure a subprocess through its environment."""
+ROOT_TOOLS: dict[str, Any] = {"tools.sandbox_user": "off"}
+"""For tests whose tools use what only root may reach (the test's own interpreter, whose checkout
+may lie in a mode-700 directory; files the test keeps outside the workspace; planner's saved
+copies; `.git`): tools run as planner's user. Run as root, planner otherwise starts them as the
+sandbox user wherever the workspace is."""
 
 
 def subtask(task_id: str, *deps: str, tool: str = "write_file") -> dict[str, Any]:

@@ -25,6 +25,7 @@ from tests.fake_forge.scenario import (
     labeled_event,
     one_file_plan,
 )
+from tests.plans import ROOT_TOOLS
 
 ISSUE_TITLE = "Add a CONTRIBUTING.md"
 
@@ -445,7 +446,11 @@ def test_mcp_servers_come_from_the_default_branch_not_the_issue_branch(
     fake.push_branch("planner/issue-1", ".mcp.json", json.dumps(planted))  # an earlier pass
     script = one_file_plan("NOTES.md", "notes\n", "Write notes")
     outcome = rig.run(
-        labeled_event(), script, event_name="issues", **{"tools.mcp_config_file": ".mcp.json"}
+        labeled_event(),
+        script,
+        event_name="issues",
+        **{"tools.mcp_config_file": ".mcp.json"},
+        **ROOT_TOOLS,
     )
     assert outcome.status == "completed"
     assert [path.name for path in started.iterdir()] == ["from-main"]

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,6 +57,7 @@ ID_TOKEN = "Id4fG7hJ2kL5zX8cV1bN6mQ3wE9rT0yU"
 REGISTRY_PASSWORD = "Rg3nT7uI1oP5aS9dF2gH6jK0lZ4xC8vB"
 JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJqb2IifQ.c2lnbmF0dXJlMDEyMzQ1Njc4OQ"
 RUNNER_UID = 4242
+NOBODY = 65534
 
 PROBE = r"""
 import base64, os, re, subprocess, sys
@@ -367,6 +370,17 @@ def only_as_root() -> None:
         pytest.skip("the user switch needs root (as in the Docker action and GitLab jobs)")
 
 
+def only_with_mounts(closed: Path) -> None:
+    """Root with CAP_SYS_ADMIN: the launcher can mount a closed workspace back in reach."""
+    only_as_root()
+    from planner.tools.isolation import SandboxUser
+
+    (closed / "mountable").mkdir()
+    user = SandboxUser(NOBODY, NOBODY, "/", reach=str(closed / "mountable"))
+    if subprocess.run(user.wrap(["true"]), capture_output=True).returncode != 0:
+        pytest.skip("no mount namespaces here (no CAP_SYS_ADMIN): see the test without it")
+
+
 def probe_github_job(base: Path, *, planner_uid: int | None) -> str:
     """The GitHub layout: planner as root under a job shell, or as the runner's user on top.
     Asserts nothing leaked anywhere; returns the probe's report."""
@@ -430,6 +444,42 @@ def test_probe_finds_no_secret_on_the_gitlab_layout(reachable_tmp: Path) -> None
         loot = git(fake.bare, "show", "planner/issue-12:loot.txt")
         assert "git status --short: exit 0" in loot  # the tools' own git still works
         assert JOB_TOKEN not in git(workspace, "remote", "get-url", "origin")
+        assert not [p for p in workspace.rglob("*") if p.lstat().st_uid == 65534]  # given back
+
+
+@pytest.fixture
+def closed_tmp() -> Iterator[Path]:
+    """A root-owned mode-700 directory: no other user can enter it (a private temporary folder)."""
+    base = Path(tempfile.mkdtemp(prefix="planner-closed-"))
+    base.chmod(0o700)
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_probe_finds_no_secret_when_the_sandbox_user_cannot_reach_the_workspace(
+    closed_tmp: Path,
+) -> None:
+    """GitLab layout under a mode-700 directory: the sandbox user cannot look the workspace up
+    by its path. Tools must still not run as root: the job shell above planner is root, dumpable
+    and holds every token, so a root tool would read its environ."""
+    only_with_mounts(closed_tmp)
+    with gitlab_with_issue(closed_tmp) as fake:
+        with ScriptedModelServer(probe_steps(closed_tmp / "job")) as model:
+            workspace = prepared_workspace(fake.bare, closed_tmp, "auto")
+            env = gitlab_job(fake, closed_tmp, model)
+            finished = run_entry(env, workspace, shell=True)
+            report = assert_probe_found_nothing(
+                finished, model, workspace, fake.bare, "planner/issue-12", GITLAB_SECRETS,
+                gitlab_bodies(fake),
+            )  # fmt: skip
+            model.assert_consumed()
+        assert "uid=65534 euid=65534" in report
+        loot = git(fake.bare, "show", "planner/issue-12:loot.txt")
+        assert re.findall(r"/proc/\d+/environ: read", loot) == []
+        assert len(re.findall(r"/proc/\d+/environ: refused", loot)) >= 3  # planner, shell, init
+        assert "through a mount of their own" in finished.stdout
         assert not [p for p in workspace.rglob("*") if p.lstat().st_uid == 65534]  # given back
 
 
@@ -500,3 +550,96 @@ def test_a_stdio_mcp_server_runs_as_the_sandbox_user_with_an_allow_listed_enviro
     assert rest.endswith("False")  # the launcher's parent (planner's side) is not readable
     assert (workspace / "planning_history").stat().st_uid == 0  # the history stays root's
     assert report.stat().st_uid == 0  # the workspace was given back
+
+
+READ_ENVIRON = """
+import os, sys
+open("made.txt", "w").write("written from inside")
+print("uid", os.getuid())
+try:
+    print(open(f"/proc/{sys.argv[1]}/environ", "rb").read())
+except OSError as exc:
+    print("refused", type(exc).__name__)
+"""
+
+
+@contextmanager
+def token_holder() -> Iterator[int]:
+    """A dumpable root process holding a token in its environment (like the CI job's shell)."""
+    holder = subprocess.Popen(["sleep", "120"], env={**os.environ, "HELD_TOKEN": FORGE_TOKEN})
+    try:
+        yield holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_command_runs_as_the_sandbox_user_where_that_user_cannot_reach_the_workspace(
+    closed_tmp: Path, reachable_tmp: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Attack: with the workspace under a mode-700 directory, a command reads the environment of
+    a dumpable root process holding a token. The command runs as the sandbox user all the same,
+    in the workspace under its own path, and the kernel refuses it that environment."""
+    only_with_mounts(closed_tmp)
+    from planner.engine.config import ToolsConfig
+    from planner.tools import build_registry
+
+    caplog.set_level(logging.INFO, logger="planner.tools.isolation")
+    python = reachable_runtime(reachable_tmp).python
+    workspace = closed_tmp / "ws"
+    (workspace / "planning_history").mkdir(parents=True)
+    config = ToolsConfig.model_validate({"allowed_commands": [python]})
+    registry = build_registry(config, workspace, (workspace / "planning_history",))
+    try:
+        with token_holder() as pid:
+            ran = registry.call("run_command", {"argv": [python, "-c", READ_ENVIRON, str(pid)]})
+        listed = registry.call("run_command", {"argv": [python, "-c", LIST_CLOSED_PARENT]})
+    finally:
+        registry.close()
+    assert ran.ok, ran.error
+    assert "uid 65534" in ran.content and "refused PermissionError" in ran.content
+    assert FORGE_TOKEN not in ran.content
+    assert (workspace / "made.txt").read_text() == "written from inside"
+    assert listed.ok and "['ws']" in listed.content  # found by its path; nothing else shows
+    assert "through a mount of their own" in caplog.text
+
+
+LIST_CLOSED_PARENT = "import os; print(sorted(os.listdir(os.path.dirname(os.getcwd()))))"
+NO_SYS_ADMIN = """
+import logging, sys
+from pathlib import Path
+from planner.engine.config import ToolsConfig
+from planner.tools import build_registry
+logging.basicConfig(level=logging.WARNING)
+workspace, python, pid = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+config = ToolsConfig.model_validate({"allowed_commands": [python]})
+registry = build_registry(config, workspace)
+try:
+    print(registry.call("run_command", {"argv": [python, "-c", sys.argv[4], pid]}).content)
+finally:
+    registry.close()
+"""
+
+
+def test_without_cap_sys_admin_a_command_still_runs_as_the_sandbox_user(
+    closed_tmp: Path, reachable_tmp: Path
+) -> None:
+    """planner as root without CAP_SYS_ADMIN (a container's default) cannot mount the workspace
+    back in reach: the command still runs as the sandbox user, started inside the workspace,
+    never as root, and planner warns how to make the workspace reachable."""
+    only_as_root()
+    if shutil.which("setpriv") is None:
+        pytest.skip("needs util-linux's setpriv to drop CAP_SYS_ADMIN")
+    python = reachable_runtime(reachable_tmp).python
+    workspace = closed_tmp / "ws"
+    workspace.mkdir()
+    with token_holder() as pid:
+        argv = [sys.executable, "-c", NO_SYS_ADMIN, str(workspace), python, str(pid), READ_ENVIRON]
+        done = subprocess.run(
+            ["setpriv", "--bounding-set", "-sys_admin", *argv],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert "uid 65534" in done.stdout and "refused PermissionError" in done.stdout, done.stderr
+    assert FORGE_TOKEN not in done.stdout
+    assert (workspace / "made.txt").read_text() == "written from inside"
+    assert "a parent directory of it is closed to that user" in done.stderr

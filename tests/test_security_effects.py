@@ -22,7 +22,7 @@ from planner.testing.scripted_server import Step, ToolCallSpec, reply_tool_calls
 from tests.fake_forge import FakeGitHub, git
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
-from tests.plans import evaluation_ok
+from tests.plans import ROOT_TOOLS, evaluation_ok
 
 README = "# hello\n\nRun the tests with `python -m unittest`.\n"
 DATA = "id,value\n" + "".join(f"{n},{n * n}\n" for n in range(300))
@@ -45,7 +45,7 @@ def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
 
 
 def allowing(argv: list[str]) -> dict[str, Any]:
-    return {**LARGE, "tools.allowed_commands": [" ".join(argv)]}
+    return {**LARGE, **ROOT_TOOLS, "tools.allowed_commands": [" ".join(argv)]}
 
 
 def attack(code_file: str, argv: list[str]) -> list[Step]:

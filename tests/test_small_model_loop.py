@@ -27,7 +27,7 @@ from planner.testing.scripted_server import (
 from planner.tools.edits import Edit, EditFailed, apply_edits, edits_of
 from planner.tools.workspace import WorkspaceTools
 from tests.harness import Harness
-from tests.plans import completion, finish, plan_doc
+from tests.plans import ROOT_TOOLS, completion, finish, plan_doc
 
 FIXTURES = Path(__file__).parent / "fixtures" / "local_models"
 CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -542,7 +542,7 @@ def test_without_planning_a_change_that_breaks_the_tests_goes_back_to_the_model(
         reply_tool_calls("legacy", [("edit_file", {"path": "calc.py", "edits": [mending]})]),
         legacy_finish(),
     )
-    result = harness.run(ISSUE, **{"planning.enabled": False})
+    result = harness.run(ISSUE, **{"planning.enabled": False}, **ROOT_TOOLS)
     assert result.status == "completed", result.stop_reason
     told = harness.server.requests[2].body["messages"][-1]["content"]
     assert told.startswith("The repository's tests fail after your change")

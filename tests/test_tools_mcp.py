@@ -38,6 +38,7 @@ def make_repo(root: Path) -> Path:
 
 
 def registry_for(workspace: Path, env: dict[str, str] | None = None, **tools: Any) -> ToolRegistry:
+    tools.setdefault("sandbox_user", "off")  # the servers run with this checkout's interpreter
     return build_registry(ToolsConfig.model_validate(tools), workspace, env=env or {})
 
 

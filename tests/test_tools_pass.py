@@ -20,7 +20,7 @@ from planner.engine.issue import IssueContext
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_tool_calls
 from tests.mcp_servers.launch import filesystem_server, git_server, misbehaving_server
-from tests.plans import REFINEMENT_OFF, evaluation_ok, review_ok
+from tests.plans import REFINEMENT_OFF, ROOT_TOOLS, evaluation_ok, review_ok
 
 ISSUE = IssueContext(
     repository="demo/notes",
@@ -49,6 +49,7 @@ def config_for(server: ScriptedModelServer, servers: dict[str, Any]) -> PlannerC
         "tools.mcpServers": servers,
         "planning.reflection.enabled": False,
         **REFINEMENT_OFF,
+        **ROOT_TOOLS,  # the servers run with this checkout's interpreter
     }
     return load_config(None, env=env, overrides=overrides)
 
@@ -225,7 +226,8 @@ def test_servers_are_shut_down_when_the_pass_fails(tmp_path: Path) -> None:
         None,
         env={},
         overrides={
-            "tools.mcpServers": {"mis": misbehaving_server(MISBEHAVING_PID_FILE=str(pid_file))}
+            "tools.mcpServers": {"mis": misbehaving_server(MISBEHAVING_PID_FILE=str(pid_file))},
+            **ROOT_TOOLS,
         },
     )
     with pytest.raises(RuntimeError, match="the pass broke"):

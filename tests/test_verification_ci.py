@@ -16,13 +16,14 @@ from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import IDENTITY, git
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import gitlab_payload, labeled_event
-from tests.plans import completion, finish, planning
+from tests.plans import ROOT_TOOLS, completion, finish, planning
 from tests.test_verification_pass import BROKEN_ADD, BUGGY, GOOD, PYTEST, TESTS
 
 SETTINGS: dict[str, Any] = {
     "planning.replanning.enabled": False,
     "planning.reflection.enabled": False,
     "verification.command": PYTEST,
+    **ROOT_TOOLS,  # the tests run with this checkout's interpreter
 }
 
 

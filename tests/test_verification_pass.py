@@ -24,6 +24,7 @@ from planner.engine.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_tool_calls
 from tests.plans import (
+    ROOT_TOOLS,
     completion,
     evaluation_ok,
     finish,
@@ -75,6 +76,7 @@ def config(server: ScriptedModelServer, **overrides: Any) -> PlannerConfig:
         "planning.replanning.enabled": False,
         "planning.reflection.enabled": False,
         "verification.command": PYTEST,
+        **ROOT_TOOLS,  # the tests run with this checkout's interpreter
         **overrides,
     }
     return load_config(None, env=env, overrides=values)

@@ -23,6 +23,7 @@ from planner.ci.inputs import INPUT_NAMES
 from planner.engine.config import ENV_KEYS
 from planner.testing.scripted_server import ScriptedModelServer, reply_tool_calls
 from tests.fake_forge import FakeGitHub
+from tests.fake_forge.core import git
 from tests.fake_forge.scenario import clone, github_payload
 from tests.plans import REFINEMENT_OFF_ENV, completion, finish, planning
 from tests.support.ci_job import github_action_env
@@ -74,8 +75,22 @@ def toolchain(tmp_path: Path) -> Path:
     return bin_dir
 
 
+def run_tools_as_root(workspace: Path, bare: Path) -> None:
+    """The toolchain runs the test's own interpreter, which only root reaches (under /root, say):
+    the repository's config turns the sandbox user off."""
+    config = workspace / ".github" / "planner.yml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("tools:\n  sandbox_user: 'off'\n", encoding="utf-8")
+    identity = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
+                "GIT_COMMITTER_EMAIL": "t@x"}  # fmt: skip
+    git(workspace, "add", ".github/planner.yml")
+    git(workspace, "commit", "-q", "-m", "planner config", env=identity)
+    git(workspace, "push", "-q", str(bare), "HEAD:main")
+
+
 def run_job(fake: FakeGitHub, tmp_path: Path, path: str) -> tuple[Any, str]:
     workspace = clone(fake.bare, tmp_path / "workspace")
+    run_tools_as_root(workspace, fake.bare)
     payload = github_payload("issues.labeled")
     payload["label"]["name"] = "planner"
     payload["issue"]["number"] = 1

@@ -99,6 +99,7 @@ class CommandTool:
         return f"refused {argv!r}: rule 'command-allow-list' (allowed prefixes: {allowed})"
 
     def _run(self, argv: list[str]) -> Finished:
+        argv, switch = self.sandbox.start(argv) if self.sandbox else (argv, {})
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             process = subprocess.Popen(
                 argv,
@@ -108,7 +109,7 @@ class CommandTool:
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
-                **(self.sandbox.popen_arguments() if self.sandbox else {}),
+                **switch,
             )
             timed_out = not _wait(process, bounded(self.config.command_timeout_seconds))
             limit = self.config.max_output_bytes

@@ -11,7 +11,8 @@ Four layers, each closing routes the others leave open (README, "Secret isolatio
    servers run as another, unprivileged user (SandboxUser): the kernel refuses a different uid
    the environment, memory and file descriptors of planner, of the CI job's shell above it and of
    the git push planner starts, whatever their dumpable flag, and the switch drops every
-   capability (CAP_SYS_PTRACE included).
+   capability (CAP_SYS_PTRACE included). Tools never fall back to root, not even where that
+   user cannot reach the workspace by its path (_reaching).
 4. Credentials the checkout left behind are removed before any tool runs
    (scrub_checkout_credentials): actions/checkout's `http.<url>.extraheader`, wherever it is
    included from, and the job token in the userinfo of GitLab's origin URL.
@@ -24,13 +25,13 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from planner.engine.process import make_undumpable
-from planner.tools.safe_env import git_argv, git_environment
+from planner.tools.safe_env import git_argv, git_environment, scrubbed_environment
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,16 @@ LAUNCHER = Path(__file__).with_name("drop_privileges.py")
 """A standalone script (no planner imports) that switches user, then execs the program."""
 CREDENTIAL_KEYS = r"^http\..*extraheader$"
 URL_KEYS = r"^(remote\..*\.(url|pushurl)|submodule\..*\.url)$"
+UNREACHABLE = (
+    "tools run as uid %d in %s, but a parent directory of it is closed to that user (no o+x) "
+    "and it could not be mounted back in reach (%s): tools start inside it, yet programs that "
+    "look it up by its full path (git, python, pytest) fail with 'Permission denied'. Make "
+    "every parent directory searchable (chmod o+x), check out elsewhere, or give planner "
+    "CAP_SYS_ADMIN. tools.sandbox_user: off runs tools as root, where they can read the CI "
+    "job's environment."
+)
+"""Logged when tools run as the sandbox user in a workspace it can only use as its working
+directory (_reaching)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +59,9 @@ class SandboxUser:
     uid: int
     gid: int
     home: str
+    reach: str = ""
+    """The workspace, when this user cannot look it up by its path: tools then start through the
+    launcher, which mounts it back at that path in a namespace of their own (drop_privileges)."""
 
     def environment(self) -> dict[str, str]:
         """What tools running as this user need on top of the allow-listed environment: their
@@ -65,16 +79,14 @@ class SandboxUser:
 
     def wrap(self, argv: list[str]) -> list[str]:
         """`argv` started through the launcher (for spawners that take no user argument)."""
-        return [
-            sys.executable,
-            "-I",
-            "-S",
-            str(LAUNCHER),
-            str(self.uid),
-            str(self.gid),
-            "--",
-            *argv,
-        ]
+        reach = ["--reach", self.reach] if self.reach else []
+        user = [str(self.uid), str(self.gid), *reach]
+        return [sys.executable, "-I", "-S", str(LAUNCHER), *user, "--", *argv]
+
+    def start(self, argv: list[str]) -> tuple[list[str], dict[str, Any]]:
+        """The argv and Popen arguments that run `argv` as this user: Popen's own switch, or the
+        launcher when the workspace must first be made reachable."""
+        return (self.wrap(argv), {}) if self.reach else (argv, self.popen_arguments())
 
 
 def choose_sandbox_user(setting: str, workspace: Path) -> SandboxUser | None:
@@ -230,20 +242,34 @@ class Isolation:
 def isolate(setting: str, workspace: Path, keep: tuple[Path, ...], *, programs: bool) -> Isolation:
     """Set up isolation before any tool starts: planner non-dumpable, checkout credentials gone
     (when tools can run programs), and the user tools run as, the workspace handed to it when
-    root owns it. Falls back to no user switch, with a warning, when that user could not reach
-    the workspace."""
+    root owns it. Never falls back to root, not even when that user cannot reach the workspace
+    by its path (_reaching)."""
     make_undumpable()
     if programs:
         scrub_checkout_credentials(workspace)
     user = choose_sandbox_user(setting, workspace) if programs else None
     if user is None:
         return Isolation(None)
-    if not reachable_by_others(workspace.resolve()):
-        log.warning("tools run as root: uid %d could not reach %s", user.uid, workspace)
-        return Isolation(None)
+    if not reachable_by_others(workspace.resolve().parent):
+        user = _reaching(user, workspace)
     owner = workspace.stat()
     if owner.st_uid == user.uid:
         return Isolation(user)
     trust_for_git(workspace)
     hand_over(workspace, user, keep)
     return Isolation(user, (owner.st_uid, owner.st_gid))
+
+
+def _reaching(user: SandboxUser, workspace: Path) -> SandboxUser:
+    """`user` for a workspace under a directory it cannot enter: through the launcher's mount
+    when the kernel allows it, else started in the workspace by root's chdir (which no path
+    lookup follows), with a warning. Never root: a root tool reads /proc/<pid>/environ of every
+    dumpable root process whose capabilities it holds, such as the CI job's shell in a container."""
+    reaching = replace(user, reach=str(workspace.resolve()))
+    env = scrubbed_environment(os.environ)
+    probe = subprocess.run(reaching.wrap(["true"]), env=env, capture_output=True, text=True)
+    if probe.returncode == 0:
+        log.info("tools reach %s through a mount of their own (a parent is closed)", workspace)
+        return reaching
+    log.warning(UNREACHABLE, user.uid, workspace, probe.stderr.strip())
+    return user

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import errno
 import fnmatch
 import json
 import logging
 import os
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -166,6 +168,7 @@ class McpServer:
         env = scrubbed_environment(os.environ, self._settings.env_passthrough)
         argv = [command, *self._config.args]
         if self._sandbox is not None:
+            _must_exist(command, env.get("PATH"))
             env.update(self._sandbox.environment())
             argv = self._sandbox.wrap(argv)
         return StdioServerParameters(
@@ -301,6 +304,13 @@ def _block_text(block: Any) -> str:
         return f"[resource link {block.uri}]"
     mime = getattr(block, "mime_type", "unknown type")
     return f"[{getattr(block, 'type', 'content')} block ({mime}) not shown]"
+
+
+def _must_exist(command: str, path: str | None) -> None:
+    """A program name not on PATH: the launcher would start anyway and die, which reads as a
+    closed connection; say "command not found" as a direct start does."""
+    if os.sep not in command and shutil.which(command, path=path) is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
 
 
 def describe_error(exc: BaseException) -> str:
