@@ -26,7 +26,7 @@ from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
 from tests.mcp_servers.launch import misbehaving_server
-from tests.plans import decision, evaluation_ok
+from tests.plans import ROOT_TOOLS, decision, evaluation_ok
 
 README = "# hello\n\nRun the tests with `python -m unittest`.\n"
 DETACH = (
@@ -85,7 +85,7 @@ def test_a_detached_process_cannot_delete_a_file_after_its_command_was_judged(ri
         ("write_file", {"path": "conftest.py", "content": DETACH}),
         ("run_command", {"argv": PYTEST}),
     ]
-    config = {"tools.allowed_commands": [" ".join(PYTEST)]}
+    config = {"tools.allowed_commands": [" ".join(PYTEST)], **ROOT_TOOLS}
     outcome = rig.run(labeled_event(), attack(calls, failed=True), event_name="issues", **config)
 
     assert_waits_with_readme_kept(rig, outcome)
@@ -94,7 +94,10 @@ def test_a_detached_process_cannot_delete_a_file_after_its_command_was_judged(ri
 def test_an_mcp_server_cannot_delete_a_file_after_its_call_was_judged(rig: Rig) -> None:
     workspace = rig.tmp / f"job-{rig.runs + 1}"
     later = {"path": str(workspace / "README.md"), "seconds": 1.0}
-    servers = {"tools.mcpServers": {"odd": misbehaving_server(MISBEHAVING_DELETE_LATER="1")}}
+    servers = {
+        "tools.mcpServers": {"odd": misbehaving_server(MISBEHAVING_DELETE_LATER="1")},
+        **ROOT_TOOLS,
+    }
     script = attack([("odd__delete_later", later)], failed=False)
     outcome = rig.run(labeled_event(), script, event_name="issues", **servers)
 
@@ -109,7 +112,7 @@ def test_a_rejected_stray_deletion_is_never_committed(rig: Rig) -> None:
         ("write_file", {"path": "conftest.py", "content": DETACH}),
         ("run_command", {"argv": PYTEST}),
     ]
-    config = {"tools.allowed_commands": [" ".join(PYTEST)]}
+    config = {"tools.allowed_commands": [" ".join(PYTEST)], **ROOT_TOOLS}
     rig.run(labeled_event(), attack(calls, failed=True), event_name="issues", **config)
     [spec_id] = re.findall(r"\| (a\d+) \| delete \| `README.md`", tracking(fake))
     answer = f"/planner reject {spec_id} keep the readme"
