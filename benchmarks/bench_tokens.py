@@ -15,6 +15,7 @@ Response-schema tokens are printed separately.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -24,7 +25,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from planner.engine.config import load_config
+from planner.engine.interfaces import ToolSpec
 from planner.engine.issue import IssueContext
+from planner.engine.toolcalls import call_schema
 from planner.evaluation.scripted import DOCUMENTS, NO
 from planner.evaluation.tokens import (
     Encoder,
@@ -101,6 +104,25 @@ def measure(replanning: bool, mode: str, refinement: bool, encode: Encoder) -> l
     return [request_tokens(kind, body, encode) for kind, body in requests]
 
 
+def execution_rows(encode: Encoder) -> list[str]:
+    """The first execute request: its messages, the native `tools` list, and the response
+    schema the same tools make in json tool calling (llm.tool_calling: json, or auto after the
+    switch), which binds each tool to its parameters."""
+    kind, body = next(r for r in pass_requests(True, "separate", True) if r[0] == "execute")
+    counted = request_tokens(kind, body, encode)
+    specs = [
+        ToolSpec(name=f["name"], description=f["description"], parameters=f["parameters"])
+        for f in (tool["function"] for tool in body["tools"])
+    ]
+    json_schema = encode(json.dumps(call_schema(specs)))
+    return [
+        "execution (first execute request, default configuration):",
+        f"    {'messages':<26} {counted.messages:>9}",
+        f"    {'tools (native)':<26} {counted.tools:>9}",
+        f"    {'json call schema':<26} {json_schema:>9}",
+    ]
+
+
 def planning_phase(counted: list[RequestTokens]) -> list[RequestTokens]:
     """Every request before the first action (the first execute request)."""
     kinds = [c.kind for c in counted]
@@ -136,6 +158,7 @@ def main() -> None:
     print(f"(c) prompt tokens per request, tokenizer: {source}")
     for label, replanning, mode, refinement in CONFIGS:
         print("\n".join(report(label, measure(replanning, mode, refinement, encode))))
+    print("\n".join(execution_rows(encode)))
 
 
 if __name__ == "__main__":

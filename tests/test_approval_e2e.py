@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 
-from planner.ci.forges.base import TRACKING_MARKER
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
-from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
+from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
 from tests.plans import execution_decision
 
 README = "# hello\n\nRun the tests with `python -m unittest`.\n"
@@ -29,11 +28,6 @@ def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
 def comment(fake: FakeGitHub, body: str) -> dict[str, Any]:
     made = fake.comment_json(fake.add_comment(1, body))
     return comment_event(body, made, 1)
-
-
-def tracking(fake: FakeGitHub) -> str:
-    [body] = [c.body for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
-    return body
 
 
 def test_a_high_risk_overwrite_waits_and_exactly_the_previewed_content_lands(rig: Rig) -> None:

@@ -15,7 +15,7 @@ from planner.interactive.model import PlanningSessionStatus, new_session
 from planner.interactive.storage import SessionStore, record_for_issue
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
-from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
+from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
 from tests.support.planning_session import discovery_step
 
 NEW_README = "# hello\n\nRun the tests with `python -m pytest -q`.\n"
@@ -45,11 +45,6 @@ def say(rig: Rig, body: str, script: list[Any] | None = None, **overrides: Any) 
 
 def replies(fake: FakeGitHub) -> list[str]:
     return [c.body for c in fake.comments_on(1) if REPLY_MARKER in c.body]
-
-
-def tracking(fake: FakeGitHub) -> str:
-    [body] = [c.body for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
-    return body
 
 
 def test_cancel_without_a_session_answers_nothing_to_cancel_and_runs_nothing(rig: Rig) -> None:

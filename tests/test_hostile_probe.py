@@ -160,15 +160,19 @@ def leaks(text: str, secrets: list[str]) -> list[str]:
     ]
 
 
-@pytest.fixture
-def reachable_tmp() -> Iterator[Path]:
-    """A directory another user can reach (pytest's tmp_path is 0700 under root)."""
-    base = Path(tempfile.mkdtemp(prefix="planner-probe-"))
-    base.chmod(0o755)
+def temporary_directory(prefix: str, mode: int) -> Iterator[Path]:
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    base.chmod(mode)
     try:
         yield base
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def reachable_tmp() -> Iterator[Path]:
+    """A directory another user can reach (pytest's tmp_path is 0700 under root)."""
+    yield from temporary_directory("planner-probe-", 0o755)
 
 
 def commit_config(workspace: Path, bare: Path, sandbox_user: str) -> None:
@@ -450,12 +454,7 @@ def test_probe_finds_no_secret_on_the_gitlab_layout(reachable_tmp: Path) -> None
 @pytest.fixture
 def closed_tmp() -> Iterator[Path]:
     """A root-owned mode-700 directory: no other user can enter it (a private temporary folder)."""
-    base = Path(tempfile.mkdtemp(prefix="planner-closed-"))
-    base.chmod(0o700)
-    try:
-        yield base
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    yield from temporary_directory("planner-closed-", 0o700)
 
 
 def test_probe_finds_no_secret_when_the_sandbox_user_cannot_reach_the_workspace(

@@ -17,11 +17,10 @@ from typing import Any
 
 import pytest
 
-from planner.ci.forges.base import TRACKING_MARKER
 from planner.testing.scripted_server import Step, ToolCallSpec, reply_tool_calls
 from tests.fake_forge import FakeGitHub, git
 from tests.fake_forge.rig import Rig
-from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
+from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
 from tests.plans import ROOT_TOOLS, evaluation_ok
 
 README = "# hello\n\nRun the tests with `python -m unittest`.\n"
@@ -65,11 +64,6 @@ def finish() -> list[Step]:
         evaluation_ok(),
         done[-1],
     ]
-
-
-def tracking(fake: FakeGitHub) -> str:
-    [body] = [c.body for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
-    return body
 
 
 def answer(fake: FakeGitHub, body: str) -> dict[str, Any]:

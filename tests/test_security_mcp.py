@@ -16,11 +16,10 @@ from typing import Any
 
 import pytest
 
-from planner.ci.forges.base import TRACKING_MARKER
 from planner.testing.scripted_server import Step, reply_tool_calls
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
-from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
+from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
 from tests.mcp_servers.launch import filesystem_server
 from tests.plans import ROOT_TOOLS, evaluation_ok, execution_decision
 
@@ -63,11 +62,6 @@ def finish() -> list[Step]:
         evaluation_ok(),
         done[-1],
     ]
-
-
-def tracking(fake: FakeGitHub) -> str:
-    [body] = [c.body for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
-    return body
 
 
 def test_an_mcp_write_over_a_large_file_is_rolled_back_and_shown(rig: Rig) -> None:

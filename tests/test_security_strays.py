@@ -20,11 +20,10 @@ from typing import Any
 
 import pytest
 
-from planner.ci.forges.base import TRACKING_MARKER
 from planner.testing.scripted_server import Step, ToolCallSpec, reply_json, reply_tool_calls
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
-from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
+from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
 from tests.mcp_servers.launch import misbehaving_server
 from tests.plans import ROOT_TOOLS, decision, evaluation_ok
 
@@ -47,11 +46,6 @@ def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
     fake_github.add_issue(1, "Add tests", "Add a test setup and run the tests.", labels=["planner"])
     fake_github.permissions["Codertocat"] = "write"
     return Rig("github", fake_github, tmp_path)
-
-
-def tracking(fake: FakeGitHub) -> str:
-    [body] = [c.body for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
-    return body
 
 
 def attack(calls: list[ToolCallSpec], failed: bool) -> list[Step]:

@@ -122,9 +122,14 @@ def test_background_children_do_not_outlive_a_command_that_exits(
     # A child left running could read /proc/<pid>/environ of whatever planner starts next.
     if waiting == "polling":  # as where os.pidfd_open is missing (macOS, old kernels)
         monkeypatch.delattr(os, "pidfd_open", raising=False)
+    assert_started_child_dies(tmp_path, "")
+
+
+def assert_started_child_dies(tmp_path: Path, popen_arguments: str) -> None:
+    """A command starts `sleep 600` (Popen with `popen_arguments`) and exits: the child dies."""
     script = (
         "import subprocess\n"
-        "child = subprocess.Popen(['sleep', '600'])\n"
+        f"child = subprocess.Popen(['sleep', '600']{popen_arguments})\n"
         "open('child.pid', 'w').write(str(child.pid))\n"
     )
     tool = command_tool(tmp_path, python_prefix())
@@ -143,20 +148,7 @@ def test_a_child_in_a_process_group_of_its_own_does_not_outlive_the_command(
 ) -> None:
     """Like a shell's background job (`set -m`): it leaves the command's process group, so a
     group kill misses it, but it stays in the command's session."""
-    script = (
-        "import subprocess\n"
-        "child = subprocess.Popen(['sleep', '600'], process_group=0)\n"
-        "open('child.pid', 'w').write(str(child.pid))\n"
-    )
-    tool = command_tool(tmp_path, python_prefix())
-    result = tool.call("run_command", {"argv": [PYTHON, "-c", script]})
-    assert result.ok
-    child = int((tmp_path / "child.pid").read_text())
-    try:
-        assert _dies(child)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(child, signal.SIGKILL)
+    assert_started_child_dies(tmp_path, ", process_group=0")
 
 
 def test_output_is_capped_with_sizes_noted(tmp_path: Path) -> None:

@@ -104,9 +104,7 @@ def _apply(index: int, text: str, edit: Edit) -> str:
 def _appended(text: str, new_text: str) -> str:
     """An empty oldText adds newText at the end of the file (line numbers copied from the
     prompt's view of the file are left out)."""
-    lines = [line for line in new_text.splitlines() if line.strip()]
-    if lines and all(LINE_NUMBER.match(line) for line in lines):
-        new_text = _unnumbered(new_text)
+    new_text = without_line_numbers(new_text)
     separator = "" if not text or text.endswith("\n") else "\n"
     ending = "" if new_text.endswith("\n") else "\n"
     return text + separator + new_text + ending
@@ -212,7 +210,7 @@ def with_restated_block(lines: list[str], where: range, new_text: str) -> range:
 def _block_after(lines: list[str], start: int, header_width: int) -> list[int]:
     """Indices of the block body after a header line (more indented lines, blank lines
     inside, and a closing `}`/`end` line at the header's indentation)."""
-    body, stop = [], start
+    stop = start
     while stop < len(lines) and (
         not lines[stop].strip() or len(_indent(lines[stop])) > header_width
     ):

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from planner.ci.forges.base import TRACKING_MARKER
 from planner.cli.demo import demo_script
 from planner.engine.config import PlannerConfig, load_config
 from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
@@ -146,3 +147,9 @@ def commit_author(bare: Path, ref: str) -> str:
 
 def file_on(bare: Path, ref: str, path: str) -> str:
     return git(bare, "show", f"{ref}:{path}")
+
+
+def tracking(fake: Any, number: int = 1) -> str:
+    """The body of planner's one tracking comment on issue `number` of a fake forge."""
+    [body] = [c.body for c in fake.comments_on(number) if TRACKING_MARKER in c.body]
+    return str(body)

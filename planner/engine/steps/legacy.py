@@ -59,5 +59,4 @@ def _nothing_changed(run: PassContext, finish: Finish) -> bool:
 
 def _undone(run: PassContext, finish: Finish) -> bool:
     """The issue asks for a change: a run that changed and ran nothing did not resolve it."""
-    actions = run.state().actions_by_task.get(LEGACY, [])
-    return finish[0] == "completed" and did_nothing(actions)
+    return finish[0] == "completed" and _nothing_changed(run, finish)
