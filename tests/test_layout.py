@@ -3,13 +3,14 @@
 Every module's imports (parsed with ast, including imports inside functions and under
 TYPE_CHECKING) are mapped to layers; a module may import its own layer or a layer of lower
 rank, never one above or beside it. The layer table is printed (`pytest -s tests/test_layout.py`)
-and kept in LAYERS below; CONTRIBUTING.md's layout table describes the same packages.
+and kept in LAYERS below; CONTRIBUTING.md's layout table describes the same packages. Modules
+depend on one another one way too, inside a layer as well: no import circles.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ class Layer:
 
 
 LAYERS = (
+    Layer("root", -1, ("planner",), "the package itself: the version; imports nothing"),
     Layer("engine", 0, ("planner.engine",), "the pass loop, phase interface, documents, history"),
     Layer("tools", 1, ("planner.tools",), "tools the model calls; scrubbed env for children"),
     Layer("storage", 1, ("planner.storage",), "history backends (import the engine only)"),
@@ -44,13 +46,14 @@ LAYERS = (
     Layer("ci", 6, ("planner.ci",), "CI entry point, inputs/outputs, triggers, tracking, git"),
     Layer("evaluation", 6, ("planner.evaluation",), "drives passes over a task suite"),
     Layer("cli", 7, ("planner.cli", "planner.__main__"), "command line and demo"),
-    Layer("root", 8, ("planner",), "the package itself: version only"),
 )
 """Lower rank = closer to the core; a module imports its own layer or lower ranks only.
 Layers of equal rank never import each other: phase packages plug into the engine, not into
 each other; GitHub code never imports GitLab code and vice versa; storage (rank 1) never
 imports the CI layer it serves — it needs nothing from it and keeps its own HTTP download;
-evaluation drives passes like the CI layer does, and neither imports the other."""
+evaluation drives passes like the CI layer does, and neither imports the other. The root
+package holds only the version and imports nothing, so any layer may read it (`planner
+--version`)."""
 
 
 def layer_of(module: str) -> Layer | None:
@@ -88,7 +91,16 @@ def imported(tree: ast.AST, module: str, is_package: bool) -> Iterator[tuple[int
                 anchor = anchor[: len(anchor) - (node.level - 1)]
                 base = ".".join([*anchor, base] if base else anchor)
             for alias in node.names:
-                yield node.lineno, f"{base}.{alias.name}" if base == "planner" else base
+                yield node.lineno, imported_from(base, alias.name)
+
+
+def imported_from(base: str, name: str) -> str:
+    """The module `from base import name` imports: the submodule when `name` is one (`from
+    planner.tools import arguments`), else `base` itself (`from planner.tools import
+    build_registry`)."""
+    path = PACKAGE.parent.joinpath(*f"{base}.{name}".split("."))
+    is_submodule = path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+    return f"{base}.{name}" if is_submodule else base
 
 
 def edges() -> Iterator[tuple[str, int, str]]:
@@ -131,6 +143,82 @@ def test_dependencies_point_one_way() -> None:
         if (why := violation(source, target)) is not None
     ]
     assert not problems, "imports against the layers:\n" + "\n".join(problems)
+
+
+Graph = Mapping[str, Mapping[str, list[int]]]
+"""importing module → imported module → the lines of its imports."""
+
+
+def import_graph(found: Iterable[tuple[str, int, str]]) -> Graph:
+    graph: dict[str, dict[str, list[int]]] = {}
+    for source, line, target in found:
+        if source != target:
+            graph.setdefault(source, {}).setdefault(target, []).append(line)
+    return graph
+
+
+def reachable(graph: Graph, start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for target in graph.get(todo.pop(), {}):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def import_circles(graph: Graph) -> list[list[str]]:
+    """The strongly connected components of more than one module: the modules that import
+    each other, directly or through others (a graph of a few hundred modules: a search from
+    each is fast enough, and simpler than Tarjan's algorithm)."""
+    reach = {module: reachable(graph, module) for module in graph}
+    circles = {
+        tuple(sorted({module} | {other for other in found if module in reach.get(other, ())}))
+        for module, found in reach.items()
+        if module in found
+    }
+    return sorted(list(circle) for circle in circles)
+
+
+def describe_circle(graph: Graph, circle: list[str]) -> str:
+    """The circle's modules, then every import between them with its lines."""
+    imports = [
+        f"  {source}:{','.join(map(str, sorted(set(lines))))} imports {target}"
+        for source in circle
+        for target, lines in graph.get(source, {}).items()
+        if target in circle
+    ]
+    return "\n".join(["circle of " + ", ".join(circle), *imports])
+
+
+def test_no_import_circles() -> None:
+    """Modules that import each other (at module level, in functions or under TYPE_CHECKING)
+    cannot be read, tested or moved apart; move what both need into a module of its own."""
+    graph = import_graph(edges())
+    circles = [describe_circle(graph, circle) for circle in import_circles(graph)]
+    assert not circles, "import circles:\n" + "\n".join(circles)
+
+
+def test_a_circle_is_found_and_named() -> None:
+    circle = [("a", 1, "b"), ("b", 2, "c"), ("c", 3, "a"), ("c", 3, "a")]  # two names, one line
+    found = [*circle, ("c", 4, "d"), ("d", 5, "d")]  # d only imports itself: no circle
+    graph = import_graph(found)
+    assert import_circles(graph) == [["a", "b", "c"]]
+    assert describe_circle(graph, ["a", "b", "c"]).splitlines() == [
+        "circle of a, b, c",
+        "  a:1 imports b",
+        "  b:2 imports c",
+        "  c:3 imports a",
+    ]
+
+
+def test_a_submodule_imported_from_its_package_is_the_edge() -> None:
+    """`from planner.tools import arguments` imports the module arguments, not the package's
+    __init__ (whose own imports would otherwise look like a circle)."""
+    assert imported_from("planner.tools", "arguments") == "planner.tools.arguments"
+    assert imported_from("planner.tools", "build_registry") == "planner.tools"
+    assert imported_from("planner", "engine") == "planner.engine"
 
 
 def test_every_package_has_a_layer() -> None:

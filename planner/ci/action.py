@@ -51,7 +51,7 @@ from planner.engine.redaction import register_environment_secrets
 log = logging.getLogger("planner.ci.action")
 
 if TYPE_CHECKING:
-    from planner.ci.job import CiOutcome
+    from planner.ci.outcome import CiOutcome
     from planner.ci.triggers import Platform, Skip, Sweep, Trigger
     from planner.engine.config import PlannerConfig
     from planner.engine.interfaces import HistoryBackend

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from planner.ci.gitops import GitError, GitWorkspace, Published, on_branch, publish
 from planner.ci.lease import (
@@ -27,6 +27,7 @@ from planner.ci.lease import (
     release,
     restore_history,
 )
+from planner.ci.run_port import IssueRunPort
 from planner.ci.signals import cancellation
 from planner.ci.tracking import no_closing_keywords
 from planner.engine.checkpoints import MARKER_TRAILER, reconcile, record_checkpoint
@@ -36,16 +37,13 @@ from planner.engine.history import SKIPPED_MARK, SKIPPED_MORE, PlanningHistorySt
 from planner.engine.result import PassResult
 from planner.run.runner import history_directory
 
-if TYPE_CHECKING:
-    from planner.ci.job import IssueRun
-
 log = logging.getLogger(__name__)
 
 
 class CheckpointReporter:
     """ProgressReporter + Checkpoint: the tracking comment, and a commit per finished task."""
 
-    def __init__(self, run: IssueRun, reporter: Any) -> None:
+    def __init__(self, run: IssueRunPort, reporter: Any) -> None:
         self.run = run
         self.reporter = reporter
 
@@ -57,10 +55,10 @@ class CheckpointReporter:
         if git is None:
             return ""
         try:
-            git.commit_all(checkpoint_message(self.run, task_id, marker), self.run._identity())
+            git.commit_all(checkpoint_message(self.run, task_id, marker), self.run.identity())
             if git.head() == self.run.start_head:
                 return git.head()  # nothing new: the branch is not created or pushed for this
-            published = publish(git, self.run._identity(), side_branch(self.run))
+            published = publish(git, self.run.identity(), side_branch(self.run))
         except GitError as exc:
             raise StopPass("failed", f"could not publish the work of {task_id}: {exc}") from None
         if published.how == "conflict":
@@ -68,7 +66,7 @@ class CheckpointReporter:
         return git.head()
 
 
-def checkpoint_message(run: IssueRun, task_id: str, marker: str) -> str:
+def checkpoint_message(run: IssueRunPort, task_id: str, marker: str) -> str:
     title = no_closing_keywords(" ".join(run.target.issue.title.split())[:120])
     lines = [f"planner: {title} ({run.forge.issue_reference(run.number)})", ""]
     lines += [f"Checkpoint after {task_id}.", "", f"{MARKER_TRAILER}: {marker}"]
@@ -78,11 +76,11 @@ def checkpoint_message(run: IssueRun, task_id: str, marker: str) -> str:
     return run.forge.redact("\n".join(lines)) + "\n"
 
 
-def side_branch(run: IssueRun) -> str:
+def side_branch(run: IssueRunPort) -> str:
     return f"{run.branch}-conflict-{run.run_id}"
 
 
-def conflict_note(run: IssueRun, published: Published) -> str:
+def conflict_note(run: IssueRunPort, published: Published) -> str:
     note = (
         f"A person's commits on `{run.branch}` conflict with planner's work, so planner pushed "
         f"its commits to `{published.side_branch}` instead (nothing was overwritten). Merge "
@@ -93,7 +91,7 @@ def conflict_note(run: IssueRun, published: Published) -> str:
     return note
 
 
-def reconcile_branch(run: IssueRun, store: PlanningHistoryStore) -> list[str]:
+def reconcile_branch(run: IssueRunPort, store: PlanningHistoryStore) -> list[str]:
     """Re-open completed tasks whose commit is not on the branch this run fetched."""
     git = run.git
     if git is None:
@@ -115,14 +113,14 @@ def _carried(git: GitWorkspace, entry: dict[str, Any]) -> bool:
 
 
 def publish_pass(
-    run: IssueRun, git: GitWorkspace, result: PassResult, store: PlanningHistoryStore
+    run: IssueRunPort, git: GitWorkspace, result: PassResult, store: PlanningHistoryStore
 ) -> tuple[PassResult, str]:
     """The pass's last commit and push; then the history records what the branch carries."""
-    git.commit_all(run._commit_message(result), run._identity())
+    git.commit_all(run.commit_message(result), run.identity())
     head = git.head()
     if head == run.start_head:
         return result, ""
-    published = publish(git, run._identity(), side_branch(run))
+    published = publish(git, run.identity(), side_branch(run))
     if published.how == "conflict":
         note = conflict_note(run, published)
         return result.model_copy(update={"status": "needs_human", "stop_reason": note}), head
@@ -130,7 +128,7 @@ def publish_pass(
     return result, git.head()
 
 
-def history_notes(run: IssueRun, history: Any) -> None:
+def history_notes(run: IssueRunPort, history: Any) -> None:
     """Problems with the stored history (an unreadable archive, an artifact from a fork) get a
     line in the tracking comment; what could be read was kept."""
     for problem in getattr(history, "problems", []):
@@ -142,7 +140,7 @@ def history_notes(run: IssueRun, history: Any) -> None:
 # -- the issue's lease ---------------------------------------------------------------------------
 
 
-def lease_rules(run: IssueRun, wait: float | None = None) -> LeaseRules:
+def lease_rules(run: IssueRunPort, wait: float | None = None) -> LeaseRules:
     """`wait`: how long a live holder is waited for (default: forge.lease_wait_seconds, else
     the wall budget plus a minute); a stop command waits not at all."""
     budget, forge = run.config.budget, run.config.forge
@@ -150,12 +148,12 @@ def lease_rules(run: IssueRun, wait: float | None = None) -> LeaseRules:
     return LeaseRules(
         seconds=forge.lease_seconds,
         wait=waited if wait is None else wait,
-        identity=run._identity(),
+        identity=run.identity(),
         cancelled=cancellation,
     )
 
 
-def take_lease(run: IssueRun, wait: float | None = None) -> Lease | None:
+def take_lease(run: IssueRunPort, wait: float | None = None) -> Lease | None:
     """Wait for and take the issue's lease (planner.ci.lease); say when a dead run's expired."""
     git = GitWorkspace(run.workspace, run.forge.git_remote())
     try:
@@ -177,7 +175,9 @@ def take_lease(run: IssueRun, wait: float | None = None) -> Lease | None:
     return lease
 
 
-def lease_heartbeat(run: IssueRun, lease: Lease | None) -> contextlib.AbstractContextManager[Any]:
+def lease_heartbeat(
+    run: IssueRunPort, lease: Lease | None
+) -> contextlib.AbstractContextManager[Any]:
     """Renew the lease while the event is handled; a lease lost to another run ends the pass
     at its next step (two runs must not write one issue)."""
     if lease is None:
@@ -194,28 +194,26 @@ def lease_heartbeat(run: IssueRun, lease: Lease | None) -> contextlib.AbstractCo
     return Heartbeat(git, lease, lease_rules(run), lost)
 
 
-def restore_from_lease(run: IssueRun, lease: Lease | None, store: PlanningHistoryStore) -> None:
+def restore_from_lease(run: IssueRunPort, lease: Lease | None, store: PlanningHistoryStore) -> None:
     """The lease's copy of the history when it is longer than the cache's or artifact's."""
     if lease is not None:
         git = run.git or GitWorkspace(run.workspace, run.forge.git_remote())
         restore_history(git, lease, store.filepath)
 
 
-def free_lease(run: IssueRun, lease: Lease | None) -> None:
+def free_lease(run: IssueRunPort, lease: Lease | None) -> None:
     """Free the lease with this run's history in it; a failure is logged (it expires)."""
     if lease is None:
         return
     directory = history_directory(run.config, run.workspace)
     history = PlanningHistoryStore(directory, run.forge.repository, str(run.number)).filepath
     try:
-        release(
-            GitWorkspace(run.workspace, run.forge.git_remote()), lease, history, run._identity()
-        )
+        release(GitWorkspace(run.workspace, run.forge.git_remote()), lease, history, run.identity())
     except GitError as exc:
         log.warning("could not free the issue's lease (it expires by itself): %s", exc)
 
 
-def skipped_history_notes(run: IssueRun, result: PassResult) -> None:
+def skipped_history_notes(run: IssueRunPort, result: PassResult) -> None:
     """History lines the pass skipped (cut off, or of the wrong shape) get a line in the
     tracking comment whatever the status: nothing was rewritten, the rest was used."""
     for message in result.messages:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from planner.ci.durable import restore_from_lease
 from planner.ci.forges.base import MARKER_PREFIX, Actor, CommentData, parse_time
@@ -30,6 +30,7 @@ from planner.ci.interactive_comment import (
     render_closed_phase,
     render_session,
 )
+from planner.ci.outcome import CiOutcome
 from planner.ci.request_marks import (
     BEFORE_REQUEST,
     NOT_ON_OWN_LINE,
@@ -37,6 +38,7 @@ from planner.ci.request_marks import (
     came_after,
     mark_at,
 )
+from planner.ci.run_port import IssueRunPort
 from planner.ci.triggers import match_phrase
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.interfaces import HistoryBackend, ToolProvider
@@ -58,9 +60,6 @@ from planner.interactive.replies import parse_decisions as parse_choices
 from planner.interactive.storage import SessionStore, latest_for_issue, record_for_issue
 from planner.run.runner import exclude_from_git, history_directory, new_run_id
 
-if TYPE_CHECKING:
-    from planner.ci.job import CiOutcome, IssueRun
-
 log = logging.getLogger(__name__)
 S = PlanningSessionStatus
 MAX_IGNORED_AUTHORS = 5
@@ -73,7 +72,7 @@ NO_TEXT_KINDS = frozenset({"labeled", "interactive", "opened", "assigned"})
 
 
 def interactive_event(
-    run: IssueRun,
+    run: IssueRunPort,
     *,
     model: Any,
     extra_tools: tuple[ToolProvider, ...],
@@ -123,7 +122,7 @@ class IssueSessions:
 
     def __init__(
         self,
-        run: IssueRun,
+        run: IssueRunPort,
         directory: Path,
         model: Any,
         extra_tools: tuple[ToolProvider, ...],
@@ -339,8 +338,8 @@ class IssueSessions:
     def _progress(self, session: PlanningSession) -> CiOutcome:
         """Model calls where none waits for people, then the comment, label and outcome."""
         run = self.run
-        run._load_earlier_runs()
-        run._write_comment()
+        run.load_earlier_runs()
+        run.write_comment()
         operations = PlanningOperations(self._model(), self.store, run.forge.repository)
         try:
             operations.advance(session)
@@ -433,8 +432,6 @@ class IssueSessions:
         self.entry = record_for_issue(self.journal, session, **{**kept, **extra})
 
     def _finish(self, session: PlanningSession, operations: PlanningOperations) -> CiOutcome:
-        from planner.ci.job import CiOutcome
-
         waiting = session.active
         status = (
             "needs_human" if waiting else ("failed" if session.status == S.FAILED else "stopped")
@@ -450,7 +447,7 @@ class IssueSessions:
             self.history.save(self.directory, str(self.run.number))
         self.run.view.reason = reason
         self.run.view.proceed_after = self._proceed_after(session) if waiting else ""
-        self.run._finish(outcome, "needs_human" if waiting else outcome.status)  # type: ignore[arg-type]
+        self.run.finish(outcome, "needs_human" if waiting else outcome.status)  # type: ignore[arg-type]
         return outcome
 
     # -- approval

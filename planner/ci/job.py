@@ -15,13 +15,11 @@ import logging
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import requests
-from pydantic import BaseModel
 
 from planner.ci.approvals import last_mark, record_answer, remember_shown, waiting_section
 from planner.ci.commit_policy import CommitRules
@@ -49,7 +47,9 @@ from planner.ci.forges.http import RetryPolicy
 from planner.ci.gitops import GitWorkspace, Identity, on_branch
 from planner.ci.interactive import interactive_event, restore_once
 from planner.ci.lease import Lease, LeaseBusy
+from planner.ci.outcome import CiOutcome, OutcomeStatus
 from planner.ci.request_marks import BEFORE_REQUEST, NOT_ON_OWN_LINE, came_after, mark_now
+from planner.ci.run_port import Target
 from planner.ci.signals import ran_before, start_deadline
 from planner.ci.tracking import (
     CHECKLIST_CHARS,
@@ -96,7 +96,6 @@ from planner.tools.mcp_config import load_file_servers
 
 log = logging.getLogger(__name__)
 
-OutcomeStatus = Literal["skipped", "stopped", "completed", "in_progress", "needs_human", "failed"]
 CLOSES = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#(\d+)\b", re.IGNORECASE)
 QUESTION_MARKER = "<!-- planner:question -->"
 NOTIFICATION_MARKER = "<!-- planner:notification -->"
@@ -118,36 +117,6 @@ TESTS_FAILING_TITLE = "[tests failing] "
 request back into a draft through REST, so the title says it)."""
 PULL_BODY_CHARS = 65_000
 """GitHub refuses a pull request body over 65,536 characters; redaction may lengthen it a bit."""
-
-
-class CiOutcome(BaseModel):
-    """What happened, for the entry point (exit code, job outputs, job summary)."""
-
-    status: OutcomeStatus
-    reason: str = ""
-    platform: str = ""
-    issue_number: int | None = None
-    branch: str = ""
-    pr_url: str = ""
-    comment_url: str = ""
-    commit: str = ""
-    """The commit this run pushed ('' when the pass changed nothing)."""
-    tokens_used: int = 0
-    model_calls: int = 0
-    history_path: str = ""
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.status == "failed" else 0
-
-
-@dataclass
-class Target:
-    """The issue a permitted trigger acts on (and the PR a feedback comment was made on)."""
-
-    number: int
-    issue: IssueData
-    pull: PullRequestData | None = None
 
 
 def run_for_event(
@@ -362,6 +331,9 @@ def _instruction(forge: ForgeAdapter, trigger: Trigger, target: Target) -> str:
 
 
 class IssueRun:
+    """One run on one issue: the pass, its branch, pull request, comment and labels. The
+    branch's durability and the planning sessions see it as planner.ci.run_port.IssueRunPort."""
+
     def __init__(
         self,
         forge: ForgeAdapter,
@@ -420,10 +392,10 @@ class IssueRun:
         except LeaseBusy:
             return self._ask_running_pass_to_stop()
         try:
-            self._load_earlier_runs()
+            self.load_earlier_runs()
             self.view.result = self._history_snapshot(history)
             outcome = CiOutcome(status="stopped", reason=f"stopped by @{self.trigger.actor.login}")
-            self._finish(outcome, "stopped")
+            self.finish(outcome, "stopped")
             return outcome
         finally:
             free_lease(self, self.lease)
@@ -488,17 +460,17 @@ class IssueRun:
 
     def _busy(self, reason: str) -> CiOutcome:
         """Another run held the issue all the time this run could wait: say so, touch nothing."""
-        self._load_earlier_runs()
+        self.load_earlier_runs()
         self.view.notes.append(f"This event was not handled: {reason}")
         outcome = CiOutcome(status="failed", reason=reason)
-        self._finish(outcome, "failed", label=False)  # the label is the running run's
+        self.finish(outcome, "failed", label=False)  # the label is the running run's
         return outcome
 
     def _execute(
         self, *, model: Any, extra_tools: tuple[ToolProvider, ...], history: HistoryBackend | None
     ) -> CiOutcome:
-        self._load_earlier_runs()
-        self._write_comment()
+        self.load_earlier_runs()
+        self.write_comment()
         try:
             self._set_label(self.config.forge.label_working)
             outcome = self._work(model, extra_tools, history)
@@ -507,7 +479,7 @@ class IssueRun:
             outcome = CiOutcome(status="failed", reason=self.forge.redact(f"{exc}"))
         if self.stop_requested and outcome.status == "in_progress":
             outcome.status, outcome.reason = "stopped", STOPPED_BY_REQUEST
-        self._finish(outcome, _tracking_state(outcome.status))
+        self.finish(outcome, _tracking_state(outcome.status))
         return outcome
 
     def _work(
@@ -579,7 +551,7 @@ class IssueRun:
         that come after the mark count (planner.ci.request_marks)."""
         if not self.view.approval:
             return
-        self._write_comment()
+        self.write_comment()
         section = self.view.approval
         remember_shown(
             self._store(directory), section, lambda: mark_now(self.forge, self.number, section)
@@ -684,12 +656,12 @@ class IssueRun:
 
     # -- git identity ----------------------------------------------------------------------------
 
-    def _identity(self) -> Identity:
+    def identity(self) -> Identity:
         forge = self.config.forge
         default = _platform_identity(self.forge.platform, self.env)
         return Identity(forge.commit_name or default.name, forge.commit_email or default.email)
 
-    def _commit_message(self, result: PassResult) -> str:
+    def commit_message(self, result: PassResult) -> str:
         title = no_closing_keywords(" ".join(self.target.issue.title.split())[:120])
         done, total = result.progress()
         lines = [
@@ -704,11 +676,11 @@ class IssueRun:
 
     # -- the comment and the labels ----------------------------------------------------------
 
-    def _load_earlier_runs(self) -> None:
+    def load_earlier_runs(self) -> None:
         existing = self.forge.find_tracking_comment(self.number)
         self.view.earlier_runs = earlier_runs(existing.body) if existing else []
 
-    def _write_comment(self) -> None:
+    def write_comment(self) -> None:
         self.comment = self.forge.upsert_tracking_comment(self.number, render_tracking(self.view))
 
     def _set_label(self, label: str) -> None:
@@ -723,7 +695,7 @@ class IssueRun:
         self.labels = self.forge.get_issue(self.number).labels
         self.labels = self.forge.set_status_label(self.number, label, status, self.labels)
 
-    def _finish(self, outcome: CiOutcome, state: TrackingState, label: bool = True) -> None:
+    def finish(self, outcome: CiOutcome, state: TrackingState, label: bool = True) -> None:
         """Final comment, label and question; each is tried even if another fails. `label`
         False leaves the status label to the run that works on the issue (a paused label set
         meanwhile would ask it to stop)."""
@@ -733,7 +705,7 @@ class IssueRun:
         self.view.earlier_runs.append(run_line(self.view))
         self.view.usage = self._usage_footer()
         status = _status_label(self.config.forge, state)
-        steps: list[Callable[[], None]] = [self._write_comment]
+        steps: list[Callable[[], None]] = [self.write_comment]
         steps += [lambda: self._set_label(status)] if label else []
         steps.append(self._post_notifications)
         if state == "needs_human":
@@ -813,7 +785,7 @@ class TrackingReporter:
     def update(self, snapshot: Any) -> None:
         if isinstance(snapshot, PassResult):
             self.run.view.result = snapshot
-            self.run._write_comment()
+            self.run.write_comment()
             self.run._post_notifications()
             self.run.stop_if_asked()
 

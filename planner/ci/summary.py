@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planner.ci.costs import cost_report, last_run_id, render_usage_section
-from planner.ci.job import CiOutcome
+from planner.ci.outcome import CiOutcome
 from planner.ci.tracking import neutralize, safe_result, verification_lines
 from planner.engine.config import BudgetConfig, ModelPrice
 from planner.engine.history import PlanningHistoryStore

@@ -1,0 +1,75 @@
+"""What the branch's durability (planner.ci.durable) and the planning sessions
+(planner.ci.interactive) need from the run on one issue; planner.ci.job.IssueRun implements it.
+
+The run calls both of them, so they name this port, not IssueRun, and the imports point one
+way: job → durable → run_port, job → interactive → run_port.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from planner.ci.forges.base import ForgeAdapter, IssueData, PullRequestData
+from planner.ci.gitops import GitWorkspace, Identity
+from planner.ci.lease import Lease
+from planner.ci.outcome import CiOutcome, OutcomeStatus
+from planner.ci.tracking import TrackingState, TrackingView
+from planner.ci.triggers import Trigger
+from planner.engine.config import PlannerConfig
+from planner.engine.interfaces import HistoryBackend, ToolProvider
+from planner.engine.result import PassResult
+
+
+@dataclass
+class Target:
+    """The issue a permitted trigger acts on (and the PR a feedback comment was made on)."""
+
+    number: int
+    issue: IssueData
+    pull: PullRequestData | None = None
+
+
+class IssueRunPort(Protocol):
+    forge: ForgeAdapter
+    trigger: Trigger
+    target: Target
+    config: PlannerConfig
+    workspace: Path
+    number: int
+    branch: str
+    run_id: str
+    git: GitWorkspace | None
+    """The issue branch's checkout once the pass prepared it (None before)."""
+    lease: Lease | None
+    start_head: str
+    """HEAD as the branch was fetched, before the pass (planner.ci.durable)."""
+    view: TrackingView
+    """What the tracking comment shows; notes are appended to it."""
+
+    def identity(self) -> Identity:
+        """Who commits: forge.commit_name/commit_email, else the platform's bot."""
+        ...
+
+    def commit_message(self, result: PassResult) -> str: ...
+
+    def reply(self, status: OutcomeStatus, text: str) -> CiOutcome:
+        """Answer the person on the issue and do nothing else."""
+        ...
+
+    def execute(
+        self, *, model: Any, extra_tools: tuple[ToolProvider, ...], history: HistoryBackend | None
+    ) -> CiOutcome:
+        """A pass on the issue (under the lease the caller holds)."""
+        ...
+
+    def load_earlier_runs(self) -> None:
+        """The tracking comment's lines of earlier runs, before it is written again."""
+        ...
+
+    def write_comment(self) -> None: ...
+
+    def finish(self, outcome: CiOutcome, state: TrackingState, label: bool = True) -> None:
+        """Final comment, label and question; fills in the outcome's links."""
+        ...
