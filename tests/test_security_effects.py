@@ -6,7 +6,8 @@ Attack: with the defaults (low and medium approved in bulk) and the test command
 model writes a conftest.py (or a unittest-discovered test_setup.py) that deletes README.md and
 overwrites a large data.csv, then runs the tests. Each test fails if the deletion or the
 overwrite reaches the pushed branch without a person seeing its diff, or if bytecode or a test
-runner's cache is committed.
+runner's cache is committed. Without planning, where no pass waits for a person, the effect is
+rolled back and the test fails unless the tracking comment says so.
 """
 
 from __future__ import annotations
@@ -164,3 +165,25 @@ def test_a_command_that_tampers_with_the_saved_copies_gets_nothing_pushed(rig: R
     assert "could not be rolled back" in outcome.reason
     assert not fake.branch_exists("planner/issue-1")
     assert "could not be rolled back" in tracking(fake)
+
+
+def test_without_planning_a_rolled_back_effect_is_shown_to_people(rig: Rig) -> None:
+    """Legacy mode cannot wait for an approval: the effect is undone and the model's call
+    fails, and the people on the issue are told what was undone."""
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    calls: list[ToolCallSpec] = [
+        ("write_file", {"path": "conftest.py", "content": PAYLOAD}),
+        ("run_command", {"argv": PYTEST}),
+    ]
+    finish = ("finish_task", {"status": "completed", "summary": "Done."})
+    script = [reply_tool_calls("legacy", calls), reply_tool_calls("legacy", [finish])]
+    config = {**allowing(PYTEST), "planning.enabled": False}
+    outcome = rig.run(labeled_event(), script, event_name="issues", **config)
+
+    assert outcome.status == "completed", outcome
+    assert file_on(fake.bare, "planner/issue-1", "README.md") == README.rstrip("\n")
+    assert file_on(fake.bare, "planner/issue-1", "data.csv") == DATA.rstrip("\n")
+    body = tracking(fake)
+    assert "Rolled back without asking anyone" in body and "the effect of run_command" in body
+    assert "deletes README.md" in body

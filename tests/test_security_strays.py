@@ -14,12 +14,14 @@ Attacks, with the defaults (low and medium approved in bulk):
   overwrites it through a descriptor it opened while it still could (a checkout handed over
   to the sandbox user and back).
 Each test fails if README.md is gone or changed on the pushed branch without a person
-approving it.
+approving it. Without planning, where no pass waits for a person, the deletion is rolled back
+and the test fails unless the history and the tracking comment say so.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -134,6 +136,40 @@ def test_a_rejected_stray_deletion_is_never_committed(rig: Rig) -> None:
     assert file_on(fake.bare, "planner/issue-1", "README.md") == README.rstrip("\n")
     assert file_on(fake.bare, "planner/issue-1", "conftest.py") == DETACH.rstrip("\n")
     assert any("keep the readme" in prompt for prompt in rig.prompts)
+
+
+@pytest.mark.parametrize("noticed", ["before-the-next-action", "at-the-end-of-the-pass"])
+def test_without_planning_a_rolled_back_stray_change_is_shown_to_people(
+    rig: Rig, noticed: str
+) -> None:
+    """Legacy mode cannot wait for an approval: the deletion is undone, and the people on the
+    issue are told, not only the model (which never hears of one noticed at the end)."""
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    calls: list[ToolCallSpec] = [
+        ("write_file", {"path": "conftest.py", "content": DETACH}),
+        ("run_command", {"argv": PYTEST}),
+    ]
+    finish = ("finish_task", {"status": "completed", "summary": "Done."})
+    later: list[ToolCallSpec] = [("write_file", {"path": "notes.txt", "content": "x\n"})]
+    then = [reply_tool_calls("legacy", later, delay_seconds=LATER)]
+    if noticed == "at-the-end-of-the-pass":
+        then = []
+    script = [
+        reply_tool_calls("legacy", calls),
+        *then,
+        reply_tool_calls("legacy", [finish], delay_seconds=0 if then else LATER),
+    ]
+    config = {"planning.enabled": False, "tools.allowed_commands": [" ".join(PYTEST)]}
+    outcome = rig.run(labeled_event(), script, event_name="issues", **config, **ROOT_TOOLS)
+
+    assert outcome.status == "completed", outcome
+    assert file_on(fake.bare, "planner/issue-1", "README.md") == README.rstrip("\n")
+    body = tracking(fake)
+    assert "Rolled back without asking anyone" in body and "README.md deleted" in body
+    entries = [json.loads(line) for line in Path(outcome.history_path).read_text().splitlines()]
+    [undone] = [entry for entry in entries if entry["type"] == "rolled_back"]
+    assert (undone["source"], undone["paths"]) == ("stray", ["README.md"])
 
 
 # -- the last moment: between the pass's last look at the tree and `git add` -------------------
