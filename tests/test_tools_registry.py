@@ -65,11 +65,13 @@ def test_a_provider_with_a_problem_has_its_tools_left_out() -> None:
 def test_close_closes_every_provider_then_runs_cleanups_despite_failures() -> None:
     log: list[str] = []
     registry = ToolRegistry([Provider("a", raises=True, log=log), Provider("b", log=log)])
+    registry.add_cleanup(lambda: log.append("end what the tools left running"))
     registry.add_cleanup(lambda: log.append("stop loop"))
     registry.close()
-    assert log == ["close a", "close b", "stop loop"]
+    closed = ["close a", "close b", "stop loop", "end what the tools left running"]
+    assert log == closed  # last added first: the sandbox user's close comes after the servers'
     registry.close()
-    assert log == ["close a", "close b", "stop loop", "close a", "close b"]
+    assert log == [*closed, "close a", "close b"]
 
 
 @pytest.mark.parametrize(

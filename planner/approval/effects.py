@@ -152,7 +152,10 @@ class EffectGuard:
         if self.baseline is None:
             self.accept()
             return []
-        judged = [self._judged(change) for change in self.watcher.compare(self.baseline)]
+        changes = self.watcher.compare(self.baseline)
+        if not changes:
+            return []  # the judged state is the tree as it is: no new snapshot needed
+        judged = [self._judged(change) for change in changes]
         held = [c for c in judged if self.needs_person(c.risk)]
         strays = [Stray(c, self._written(c.change)) for c in held]
         self._roll_back_strays(strays)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from planner.approval.effects import EffectGuard, EffectReview, Stray
+from planner.approval.effects import KINDS, EffectGuard, EffectReview, Stray
 from planner.approval.models import (
     ActionSpec,
     ActionSpecExt,
@@ -44,6 +44,9 @@ PASS_TOOLS = frozenset({"finish_task", "request_replan"})
 STRAY_TITLE = (
     "changed outside any judged call (a process that outlived its command, or an MCP server)"
 )
+ROLLED_BACK = "Rolled back without asking anyone (planning is off, so no pass waits for approval)"
+"""Starts every note about a change undone where a pass cannot wait: the CI layer shows these
+notes in the tracking comment whatever the pass's status (planner.ci.durable)."""
 ReadFile = Callable[[str], bytes | None]
 
 
@@ -82,6 +85,9 @@ class ApprovalGate:
     code_written: set[str] = field(default_factory=set)
     """Files this pass asked to write that an allowed command runs as code (conftest.py, …):
     every later command or MCP call says it runs code the model wrote."""
+    rolled_back: list[str] = field(default_factory=list)
+    """Where a pass cannot wait: what was rolled back that a person would have been asked
+    about, one note each (also in the history), for the people on the issue."""
 
     def guard(self, name: str, arguments: dict[str, Any]) -> ToolResult | None:
         """ToolRegistry's guard: every tool call of the pass passes here first (None: run it)."""
@@ -198,10 +204,31 @@ class ApprovalGate:
         reviews = guard.take_pending() if guard is not None else []
         strays = guard.take_strays() if guard is not None else []
         if not self.can_wait:
+            self._tell_rolled_back(reviews, strays)
             return False
         for review in reviews:
             self._ask_about_effect(review)
         return bool(reviews) | self._ask_about_strays(strays)
+
+    def _tell_rolled_back(self, reviews: list[EffectReview], strays: list[Stray]) -> None:
+        """Nobody can be asked: each undone change is recorded and noted for the issue instead
+        of vanishing (the model only learns that its call failed)."""
+        for review in reviews:
+            effect = review.effect
+            what = f"the effect of {review.spec.description[:200]}: {effect.reason()}"
+            self._note_rolled_back(what, "effect", [c.change.path for c in effect.changes])
+        for stray in strays:
+            judged, path = stray.judged, stray.judged.change.path
+            why = f"{judged.risk} risk" + (f": {judged.reason}" if judged.reason else "")
+            what = f"{path} {KINDS[judged.change.kind]} {STRAY_TITLE}; {why}"
+            self._note_rolled_back(what, "stray", [path])
+
+    def _note_rolled_back(self, what: str, source: str, paths: list[str]) -> None:
+        note = f"{ROLLED_BACK}: {what}"
+        self.rolled_back.append(note)
+        journal = self.tool.store.journal
+        if journal is not None:
+            journal.append("rolled_back", source=source, paths=paths, note=note)
 
     def _ask_about_strays(self, strays: list[Stray]) -> bool:
         """Each stray change becomes the direct file action it amounts to, waiting for a person:

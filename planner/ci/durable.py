@@ -16,6 +16,7 @@ import contextlib
 import logging
 from typing import Any
 
+from planner.approval.gate import ROLLED_BACK
 from planner.ci.gitops import GitError, GitWorkspace, Published, on_branch, publish
 from planner.ci.lease import (
     Heartbeat,
@@ -215,7 +216,11 @@ def free_lease(run: IssueRunPort, lease: Lease | None) -> None:
 
 def skipped_history_notes(run: IssueRunPort, result: PassResult) -> None:
     """History lines the pass skipped (cut off, or of the wrong shape) get a line in the
-    tracking comment whatever the status: nothing was rewritten, the rest was used."""
+    tracking comment whatever the status: nothing was rewritten, the rest was used. So do
+    changes rolled back where nobody could be asked (planning off): the status may say
+    completed, and the work on the branch lacks them."""
     for message in result.messages:
         if SKIPPED_MARK in message or SKIPPED_MORE in message:
             run.view.notes.append(f"History: {message}")
+        elif message.startswith(ROLLED_BACK):
+            run.view.notes.append(message)

@@ -11,8 +11,10 @@ branch (the job was killed before the push, a person deleted the branch) is re-o
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from planner.engine.history import PlanningHistoryStore
@@ -35,19 +37,27 @@ REOPENED = "re-opened: its commit is not on the branch"
 class CheckpointPhase(Phase):
     """Registered first, so a task's work is on the branch before any other phase reacts.
     `tree` (the approval gate) settles the working tree before the commit: nothing no judged
-    call accounts for is committed without the gate's risk table, and a rebase is no stray."""
+    call accounts for is committed without the gate's risk table, and a rebase is no stray.
+    `hold` keeps whatever the tools left running from changing the tree between that judgement
+    and the commit (planner.tools.leftovers.held)."""
 
     name = "checkpoint"
 
-    def __init__(self, tree: TreeCheck | None = None) -> None:
+    def __init__(
+        self,
+        tree: TreeCheck | None = None,
+        hold: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext,
+    ) -> None:
         self.tree = tree
+        self.hold = hold
 
     def after_task(self, run: PassContext, task_id: str, status: str, summary: str) -> None:
-        if self.tree is not None:
-            self.tree.settle()
-        after_task(run.reporter, run.store, task_id)
-        if self.tree is not None:
-            self.tree.accept()
+        with self.hold():
+            if self.tree is not None:
+                self.tree.settle()
+            after_task(run.reporter, run.store, task_id)
+            if self.tree is not None:
+                self.tree.accept()
 
 
 def after_task(reporter: object, store: PlanningHistoryStore, task_id: str) -> None:

@@ -280,6 +280,15 @@ class ApprovalSuperseded(EntryBase):
     by: str = ""
 
 
+class RolledBack(EntryBase):
+    """A change undone that a person would have been asked about, where a pass cannot wait
+    (planning off): a command's or MCP call's effect, or a change no judged call made."""
+
+    source: str = ""
+    paths: list[str] = []
+    note: str = ""
+
+
 ENTRY_MODELS: dict[str, type[EntryBase]] = {
     "run_start": RunStart,
     "run_end": RunEnd,
@@ -306,6 +315,7 @@ ENTRY_MODELS: dict[str, type[EntryBase]] = {
     "approval_executed": ApprovalExecuted,
     "approval_rejected": ApprovalRejected,
     "approval_superseded": ApprovalSuperseded,
+    "rolled_back": RolledBack,
 }
 
 

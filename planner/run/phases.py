@@ -9,6 +9,7 @@ above the engine, because the engine never imports a phase package.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from planner.approval.gate import ApprovalGate
@@ -22,6 +23,7 @@ from planner.interactive.phase import InteractivePhase
 from planner.refinement.phase import RefinementPhase
 from planner.replanning.phase import ReplanningPhase
 from planner.tools.isolation import SandboxUser
+from planner.tools.leftovers import held
 from planner.verification.phase import VerificationPhase
 
 
@@ -47,7 +49,9 @@ def pass_phases(
     if not planning.enabled:
         return verification  # without a plan, the tests still check the change
     return [
-        CheckpointPhase(gate),  # durable: a finished task's work reaches the branch first
+        # durable: a finished task's work reaches the branch first, and what the tools left
+        # running stands still from its judgement to its commit
+        CheckpointPhase(gate, partial(held, sandbox)),
         InteractivePhase(),
         *([ApprovalPhase(gate)] if gate is not None else []),
         *verification,

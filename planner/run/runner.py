@@ -107,9 +107,11 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     finally:
         if gate is not None:
             gate.close()
-    # Damaged history lines and failed tool servers are worth a person's attention even when
-    # the pass went on (the store already logged each damaged line once).
-    notes = [*summarize_skipped(store.warnings), *registry.problems]
+    # Damaged history lines, failed tool servers and changes undone without asking anyone are
+    # worth a person's attention even when the pass went on (the store already logged each
+    # damaged line once).
+    rolled_back = gate.rolled_back if gate is not None else []
+    notes = [*summarize_skipped(store.warnings), *registry.problems, *rolled_back]
     return result.model_copy(update={"messages": [*result.messages, *notes]})
 
 

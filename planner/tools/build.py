@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,7 @@ from planner.engine.interfaces import ToolProvider
 from planner.engine.redaction import register_secret
 from planner.tools.commands import CommandTool
 from planner.tools.isolation import isolate
+from planner.tools.leftovers import adopt_orphans, end_leftovers
 from planner.tools.mcp_config import config_file_path, resolve_servers
 from planner.tools.registry import ToolRegistry
 from planner.tools.workspace import WorkspaceTools
@@ -62,6 +64,9 @@ def build_registry(
     )
     registry.sandbox_user = isolation.user
     registry.add_cleanup(lambda: isolation.close(workspace))
+    if isolation.user is not None:
+        adopt_orphans()  # before any tool starts: what they leave behind stays planner's to end
+        registry.add_cleanup(partial(end_leftovers, isolation.user))  # before the hand-back
     for server in servers.values():
         register_secrets_of(server)
     if servers:

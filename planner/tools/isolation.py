@@ -12,7 +12,8 @@ Four layers, each closing routes the others leave open (README, "Secret isolatio
    the environment, memory and file descriptors of planner, of the CI job's shell above it and of
    the git push planner starts, whatever their dumpable flag, and the switch drops every
    capability (CAP_SYS_PTRACE included). Tools never fall back to root, not even where that
-   user cannot reach the workspace by its path (_reaching).
+   user cannot reach the workspace by its path (_reaching). When the tools close, every
+   process of that user they started is killed, however it detached (planner.tools.leftovers).
 4. Credentials the checkout left behind are removed before any tool runs
    (scrub_checkout_credentials): actions/checkout's `http.<url>.extraheader`, wherever it is
    included from, and the job token in the userinfo of GitLab's origin URL.

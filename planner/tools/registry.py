@@ -47,7 +47,10 @@ class ToolRegistry:
             self._specs[spec.name] = spec
 
     def add_cleanup(self, cleanup: Callable[[], None]) -> None:
-        """Run `cleanup` in close(), after every provider is closed (e.g. stop the MCP loop)."""
+        """Run `cleanup` in close(), after every provider is closed (e.g. stop the MCP loop).
+        Cleanups run last added first: what was set up first (the sandbox user, whose close
+        ends whatever the tools left running) is undone after what depends on it (the MCP
+        servers, which stop themselves first)."""
         self._cleanups.append(cleanup)
 
     @property
@@ -96,7 +99,7 @@ class ToolRegistry:
     def close(self) -> None:
         for provider in self._providers:
             _quietly(provider.close, "closing a tool provider failed")
-        for cleanup in self._cleanups:
+        for cleanup in reversed(self._cleanups):
             _quietly(cleanup, "tool cleanup failed")
         self._cleanups.clear()
 

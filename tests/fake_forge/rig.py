@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from planner.ci.action import trust_workspace
 from planner.ci.job import CiOutcome, run_for_event
 from planner.ci.triggers import Platform
 from planner.testing.scripted_server import ScriptedModelServer, Step
@@ -25,6 +27,9 @@ class Rig:
     prompts: list[str] = field(default_factory=list)
     """Every message text the model received, run after run."""
     sleeps: list[float] = field(default_factory=list)
+    owner: int | None = None
+    """The uid each fresh checkout belongs to, as the runner's user owns the workspace a Docker
+    action sees (tools then run as that user); None: the test's own user."""
 
     @property
     def history(self) -> Path:
@@ -66,6 +71,8 @@ class Rig:
         """One CI job on a fresh checkout of the default branch; the script must be used up."""
         self.runs += 1
         workspace = clone(self.fake.bare, self.tmp / f"job-{self.runs}")
+        if self.owner is not None:
+            hand_to(workspace, self.owner)
         with ScriptedModelServer(script) as model:
             outcome = run_for_event(
                 self.platform,
@@ -79,3 +86,10 @@ class Rig:
             self.prompts += [json.dumps(r.body, ensure_ascii=False) for r in model.requests]
             model.assert_consumed()
         return outcome
+
+
+def hand_to(workspace: Path, uid: int) -> None:
+    """The checkout belongs to `uid`, and planner's own git still works in it."""
+    for entry in [workspace, *workspace.rglob("*")]:
+        os.lchown(entry, uid, uid)
+    trust_workspace(workspace)
