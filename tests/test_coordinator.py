@@ -132,6 +132,28 @@ def test_tool_error_reflection_revision_then_complete(harness: Harness) -> None:
     assert "**Revision Reason**: the file was missing" in checklist
 
 
+def test_a_reflection_revision_out_of_order_is_repaired_and_kept(harness: Harness) -> None:
+    """A revision that runs a task before its dependency is put in dependency order, as a
+    fresh plan is, instead of being dropped as unusable."""
+    revised_tasks = [subtask("task_1"), subtask("task_1b", "task_1")]
+    harness.server.add(
+        planning("task_1"),
+        write("../escape.txt"),
+        reflection(True, revision(["task_1b", "task_1"], revised_tasks)),
+        write("fixed.txt"),
+        finish(),
+        write("extra.txt"),
+        reflection(False, status="success"),
+        finish(),
+        completion(completed=2),
+    )
+    result = harness.run(**REFLECTION_PATH)
+    assert result.status == "completed" and result.revision == 1
+    assert [t.id for t in result.tasks] == ["task_1", "task_1b"]
+    [repaired] = [e for e in harness.entries() if e["type"] == "plan_repaired"]
+    assert any("order" in line for line in repaired["repairs"])
+
+
 def test_revision_limit_requires_human_intervention(harness: Harness) -> None:
     harness.server.add(
         planning("task_1"),

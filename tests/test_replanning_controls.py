@@ -462,9 +462,10 @@ def test_unusable_replacement_plan_asks_for_an_alternative(harness: Harness) -> 
         reply_text("replan_revise", "cannot"),
         reply_json(
             "replan_revise",
-            {
+            {  # more subtasks than planning.max_subtasks: no repair makes that usable
                 "reason": "x",
-                "updated_action_plan": {"execution_order": ["task_1", "ghost"], "actions": []},
+                "updated_subtasks": [subtask(f"task_{n}") for n in range(1, 6)],
+                "updated_action_plan": {"execution_order": ["task_1"], "actions": []},
             },
         ),
         reply_json(
@@ -475,11 +476,11 @@ def test_unusable_replacement_plan_asks_for_an_alternative(harness: Harness) -> 
         finish(),
         *completed(),
     )
-    result = harness.run()
+    result = harness.run(**{"planning.max_subtasks": 3})
     assert result.status == "completed" and result.revision == 0
     failure = next(e for e in harness.of_type("replan_decision") if e["outcome"] == "failed")
     assert failure["result"] == "failure" and failure["executed"] is True
-    assert "'ghost', which is not a subtask" in failure["override_reason"]
+    assert "the plan has 5 subtasks" in failure["override_reason"]
     prompt = harness.prompt(harness.kinds().index("replan_alternative"))
     assert "the replacement plan was unusable" in prompt
 

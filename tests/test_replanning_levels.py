@@ -353,3 +353,26 @@ def test_level_5_clears_progress(harness: Harness) -> None:
     revised = next(c for c in harness.reporter.checklists if "Revised #1" in c)
     assert "- [ ] **task_1**" in revised and "**Previous Progress**: 1/2" in revised
     assert harness.of_type("revision")[0]["carry_progress"] is False
+
+
+def test_a_replacement_plan_is_repaired_not_asked_again(harness: Harness) -> None:
+    """Seen with Qwen2.5-Coder 1.5B: a regenerated action plan named a tool that does not
+    exist ('calculate_expression') and was re-asked, as a fresh plan no longer is."""
+    regenerated = actions_reply("task_1", "task_2", tool="calculate_expression")
+    harness.server.add(
+        *fail_after_first_task(3, replan_type="action_regeneration", unavailable_tools=["x"]),
+        regenerated,
+        review_only(action_sequence=decision()),
+        write("b.txt"),
+        execution_decision(False),
+        finish(),
+        *completed(completed=2),
+    )
+    result = harness.run()
+    assert result.status == "completed"
+    assert harness.kinds().count("replan_actions") == 1
+    [repaired] = harness.of_type("plan_repaired")
+    assert any("calculate_expression" in line for line in repaired["repairs"])
+    [revision] = harness.of_type("revision")
+    tools = {a["tool"] for a in revision["updated_plan"]["action_plan"]["actions"]}
+    assert "calculate_expression" not in tools

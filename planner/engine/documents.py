@@ -206,6 +206,14 @@ def map_tool_names(plan: Plan, tools: Mapping[str, str] | None) -> None:
             action.tool = canonical_tool(action.tool, tools) or action.tool
 
 
+def repaired(plan: Plan, rules: PlanRules) -> list[str]:
+    """Repair `plan` in place as far as mechanical repairs go (tool spellings, references that
+    are not tasks, then rules.repair); one line per repair that people should see."""
+    map_tool_names(plan, rules.tools())
+    drop_non_task_references(plan, rules)
+    return rules.repair(plan, rules.tools()) if rules.repair else []
+
+
 def drop_non_task_references(plan: Plan, rules: PlanRules) -> None:
     """A task depends on tasks. Small models list the things a task needs instead: tools
     (Qwen2.5-Coder 0.5B: `"dependencies": ["read_file", "edit_file"]`), files and functions
@@ -292,9 +300,7 @@ class PlanningReply(Doc):
 
     def _repair(self, rules: PlanRules) -> None:
         plan = self.plan()
-        map_tool_names(plan, rules.tools())
-        drop_non_task_references(plan, rules)
-        self.repairs = rules.repair(plan, rules.tools()) if rules.repair else []
+        self.repairs = repaired(plan, rules)
         self.goal_understanding = plan.goal_understanding
         self.task_decomposition = plan.task_decomposition
         self.action_plan = plan.action_plan
@@ -346,6 +352,8 @@ class PlanRevision(Doc):
     updated_action_plan: ActionPlan
     updated_subtasks: list[Subtask] | None = None
     """Optional full replacement of the subtask list (new or split tasks)."""
+    repairs: list[str] = Field(default_factory=list, exclude=True)
+    """What planner repaired in the revised plan (never from the model)."""
 
     def apply_to(self, plan: Plan) -> Plan:
         subtasks = self.updated_subtasks or plan.task_decomposition.subtasks
@@ -353,6 +361,16 @@ class PlanRevision(Doc):
         return plan.model_copy(
             update={"task_decomposition": decomposition, "action_plan": self.updated_action_plan}
         )
+
+    def repair(self, current: Plan, rules: PlanRules) -> list[str]:
+        """Repair the plan this revision makes of `current` (as a fresh plan is repaired) and
+        keep the repaired result; one line per repair."""
+        plan = self.apply_to(current).model_copy(deep=True)
+        self.repairs = repaired(plan, rules)
+        if plan.task_decomposition.subtasks != current.task_decomposition.subtasks:
+            self.updated_subtasks = plan.task_decomposition.subtasks
+        self.updated_action_plan = plan.action_plan
+        return self.repairs
 
 
 class ReflectionReply(Doc):
@@ -369,6 +387,7 @@ class ReflectionReply(Doc):
             raise ValueError("plan_revision_needed is true but plan_revision is missing")
         rules = _rules(info)
         if rules and rules.current_plan:
+            self.plan_revision.repair(rules.current_plan, rules)
             revised = self.plan_revision.apply_to(rules.current_plan)
             problems = plan_problems(revised, rules)
             if problems:

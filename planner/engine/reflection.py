@@ -93,6 +93,8 @@ def _revise(run: PassContext, reply: ReflectionReply, state: IssueState) -> None
         _request_intervention(run, state, reply.plan_revision.reason)
     revised = reply.plan_revision.apply_to(state.plan)
     run.store.save_revision(revised.model_dump(), reply.model_dump())
+    if reply.plan_revision.repairs:
+        run.store.append("plan_repaired", repairs=reply.plan_revision.repairs)
     run.report(run.snapshot("in_progress", "plan revised"))
     raise PlanChanged
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationInfo, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from planner.engine.documents import (
     ActionPlan,
@@ -28,6 +28,7 @@ from planner.engine.documents import (
     PlanRules,
     TaskDecomposition,
     plan_problems,
+    repaired,
 )
 from planner.engine.errors import ModelBehaviourError
 from planner.replanning.decision import ReplanDecision
@@ -69,6 +70,16 @@ def _problems(plan: Plan, info: ValidationInfo) -> list[str]:
     return problems
 
 
+def _repaired(plan: Plan, info: ValidationInfo) -> tuple[Plan, list[str]]:
+    """A replacement plan repaired as a fresh plan is (unknown tools, order, references), so
+    only what has no mechanical repair is sent back to the model."""
+    context = info.context
+    if not isinstance(context, KeepRules):
+        return plan, []
+    plan = plan.model_copy(deep=True)
+    return plan, repaired(plan, context.rules)
+
+
 def _current(info: ValidationInfo) -> Plan:
     context = info.context
     assert isinstance(context, KeepRules) and context.rules.current_plan is not None
@@ -81,6 +92,7 @@ class RevisedPlanReply(PlanRevision):
     @model_validator(mode="after")
     def _executable(self, info: ValidationInfo) -> RevisedPlanReply:
         if isinstance(info.context, KeepRules):
+            self.repair(_current(info), info.context.rules)
             problems = _problems(self.apply_to(_current(info)), info)
             if problems:
                 raise ValueError("the revised plan is not executable: " + "; ".join(problems))
@@ -93,11 +105,15 @@ class ActionsReply(Doc):
     action_plan: ActionPlan
     comment: str = ""
     replan_review: Any = None
+    repairs: list[str] = Field(default_factory=list, exclude=True)
+    """What planner repaired in the new action plan (never from the model)."""
 
     @model_validator(mode="after")
     def _executable(self, info: ValidationInfo) -> ActionsReply:
         if isinstance(info.context, KeepRules):
             plan = _current(info).model_copy(update={"action_plan": self.action_plan})
+            plan, self.repairs = _repaired(plan, info)
+            self.action_plan = plan.action_plan
             problems = _problems(plan, info)
             if problems:
                 raise ValueError("the action plan is not executable: " + "; ".join(problems))
@@ -111,6 +127,8 @@ class TasksReply(Doc):
     action_plan: ActionPlan
     comment: str = ""
     replan_review: Any = None
+    repairs: list[str] = Field(default_factory=list, exclude=True)
+    """What planner repaired in the new decomposition (never from the model)."""
 
     @model_validator(mode="after")
     def _executable(self, info: ValidationInfo) -> TasksReply:
@@ -121,6 +139,8 @@ class TasksReply(Doc):
                     "action_plan": self.action_plan,
                 }
             )
+            plan, self.repairs = _repaired(plan, info)
+            self.task_decomposition, self.action_plan = plan.task_decomposition, plan.action_plan
             problems = _problems(plan, info)
             if problems:
                 raise ValueError("the new decomposition is not executable: " + "; ".join(problems))
@@ -136,6 +156,8 @@ class ReplanChange:
     reason: str
     changes: list[Any] = field(default_factory=list)
     folded_review: Any = None
+    repairs: list[str] = field(default_factory=list)
+    """What planner repaired in the model's replacement before accepting it."""
 
 
 @dataclass(frozen=True)
@@ -186,7 +208,11 @@ class ReplanExecutor:
             "replan_revise", prompt, RevisedPlanReply, self._rules(situation, keep=True)
         )
         return ReplanChange(
-            reply.apply_to(situation.plan), level, reply.reason, list(reply.changes)
+            reply.apply_to(situation.plan),
+            level,
+            reply.reason,
+            list(reply.changes),
+            repairs=reply.repairs,
         )
 
     def _regenerate_actions(
@@ -203,7 +229,8 @@ class ReplanExecutor:
             "replan_actions", prompt, ActionsReply, self._rules(situation, keep=True)
         )
         plan = situation.plan.model_copy(update={"action_plan": reply.action_plan})
-        return ReplanChange(plan, level, _reason(decision, reply.comment), [], reply.replan_review)
+        reason = _reason(decision, reply.comment)
+        return ReplanChange(plan, level, reason, [], reply.replan_review, reply.repairs)
 
     def _redecompose(
         self, level: Level, decision: ReplanDecision, situation: Situation
@@ -224,7 +251,8 @@ class ReplanExecutor:
                 "action_plan": reply.action_plan,
             }
         )
-        return ReplanChange(plan, level, _reason(decision, reply.comment), [], reply.replan_review)
+        reason = _reason(decision, reply.comment)
+        return ReplanChange(plan, level, reason, [], reply.replan_review, reply.repairs)
 
     def _recheck_goal(
         self, level: Level, decision: ReplanDecision, situation: Situation
@@ -241,9 +269,8 @@ class ReplanExecutor:
         )
         if reply.error is not None:
             raise PlanningQuestion(reply.error, reply.comment)
-        return ReplanChange(
-            reply.plan(), level, _reason(decision, reply.comment), [], reply.replan_review
-        )
+        reason = _reason(decision, reply.comment)
+        return ReplanChange(reply.plan(), level, reason, [], reply.replan_review, reply.repairs)
 
 
 def _reason(decision: ReplanDecision, comment: str) -> str:

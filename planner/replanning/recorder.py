@@ -129,6 +129,8 @@ class ReplanRecorder:
             level=change.level.number,
             source="replanning",
         )
+        if change.repairs:
+            self.store.append("plan_repaired", repairs=change.repairs, revision=number)
 
     # -- notifications -----------------------------------------------------------------------
 
