@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from planner.engine.redaction import SECRETS
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.fake_forge import FakeGitHub, FakeGitLab
 
@@ -37,6 +38,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 SAVED_KEY = pytest.StashKey[tuple[dict[str, str | None], str]]()
+
+
+@pytest.fixture(autouse=True)
+def fresh_secret_registry() -> Iterator[None]:
+    """The redaction registry is process-wide (one run per process in CI); a secret a test
+    registered must not redact the next test's text (a fake token "scripted…" turned the model
+    name "scripted-demo" into "[redacted]-demo" and dropped the cost from a later footer)."""
+    yield
+    SECRETS.clear()
 
 
 @pytest.fixture
