@@ -17,16 +17,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.timing import median_ms
 from planner.ci.commit_policy import enforce_commit_policy
 from planner.engine.config import ToolsConfig
 from planner.engine.redaction import redact, redact_data, register_secret
@@ -37,15 +35,6 @@ from planner.tools.safe_env import git_environment
 from tests.mcp_servers.launch import misbehaving_server
 
 AS_ROOT = os.geteuid() == 0
-
-
-def median_ms(action: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        action()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
 
 
 def reachable_directory() -> Path:

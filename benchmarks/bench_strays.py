@@ -26,13 +26,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing planner
 
 from benchmarks.bench_effects import make_repository  # noqa: E402
+from benchmarks.timing import median_ms  # noqa: E402
 from planner.approval.effects import EffectGuard  # noqa: E402
 from planner.approval.models import ActionSpecExt  # noqa: E402
 from planner.approval.validation import SpecRules  # noqa: E402
@@ -46,15 +46,6 @@ from planner.tools.paths import PathPolicy  # noqa: E402
 SANDBOX = SandboxUser(4713, 4713, "/")
 """A uid no account uses: the benchmark ends only processes it started itself."""
 COMMAND = ActionSpecExt(id="a1", kind="run", content="true", description="bench")
-
-
-def median_ms(action: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        action()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
 
 
 def guard_for(root: Path) -> EffectGuard:

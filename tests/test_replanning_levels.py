@@ -87,18 +87,24 @@ def test_level_2_partial_replan_keeps_ticks_and_resumes_execution(harness: Harne
     assert "- [x] **task_1**" in first_revised and "- [ ] **task_3**" in first_revised
 
 
-def test_level_3_regenerates_actions_then_reviews_only_the_action_sequence(
-    harness: Harness,
-) -> None:
-    harness.server.add(
+def regenerated_actions(reply: object) -> list[object]:
+    """task_2 fails, the model regenerates the actions (`reply`), the review accepts them and
+    task_2 then completes."""
+    return [
         *fail_after_first_task(3, replan_type="action_regeneration", unavailable_tools=["x"]),
-        actions_reply("task_1", "task_2"),
+        reply,
         review_only(action_sequence=decision()),
         write("b.txt"),
         execution_decision(False),
         finish(),
         *completed(completed=2),
-    )
+    ]
+
+
+def test_level_3_regenerates_actions_then_reviews_only_the_action_sequence(
+    harness: Harness,
+) -> None:
+    harness.server.add(*regenerated_actions(actions_reply("task_1", "task_2")))
     result = harness.run()
     assert result.status == "completed"
     kinds = harness.kinds()
@@ -359,15 +365,7 @@ def test_a_replacement_plan_is_repaired_not_asked_again(harness: Harness) -> Non
     """Seen with Qwen2.5-Coder 1.5B: a regenerated action plan named a tool that does not
     exist ('calculate_expression') and was re-asked, as a fresh plan no longer is."""
     regenerated = actions_reply("task_1", "task_2", tool="calculate_expression")
-    harness.server.add(
-        *fail_after_first_task(3, replan_type="action_regeneration", unavailable_tools=["x"]),
-        regenerated,
-        review_only(action_sequence=decision()),
-        write("b.txt"),
-        execution_decision(False),
-        finish(),
-        *completed(completed=2),
-    )
+    harness.server.add(*regenerated_actions(regenerated))
     result = harness.run()
     assert result.status == "completed"
     assert harness.kinds().count("replan_actions") == 1

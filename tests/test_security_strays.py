@@ -246,6 +246,24 @@ def running(pid: int) -> bool:
     return "State:\tZ" not in status
 
 
+def run_the_daemon_pass(rig: Rig, script: str) -> Any:
+    """One task: write start.sh (which starts the daemon) and run it, then finish; the pass is
+    allowed `sh start.sh`, with tools as the sandbox user."""
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    fake.add_issue(1, "Add tests", "Add a test setup and run the tests.", labels=["planner"])
+    fake.permissions["Codertocat"] = "write"
+    calls: list[ToolCallSpec] = [
+        ("write_file", {"path": "start.sh", "content": script}),
+        ("run_command", {"argv": ["sh", "start.sh"]}),
+    ]
+    finish = ("finish_task", {"status": "completed", "summary": "Done."})
+    steps = one_file_plan("start.sh", script, "Add a test setup")
+    model = [*steps[:2], reply_tool_calls("execute", calls), reply_tool_calls("execute", [finish])]
+    config = {"tools.allowed_commands": ["sh start.sh"], "tools.sandbox_user": "auto"}
+    return rig.run(labeled_event(), [*model, *steps[-2:]], event_name="issues", **config)
+
+
 @pytest.mark.parametrize(
     ("owner", "act"),
     [(RUNNER_UID, DELETE), (None, OVERWRITE)],
@@ -259,22 +277,11 @@ def test_a_detached_process_is_ended_before_the_commit(
     act: str,
 ) -> None:
     only_with_a_sandbox_user()
-    fake_github.add_issue(1, "Add tests", "Add a test setup and run the tests.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
     rig = Rig("github", fake_github, reachable, owner=owner)
     signals = reachable / "signals"
-    script = last_moment_script(signals, act)
     publish_at_the_last_moment(signals, monkeypatch)
-    calls: list[ToolCallSpec] = [
-        ("write_file", {"path": "start.sh", "content": script}),
-        ("run_command", {"argv": ["sh", "start.sh"]}),
-    ]
-    finish = ("finish_task", {"status": "completed", "summary": "Done."})
-    steps = one_file_plan("start.sh", script, "Add a test setup")
-    model = [*steps[:2], reply_tool_calls("execute", calls), reply_tool_calls("execute", [finish])]
-    config = {"tools.allowed_commands": ["sh start.sh"], "tools.sandbox_user": "auto"}
     try:
-        outcome = rig.run(labeled_event(), [*model, *steps[-2:]], event_name="issues", **config)
+        outcome = run_the_daemon_pass(rig, last_moment_script(signals, act))
         assert outcome.status == "completed", outcome
         assert file_on(fake_github.bare, "planner/issue-1", "README.md") == README.rstrip("\n")
         assert not (signals / "done").exists(), "the daemon acted after the pass's last look"
@@ -291,22 +298,11 @@ def test_a_detached_process_stands_still_while_a_task_is_committed(
     check of the tree and `git add`). It is stopped until the commit is made, so the deletion
     lands after it, where the pass's last look finds it, rolls it back and asks a person."""
     only_with_a_sandbox_user()
-    fake_github.add_issue(1, "Add tests", "Add a test setup and run the tests.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
     rig = Rig("github", fake_github, reachable, owner=RUNNER_UID)
     signals = reachable / "signals"
-    script = last_moment_script(signals, DELETE)
     commit_at_the_last_moment(signals, monkeypatch)
-    calls: list[ToolCallSpec] = [
-        ("write_file", {"path": "start.sh", "content": script}),
-        ("run_command", {"argv": ["sh", "start.sh"]}),
-    ]
-    finish = ("finish_task", {"status": "completed", "summary": "Done."})
-    steps = one_file_plan("start.sh", script, "Add a test setup")
-    model = [*steps[:2], reply_tool_calls("execute", calls), reply_tool_calls("execute", [finish])]
-    config = {"tools.allowed_commands": ["sh start.sh"], "tools.sandbox_user": "auto"}
     try:
-        outcome = rig.run(labeled_event(), [*model, *steps[-2:]], event_name="issues", **config)
+        outcome = run_the_daemon_pass(rig, last_moment_script(signals, DELETE))
         assert_waits_with_readme_kept(rig, outcome)
     finally:
         with contextlib.suppress(OSError, ValueError):

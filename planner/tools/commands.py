@@ -32,6 +32,7 @@ from planner.engine.interfaces import ToolResult, ToolSpec
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
 from planner.tools.isolation import SandboxUser
+from planner.tools.leftovers import process_table
 from planner.tools.output import cap_file
 from planner.tools.safe_env import scrubbed_environment
 
@@ -187,20 +188,7 @@ def _kill_session(session: int) -> None:
 
 def _session_members(session: int) -> list[int]:
     """Processes in `session`, from /proc (none where there is no /proc, e.g. macOS)."""
-    try:
-        entries = [entry.name for entry in os.scandir("/proc") if entry.name.isdigit()]
-    except OSError:
-        return []
-    return [int(name) for name in entries if _session_of(name) == session]
-
-
-def _session_of(pid: str) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            # after "(comm)": state, ppid, process group, session; comm may hold ")" itself
-            return int(handle.read().rsplit(b")", 1)[1].split()[3])
-    except (OSError, IndexError, ValueError):
-        return None
+    return [process.pid for process in process_table().values() if process.session == session]
 
 
 def _exited(pid: int, timeout: float) -> bool:

@@ -61,6 +61,7 @@ class Process:
     state: str
     uid: int
     """The real uid: a process cannot hide from it by exec'ing a setuid program."""
+    session: int
 
 
 def adopt_orphans(on: bool = True) -> bool:
@@ -191,10 +192,11 @@ def process_table() -> dict[int, Process]:
 def read_process(pid: str) -> Process | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
-            # after "(comm)": state, parent; comm may hold ")" itself
+            # after "(comm)": state, parent, process group, session; comm may hold ")" itself
             fields = handle.read().rsplit(b")", 1)[1].split()
         with open(f"/proc/{pid}/status", "rb") as handle:
             uid_line = next(line for line in handle if line.startswith(b"Uid:"))
-        return Process(int(pid), int(fields[1]), fields[0].decode(), int(uid_line.split()[1]))
+        uid = int(uid_line.split()[1])
+        return Process(int(pid), int(fields[1]), fields[0].decode(), uid, int(fields[3]))
     except (OSError, IndexError, ValueError, StopIteration):
         return None
