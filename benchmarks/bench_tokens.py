@@ -105,20 +105,25 @@ def measure(replanning: bool, mode: str, refinement: bool, encode: Encoder) -> l
 
 
 def execution_rows(encode: Encoder) -> list[str]:
-    """The first execute request: its messages, the native `tools` list, and the response
-    schema the same tools make in json tool calling (llm.tool_calling: json, or auto after the
-    switch), which binds each tool to its parameters."""
-    kind, body = next(r for r in pass_requests(True, "separate", True) if r[0] == "execute")
+    """The first execute request: its messages (with llm.edit_format whole_file, the default,
+    the task's first turn asks for the files written whole and sends no tools), the native
+    `tools` list of the next turn, and the response schema the same tools make in json tool
+    calling (llm.tool_calling: json, or auto after the switch), which binds each tool to its
+    parameters."""
+    requests = [(kind, body) for kind, body in pass_requests(True, "separate", True)]
+    kind, body = next(r for r in requests if r[0] == "execute")
     counted = request_tokens(kind, body, encode)
+    offering = next(b for k, b in requests if k == "execute" and "tools" in b)
     specs = [
         ToolSpec(name=f["name"], description=f["description"], parameters=f["parameters"])
-        for f in (tool["function"] for tool in body["tools"])
+        for f in (tool["function"] for tool in offering["tools"])
     ]
     json_schema = encode(json.dumps(call_schema(specs)))
     return [
         "execution (first execute request, default configuration):",
         f"    {'messages':<26} {counted.messages:>9}",
         f"    {'tools (native)':<26} {counted.tools:>9}",
+        f"    {'tools (native, next turn)':<26} {request_tokens(kind, offering, encode).tools:>9}",
         f"    {'json call schema':<26} {json_schema:>9}",
     ]
 

@@ -38,6 +38,9 @@ ISSUE = IssueContext(
     body="In calc.py, `add(2, 3)` returns -1; it must return 5.",
 )
 QUIET = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+EDITS = {"llm.edit_format": "edit_file"}
+"""Files shown line-numbered for edit_file (the default, whole_file, shows them as code blocks:
+tests/test_whole_file_edits.py)."""
 
 
 @pytest.fixture
@@ -76,7 +79,7 @@ def test_the_task_prompt_shows_the_file_it_names_line_numbered(harness: Harness)
     harness.server.add(
         reply_json("planning", fix_plan()), fix_call(), finish(), completion(completed=1)
     )
-    result = harness.run(ISSUE, **QUIET)
+    result = harness.run(ISSUE, **QUIET, **EDITS)
     assert result.status == "completed"
     prompt = harness.server.requests[1].body["messages"][1]["content"]
     assert "=== calc.py (6 lines) ===\n1| def add(a, b):\n2|     return a - b\n" in prompt
@@ -92,7 +95,10 @@ def test_the_issue_names_the_file_when_the_task_does_not(harness: Harness) -> No
         completion(),
     )
     harness.run(ISSUE, **QUIET)
-    assert "1| def add(a, b):" in harness.server.requests[1].body["messages"][1]["content"]
+    assert (
+        "calc.py\n```python\ndef add(a, b):"
+        in harness.server.requests[1].body["messages"][1]["content"]
+    )
 
 
 def test_without_planning_the_request_shows_the_files_too(harness: Harness) -> None:
@@ -101,7 +107,7 @@ def test_without_planning_the_request_shows_the_files_too(harness: Harness) -> N
         reply_tool_calls("legacy", [("edit_file", {"path": "calc.py", "edits": [edit]})]),
         reply_tool_calls("legacy", [("finish_task", {"status": "completed", "summary": "ok"})]),
     )
-    result = harness.run(ISSUE, **{"planning.enabled": False})
+    result = harness.run(ISSUE, **{"planning.enabled": False}, **EDITS)
     assert result.status == "completed"
     assert "1| def add(a, b):" in harness.server.requests[0].body["messages"][1]["content"]
 
@@ -460,7 +466,7 @@ def test_the_readme_named_by_its_bare_name_is_shown(harness: Harness) -> None:
     )
     harness.run(issue, **QUIET)
     assert (
-        "=== README.md (1 lines) ===\n1| # demo"
+        "README.md\n```markdown\n# demo\n```"
         in (harness.server.requests[1].body["messages"][1]["content"])
     )
 

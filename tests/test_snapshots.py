@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from planner.engine.documents import PlanningReply
 from planner.engine.interfaces import ToolSpec
 from planner.engine.issue import Comment, IssueContext, prompt_view
@@ -64,12 +66,21 @@ def test_system_prompts_per_phase() -> None:
     assert_snapshot("system_prompts.txt", "\n=====\n".join(rendered))
 
 
-def test_legacy_system_prompt() -> None:
+@pytest.mark.parametrize("whole_file", [True, False], ids=["whole_file", "edit_file"])
+def test_legacy_system_prompt(whole_file: bool) -> None:
     """planning.enabled: false sends the base system prompt without the planning section."""
-    assert_snapshot("system_prompt_legacy.txt", render("system_legacy.md.j2"))
+    name = "system_prompt_legacy.txt" if whole_file else "system_prompt_legacy_edit_file.txt"
+    assert_snapshot(name, render("system_legacy.md.j2", whole_file=whole_file))
 
 
-def test_execute_task_prompt() -> None:
+SHOWN_FILES = {
+    True: "guide.md\n```markdown\n# Guide\nStart here.\n```",
+    False: "=== guide.md (2 lines) ===\n1| # Guide\n2| Start here.\n=== end of guide.md ===",
+}
+
+
+@pytest.mark.parametrize("whole_file", [True, False], ids=["whole_file", "edit_file"])
+def test_execute_task_prompt(whole_file: bool) -> None:
     plan = PlanningReply.model_validate(plan_doc("task_1", "task_2")).plan()
     prompt = render(
         "execute_task.md.j2",
@@ -78,11 +89,14 @@ def test_execute_task_prompt() -> None:
         checklist="- [ ] **task_1**: Do task_1\n",
         task=plan.subtask("task_2"),
         actions=plan.actions_for("task_2"),
-        files="=== guide.md (2 lines) ===\n1| # Guide\n2| Start here.\n=== end of guide.md ===",
+        files=SHOWN_FILES[whole_file],
+        whole_file=whole_file,
+        looks=False,
+        numbered=not whole_file,
         earlier="- write_file(...) -> ok",
         assumptions=["the guide is for first-time contributors"],
     )
-    assert_snapshot("execute_task.txt", prompt)
+    assert_snapshot("execute_task.txt" if whole_file else "execute_task_edit_file.txt", prompt)
 
 
 def test_checklists() -> None:

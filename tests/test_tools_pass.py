@@ -50,6 +50,9 @@ def config_for(server: ScriptedModelServer, servers: dict[str, Any]) -> PlannerC
         "planning.reflection.enabled": False,
         **REFINEMENT_OFF,
         **ROOT_TOOLS,  # the servers run with this checkout's interpreter
+        # Files change through the servers' tools here: every turn offers the tools
+        # (whole_file sends a task's first turn without them).
+        "llm.edit_format": "edit_file",
     }
     return load_config(None, env=env, overrides=overrides)
 

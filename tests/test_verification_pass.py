@@ -77,6 +77,7 @@ def config(server: ScriptedModelServer, **overrides: Any) -> PlannerConfig:
         "planning.reflection.enabled": False,
         "verification.command": PYTEST,
         **ROOT_TOOLS,  # the tests run with this checkout's interpreter
+        "llm.edit_format": "edit_file",  # every turn offers run_tests (whole_file: not the first)
         **overrides,
     }
     return load_config(None, env=env, overrides=values)

@@ -18,6 +18,7 @@ FLAG_KEYS = {
     "model": "llm.model",
     "base_url": "llm.base_url",
     "tool_calling": "llm.tool_calling",
+    "edit_format": "llm.edit_format",
     "structured_output": "llm.structured_output",
     "max_output_tokens": "llm.max_output_tokens",
     "timeout_seconds": "llm.timeout_seconds",

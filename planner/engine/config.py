@@ -382,6 +382,13 @@ class LLMConfig(Section):
     document naming the tool and its arguments, validated and re-asked once); auto (native,
     switching to json for the rest of the pass when the endpoint or model gives no tool calls).
     In every mode a reply that writes a well-formed call as text runs as that call."""
+    edit_format: Literal["whole_file", "edit_file"] = "whole_file"
+    """How the model is asked to change the files its prompt shows whole: whole_file (reply
+    with the file's path and its complete new content in a code block; small models get this
+    right far more often than search/replace edits; that turn sends no tools, later turns do)
+    or edit_file (search/replace edits with the edit_file tool, every turn offers the tools;
+    cheaper in output tokens on large files). In both, a reply holding such a block for a file
+    shown whole writes that file through write_file."""
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     """USD per million tokens by model name: the cost shown in the tracking comment, the job
     summary and `planner eval`; for a model not listed only tokens are shown."""
@@ -719,6 +726,7 @@ ENV_KEYS: dict[str, str] = {
     "INTERACTIVE_ENABLED": "interactive.enabled",
     "INTERACTIVE_QUESTION_TIMEOUT_MINUTES": "interactive.question_timeout_minutes",
     "LLM_TOOL_CALLING": "llm.tool_calling",
+    "LLM_EDIT_FORMAT": "llm.edit_format",
     "VERIFICATION_ENABLED": "verification.enabled",
     "VERIFICATION_COMMAND": "verification.command",
     "VERIFICATION_SETUP": "verification.setup",

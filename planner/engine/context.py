@@ -120,9 +120,15 @@ class PassContext:
         self._check_budget()
         return self.model.structured(kind, messages, schema, self.plan_rules(current_plan))
 
-    def chat(self, kind: str, messages: list[dict[str, Any]], tools: list[ToolSpec]) -> Any:
+    def chat(
+        self,
+        kind: str,
+        messages: list[dict[str, Any]],
+        tools: list[ToolSpec],
+        tools_on_wire: bool = True,
+    ) -> Any:
         self._check_budget()
-        return self.model.chat(kind, messages, tools)
+        return self.model.chat(kind, messages, tools, tools_on_wire=tools_on_wire)
 
     def ask_document(
         self,
@@ -170,6 +176,13 @@ class PassContext:
 
     def existing_path(self, path: str) -> str | None:
         return self.files.existing(path) if self.files is not None else None
+
+    def writes_whole(self, files: ShownFiles) -> bool:
+        """The model is asked to write the files shown whole as code blocks (llm.edit_format)."""
+        return self.config.llm.edit_format == "whole_file" and bool(files.whole)
+
+    def current_text(self, path: str) -> str | None:
+        return self.files.current(path) if self.files is not None else None
 
     def closest_paths(self, path: str) -> list[str]:
         return self.files.closest(path) if self.files is not None else []

@@ -75,6 +75,10 @@ class FileContext(Protocol):
         """Files of the repository whose paths are most like `path`."""
         ...
 
+    def current(self, path: str) -> str | None:
+        """The current text of the repository file `path`, or None when it cannot be read."""
+        ...
+
 
 class ChatReply(BaseModel):
     """A model turn in a tool-calling conversation."""
@@ -108,8 +112,17 @@ class Model(Protocol):
     ) -> str: ...
 
     def chat(
-        self, kind: str, messages: Sequence[dict[str, Any]], tools: Sequence[ToolSpec]
-    ) -> ChatReply: ...
+        self,
+        kind: str,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[ToolSpec],
+        *,
+        tools_on_wire: bool = True,
+    ) -> ChatReply:
+        """One tool-calling turn. With tools_on_wire False the request carries no tools (the
+        reply is free text, e.g. files written as code blocks), but a call the reply writes as
+        text is still read and checked against `tools`."""
+        ...
 
 
 @runtime_checkable

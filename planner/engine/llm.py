@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 from planner.engine.config import LLMConfig
 from planner.engine.deadline import bounded, stop_if_expired
 from planner.engine.errors import ApiError, ConfigError, ModelBehaviourError
+from planner.engine.file_blocks import holds_code
 from planner.engine.interfaces import ChatReply, DocT, ToolCall, ToolSpec
 from planner.engine.prompts import render
 from planner.engine.redaction import redact, redact_data, register_secret
@@ -35,6 +36,7 @@ from planner.engine.toolcalls import (
     calls_in_text,
     checked_calls,
     lenient_calls,
+    plain_messages,
     wire_messages,
 )
 
@@ -128,8 +130,18 @@ class OpenAIModel:
         return self._content(kind, messages, self._response_format(kind, schema))
 
     def chat(
-        self, kind: str, messages: Sequence[dict[str, Any]], tools: Sequence[ToolSpec]
+        self,
+        kind: str,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[ToolSpec],
+        *,
+        tools_on_wire: bool = True,
     ) -> ChatReply:
+        if not tools_on_wire:
+            reply = self._native_chat(kind, plain_messages(messages), [])
+            if not tools or holds_code(reply.content):
+                return reply  # files written as code blocks (planner.engine.file_blocks)
+            return self._written_calls(reply, tools)
         if tools and self.tool_calling == "json":
             return self._json_chat(kind, messages, tools)
         try:
@@ -185,8 +197,8 @@ class OpenAIModel:
         if calls_in_text(reply.content) is not None:
             self._switch_to_json("the model wrote its tool call as text")
             return self._json_turns(kind, messages, tools, reply.content or "")
-        if self._native_seen:
-            return reply
+        if self._native_seen or holds_code(reply.content):
+            return reply  # code blocks are files written whole (planner.engine.file_blocks)
         try:
             calls = self._json_attempt(kind, messages, tools)
         except CallProblem:

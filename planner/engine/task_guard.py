@@ -88,7 +88,7 @@ class TaskGuard:
         if call.name == "read_file" and self._shown_unchanged(call.arguments):
             return _refused(
                 f"The current content of {call.arguments.get('path')} is already in the task "
-                f"prompt above, line-numbered, and it has not changed. Do not read it: {ACT}."
+                f"prompt above, and it has not changed. Do not read it: {ACT}."
             )
         if call.name in READ_ONLY and self.calls > self.limit:
             return _refused(
@@ -120,6 +120,15 @@ def meant_to_change(task: Subtask | None, planned_tools: list[str]) -> bool:
     if planned_tools and all(tool in READ_ONLY for tool in planned_tools):
         return False
     return bool(CHANGE_WORDS.search(task.description))
+
+
+def only_looks(task: Subtask | None, planned_tools: list[str]) -> bool:
+    """A task that starts with a verb of looking (read, check, verify …), or whose planned
+    tools all read: its answer may be prose, and it is not asked to write files."""
+    if task is None:
+        return False
+    reads = bool(planned_tools) and all(tool in READ_ONLY for tool in planned_tools)
+    return bool(INSPECTION_VERBS.match(task.description)) or reads
 
 
 def did_nothing(actions: list[dict[str, Any]]) -> bool:

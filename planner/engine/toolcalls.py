@@ -277,14 +277,20 @@ def wire_messages(
 ) -> list[dict[str, Any]]:
     """The conversation as plain messages: tool calls become the assistant's JSON text, tool
     results become user messages, and the first system message gains the tool list."""
-    names: dict[str, str] = {}
-    wire = [_plain(message, names) for message in messages]
+    wire = plain_messages(messages)
     instructions = render("tool_calling_json.md.j2", tools=tool_lines(tools))
     if wire and wire[0]["role"] == "system":
         wire[0] = {"role": "system", "content": f"{wire[0]['content']}\n\n{instructions}"}
     else:
         wire.insert(0, {"role": "system", "content": instructions})
     return wire
+
+
+def plain_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation without native tool-call fields: calls as the assistant's JSON text,
+    results as user messages (a request that offers no tools may carry none)."""
+    names: dict[str, str] = {}
+    return [_plain(message, names) for message in messages]
 
 
 def _plain(message: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:

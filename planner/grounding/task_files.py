@@ -36,6 +36,8 @@ class TaskFiles:
         self.map_settings = config.planning.repository_map
         self.workspace = workspace
         self.excluded = tuple(excluded)
+        self.whole_files = config.llm.edit_format == "whole_file"
+        """Files shown whole are shown as the model writes them back (llm.edit_format)."""
 
     def files_for(self, texts: Sequence[str]) -> ShownFiles:
         if not self.settings.enabled or self.settings.max_files == 0:
@@ -67,6 +69,15 @@ class TaskFiles:
             return paths
         return difflib.get_close_matches(path, paths, n=limit, cutoff=0.3) or paths[:limit]
 
+    def current(self, path: str) -> str | None:
+        target = self.workspace / path
+        if not target.resolve().is_relative_to(self.workspace.resolve()):
+            return None
+        try:
+            return target.read_text("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
     def _paths(self) -> list[str]:
         return list_files(self.workspace, self.excluded)
 
@@ -89,11 +100,39 @@ class TaskFiles:
         except OSError:
             return "", False
         kept = _lines_within(lines, room - 20)
+        if kept == len(lines) and self.whole_files:
+            return fenced(path, lines), True
         body = numbered(lines[:kept]) if kept else ""
         if kept == len(lines):
             return f"=== {path} ({len(lines)} lines) ===\n{body}=== end of {path} ===\n", True
         more = f"lines {kept + 1}-{len(lines)} not shown; read_file with start_line reads them"
         return f"=== {path} (lines 1-{kept} of {len(lines)}) ===\n{body}=== {more} ===\n", False
+
+
+LANGUAGES = {
+    ".py": "python",
+    ".md": "markdown",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".go": "go",
+    ".rs": "rust",
+    ".sh": "sh",
+    ".json": "json",
+    ".yml": "yaml",
+    ".yaml": "yaml",
+    ".toml": "toml",
+}
+
+
+def fenced(path: str, lines: list[str]) -> str:
+    """`path` on a line, then its content in a code block: the shape a reply writing the file
+    whole takes (planner.engine.file_blocks); a longer fence when the file holds fences."""
+    fence = "````" if any(line.lstrip().startswith("```") for line in lines) else "```"
+    language = LANGUAGES.get(Path(path).suffix.lower(), "")
+    body = "".join(lines)
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return f"{path}\n{fence}{language}\n{body}{fence}\n"
 
 
 def chosen_files(entries: list[FileEntry], texts: Sequence[str]) -> list[str]:

@@ -153,6 +153,9 @@ class WorkspaceTools:
         path = self.policy.resolve(raw, for_write=True)
         before = self._editable_text(raw, path)
         after = apply_edits(before, edits)
+        if after == before and not dry_run:
+            # Counted as a change, it let a model finish (or give up) having done nothing.
+            raise EditFailed("the edits change nothing: each newText equals the text it replaces")
         self._check_size(raw, len(after.encode("utf-8")))
         self._check_syntax(raw, before, after)
         if not dry_run:

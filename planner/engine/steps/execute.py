@@ -3,7 +3,9 @@
 run_task(run, task_id) holds the task's conversation: the prompt shows the files the task is
 about, every tool call is one recorded action (phases see it before and after it runs),
 `finish_task` ends the task, and a reply without tool calls gets one nudge before it counts as
-the task's end (failed when the task did nothing). A TaskGuard keeps the loop moving: repeated
+the task's end (failed when the task did nothing). A reply holding code blocks for files the
+prompt showed whole writes them (llm.edit_format, planner.engine.file_blocks) and, written, ends
+the task. A TaskGuard keeps the loop moving: repeated
 calls and reads of files already shown are answered without running, reading stops at the
 per-task cap, and a task meant to change something is not ticked when it changed nothing.
 """
@@ -17,12 +19,19 @@ from typing import Any
 from planner.engine.context import PassContext
 from planner.engine.conversation import FINISH_TASK, assistant, tool_message, user
 from planner.engine.documents import Plan, Subtask
-from planner.engine.interfaces import ChatReply, ToolCall
+from planner.engine.file_blocks import WrittenFiles, same_code, written_files
+from planner.engine.interfaces import ChatReply, ToolCall, ToolResult
 from planner.engine.issue import prompt_view
 from planner.engine.prompts import render
 from planner.engine.result import render_checklist
 from planner.engine.summaries import assumptions_in_force, task_actions_digest
-from planner.engine.task_guard import TaskCapReached, TaskGuard, did_nothing, meant_to_change
+from planner.engine.task_guard import (
+    TaskCapReached,
+    TaskGuard,
+    did_nothing,
+    meant_to_change,
+    only_looks,
+)
 
 Finish = tuple[str, str]
 """How the model ended a task: (status, summary)."""
@@ -32,9 +41,10 @@ def run_task(run: PassContext, task_id: str) -> None:
     run.store.append("task", task_id=task_id, status="in_progress")
     run.report(run.snapshot("in_progress", f"working on {task_id}"))
     run.last_action = None
-    prompt, guard = _task_prompt(run, task_id)
+    prompt, guard, whole_file = _task_prompt(run, task_id)
     messages = [run.system("execution"), user(prompt)]
-    finish = task_turns(run, task_id, messages, guard, partial(_claims_undone_work, run, task_id))
+    undone = partial(_claims_undone_work, run, task_id)
+    finish = task_turns(run, task_id, messages, guard, undone, write_first=whole_file)
     _finish_task(run, task_id, *_checked_finish(run, task_id, finish))
 
 
@@ -45,21 +55,37 @@ def task_turns(
     guard: TaskGuard,
     undone: Callable[[Finish], bool],
     kind: str = "execute",
+    write_first: bool = False,
 ) -> Finish:
     """The model's turns until it finishes. A reply without a call is nudged once, a second
-    ends the task; finish_task while `undone` says nothing was done is told so once."""
+    ends the task; finish_task while `undone` says nothing was done is told so once.
+
+    With `write_first` the prompt asks for files written whole: that turn, and a turn after a
+    block that could not be written, sends no tools on the wire (a small model offered tools
+    answers with a call, not the file); a call written as text still runs."""
     nudged = warned = False
+    write_turn = write_first
     try:
         while True:
             # The tool list is read every turn: a tool server that died is left out from then.
             tools = [*run.tools.specs(), FINISH_TASK, *run.phases.tools(run)]
-            reply = run.chat(kind, messages, tools)
+            reply = run.chat(kind, messages, tools, tools_on_wire=not write_turn)
+            write_turn = False
             messages.append(assistant(reply.content, reply.tool_calls))
             if not reply.tool_calls:
+                written = _written_files(run, reply, guard, write_first)
+                if written.files:
+                    finish = _write_blocks(run, task_id, written, messages, guard)
+                    if finish is not None:
+                        return finish
+                    write_turn = write_first
+                    continue
                 if nudged:
                     return _ended_without_finish(run, task_id, reply)
                 nudged = True
-                messages.append(user(_nudge(task_id, reply)))
+                problems = "\n".join(written.problems)
+                write_turn = write_first and bool(problems)
+                messages.append(user(problems or _nudge(task_id, reply)))
                 continue
             finish = run_tool_calls(run, task_id, reply.tool_calls, messages, guard)
             if finish is not None and not warned and undone(finish):
@@ -98,25 +124,77 @@ def run_tool_calls(
             )
             messages.append(tool_message(call.id, "noted"))
             continue
-        call, note = _real_path(run, call)
-        result = guard.answer(call) if guard is not None else None
-        if result is not None:
-            run.store.append("guarded", task_id=task_id, tool=call.name, answer=result.content)
-        else:
-            result = run.phases.before_action(run, task_id, call)
-            if result is not None and guard is not None:
-                guard.ran(call, result)  # a phase's own tool (run_tests) counts as a call made
-        if result is None:
-            result = run.phases.after_action(run, task_id, call, run.act(task_id, call))
-            run.last_action = (call, result)
-            if guard is not None:
-                guard.ran(call, result)
-        messages.append(
-            tool_message(call.id, note + result.for_model() + _paths_hint(run, call, result))
-        )
+        messages.append(tool_message(call.id, _answer(run, task_id, call, guard)[1]))
     if finish and finish[0] not in ("completed", "failed"):
         finish = ("completed", finish[1])
     return finish
+
+
+def _answer(
+    run: PassContext, task_id: str, call: ToolCall, guard: TaskGuard | None
+) -> tuple[ToolResult, str]:
+    """Run one call (or let the guard or a phase answer it): its result, and the text the
+    model is shown."""
+    call, note = _real_path(run, call)
+    result = guard.answer(call) if guard is not None else None
+    if result is not None:
+        run.store.append("guarded", task_id=task_id, tool=call.name, answer=result.content)
+    else:
+        result = run.phases.before_action(run, task_id, call)
+        if result is not None and guard is not None:
+            guard.ran(call, result)  # a phase's own tool (run_tests) counts as a call made
+    if result is None:
+        result = run.phases.after_action(run, task_id, call, run.act(task_id, call))
+        run.last_action = (call, result)
+        if guard is not None:
+            guard.ran(call, result)
+    return result, note + result.for_model() + _paths_hint(run, call, result)
+
+
+def _written_files(
+    run: PassContext, reply: ChatReply, guard: TaskGuard, asked: bool
+) -> WrittenFiles:
+    """The files a reply without a tool call writes as code blocks (llm.edit_format). A block
+    that leaves its file as it is changes nothing: said so when files were asked for, else it
+    is a file quoted in prose, and no block is a problem then."""
+    written = written_files(reply.content, guard.shown, run.current_text)
+    unchanged = [path for path, text in written.files if same_code(run.current_text(path), text)]
+    written.files = [(path, text) for path, text in written.files if path not in unchanged]
+    if not asked:
+        written.problems = []
+        return written
+    written.problems += [
+        f"The code block for {path} is its current content: nothing changed. Write the file "
+        "with the change the issue asks for."
+        for path in unchanged
+    ]
+    return written
+
+
+def _write_blocks(
+    run: PassContext,
+    task_id: str,
+    written: WrittenFiles,
+    messages: list[dict[str, Any]],
+    guard: TaskGuard,
+) -> Finish | None:
+    """Write the files of a reply's code blocks as write_file calls. When every one was
+    written, the reply ends the task; else the model is told what failed and goes on."""
+    answers, ok = [], not written.problems
+    for index, (path, text) in enumerate(written.files, start=1):
+        call = ToolCall(
+            id=f"block_{run.action_counter + index}",
+            name="write_file",
+            arguments={"path": path, "content": text},
+        )
+        result, shown = _answer(run, task_id, call, guard)
+        ok = ok and result.ok
+        answers.append(f"Result of writing {path}:\n{shown}")
+    messages.append(user("\n\n".join([*answers, *written.problems])))
+    if not ok:
+        return None
+    paths = ", ".join(path for path, _ in written.files)
+    return "completed", f"wrote {paths}"
 
 
 PATH_TOOLS = ("read_file", "edit_file")
@@ -178,8 +256,11 @@ def _ended_without_finish(run: PassContext, task_id: str, reply: ChatReply) -> F
     forgot finish_task; with none, nothing was done (small models write their calls as prose
     or claim success), and ticking the task would make the checklist lie."""
     text = reply.content or ""
-    if run.state().actions_by_task.get(task_id):
-        return "completed", text
+    state = run.state()
+    task = state.plan.subtask(task_id) if state.plan else None
+    planned = [a.tool for a in state.plan.actions_for(task_id) if a.tool] if state.plan else []
+    if state.actions_by_task.get(task_id) or only_looks(task, planned):
+        return "completed", text  # a task that only looks may answer in prose
     return "failed", f"ended without calling any tool, so nothing was done. It said: {text}"
 
 
@@ -189,12 +270,16 @@ def _finish_task(run: PassContext, task_id: str, status: str, summary: str) -> N
     run.phases.after_task(run, task_id, status, summary)
 
 
-def _task_prompt(run: PassContext, task_id: str) -> tuple[str, TaskGuard]:
+def _task_prompt(run: PassContext, task_id: str) -> tuple[str, TaskGuard, bool]:
+    """The task's prompt, its guard, and whether it asks for files written whole."""
     state = run.state()
     assert state.plan is not None
     task = state.plan.subtask(task_id)
     actions = state.plan.actions_for(task_id)
     files = run.shown_files(_task_texts(run, state.plan, task_id))
+    # A task that only looks (read, check, run the tests …) is not asked to write files.
+    looks = only_looks(task, [action.tool for action in actions if action.tool])
+    whole_file = run.writes_whole(files) and not looks
     prompt = render(
         "execute_task.md.j2",
         issue=prompt_view(run.issue),
@@ -203,11 +288,14 @@ def _task_prompt(run: PassContext, task_id: str) -> tuple[str, TaskGuard]:
         task=task,
         actions=actions,
         files=files.text,
+        whole_file=whole_file,
+        looks=looks,
+        numbered=run.config.llm.edit_format == "edit_file",
         earlier=task_actions_digest(state.actions_by_task.get(task_id, [])),
         assumptions=assumptions_in_force(run.store.entries()),
     )
     guard = TaskGuard(run.config.budget.max_actions_per_task, files.whole)
-    return prompt + run.phases.addendum(run, "execute"), guard
+    return prompt + run.phases.addendum(run, "execute"), guard, whole_file
 
 
 def _task_texts(run: PassContext, plan: Plan, task_id: str) -> list[str]:

@@ -22,33 +22,58 @@ LEGACY = "legacy"
 def run_legacy(run: PassContext) -> NoReturn:
     # Seed §7.5: without planning the base system prompt is used, without the planning section.
     files = run.shown_files([f"{run.issue.title}\n{run.issue.body}"])
-    request = render("legacy_request.md.j2", issue=prompt_view(run.issue), files=files.text)
-    messages = [{"role": "system", "content": render("system_legacy.md.j2")}, user(request)]
+    whole_file = run.writes_whole(files)
+    request = render(
+        "legacy_request.md.j2",
+        issue=prompt_view(run.issue),
+        files=files.text,
+        whole_file=whole_file,
+    )
+    system = render("system_legacy.md.j2", whole_file=whole_file)
+    messages = [{"role": "system", "content": system}, user(request)]
     # Without a plan the whole issue is one task: it gets twice a task's calls.
     guard = TaskGuard(2 * run.config.budget.max_actions_per_task, files.whole)
     run.phases.start(run)  # the tests' baseline, when the repository has tests
-    finish = _checked_turns(run, messages, guard)
+    finish = _checked_turns(run, messages, guard, whole_file)
     if _undone(run, finish):
         finish = ("failed", f"nothing was changed. The model said: {finish[1]}")
     run.store.append("completion", done=True, summary={}, comment=finish[1])
     raise StopPass("completed" if finish[0] == "completed" else "failed", finish[1] or "done")
 
 
-def _checked_turns(run: PassContext, messages: list[dict[str, Any]], guard: TaskGuard) -> Finish:
+def _checked_turns(
+    run: PassContext, messages: list[dict[str, Any]], guard: TaskGuard, whole_file: bool
+) -> Finish:
     """The turns until the model finishes; a finish that leaves tests failing which passed
     before goes back to the model with the failures, up to verification.max_repair_attempts."""
     undone = partial(_nothing_changed, run)
     failing: list[str] = []
     for _ in range(run.config.verification.max_repair_attempts + 1):
-        finish = task_turns(run, LEGACY, messages, guard, undone, kind=LEGACY)
+        finish = task_turns(run, LEGACY, messages, guard, undone, LEGACY, write_first=whole_file)
         run.phases.after_task(run, LEGACY, *finish)  # the tests run when files changed
         note = verification_note(run.store.entries())
         if finish[0] != "completed" or note is None or not note.regressed:
             return finish
         failing = note.new_failures
-        evidence = evidence_text(run.store.entries())
-        messages.append(user(render("tests_failing.md.j2", evidence=evidence)))
+        messages.append(user(_failing_tests(run, guard, whole_file)))
     return "failed", f"tests that passed before fail now: {', '.join(failing)}"
+
+
+def _failing_tests(run: PassContext, guard: TaskGuard, whole_file: bool) -> str:
+    """The failures, and with whole_file the files the model changed and those the output names
+    (the failing test file among them), shown whole so the model can write them back; its own
+    files first (shown the test first, the 1.5B rewrote the test)."""
+    evidence = evidence_text(run.store.entries())
+    changed = " ".join(sorted(guard.changed))
+    files = run.shown_files([changed, evidence]) if whole_file else None
+    if files is not None:
+        guard.shown = guard.shown | files.whole
+    return render(
+        "tests_failing.md.j2",
+        evidence=evidence,
+        whole_file=whole_file,
+        files=files.text if files is not None else "",
+    )
 
 
 def _nothing_changed(run: PassContext, finish: Finish) -> bool:

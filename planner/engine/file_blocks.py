@@ -1,0 +1,219 @@
+"""Files written as code blocks: the edit format small models get right (llm.edit_format).
+
+Asked for search/replace edits, a 1.5B model mostly copies the wrong lines or changes nothing;
+asked for the corrected file, it writes the fix far more often (aider's "whole" format for
+weak models). A reply without a tool call that holds a code block for a file the prompt showed
+whole is that file's new content: the block runs as a `write_file` call, through the same
+tools, rules and records as any other call.
+
+The path is the line just above the block (`temperature.py`, `**temperature.py**`,
+`### temperature.py:`), or a comment naming it on the block's first line (`# temperature.py`),
+or, when the prompt showed one file and the reply holds one block, that file (unless the block
+names another file that exists). A block for a file of the repository the prompt did not show
+whole is not written (the model is told to read it first), a block naming no file is left alone
+(an example, a command), and a block much shorter than its file is a fragment: refused with a
+message, never written over the file. A wrapping block (```python, the path, then the file's
+own block) is unwrapped, and a block inside a ```markdown block needs a language to nest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+.-]*)\s*$")
+DECORATION = re.compile(r"^[\s#>*`_:-]*(?:file(?:name)?\s*:?\s*)?|[\s*`_:]*$", re.IGNORECASE)
+COMMENT_NAME = re.compile(r"^\s*(?:#|//|--|<!--)\s*(?:file(?:name)?\s*:?\s*)?(\S+?)\s*(?:-->)?\s*$")
+FRAGMENT_SHARE = 0.5
+"""A block holding less than this share of its file's lines (of a file of at least
+FRAGMENT_MIN_LINES) is a fragment."""
+FRAGMENT_MIN_LINES = 8
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block of a reply: the text line above it and its lines."""
+
+    label: str
+    lines: list[str]
+    language: str = ""
+
+
+@dataclass
+class WrittenFiles:
+    """What a reply writes: (path, content) pairs, and why other blocks were not written."""
+
+    files: list[tuple[str, str]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def code_blocks(text: str | None) -> list[Block]:
+    """The fenced blocks of `text`. A fence with a language inside an open block opens a
+    nested one (a README's ```sh example inside ```markdown), so only its own bare fence
+    closes the outer block."""
+    blocks: list[Block] = []
+    lines = (text or "").splitlines()
+    index = 0
+    while index < len(lines):
+        opening = FENCE.match(lines[index])
+        if opening is None:
+            index += 1
+            continue
+        label = _label_above(lines, index - 1)
+        body, index = _block_body(lines, index + 1, opening.group(1))
+        blocks.append(Block(label=label, lines=body, language=opening.group(2).lower()))
+    return blocks
+
+
+def _block_body(lines: list[str], start: int, fence: str) -> tuple[list[str], int]:
+    """The block's lines from `start`, and the index after its closing fence (or the end)."""
+    depth, index = 0, start
+    while index < len(lines):
+        match = FENCE.match(lines[index])
+        if match and match.group(1).startswith(fence[0]) and len(match.group(1)) >= len(fence):
+            if match.group(2):
+                depth += 1
+            elif depth == 0:
+                return lines[start:index], index + 1
+            else:
+                depth -= 1
+        index += 1
+    return lines[start:], index
+
+
+def _label_above(lines: list[str], index: int) -> str:
+    while index >= 0 and not lines[index].strip():
+        index -= 1
+    return lines[index] if index >= 0 else ""
+
+
+def holds_code(text: str | None) -> bool:
+    """The reply holds a code block that is not a JSON document (not a tool call)."""
+    return any(_is_code(block) for block in code_blocks(text))
+
+
+def _is_code(block: Block) -> bool:
+    """A block that is not JSON, nor meant to be: a tool call written as a ```json block, even
+    one broken beyond reading, is a call (planner.engine.toolcalls asks for it again)."""
+    text = "\n".join(block.lines).strip()
+    return bool(text) and block.language != "json" and not text.startswith(("{", "["))
+
+
+def written_files(
+    text: str | None, shown: Collection[str], current: Callable[[str], str | None]
+) -> WrittenFiles:
+    """The files a reply writes as code blocks; `shown` are the files the prompt showed whole
+    and `current(path)` reads a file's content now."""
+    blocks = [
+        inner for block in code_blocks(text) if _is_code(block) for inner in _unwrapped(block)
+    ]
+    found = WrittenFiles()
+    for block in blocks:
+        path, lines = _path_of(block, shown, current, alone=len(blocks) == 1)
+        if path is None:
+            found.problems += _not_shown(block, shown, current)
+            continue
+        content, problem = _content(path, lines, current(path))
+        if problem:
+            found.problems.append(problem)
+        else:
+            found.files.append((path, content))
+    return found
+
+
+def _not_shown(
+    block: Block, shown: Collection[str], current: Callable[[str], str | None]
+) -> list[str]:
+    """Why a block labelled with a path was not written: a file of the repository the prompt
+    did not show whole (its content is unknown to the model: the block is likely a part), or
+    a file that does not exist while the prompt showed others."""
+    label = DECORATION.sub("", block.label).strip().removeprefix("./")
+    if not _names_a_file(label):
+        return []
+    if current(label) is not None:
+        return [
+            f"The code block for {label} was not written: the prompt did not show that file "
+            "whole. Read it with read_file first, or change it with edit_file."
+        ]
+    if not shown:
+        return []
+    return [
+        f"The code block for {label} was not written: there is no such file. Put the path of "
+        f"the file you change above its block: {', '.join(sorted(shown))}."
+    ]
+
+
+def _unwrapped(block: Block) -> list[Block]:
+    """A block that wraps labelled blocks (```python, then `pager.py`, then ```python …) is
+    those blocks: the 1.5B wrapped its answer so."""
+    inner = code_blocks("\n".join(block.lines))
+    if inner and block.lines and FENCE.match(block.lines[1] if len(block.lines) > 1 else ""):
+        return inner
+    return [block]
+
+
+def _path_of(
+    block: Block, shown: Collection[str], current: Callable[[str], str | None], alone: bool
+) -> tuple[str | None, list[str]]:
+    """The shown file a block writes, and its lines. One block while one file was shown is
+    that file unless it names another file that exists: the 1.5B labels its answer with paths
+    it makes up (`eval/stack_peek.py` for stack.py)."""
+    label = DECORATION.sub("", block.label)
+    labelled = _shown_path(label, shown)
+    if labelled:
+        return labelled, block.lines
+    named = COMMENT_NAME.match(block.lines[0]) if block.lines else None
+    commented = _shown_path(named.group(1), shown) if named else None
+    if commented:
+        return commented, block.lines[1:]
+    names = [label, named.group(1) if named else ""]
+    if not alone or len(shown) != 1 or any(_exists(name, current) for name in names):
+        return None, block.lines
+    made_up = named is not None and _names_a_file(named.group(1))
+    return next(iter(shown)), block.lines[1:] if made_up else block.lines
+
+
+def _exists(label: str, current: Callable[[str], str | None]) -> bool:
+    label = label.strip().removeprefix("./")
+    return _names_a_file(label) and current(label) is not None
+
+
+def _names_a_file(label: str) -> bool:
+    """The label is a path (`NOTES.md`, `src/app.py`), not prose ("Here is the fix:")."""
+    return bool(label) and " " not in label.strip() and ("." in label or "/" in label)
+
+
+def _shown_path(label: str, shown: Collection[str]) -> str | None:
+    """The shown file `label` names: its path, or its name when only one shown file has it."""
+    label = label.strip().removeprefix("./")
+    if label in shown:
+        return label
+    name = label.rsplit("/", 1)[-1]  # small models prefix the repository (eval/x/README.md)
+    same_name = [path for path in shown if path.rsplit("/", 1)[-1] == name]
+    return same_name[0] if len(same_name) == 1 else None
+
+
+def same_code(before: str | None, after: str) -> bool:
+    """The same lines but for blank lines and spaces at line ends: a rewrite that changes only
+    those changes nothing the issue asked for (and is not written over the file's layout)."""
+    if before is None:
+        return False
+    return _significant(before) == _significant(after)
+
+
+def _significant(text: str) -> list[str]:
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
+
+
+def _content(path: str, lines: list[str], before: str | None) -> tuple[str, str]:
+    """The file's new content, or '' and why the block cannot be its whole content."""
+    old_lines = (before or "").splitlines()
+    if len(old_lines) >= FRAGMENT_MIN_LINES and len(lines) < FRAGMENT_SHARE * len(old_lines):
+        return "", (
+            f"The code block for {path} has {len(lines)} lines and the file has "
+            f"{len(old_lines)}: it looks like a part of the file, so it was not written. "
+            "Reply with the path and the complete new content of the file, or use edit_file."
+        )
+    ending = "\n" if (before is None or before.endswith("\n")) and lines else ""
+    return "\n".join(lines) + ending, ""

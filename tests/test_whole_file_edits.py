@@ -1,0 +1,378 @@
+"""Files written whole as code blocks (llm.edit_format: whole_file, the default; issue 23).
+
+Asked for search/replace edits, Qwen2.5-Coder 1.5B mostly copied the wrong lines or changed
+nothing; asked for the corrected file it wrote the fix far more often. The prompt shows the
+files as the model writes them back, a reply's block for a file shown whole is written through
+write_file (the same tools, path rules and records), and the task ends with that one reply.
+
+The passes run over the scripted model server (real HTTP, the real openai client) on a real
+git checkout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.engine.config import PlannerConfig
+from planner.engine.file_blocks import code_blocks, holds_code, written_files
+from planner.engine.issue import IssueContext
+from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_text
+from planner.tools.workspace import WorkspaceTools
+from tests.harness import Harness
+from tests.plans import ROOT_TOOLS, completion, plan_doc
+
+CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+ISSUE = IssueContext(
+    repository="octo/repo",
+    number="7",
+    title="add() subtracts",
+    body="In calc.py, `add(2, 3)` returns -1; it must return 5.",
+)
+LEGACY = {"planning.enabled": False}
+NATIVE = {"llm.tool_calling": "native"}
+"""Prose after a block: in auto mode it would be asked once more as a JSON call."""
+
+
+def block(path: str, content: str, language: str = "python") -> str:
+    return f"{path}\n```{language}\n{content}```\n"
+
+
+@pytest.fixture
+def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
+    made = Harness(tmp_path, scripted_model)
+    (made.workspace / "calc.py").write_text(CALC, encoding="utf-8")
+    yield made
+
+
+def calc(harness: Harness) -> str:
+    return (harness.workspace / "calc.py").read_text(encoding="utf-8")
+
+
+def written(harness: Harness) -> list[dict[str, Any]]:
+    return [
+        e["execution"]["function_call"]
+        for e in harness.of_type("action")
+        if e["execution"]["function_call"]["name"] == "write_file"
+    ]
+
+
+# -- a pass ------------------------------------------------------------------------------------
+
+
+def test_without_planning_one_reply_with_the_file_resolves_the_issue(harness: Harness) -> None:
+    harness.server.add(reply_text("legacy", "The sign was wrong.\n\n" + block("calc.py", FIXED)))
+    result = harness.run(ISSUE, **LEGACY)
+    assert result.status == "completed", result.stop_reason
+    assert calc(harness) == FIXED
+    assert len(harness.server.requests) == 1  # no nudge, no finish_task, no json re-ask
+    assert "tools" not in harness.server.requests[0].body  # offered tools, the 1.5B called them
+    prompt = harness.server.requests[0].body["messages"][1]["content"]
+    assert block("calc.py", CALC) in prompt  # shown as it is written back: no line numbers
+    assert "complete new content in one code block" in prompt
+    assert [call["arguments"]["path"] for call in written(harness)] == ["calc.py"]
+
+
+def test_a_task_of_a_plan_ends_with_the_reply_that_writes_its_file(harness: Harness) -> None:
+    plan = plan_doc("task_1", tool="edit_file")
+    plan["task_decomposition"]["subtasks"][0]["description"] = "Fix add in calc.py"
+    quiet = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+    harness.server.add(
+        reply_json("planning", plan),
+        reply_text("execute", block("calc.py", FIXED)),
+        completion(completed=1),
+    )
+    result = harness.run(ISSUE, **quiet)
+    assert result.status == "completed", result.stop_reason
+    assert calc(harness) == FIXED
+    [task] = [e for e in harness.of_type("task") if e.get("status") == "completed"]
+    assert task["summary"] == "wrote calc.py"
+
+
+def test_a_call_written_as_text_in_the_turn_without_tools_still_runs(harness: Harness) -> None:
+    """The write turn sends no tools, but a model that wants to look first writes its call as
+    text: it runs, and the next turn offers the tools."""
+    (harness.workspace / "USAGE.md").write_text("add(2, 3) is 5\n", encoding="utf-8")
+    harness.server.add(
+        reply_text("legacy", '{"name": "read_file", "arguments": {"path": "USAGE.md"}}'),
+        reply_text("legacy", block("calc.py", FIXED)),
+    )
+    result = harness.run(ISSUE, **LEGACY, **NATIVE)
+    assert result.status == "completed" and calc(harness) == FIXED
+    first, second = (request.body for request in harness.server.requests)
+    assert "tools" not in first and "read_file" in [t["function"]["name"] for t in second["tools"]]
+    assert "add(2, 3) is 5" in second["messages"][-1]["content"]
+
+
+def test_an_edit_that_changes_nothing_fails_instead_of_counting_as_a_change(
+    harness: Harness,
+) -> None:
+    """The 1.5B's first call replaced four lines each with itself: counted as a change, it let
+    the run finish having done nothing."""
+    same = {"oldText": "    return a - b\n\n\ndef sub", "newText": "    return a - b\n\n\ndef sub"}
+    result = WorkspaceTools(harness.workspace, PlannerConfig().tools).call(
+        "edit_file", {"path": "calc.py", "edits": [same]}
+    )
+    assert not result.ok and "the edits change nothing" in (result.error or "")
+
+
+def test_a_task_that_only_looks_is_not_asked_for_files_and_may_answer_in_prose(
+    harness: Harness,
+) -> None:
+    """The 1.5B's plan began "Read the current rule from invoice.py"; asked for files, it
+    quoted the file unchanged and the task failed. A looking task gets the tools, its quote
+    writes nothing, and its prose answer completes it."""
+    plan = plan_doc("task_1", tool="read_file")
+    plan["task_decomposition"]["subtasks"][0]["description"] = "Read add in calc.py"
+    quiet = {
+        "planning.replanning.enabled": False,
+        "planning.reflection.enabled": False,
+        **NATIVE,
+    }
+    quote = "add is:\n\n" + block("calc.py", CALC)
+    harness.server.add(
+        reply_json("planning", plan),
+        reply_text("execute", quote),
+        reply_text("execute", "add subtracts."),
+        completion(completed=1),
+    )
+    result = harness.run(ISSUE, **quiet)
+    [task] = result.tasks
+    assert (task.status, task.summary) == ("completed", "add subtracts.")
+    first_turn = harness.server.requests[1].body
+    assert "tools" in first_turn and "complete new content" not in str(first_turn["messages"])
+    assert "The files above are current: do not read them again" in str(first_turn["messages"])
+    assert calc(harness) == CALC and written(harness) == []
+
+
+def test_with_edit_file_chosen_the_prompt_shows_numbered_lines_and_asks_for_edits(
+    harness: Harness,
+) -> None:
+    harness.server.add(reply_text("legacy", block("calc.py", FIXED)))
+    harness.run(ISSUE, **LEGACY, **{"llm.edit_format": "edit_file"})
+    prompt = harness.server.requests[0].body["messages"][1]["content"]
+    assert "1| def add(a, b):" in prompt and "Change them with edit_file" in prompt
+    assert calc(harness) == FIXED  # a block written anyway is still that file
+
+
+def test_the_file_unchanged_is_told_so_and_the_next_reply_fixes_it(harness: Harness) -> None:
+    """The 1.5B often wrote the file back as it was: that is not a fix, and not the end."""
+    relaid = CALC.replace("\n\n\n", "\n\n").replace("a - b\n", "a - b  \n", 1)
+    harness.server.add(
+        reply_text("legacy", block("calc.py", relaid)),  # blank lines and line ends only
+        reply_text("legacy", block("calc.py", FIXED)),
+    )
+    result = harness.run(ISSUE, **LEGACY)
+    assert result.status == "completed" and calc(harness) == FIXED
+    told = harness.server.requests[1].body["messages"][-1]["content"]
+    assert "is its current content: nothing changed" in told
+
+
+def test_a_fragment_is_refused_and_never_written_over_the_file(harness: Harness) -> None:
+    long_file = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(8))
+    (harness.workspace / "calc.py").write_text(long_file, encoding="utf-8")
+    harness.server.add(
+        reply_text("legacy", block("calc.py", "def f3():\n    return 33\n")),
+        reply_text("legacy", "I cannot do it."),
+    )
+    result = harness.run(ISSUE, **LEGACY, **NATIVE)
+    assert calc(harness) == long_file
+    assert result.status == "failed"
+    told = harness.server.requests[1].body["messages"][-1]["content"]
+    assert "looks like a part of the file, so it was not written" in told
+
+
+def test_tests_broken_by_a_written_file_go_back_and_the_next_file_mends_them(
+    harness: Harness,
+) -> None:
+    tests = harness.workspace / "tests"
+    tests.mkdir()
+    (tests / "test_calc.py").write_text(
+        "from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 2) == 1\n", encoding="utf-8"
+    )
+    broken = FIXED.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return a + b")
+    harness.server.add(
+        reply_text("legacy", block("calc.py", broken)),
+        reply_text("legacy", block("calc.py", FIXED)),
+    )
+    result = harness.run(ISSUE, **LEGACY, **ROOT_TOOLS)
+    assert result.status == "completed", result.stop_reason
+    assert calc(harness) == FIXED
+    told = harness.server.requests[1].body["messages"][-1]["content"]
+    assert told.startswith("The repository's tests fail after your change") and "test_sub" in told
+    assert "in one code block" in told
+    assert [e["status"] for e in harness.of_type("verification")][-1] == "passed"
+
+
+def test_a_failing_test_file_is_shown_whole_and_may_be_written_back(harness: Harness) -> None:
+    """A rename the issue asks for breaks the test that imports the old name: the failure's
+    message shows that test file, and the model's block for it is written."""
+    tests = harness.workspace / "tests"
+    tests.mkdir()
+    test_file = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == -1\n"
+    (tests / "test_calc.py").write_text(test_file, encoding="utf-8")
+    renamed = CALC.replace("def add(", "def plus(")
+    mended = test_file.replace("add", "plus")
+    issue = ISSUE.model_copy(update={"body": "Rename add in calc.py to plus, tests included."})
+    harness.server.add(
+        reply_text("legacy", block("calc.py", renamed)),
+        reply_text("legacy", block("tests/test_calc.py", mended)),
+    )
+    result = harness.run(issue, **LEGACY, **ROOT_TOOLS)
+    assert result.status == "completed", result.stop_reason
+    told = harness.server.requests[1].body["messages"][-1]["content"]
+    assert block("tests/test_calc.py", test_file) in told
+    assert (tests / "test_calc.py").read_text(encoding="utf-8") == mended
+    assert "tools" not in harness.server.requests[1].body
+
+
+def test_a_block_for_a_file_not_shown_is_told_to_read_it_first(harness: Harness) -> None:
+    """The 1.5B wrote one import line as `tests/test_cart.py`, a file it had never seen:
+    written, it would have replaced the whole test file."""
+    (harness.workspace / "NOTES.md").write_text("# notes\n" * 3, encoding="utf-8")
+    harness.server.add(
+        reply_text("legacy", block("NOTES.md", "# notes\n", "markdown")),
+        reply_text("legacy", block("calc.py", FIXED)),
+    )
+    result = harness.run(ISSUE, **LEGACY)
+    assert result.status == "completed"
+    assert (harness.workspace / "NOTES.md").read_text(encoding="utf-8") == "# notes\n" * 3
+    told = harness.server.requests[1].body["messages"][-1]["content"]
+    assert "NOTES.md was not written: the prompt did not show that file whole" in told
+
+
+def test_in_auto_mode_a_block_reply_is_not_asked_again_as_json(harness: Harness) -> None:
+    harness.server.add(reply_text("legacy", block("calc.py", FIXED)))
+    harness.run(ISSUE, **LEGACY, **{"llm.tool_calling": "auto"})
+    assert len(harness.server.requests) == 1
+    assert "response_format" not in harness.server.requests[0].body
+
+
+def test_attack_a_block_for_a_file_not_shown_writes_nothing(harness: Harness) -> None:
+    """Attack: the reply carries a code block labelled with a workflow file and one labelled
+    with a path outside the checkout, hoping planner writes whatever a block names."""
+    hostile = block(".github/workflows/ci.yml", "on: push\n", "yaml") + block(
+        "../outside.py", "import os\n"
+    )
+    harness.server.add(reply_text("legacy", hostile), reply_text("legacy", "done"))
+    result = harness.run(ISSUE, **LEGACY, **NATIVE)
+    assert written(harness) == []
+    assert not (harness.workspace / ".github" / "workflows" / "ci.yml").exists()
+    assert not (harness.workspace.parent / "outside.py").exists()
+    assert result.status == "failed"
+
+
+def test_attack_a_shown_workflow_file_written_whole_obeys_the_path_rules(harness: Harness) -> None:
+    """Attack: the issue names a workflow file, so the prompt shows it whole; the reply writes
+    it back with a step that leaks a secret. The path rules refuse it like any write_file."""
+    workflow = harness.workspace / ".github" / "workflows" / "ci.yml"
+    workflow.parent.mkdir(parents=True)
+    original = "on: push\njobs: {}\n"
+    workflow.write_text(original, encoding="utf-8")
+    issue = ISSUE.model_copy(update={"body": "Update .github/workflows/ci.yml to run on push."})
+    leak = "on: push\njobs:\n  x:\n    steps:\n      - run: echo ${{ secrets.TOKEN }}\n"
+    harness.server.add(
+        reply_text("legacy", block(".github/workflows/ci.yml", leak, "yaml")),
+        reply_text("legacy", "done"),
+        reply_text("legacy", "done"),
+    )
+    harness.run(issue, **LEGACY, **NATIVE)
+    assert (
+        block(".github/workflows/ci.yml", original, "yaml")
+        in (harness.server.requests[0].body["messages"][1]["content"])
+    )
+    assert workflow.read_text(encoding="utf-8") == original
+    [attempt] = written(harness)
+    assert attempt["arguments"]["path"] == ".github/workflows/ci.yml"
+    [action] = [e for e in harness.of_type("action") if not e["ok"]]
+    assert "workflow" in action["error"]
+
+
+# -- reading the blocks ------------------------------------------------------------------------
+
+SHOWN = {"calc.py", "docs/README.md"}
+
+
+def current(path: str) -> str | None:
+    return {"calc.py": CALC, "docs/README.md": "# calc\n"}.get(path)
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        "calc.py",
+        "**calc.py**",
+        "### calc.py:",
+        "`calc.py`",
+        "File: calc.py",
+        "./calc.py",
+        "eval/calc.py",  # the 1.5B prefixed the repository's name
+    ],
+)
+def test_the_label_above_a_block_names_its_file(label: str) -> None:
+    reply = f"Here it is.\n\n{label}\n```python\n{FIXED}```\nDone."
+    assert written_files(reply, SHOWN, current).files == [("calc.py", FIXED)]
+
+
+def test_a_comment_on_the_first_line_names_the_file_and_is_left_out() -> None:
+    reply = f"```python\n# calc.py\n{FIXED}```"
+    assert written_files(reply, SHOWN, current).files == [("calc.py", FIXED)]
+
+
+def test_one_block_and_one_file_shown_is_that_file() -> None:
+    assert written_files(f"```\n{FIXED}```", {"calc.py"}, current).files == [("calc.py", FIXED)]
+    assert written_files(f"```\n{FIXED}```", SHOWN, current).files == []  # which one?
+
+    # ... unless the block names another file that exists, above it or in its first line
+    def with_other(path: str) -> str | None:
+        return "x = 1\n" if path == "other.py" else current(path)
+
+    for named in (f"other.py\n```\n{FIXED}```", f"```\n# other.py\n{FIXED}```"):
+        assert written_files(named, {"calc.py"}, with_other).files == []
+
+
+def test_a_made_up_path_for_the_one_file_shown_is_that_file() -> None:
+    """The 1.5B labelled stack.py's new content `eval/stack_peek.py` (the repository's name)."""
+    for reply in (f"eval/calc_fix.py\n```python\n{FIXED}```", f"```\n# eval/x.py\n{FIXED}```"):
+        assert written_files(reply, {"calc.py"}, current).files == [("calc.py", FIXED)]
+
+
+def test_a_made_up_path_among_several_files_shown_names_them() -> None:
+    found = written_files(f"eval/calc_fix.py\n```python\n{FIXED}```", SHOWN, current)
+    assert found.files == []
+    assert found.problems == [
+        "The code block for eval/calc_fix.py was not written: there is no such file. Put the "
+        "path of the file you change above its block: calc.py, docs/README.md."
+    ]
+
+
+def test_a_block_wrapping_the_labelled_file_is_unwrapped() -> None:
+    """The 1.5B wrapped its answer: ```markdown, the path, then the file's own block holding
+    ```sh examples, closed twice."""
+    readme = "# calc\n\n## Usage\n\n  ```sh\n  python calc.py 2 3\n  ```\n"
+    reply = f"```markdown\neval/calc/README.md\n```markdown\n{readme}```\n```"
+    assert written_files(reply, {"calc.py", "README.md"}, current).files == [("README.md", readme)]
+
+
+def test_a_readme_with_its_own_code_blocks_is_read_whole() -> None:
+    readme = "# calc\n\n## Usage\n\n```sh\npython calc.py 2 3\n```\n\nPrints 5.\n"
+    reply = f"README:\n\ndocs/README.md\n```markdown\n{readme}```\n"
+    assert written_files(reply, SHOWN, current).files == [("docs/README.md", readme)]
+
+
+def test_a_tool_call_written_as_json_is_not_code() -> None:
+    call = '```json\n{"name": "read_file", "arguments": {"path": "calc.py"}}\n```'
+    assert not holds_code(call)
+    assert holds_code(f"```python\n{FIXED}```")
+    assert [b.lines for b in code_blocks("no fence here")] == []
+
+
+def test_a_block_left_open_at_the_end_of_the_reply_is_still_read() -> None:
+    """A reply cut off at the output limit ends inside its block; the file is then refused as a
+    fragment when it is much shorter, not lost silently."""
+    reply = f"calc.py\n```python\n{FIXED}"
+    assert written_files(reply, SHOWN, current).files == [("calc.py", FIXED)]
