@@ -108,6 +108,26 @@ def test_a_call_written_as_text_in_the_turn_without_tools_still_runs(harness: Ha
     assert "add(2, 3) is 5" in second["messages"][-1]["content"]
 
 
+def test_a_turn_without_tools_carries_earlier_calls_as_plain_messages(harness: Harness) -> None:
+    """After a native call, a turn that sends no tools may not carry `tool_calls` or `tool`
+    messages either (endpoints reject them without `tools`): they travel as text."""
+    long_file = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(8))
+    (harness.workspace / "calc.py").write_text(long_file, encoding="utf-8")
+    fixed = long_file.replace("return 3", "return 33")
+    harness.server.add(
+        reply_text("legacy", '{"name": "read_file", "arguments": {"path": "README.md"}}'),
+        reply_text("legacy", block("calc.py", "def f3():\n    return 33\n")),
+        reply_text("legacy", block("calc.py", fixed)),
+    )
+    (harness.workspace / "README.md").write_text("# calc\n", encoding="utf-8")
+    result = harness.run(ISSUE, **LEGACY, **NATIVE)
+    assert result.status == "completed" and calc(harness) == fixed
+    third = harness.server.requests[2].body
+    assert "tools" not in third
+    assert all(m["role"] != "tool" and "tool_calls" not in m for m in third["messages"])
+    assert any("Result of read_file:\n# calc" in (m["content"] or "") for m in third["messages"])
+
+
 def test_an_edit_that_changes_nothing_fails_instead_of_counting_as_a_change(
     harness: Harness,
 ) -> None:
