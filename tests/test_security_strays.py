@@ -238,6 +238,16 @@ def daemon(signals: Path) -> int:
     return int((signals / "pid").read_text())
 
 
+@contextlib.contextmanager
+def daemon_killed_after(signals: Path) -> Iterator[None]:
+    """Whatever the test asserts, the daemon it planted does not outlive it."""
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(daemon(signals), signal.SIGKILL)
+
+
 def running(pid: int) -> bool:
     try:
         status = Path(f"/proc/{pid}/status").read_text()
@@ -280,15 +290,12 @@ def test_a_detached_process_is_ended_before_the_commit(
     rig = Rig("github", fake_github, reachable, owner=owner)
     signals = reachable / "signals"
     publish_at_the_last_moment(signals, monkeypatch)
-    try:
+    with daemon_killed_after(signals):
         outcome = run_the_daemon_pass(rig, last_moment_script(signals, act))
         assert outcome.status == "completed", outcome
         assert file_on(fake_github.bare, "planner/issue-1", "README.md") == README.rstrip("\n")
         assert not (signals / "done").exists(), "the daemon acted after the pass's last look"
         assert not running(daemon(signals)), "the daemon outlived the pass"
-    finally:
-        with contextlib.suppress(OSError, ValueError):
-            os.kill(daemon(signals), signal.SIGKILL)
 
 
 def test_a_detached_process_stands_still_while_a_task_is_committed(
@@ -301,12 +308,9 @@ def test_a_detached_process_stands_still_while_a_task_is_committed(
     rig = Rig("github", fake_github, reachable, owner=RUNNER_UID)
     signals = reachable / "signals"
     commit_at_the_last_moment(signals, monkeypatch)
-    try:
+    with daemon_killed_after(signals):
         outcome = run_the_daemon_pass(rig, last_moment_script(signals, DELETE))
         assert_waits_with_readme_kept(rig, outcome)
-    finally:
-        with contextlib.suppress(OSError, ValueError):
-            os.kill(daemon(signals), signal.SIGKILL)
 
 
 def commit_at_the_last_moment(signals: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -265,11 +265,16 @@ def test_a_block_for_a_file_not_shown_is_told_to_read_it_first(harness: Harness)
     assert "NOTES.md was not written: the prompt did not show that file whole" in told
 
 
-def test_in_auto_mode_a_block_reply_is_not_asked_again_as_json(harness: Harness) -> None:
+def test_in_auto_mode_a_block_reply_to_a_turn_with_tools_is_not_asked_again_as_json(
+    harness: Harness,
+) -> None:
+    """auto asks a prose reply once more in json; a reply holding a file is not prose. (With
+    edit_file every turn offers tools, so the reply meets auto's recovery.)"""
     harness.server.add(reply_text("legacy", block("calc.py", FIXED)))
-    harness.run(ISSUE, **LEGACY, **{"llm.tool_calling": "auto"})
-    assert len(harness.server.requests) == 1
-    assert "response_format" not in harness.server.requests[0].body
+    formats = {"llm.tool_calling": "auto", "llm.edit_format": "edit_file"}
+    result = harness.run(ISSUE, **LEGACY, **formats)
+    assert result.status == "completed" and calc(harness) == FIXED
+    assert len(harness.server.requests) == 1 and "tools" in harness.server.requests[0].body
 
 
 def test_attack_a_block_for_a_file_not_shown_writes_nothing(harness: Harness) -> None:
@@ -389,6 +394,12 @@ def test_a_tool_call_written_as_json_is_not_code() -> None:
     assert not holds_code(call)
     assert holds_code(f"```python\n{FIXED}```")
     assert [b.lines for b in code_blocks("no fence here")] == []
+
+
+def test_a_block_that_only_moves_blank_lines_and_line_ends_is_unchanged() -> None:
+    relaid = CALC.replace("\n\n\n", "\n\n").replace("a - b\n", "a - b  \n", 1)
+    found = written_files(block("calc.py", relaid), SHOWN, current)
+    assert (found.files, found.unchanged) == ([], ["calc.py"])
 
 
 def test_a_block_left_open_at_the_end_of_the_reply_is_still_read() -> None:

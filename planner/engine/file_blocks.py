@@ -42,10 +42,12 @@ class Block:
 
 @dataclass
 class WrittenFiles:
-    """What a reply writes: (path, content) pairs, and why other blocks were not written."""
+    """What a reply writes: (path, content) pairs, why other blocks were not written, and the
+    files whose block is their current content (blank lines and line ends aside)."""
 
     files: list[tuple[str, str]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
 
 
 def code_blocks(text: str | None) -> list[Block]:
@@ -114,9 +116,12 @@ def written_files(
         if path is None:
             found.problems += _not_shown(block, shown, current)
             continue
-        content, problem = _content(path, lines, current(path))
+        before = current(path)
+        content, problem = _content(path, lines, before)
         if problem:
             found.problems.append(problem)
+        elif _same_code(before, content):
+            found.unchanged.append(path)
         else:
             found.files.append((path, content))
     return found
@@ -194,7 +199,7 @@ def _shown_path(label: str, shown: Collection[str]) -> str | None:
     return same_name[0] if len(same_name) == 1 else None
 
 
-def same_code(before: str | None, after: str) -> bool:
+def _same_code(before: str | None, after: str) -> bool:
     """The same lines but for blank lines and spaces at line ends: a rewrite that changes only
     those changes nothing the issue asked for (and is not written over the file's layout)."""
     if before is None:

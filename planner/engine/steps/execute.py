@@ -19,7 +19,7 @@ from typing import Any
 from planner.engine.context import PassContext
 from planner.engine.conversation import FINISH_TASK, assistant, tool_message, user
 from planner.engine.documents import Plan, Subtask
-from planner.engine.file_blocks import WrittenFiles, same_code, written_files
+from planner.engine.file_blocks import WrittenFiles, written_files
 from planner.engine.interfaces import ChatReply, ToolCall, ToolResult
 from planner.engine.issue import prompt_view
 from planner.engine.prompts import render
@@ -158,15 +158,13 @@ def _written_files(
     that leaves its file as it is changes nothing: said so when files were asked for, else it
     is a file quoted in prose, and no block is a problem then."""
     written = written_files(reply.content, guard.shown, run.current_text)
-    unchanged = [path for path, text in written.files if same_code(run.current_text(path), text)]
-    written.files = [(path, text) for path, text in written.files if path not in unchanged]
     if not asked:
         written.problems = []
         return written
     written.problems += [
         f"The code block for {path} is its current content: nothing changed. Write the file "
         "with the change the issue asks for."
-        for path in unchanged
+        for path in written.unchanged
     ]
     return written
 
@@ -224,8 +222,7 @@ def _paths_hint(run: PassContext, call: ToolCall, result: Any) -> str:
 def _claims_undone_work(run: PassContext, task_id: str, finish: Finish) -> bool:
     """The task reports completed, was meant to change something, and changed and ran nothing."""
     state = run.state()
-    task = state.plan.subtask(task_id) if state.plan else None
-    planned = [a.tool for a in state.plan.actions_for(task_id) if a.tool] if state.plan else []
+    task, planned = _task_and_tools(state.plan, task_id)
     done = state.actions_by_task.get(task_id, [])
     if finish[0] != "completed" or not meant_to_change(task, planned) or not did_nothing(done):
         return False
@@ -257,11 +254,16 @@ def _ended_without_finish(run: PassContext, task_id: str, reply: ChatReply) -> F
     or claim success), and ticking the task would make the checklist lie."""
     text = reply.content or ""
     state = run.state()
-    task = state.plan.subtask(task_id) if state.plan else None
-    planned = [a.tool for a in state.plan.actions_for(task_id) if a.tool] if state.plan else []
-    if state.actions_by_task.get(task_id) or only_looks(task, planned):
+    if state.actions_by_task.get(task_id) or only_looks(*_task_and_tools(state.plan, task_id)):
         return "completed", text  # a task that only looks may answer in prose
     return "failed", f"ended without calling any tool, so nothing was done. It said: {text}"
+
+
+def _task_and_tools(plan: Plan | None, task_id: str) -> tuple[Subtask | None, list[str]]:
+    """The task and the tools its planned actions name (None and [] without a plan)."""
+    if plan is None:
+        return None, []
+    return plan.subtask(task_id), [a.tool for a in plan.actions_for(task_id) if a.tool]
 
 
 def _finish_task(run: PassContext, task_id: str, status: str, summary: str) -> None:
@@ -274,11 +276,11 @@ def _task_prompt(run: PassContext, task_id: str) -> tuple[str, TaskGuard, bool]:
     """The task's prompt, its guard, and whether it asks for files written whole."""
     state = run.state()
     assert state.plan is not None
-    task = state.plan.subtask(task_id)
+    task, planned = _task_and_tools(state.plan, task_id)
     actions = state.plan.actions_for(task_id)
     files = run.shown_files(_task_texts(run, state.plan, task_id))
     # A task that only looks (read, check, run the tests …) is not asked to write files.
-    looks = only_looks(task, [action.tool for action in actions if action.tool])
+    looks = only_looks(task, planned)
     whole_file = run.writes_whole(files) and not looks
     prompt = render(
         "execute_task.md.j2",

@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 from planner.engine.context import PassContext
 from planner.engine.conversation import user
 from planner.engine.flow import StopPass
+from planner.engine.interfaces import ShownFiles
 from planner.engine.issue import prompt_view
 from planner.engine.prompts import render
 from planner.engine.steps.execute import Finish, task_turns
@@ -65,15 +66,9 @@ def _failing_tests(run: PassContext, guard: TaskGuard, whole_file: bool) -> str:
     files first (shown the test first, the 1.5B rewrote the test)."""
     evidence = evidence_text(run.store.entries())
     changed = " ".join(sorted(guard.changed))
-    files = run.shown_files([changed, evidence]) if whole_file else None
-    if files is not None:
-        guard.shown = guard.shown | files.whole
-    return render(
-        "tests_failing.md.j2",
-        evidence=evidence,
-        whole_file=whole_file,
-        files=files.text if files is not None else "",
-    )
+    files = run.shown_files([changed, evidence]) if whole_file else ShownFiles()
+    guard.shown |= files.whole
+    return render("tests_failing.md.j2", evidence=evidence, whole_file=whole_file, files=files.text)
 
 
 def _nothing_changed(run: PassContext, finish: Finish) -> bool:
