@@ -81,7 +81,7 @@ def test_label_then_comment_continues_on_the_same_branch_comment_and_pr(rig: Rig
     assert "python -m unittest" in file_on(fake.bare, "planner/issue-1", "CONTRIBUTING.md")
     [pull] = fake.pulls.values()
     assert (pull.head, pull.base, pull.draft) == ("planner/issue-1", "main", False)
-    assert "Closes #1" in pull.body and "- [x] **task_1**" in pull.body
+    assert "Closes #1" in pull.body and "- [x] **task_2**" in pull.body
     assert first.pr_url == f"{fake.base_url}/Codertocat/Hello-World/pull/{pull.number}"
     assert fake.issues[1].labels == ["planner", "planner:done"]
     assert first.tokens_used > 0 and first.model_calls == 8

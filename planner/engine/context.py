@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Literal
 
 from planner.engine.clarifications import issue_reference
@@ -158,7 +159,7 @@ class PassContext:
             question_reference="\n".join(
                 [issue_reference(self.issue), *self.planning_context.values()]
             ),
-            repair=repair_plan,
+            repair=partial(repair_plan, whole_file=self.config.llm.edit_format == "whole_file"),
         )
 
     def planning_variables(self) -> dict[str, Any]:

@@ -6,6 +6,12 @@ exist (or on itself, or in a cycle), an action for a task that does not exist, a
 not exist (`pytest`, `open_file`). Each repair is applied to the plan and described in one
 line; the lines are recorded with the plan (`plan_repaired`) so people see what planner changed.
 A plan is re-asked only for what has no such repair (no subtask at all, too many subtasks).
+
+Small models also plan the reading: "Read stack.py", "Identify where peek() goes", then the
+change. A task is shown the files it is about, so a task that only looks before a task that
+changes files is folded into that task, and with whole-file edits consecutive changes to the
+same files are one task (the model writes those files whole once). The tests run after every
+change, so a trailing task that only runs them is folded into the change too.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import re
 from collections.abc import Mapping
 
 from planner.engine.documents import Plan, PlannedAction, Subtask
+from planner.engine.task_guard import meant_to_change, only_looks
 from planner.engine.tool_names import RUN_COMMAND, canonical_tool
 
 RUN_TESTS = "run_tests"
@@ -35,8 +42,11 @@ PLANNER_WORK = re.compile(
 """Tasks planner does itself after the work: committing, pushing, opening the pull request."""
 
 
-def repair_plan(plan: Plan, tools: Mapping[str, str] | None) -> list[str]:
-    """Repair `plan` in place; one line per repair made."""
+def repair_plan(
+    plan: Plan, tools: Mapping[str, str] | None, *, whole_file: bool = False
+) -> list[str]:
+    """Repair `plan` in place; one line per repair made. `whole_file`: the model writes the
+    files a task is shown whole (llm.edit_format), so changes to the same files are joined."""
     notes = _without_planner_work(plan)
     notes += _unique_ids(plan.task_decomposition.subtasks)
     ids = {task.id for task in plan.task_decomposition.subtasks}
@@ -46,7 +56,8 @@ def repair_plan(plan: Plan, tools: Mapping[str, str] | None) -> list[str]:
     if tools is not None:
         notes += [note for action in plan.action_plan.actions if (note := _tool(action, tools))]
     notes += _topological_order(plan)
-    return notes
+    notes += _fold_looking_tasks(plan, tests_run=tools is not None and RUN_TESTS in tools)
+    return notes + (_join_same_file_changes(plan) if whole_file else [])
 
 
 def _without_planner_work(plan: Plan) -> list[str]:
@@ -170,3 +181,97 @@ def _topological_order(plan: Plan) -> list[str]:
         return []
     plan.action_plan.execution_order = order
     return [f"execution order set to {order} (each task after its dependencies)"]
+
+
+TESTING_VERBS = re.compile(r"^\W*(test|run|verify|check|validate|confirm|ensure)\b", re.IGNORECASE)
+"""A task that only looks and starts with one of these checks the change (the tests do)."""
+FILE_NAME = re.compile(r"[\w./-]+\.[A-Za-z]\w{0,9}\b")
+"""A word that names a file (stack.py, docs/usage.md)."""
+SHOWN = "the task that changes the files is shown them"
+TESTED = "the tests run after every change"
+
+
+def _fold_looking_tasks(plan: Plan, *, tests_run: bool) -> list[str]:
+    """A task that only looks and comes before a task that changes files is folded into the
+    first such task; with the tests run after every change (`tests_run`), a trailing task that
+    only checks is folded into the last change."""
+    changes = [t for t in plan.action_plan.execution_order if _changes(plan, t)]
+    notes = []
+    for task_id in list(plan.action_plan.execution_order) if changes else []:
+        into, why = _fold_target(plan, task_id, changes, tests_run)
+        if into:
+            _merge(plan, task_id, into)
+            notes.append(f"task {task_id!r} folded into task {into!r}: {why}")
+    return notes
+
+
+def _fold_target(plan: Plan, task_id: str, changes: list[str], tests_run: bool) -> tuple[str, str]:
+    """The task `task_id` is folded into, and why ("" when it stays)."""
+    task, tools = _task_and_tools(plan, task_id)
+    if task is None or not only_looks(task, tools):
+        return "", ""
+    order = plan.action_plan.execution_order
+    later = [t for t in changes if order.index(t) > order.index(task_id)]
+    if later:
+        return later[0], SHOWN
+    checks = tests_run and TESTING_VERBS.match(task.description)
+    return (changes[-1], TESTED) if checks else ("", "")
+
+
+def _join_same_file_changes(plan: Plan) -> list[str]:
+    """Consecutive tasks whose descriptions name the same files (or both none: the issue's)
+    are one task: the model writes those files whole once."""
+    notes = []
+    position = 0
+    while position + 1 < len(order := plan.action_plan.execution_order):
+        first, second = order[position], order[position + 1]
+        if _changes(plan, first) and _changes(plan, second) and _same_files(plan, first, second):
+            _merge(plan, second, first)
+            notes.append(f"task {second!r} joined to task {first!r}: both change the same files")
+        else:
+            position += 1
+    return notes
+
+
+def _changes(plan: Plan, task_id: str) -> bool:
+    return meant_to_change(*_task_and_tools(plan, task_id))
+
+
+def _same_files(plan: Plan, first: str, second: str) -> bool:
+    named = [_files_named(plan.subtask(task_id)) for task_id in (first, second)]
+    return named[0] == named[1]
+
+
+def _files_named(task: Subtask | None) -> set[str]:
+    return {name.strip("./") for name in FILE_NAME.findall(task.description if task else "")}
+
+
+def _merge(plan: Plan, gone: str, into: str) -> None:
+    """Task `gone` becomes part of task `into`: its actions go there, a change's description is
+    added to `into`'s, and the order stays valid (what depended on `gone` depends on `into`
+    when `into` comes first, else on what `gone` depended on)."""
+    removed, kept = plan.subtask(gone), plan.subtask(into)
+    assert removed is not None and kept is not None
+    order = plan.action_plan.execution_order
+    before = order.index(into) < order.index(gone)
+    if _changes(plan, gone):
+        kept.description = f"{kept.description.rstrip()}; {removed.description}"
+    for action in plan.action_plan.actions:
+        if action.task_id == gone:
+            action.task_id, action.purpose = into, action.purpose or removed.description
+    earlier = [d for d in removed.dependencies if order.index(d) < order.index(into)]
+    kept.dependencies = _without([*kept.dependencies, *earlier], into, gone)
+    instead = [into] if before else removed.dependencies
+    for task in plan.task_decomposition.subtasks:
+        if gone in task.dependencies:
+            task.dependencies = _without([*task.dependencies, *instead], task.id, gone)
+    plan.task_decomposition.subtasks = [t for t in plan.task_decomposition.subtasks if t.id != gone]
+    plan.action_plan.execution_order = [t for t in order if t != gone]
+
+
+def _without(dependencies: list[str], own: str, gone: str) -> list[str]:
+    return list(dict.fromkeys(d for d in dependencies if d not in (own, gone)))
+
+
+def _task_and_tools(plan: Plan, task_id: str) -> tuple[Subtask | None, list[str]]:
+    return plan.subtask(task_id), [a.tool for a in plan.actions_for(task_id) if a.tool]

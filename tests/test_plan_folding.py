@@ -1,0 +1,215 @@
+"""Plans a small model makes are folded to the tasks that change something (issue 23).
+
+Qwen2.5-Coder 1.5B planned "Read stack.py", "Identify where peek() goes", "Write peek()",
+"Write is_empty()", "Test them" for a two-method change. Every task is model calls and a judge;
+the read task failed (it read lines past the end of a 13-line file) and sent the plan into
+replanning before anything was written. A task is shown the files it is about and the tests run
+after every change, so looking tasks are folded into the change, and with whole-file edits two
+changes to the same files are one reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.engine.documents import Plan
+from planner.engine.issue import IssueContext
+from planner.engine.plan_repair import repair_plan
+from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_text
+from tests.harness import Harness
+from tests.plans import ROOT_TOOLS, completion
+
+TOOLS = {name: name for name in ("read_file", "write_file", "edit_file", "run_command")}
+WITH_TESTS = {**TOOLS, "run_tests": "run_tests"}
+STACK = "class Stack:\n    def __init__(self):\n        self._items = []\n"
+DONE = STACK + "\n    def peek(self):\n        return self._items[-1]\n"
+ISSUE = IssueContext(
+    repository="octo/repo",
+    number="7",
+    title="Stack: add peek() and is_empty()",
+    body="The Stack class in stack.py needs peek() and is_empty().",
+)
+
+
+def plan_of(*tasks: tuple[str, str, str], deps: dict[str, list[str]] | None = None) -> Plan:
+    """A plan of (id, description, tool) tasks in this order, each after the one before
+    unless `deps` says otherwise."""
+    deps = deps or {}
+    ids = [task_id for task_id, _, _ in tasks]
+    subtasks = [
+        {
+            "id": task_id,
+            "description": description,
+            "dependencies": deps.get(task_id, ids[n - 1 : n]),
+        }
+        for n, (task_id, description, _) in enumerate(tasks)
+    ]
+    actions = [
+        {"task_id": task_id, "tool": tool, "purpose": f"{tool} for {task_id}"}
+        for task_id, _, tool in tasks
+    ]
+    return Plan.model_validate(
+        {
+            "goal_understanding": {"main_objective": "add peek", "success_criteria": ["peek"]},
+            "task_decomposition": {"subtasks": subtasks},
+            "action_plan": {"execution_order": ids, "actions": actions},
+        }
+    )
+
+
+CAPTURED = (  # the 1.5B's plan for stack_peek, shortened
+    ("1", "Read the `stack.py` file to understand its current structure", "read_file"),
+    (
+        "2",
+        "Identify where the `peek()` and `is_empty()` methods should be implemented",
+        "edit_file",
+    ),
+    ("3", "Write the `peek()` method to return the top item of the stack", "write_file"),
+    ("4", "Write the `is_empty()` method to return `True` if the stack is empty", "write_file"),
+    ("5", "Test the `peek()` and `is_empty()` methods with assertions", "run_command"),
+)
+
+
+def order(plan: Plan) -> list[str]:
+    return plan.action_plan.execution_order
+
+
+def dependencies(plan: Plan) -> dict[str, list[str]]:
+    return {task.id: task.dependencies for task in plan.task_decomposition.subtasks}
+
+
+# -- the repair --------------------------------------------------------------------------------
+
+
+def test_the_captured_plan_becomes_one_task_that_writes_the_file() -> None:
+    plan = plan_of(*CAPTURED)
+    notes = repair_plan(plan, WITH_TESTS, whole_file=True)
+    assert order(plan) == ["3"]
+    [task] = plan.task_decomposition.subtasks
+    assert task.description.startswith("Write the `peek()` method")
+    assert "; Write the `is_empty()` method" in task.description
+    assert task.dependencies == []
+    assert notes == [
+        "task '1' folded into task '3': the task that changes the files is shown them",
+        "task '2' folded into task '3': the task that changes the files is shown them",
+        "task '5' folded into task '4': the tests run after every change",
+        "task '4' joined to task '3': both change the same files",
+    ]
+    # The folded tasks' actions stay with the task (what the reading was for is not lost).
+    assert [a.tool for a in plan.actions_for("3")] == [
+        "read_file",
+        "edit_file",
+        "write_file",
+        "write_file",
+        "run_command",
+    ]
+
+
+def test_with_edit_file_changes_stay_separate_tasks() -> None:
+    plan = plan_of(*CAPTURED)
+    repair_plan(plan, WITH_TESTS, whole_file=False)
+    assert order(plan) == ["3", "4"]
+    assert dependencies(plan) == {"3": [], "4": ["3"]}
+
+
+def test_without_tests_a_trailing_check_stays_a_task() -> None:
+    plan = plan_of(*CAPTURED)
+    repair_plan(plan, TOOLS, whole_file=False)
+    assert order(plan) == ["3", "4", "5"]
+    assert dependencies(plan)["5"] == ["4"]
+
+
+def test_changes_to_different_files_stay_separate_tasks() -> None:
+    plan = plan_of(
+        ("a", "Rename calc_total to total in calc.py", "edit_file"),
+        ("b", "Update the call in report.py", "edit_file"),
+    )
+    assert repair_plan(plan, TOOLS, whole_file=True) == []
+    assert order(plan) == ["a", "b"]
+
+
+def test_a_plan_that_only_looks_is_left_as_it_is() -> None:
+    plan = plan_of(
+        ("a", "Read the README", "read_file"), ("b", "Check the docs for typos", "read_file")
+    )
+    assert repair_plan(plan, WITH_TESTS, whole_file=True) == []
+    assert order(plan) == ["a", "b"]
+
+
+def test_a_looking_task_between_two_changes_goes_to_the_later_one() -> None:
+    """What depended on the folded task depends on what it depended on: the order stays
+    valid (a dependency never points forward)."""
+    plan = plan_of(
+        ("a", "Add a parse() function to config.py", "edit_file"),
+        ("b", "Find the callers of load() in app.py", "search_files"),
+        ("c", "Update the callers in app.py to use parse()", "edit_file"),
+        ("d", "Document parse() in README.md", "edit_file"),
+        deps={"a": [], "b": ["a"], "c": ["b"], "d": ["b"]},
+    )
+    repair_plan(plan, TOOLS, whole_file=True)
+    assert order(plan) == ["a", "c", "d"]
+    assert dependencies(plan) == {"a": [], "c": ["a"], "d": ["a"]}
+    positions = {task_id: n for n, task_id in enumerate(order(plan))}
+    for task_id, needs in dependencies(plan).items():
+        assert all(positions[need] < positions[task_id] for need in needs)
+
+
+def test_tasks_that_depend_on_a_joined_change_depend_on_the_task_it_joined() -> None:
+    plan = plan_of(
+        ("a", "Add peek() to the Stack class", "edit_file"),
+        ("b", "Add is_empty() to the Stack class", "edit_file"),
+        ("c", "Document peek() and is_empty() in README.md", "edit_file"),
+    )
+    repair_plan(plan, TOOLS, whole_file=True)
+    assert order(plan) == ["a", "c"]
+    assert dependencies(plan) == {"a": [], "c": ["a"]}
+
+
+# -- a pass ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
+    made = Harness(tmp_path, scripted_model)
+    (made.workspace / "stack.py").write_text(STACK, encoding="utf-8")
+    yield made
+
+
+def captured_plan() -> dict[str, Any]:
+    plan = plan_of(*CAPTURED).model_dump()
+    return {"phase": "planning", **plan, "comment": "Plan completed."}
+
+
+def test_a_pass_with_the_captured_plan_writes_the_file_in_one_execution_call(
+    harness: Harness,
+) -> None:
+    quiet = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+    (harness.workspace / "tests").mkdir()
+    (harness.workspace / "tests" / "test_stack.py").write_text(
+        "from stack import Stack\n\n\ndef test_new():\n    assert Stack()._items == []\n",
+        encoding="utf-8",
+    )
+    harness.server.add(
+        reply_json("planning", captured_plan()),
+        reply_text("execute", f"stack.py\n```python\n{DONE}```\n"),
+        completion(completed=1),
+    )
+    result = harness.run(ISSUE, **quiet, **ROOT_TOOLS)
+    assert result.status == "completed", result.stop_reason
+    assert (harness.workspace / "stack.py").read_text(encoding="utf-8") == DONE
+    assert len(harness.server.requests) == 3  # planning, one execute reply, completion
+    prompt = harness.server.requests[1].body["messages"][1]["content"]
+    assert "## Current task: 3\nWrite the `peek()` method" in prompt
+    assert "stack.py\n```python\n" + STACK in prompt  # shown: nothing to read
+    [repaired] = harness.of_type("plan_repaired")
+    assert (
+        "task '1' folded into task '3': the task that changes the files is shown them"
+        in (repaired["repairs"])
+    )
+    assert [e["status"] for e in harness.of_type("verification")][-1] == "passed"
+    [plan] = [e for e in harness.entries() if e["type"] == "plan"]
+    assert [t["id"] for t in plan["plan"]["task_decomposition"]["subtasks"]] == ["3"]
