@@ -112,7 +112,7 @@ def lint_ci(args: list[str]) -> None:
 
 def evaluate(args: list[str]) -> None:
     """`eval [--local-model 0.5b|1.5b] [planner eval options]`: the suite against the local
-    model (started by scripts/local_model.py, tool calls in auto mode), else the scripted
+    model (started by scripts/local_model.py, with `profile: small_model`), else the scripted
     reference model."""
     ensure_venv("dev")
     model, rest = _local_model_choice(args)
@@ -129,8 +129,8 @@ def evaluate(args: list[str]) -> None:
         sys.exit(started.returncode)
     url = started.stdout.strip().splitlines()[-1]
     local = ["--base-url", url, "--model", f"qwen2.5-coder-{model}-instruct"]
-    # Small models on 2 cores: bounded replies, patient requests, tool calls as JSON text.
-    local += ["--tool-calling", "auto", "--max-output-tokens", "2048", "--timeout-seconds", "900"]
+    # What docs/models.md tells users of small local models to set.
+    os.environ.setdefault("PLANNER_PROFILE", "small_model")
     os.environ.setdefault("OPENAI_API_KEY", "local")
     run(BIN / "planner", "eval", *local, *rest)
 

@@ -133,3 +133,41 @@ def test_malformed_yaml_is_a_config_error(tmp_path: Path, text: str) -> None:
 
 def test_empty_file_means_defaults(tmp_path: Path) -> None:
     assert load_config(write(tmp_path, "# nothing\n"), env={}) == PlannerConfig()
+
+
+# -- profiles ----------------------------------------------------------------------------------
+
+
+def test_the_small_model_profile_sets_its_keys(tmp_path: Path) -> None:
+    file = tmp_path / "planner.yml"
+    file.write_text("profile: small_model\n", encoding="utf-8")
+    config = load_config(file, env={})
+    assert config.profile == "small_model"
+    assert config.llm.tool_calling == "auto" and config.llm.max_output_tokens == 2048
+    assert config.llm.timeout_seconds == 900 and config.llm.max_retries == 1
+    assert config.planning.refinement.enabled is False
+    assert load_config(None, env={}).planning.refinement.enabled is True  # standard
+
+
+def test_a_key_set_anywhere_wins_over_the_profile(tmp_path: Path) -> None:
+    file = tmp_path / "planner.yml"
+    file.write_text(
+        "profile: small_model\nplanning:\n  refinement:\n    enabled: true\n", encoding="utf-8"
+    )
+    config = load_config(file, env={"LLM_TOOL_CALLING": "native"}, overrides={"llm.max_retries": 3})
+    assert config.planning.refinement.enabled is True
+    assert config.llm.tool_calling == "native" and config.llm.max_retries == 3
+    assert config.llm.max_output_tokens == 2048  # the rest still comes from the profile
+
+
+def test_the_profile_comes_from_the_environment_too() -> None:
+    config = load_config(None, env={"PLANNER_PROFILE": "small_model"})
+    assert config.llm.timeout_seconds == 900
+
+
+def test_an_unknown_profile_names_the_allowed_ones() -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_config(None, env={"PLANNER_PROFILE": "tiny"})
+    message = str(raised.value)
+    assert "environment variable PLANNER_PROFILE" in message
+    assert "'standard'" in message and "'small_model'" in message

@@ -685,6 +685,12 @@ class VerificationConfig(Section):
 class PlannerConfig(Section):
     """The whole configuration file."""
 
+    profile: Literal["standard", "small_model"] = "standard"
+    """Defaults for a kind of model; any key set in the file, the environment or an input wins.
+    small_model, for local models of a few billion parameters: llm.tool_calling auto,
+    llm.max_output_tokens 2048, llm.timeout_seconds 900, llm.max_retries 1 and
+    planning.refinement.enabled false (a small model judging finished work rejects correct
+    fixes and asks for follow-up work that undoes them)."""
     planning: PlanningConfig = Field(default_factory=PlanningConfig)
     """Planning process (seed keys)."""
     llm: LLMConfig = Field(default_factory=LLMConfig)
@@ -703,7 +709,20 @@ class PlannerConfig(Section):
     """The repository's tests: baseline, runs after changes, repair attempts."""
 
 
+PROFILES: dict[str, dict[str, Any]] = {
+    "standard": {},
+    "small_model": {
+        "llm.tool_calling": "auto",
+        "llm.max_output_tokens": 2048,
+        "llm.timeout_seconds": 900,
+        "llm.max_retries": 1,
+        "planning.refinement.enabled": False,
+    },
+}
+"""The keys each `profile` sets when no source sets them."""
+
 ENV_KEYS: dict[str, str] = {
+    "PLANNER_PROFILE": "profile",
     "PLANNING_ENABLED": "planning.enabled",
     "PLANNING_STRATEGY": "planning.strategy",
     "PLANNING_MAX_SUBTASKS": "planning.max_subtasks",
@@ -754,10 +773,20 @@ def load_config(
     env_values = {key: env[name] for name, key in ENV_KEYS.items() if env.get(name, "") != ""}
     _merge_flat(merged, sources, env_values, _env_source)
     _merge_flat(merged, sources, dict(overrides or {}), lambda key: "explicit input")
+    _merge_profile(merged, sources)
     try:
         return PlannerConfig.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, sources)) from None
+
+
+def _merge_profile(merged: dict[str, Any], sources: dict[str, str]) -> None:
+    """The chosen profile's keys, where no source set them (an unknown profile is left for
+    validation to report)."""
+    profile = merged.get("profile", "standard")
+    chosen = PROFILES.get(profile, {}) if isinstance(profile, str) else {}
+    unset = {key: value for key, value in chosen.items() if key not in sources}
+    _merge_flat(merged, sources, unset, lambda key: f"profile {profile}")
 
 
 def _env_source(key: str) -> str:
