@@ -47,6 +47,10 @@ def test_failed_action_partial_replan_revised_checklist_and_completion(harness: 
     assert "**Previous Progress**: 1/2" in revised[0]
     assert "<summary>📜 Previous Plan History</summary>" in revised[0]
     assert "### Original Plan (" in revised[0] and "- [ ] task_2: Do task_2" in revised[0]
+    # The task's prompt has the revised plan, not the plans before it (a small model copied them).
+    task_prompt = harness.server.requests[7].body["messages"][1]["content"]
+    assert "(Revised #1)" in task_prompt and "- [ ] **task_2b**: Do task_2b" in task_prompt
+    assert "Previous Plan History" not in task_prompt and "Original Plan" not in task_prompt
     final = harness.reporter.tracking_comment
     assert "*Progress: 2/2 (100%) complete*" in final and "*Current Plan: #2 (started at" in final
     # One revision comment, posted once, naming the decision.

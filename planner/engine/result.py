@@ -143,17 +143,22 @@ MARKS = {"completed": "x", "failed": " ", "pending": " ", "in_progress": " "}
 SUFFIX = {"failed": " ❌ failed", "in_progress": " ⏳ in progress", "pending": "", "completed": ""}
 
 
-def render_checklist(result: PassResult, max_chars: int | None = None) -> str:
+def render_checklist(
+    result: PassResult, max_chars: int | None = None, *, history: bool = True
+) -> str:
     """The plan as a markdown checklist (replanning.md §11.4).
 
     A revised plan adds its reason, the previous progress, the §11.4.5 footer and the earlier
-    plans folded into <details>. With max_chars, the oldest earlier plans are dropped first
-    until the text fits; the current checklist itself is never cut.
+    plans folded into <details> (left out with `history=False`: a task's prompt needs the plan
+    it works on, and a small model copies the earlier ones). With max_chars, the oldest earlier
+    plans are dropped first until the text fits; the current checklist itself is never cut.
     """
     current = _current_checklist(result)
-    history = result.plan_history
-    for omitted in range(len(history) + 1):
-        text = current + _history_block(history[omitted:], omitted)
+    if not history:
+        return current
+    earlier = result.plan_history
+    for omitted in range(len(earlier) + 1):
+        text = current + _history_block(earlier[omitted:], omitted)
         if max_chars is None or len(text) <= max_chars:
             return text
     return current

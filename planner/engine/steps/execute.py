@@ -286,7 +286,7 @@ def _task_prompt(run: PassContext, task_id: str) -> tuple[str, TaskGuard, bool]:
         "execute_task.md.j2",
         issue=prompt_view(run.issue),
         plan=state.plan,
-        checklist=render_checklist(run.snapshot("in_progress", "")),
+        checklist=render_checklist(run.snapshot("in_progress", ""), history=False),
         task=task,
         actions=actions,
         files=files.text,
