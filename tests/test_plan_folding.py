@@ -203,7 +203,10 @@ def test_a_pass_with_the_captured_plan_writes_the_file_in_one_execution_call(
     assert (harness.workspace / "stack.py").read_text(encoding="utf-8") == DONE
     assert len(harness.server.requests) == 3  # planning, one execute reply, completion
     prompt = harness.server.requests[1].body["messages"][1]["content"]
-    assert "## Current task: 3\nWrite the `peek()` method" in prompt
+    assert "Your task, 3 of the plan: Write the `peek()` method" in prompt
+    # A task that writes files whole is asked for them, not shown the plan around it (the 1.5B
+    # copied the checklist and the planned actions back instead of writing the file).
+    assert "Current plan" not in prompt and "Planned actions" not in prompt
     assert "stack.py\n```python\n" + STACK in prompt  # shown: nothing to read
     [repaired] = harness.of_type("plan_repaired")
     assert (
