@@ -268,6 +268,33 @@ def test_a_question_the_model_must_settle_is_never_posted(harness: Harness, ques
     assert "return a + b" in (harness.workspace / "calc.py").read_text()
 
 
+def test_a_plan_review_question_about_a_tool_is_never_posted(harness: Harness) -> None:
+    """The 1.5B's review of its action plan asked people about planner's own edit tool."""
+    question = "Does add in calc.py return the sum when changed with the `edit_file` tool?"
+    asking = {
+        "replan_needed": True,
+        "confidence": 0.9,
+        "reasoning": "unsure about the tool",
+        "replan_type": "clarification_request",
+        "clarification_needed": True,
+        "clarification_questions": [question],
+    }
+    harness.server.add(
+        reply_json("planning", fix_plan()),
+        reply_json("replan_review", {"action_sequence": asking}),
+        fix_call(),
+        finish(),
+        reply_json("replan_reflection", {"replan_decision": {"replan_needed": False}}),
+        completion(),
+    )
+    result = harness.run(ISSUE)
+    assert result.status == "completed", result.stop_reason
+    assert result.questions == [] and not result.notifications
+    [refused] = harness.of_type("question_refused")
+    assert refused["questions"] == [question]
+    assert "own tools" in refused["reason"]
+
+
 # -- a judge without a score never rejects ------------------------------------------------------
 
 

@@ -44,14 +44,16 @@ def refused_question(
     known = words_of(rules.question_reference or "")
     if all(_asks_what_the_issue_states(q, known) for q in check.questions):
         return "the issue already says what the named code should do"
-    if context.phase not in ASKING_PHASES:
-        return None
-    if context.trigger.startswith("action ") and " failed: " in context.trigger:
-        return "a tool call failed: correcting the call is the model's work, not a question"
+    # At any phase: the 1.5B's review of an action plan asked "Are combined units correctly
+    # handled by the `edit_file` tool?"
     tools = {name.casefold() for name in rules.tool_names or ()}
     asked = [q for q in check.questions if not _names_a_tool(q, tools)]
     if not asked:
         return "the questions are about planner's own tools"
+    if context.phase not in ASKING_PHASES:
+        return None
+    if context.trigger.startswith("action ") and " failed: " in context.trigger:
+        return "a tool call failed: correcting the call is the model's work, not a question"
     if all(_specific_words(q) <= known for q in asked):
         return "the issue already says what the questions ask"
     return None
