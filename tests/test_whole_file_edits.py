@@ -188,8 +188,14 @@ def test_the_file_unchanged_is_told_so_and_the_next_reply_fixes_it(harness: Harn
     )
     result = harness.run(ISSUE, **LEGACY)
     assert result.status == "completed" and calc(harness) == FIXED
-    told = harness.server.requests[1].body["messages"][-1]["content"]
-    assert "is its current content: nothing changed" in told
+    # Asked again from the request, not shown the answer it would copy (the 0.5B did).
+    again = harness.server.requests[1].body["messages"]
+    assert [m["role"] for m in again] == ["system", "user"]
+    assert again[1]["content"].startswith(harness.server.requests[0].body["messages"][1]["content"])
+    assert again[1]["content"].endswith(
+        "could not be used:\nThe code block for calc.py is its current content: nothing changed. "
+        "Write the file with the change the issue asks for.\n"
+    )
 
 
 def test_a_fragment_is_refused_and_never_written_over_the_file(harness: Harness) -> None:

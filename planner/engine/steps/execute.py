@@ -65,6 +65,7 @@ def task_turns(
     answers with a call, not the file); a call written as text still runs."""
     nudged = warned = False
     write_turn = write_first
+    opening = len(messages)  # the request this call answers: a first write is retried on it
     try:
         while True:
             # The tool list is read every turn: a tool server that died is left out from then.
@@ -85,6 +86,9 @@ def task_turns(
                 nudged = True
                 problems = "\n".join(written.problems)
                 write_turn = write_first and bool(problems)
+                if write_turn and len(messages) == opening + 1:
+                    _ask_again(messages, opening, problems)
+                    continue
                 messages.append(user(problems or _nudge(task_id, reply)))
                 continue
             finish = run_tool_calls(run, task_id, reply.tool_calls, messages, guard)
@@ -99,6 +103,15 @@ def task_turns(
                 return finish
     except TaskCapReached as cap:
         return "failed", f"stopped: {cap}"
+
+
+def _ask_again(messages: list[dict[str, Any]], opening: int, problems: str) -> None:
+    """A first answer that wrote nothing (a file unchanged, a fragment) is dropped and the
+    request asked again with what was wrong: shown their own answer, the 0.5B and 1.5B
+    repeated it."""
+    request = str(messages[opening - 1]["content"])
+    del messages[opening - 1 :]
+    messages.append(user(render("write_again.md.j2", request=request, problems=problems)))
 
 
 def _nudge(task_id: str, reply: ChatReply) -> str:
