@@ -342,6 +342,7 @@ def current(path: str) -> str | None:
         "File: calc.py",
         "./calc.py",
         "eval/calc.py",  # the 1.5B prefixed the repository's name
+        "Here is the new content of calc.py:",  # the 1.5B, two files shown
     ],
 )
 def test_the_label_above_a_block_names_its_file(label: str) -> None:
@@ -413,3 +414,24 @@ def test_a_block_left_open_at_the_end_of_the_reply_is_still_read() -> None:
     fragment when it is much shorter, not lost silently."""
     reply = f"calc.py\n```python\n{FIXED}"
     assert written_files(reply, SHOWN, current).files == [("calc.py", FIXED)]
+
+
+# -- write_file --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "written"),
+    [
+        ("```markdown\n# greet\n## Usage\n```", "# greet\n## Usage\n"),  # the 1.5B's
+        ("````markdown\n# g\n```sh\nx\n```\n````\n", "# g\n```sh\nx\n```\n"),
+        ("# g\n```sh\nx\n```\n", "# g\n```sh\nx\n```\n"),  # the file's own block
+        ("```sh\nx\n```\ntext\n```sh\ny\n```\n", "```sh\nx\n```\ntext\n```sh\ny\n```\n"),
+    ],
+)
+def test_a_file_written_inside_a_code_block_is_written_without_the_fence(
+    tmp_path: Path, content: str, written: str
+) -> None:
+    tools = WorkspaceTools(tmp_path, PlannerConfig().tools)
+    result = tools.call("write_file", {"path": "README.md", "content": content})
+    assert result.ok, result.error
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == written

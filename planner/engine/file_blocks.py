@@ -165,7 +165,7 @@ def _path_of(
     that file unless it names another file that exists: the 1.5B labels its answer with paths
     it makes up (`eval/stack_peek.py` for stack.py)."""
     label = DECORATION.sub("", block.label)
-    labelled = _shown_path(label, shown)
+    labelled = _shown_path(label, shown) or _shown_path(_last_word(label), shown)
     if labelled:
         return labelled, block.lines
     named = COMMENT_NAME.match(block.lines[0]) if block.lines else None
@@ -177,6 +177,12 @@ def _path_of(
         return None, block.lines
     made_up = named is not None and _names_a_file(named.group(1))
     return next(iter(shown)), block.lines[1:] if made_up else block.lines
+
+
+def _last_word(label: str) -> str:
+    """The path a sentence above a block ends with ("Here is the new content of README.md:")."""
+    words = label.split()
+    return words[-1].strip("`*_:.,()") if len(words) > 1 else ""
 
 
 def _exists(label: str, current: Callable[[str], str | None]) -> bool:

@@ -135,6 +135,24 @@ def without_line_numbers(content: str) -> str:
     return content
 
 
+WRAPPING_FENCE = re.compile(
+    r"\A\s*(`{3,}|~{3,})[\w+.-]*[ \t]*\n(.*\n)?[ \t]*\1[ \t]*\n?\s*\Z", re.DOTALL
+)
+"""Content that is one code block from its first line to its last."""
+
+
+def without_fence(content: str) -> str:
+    """A whole file written inside a code block (the 1.5B wrote README.md's new content with
+    its ```markdown fence into write_file) is the file without the fence. Not when a line
+    inside could close that fence: then the first and last blocks may be the file's own."""
+    wrapped = WRAPPING_FENCE.match(content)
+    if wrapped is None:
+        return content
+    fence, inner = wrapped.group(1), wrapped.group(2) or ""
+    closes = any(line.strip().startswith(fence) for line in inner.split("\n"))
+    return content if closes else inner
+
+
 def with_file_indentation(new_text: str, file_text: str) -> str:
     """Leading tabs in new text for a file indented with spaces only become four spaces each
     (small models indent with tabs; Python then refuses the mixed block)."""

@@ -23,6 +23,7 @@ from planner.tools.edits import (
     edits_of,
     syntax_problem,
     unified_diff,
+    without_fence,
     without_line_numbers,
 )
 from planner.tools.output import cap_text, looks_binary
@@ -131,7 +132,7 @@ class WorkspaceTools:
 
     def _write(self, arguments: dict[str, Any]) -> ToolResult:
         raw = args.text(arguments, "path")
-        data = without_line_numbers(args.text(arguments, "content")).encode("utf-8")
+        data = without_fence(without_line_numbers(args.text(arguments, "content"))).encode("utf-8")
         self._check_size(raw, len(data))
         path = self.policy.resolve(raw, for_write=True)
         if path.is_dir():
