@@ -250,11 +250,18 @@ def replan_question(questions: list[str]) -> Any:
 )
 def test_a_question_the_model_must_settle_is_never_posted(harness: Harness, question: str) -> None:
     broken = call("edit_file", path="calc.py", edits=["return a - b", "return a + b", "x"])
+    refused = fixed_without_asking(
+        harness, reply_json("replan_review", {}), broken, replan_question([question])
+    )
+    assert refused["questions"] == [question]
+
+
+def fixed_without_asking(harness: Harness, *asking: Any) -> dict[str, Any]:
+    """A pass whose model asks (the `asking` steps) and then fixes add: it completes with
+    nothing posted; the refused question's record."""
     harness.server.add(
         reply_json("planning", fix_plan()),
-        reply_json("replan_review", {}),
-        broken,
-        replan_question([question]),
+        *asking,
         fix_call(),
         finish(),
         reply_json("replan_reflection", {"replan_decision": {"replan_needed": False}}),
@@ -263,9 +270,9 @@ def test_a_question_the_model_must_settle_is_never_posted(harness: Harness, ques
     result = harness.run(ISSUE)
     assert result.status == "completed", result.stop_reason
     assert result.questions == [] and not result.notifications
-    [refused] = harness.of_type("question_refused")
-    assert refused["questions"] == [question]
     assert "return a + b" in (harness.workspace / "calc.py").read_text()
+    [refused] = harness.of_type("question_refused")
+    return refused
 
 
 def test_a_plan_review_question_about_a_tool_is_never_posted(harness: Harness) -> None:
@@ -279,20 +286,10 @@ def test_a_plan_review_question_about_a_tool_is_never_posted(harness: Harness) -
         "clarification_needed": True,
         "clarification_questions": [question],
     }
-    harness.server.add(
-        reply_json("planning", fix_plan()),
-        reply_json("replan_review", {"action_sequence": asking}),
-        fix_call(),
-        finish(),
-        reply_json("replan_reflection", {"replan_decision": {"replan_needed": False}}),
-        completion(),
+    refused = fixed_without_asking(
+        harness, reply_json("replan_review", {"action_sequence": asking})
     )
-    result = harness.run(ISSUE)
-    assert result.status == "completed", result.stop_reason
-    assert result.questions == [] and not result.notifications
-    [refused] = harness.of_type("question_refused")
-    assert refused["questions"] == [question]
-    assert "own tools" in refused["reason"]
+    assert refused["questions"] == [question] and "own tools" in refused["reason"]
 
 
 # -- a judge without a score never rejects ------------------------------------------------------
