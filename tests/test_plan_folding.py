@@ -11,14 +11,16 @@ changes to the same files are one reply.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from planner.engine.documents import Plan
+from planner.engine.documents import Plan, PlanRules
 from planner.engine.issue import IssueContext
 from planner.engine.plan_repair import repair_plan
+from planner.replanning.executor import KeepRules, TasksReply
 from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_text
 from tests.harness import Harness
 from tests.plans import ROOT_TOOLS, completion
@@ -167,6 +169,37 @@ def test_tasks_that_depend_on_a_joined_change_depend_on_the_task_it_joined() -> 
     repair_plan(plan, TOOLS, whole_file=True)
     assert order(plan) == ["a", "c"]
     assert dependencies(plan) == {"a": [], "c": ["a"]}
+
+
+def test_a_replacement_plan_keeps_the_tasks_of_the_plan_it_replaces() -> None:
+    """Replanning after task 1 ("Read …") completed: the replacement must keep it (the
+    executor refuses a plan without its completed tasks, and the 1.5B's replans were refused
+    so), and a new change is never joined to a known one, which may be done already."""
+    plan = plan_of(
+        ("1", "Read the `stack.py` file", "read_file"),
+        ("2", "Add the `peek()` method", "edit_file"),
+        ("3", "Add the `is_empty()` method", "edit_file"),
+        ("4", "Add the `size()` method", "edit_file"),
+    )
+    notes = repair_plan(plan, WITH_TESTS, frozenset({"1", "2"}), whole_file=True)
+    assert order(plan) == ["1", "2", "3"]
+    assert notes == ["task '4' joined to task '3': both change the same files"]
+
+
+def test_a_new_decomposition_that_keeps_a_completed_read_task_is_accepted() -> None:
+    """The executor's check after the repair: the completed task is still there."""
+    current = plan_of(*CAPTURED[:1], *CAPTURED[2:3])
+    rules = PlanRules(
+        tool_names=frozenset(WITH_TESTS) | {"finish_task"},
+        current_plan=current,
+        repair=partial(repair_plan, whole_file=True),
+    )
+    replacement = plan_of(*CAPTURED[:1], *CAPTURED[2:4])
+    reply = TasksReply.model_validate(
+        replacement.model_dump(include={"task_decomposition", "action_plan"}),
+        context=KeepRules(rules, frozenset({"1"})),
+    )
+    assert [t.id for t in reply.task_decomposition.subtasks] == ["1", "3", "4"]
 
 
 # -- a pass ------------------------------------------------------------------------------------

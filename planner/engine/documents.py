@@ -101,9 +101,10 @@ class PlanRules:
     question_reference: str | None = None
     """What a clarification's questions must be about (the issue, the repository map); None
     leaves relevance unchecked. Empty or echoed clarifications are refused either way."""
-    repair: Callable[[Plan, Mapping[str, str] | None], list[str]] | None = None
+    repair: Callable[[Plan, Mapping[str, str] | None, frozenset[str]], list[str]] | None = None
     """Repairs a plan's mechanical defects in place, one line per repair
-    (planner.engine.plan_repair); None: every defect is re-asked."""
+    (planner.engine.plan_repair), given the tools and the ids of current_plan's tasks (a
+    replacement keeps those as they are); None: every defect is re-asked."""
 
     def tools(self) -> Mapping[str, str] | None:
         if self.tool_names is None:
@@ -211,7 +212,10 @@ def repaired(plan: Plan, rules: PlanRules) -> list[str]:
     are not tasks, then rules.repair); one line per repair that people should see."""
     map_tool_names(plan, rules.tools())
     drop_non_task_references(plan, rules)
-    return rules.repair(plan, rules.tools()) if rules.repair else []
+    if rules.repair is None:
+        return []
+    current = rules.current_plan.task_decomposition.subtasks if rules.current_plan else []
+    return rules.repair(plan, rules.tools(), frozenset(task.id for task in current))
 
 
 def drop_non_task_references(plan: Plan, rules: PlanRules) -> None:

@@ -43,10 +43,16 @@ PLANNER_WORK = re.compile(
 
 
 def repair_plan(
-    plan: Plan, tools: Mapping[str, str] | None, *, whole_file: bool = False
+    plan: Plan,
+    tools: Mapping[str, str] | None,
+    known: frozenset[str] = frozenset(),
+    *,
+    whole_file: bool = False,
 ) -> list[str]:
-    """Repair `plan` in place; one line per repair made. `whole_file`: the model writes the
-    files a task is shown whole (llm.edit_format), so changes to the same files are joined."""
+    """Repair `plan` in place; one line per repair made. `known`: the tasks of the plan this
+    one replaces, never folded or joined (a completed task must stay as it was). `whole_file`:
+    the model writes the files a task is shown whole (llm.edit_format), so changes to the same
+    files are joined."""
     notes = _without_planner_work(plan)
     notes += _unique_ids(plan.task_decomposition.subtasks)
     ids = {task.id for task in plan.task_decomposition.subtasks}
@@ -56,8 +62,8 @@ def repair_plan(
     if tools is not None:
         notes += [note for action in plan.action_plan.actions if (note := _tool(action, tools))]
     notes += _topological_order(plan)
-    notes += _fold_looking_tasks(plan, tests_run=tools is not None and RUN_TESTS in tools)
-    return notes + (_join_same_file_changes(plan) if whole_file else [])
+    notes += _fold_looking_tasks(plan, known, tests_run=tools is not None and RUN_TESTS in tools)
+    return notes + (_join_same_file_changes(plan, known) if whole_file else [])
 
 
 def _without_planner_work(plan: Plan) -> list[str]:
@@ -191,13 +197,14 @@ SHOWN = "the task that changes the files is shown them"
 TESTED = "the tests run after every change"
 
 
-def _fold_looking_tasks(plan: Plan, *, tests_run: bool) -> list[str]:
+def _fold_looking_tasks(plan: Plan, known: frozenset[str], *, tests_run: bool) -> list[str]:
     """A task that only looks and comes before a task that changes files is folded into the
     first such task; with the tests run after every change (`tests_run`), a trailing task that
-    only checks is folded into the last change."""
-    changes = [t for t in plan.action_plan.execution_order if _changes(plan, t)]
+    only checks is folded into the last change. Tasks in `known` take no part."""
+    order = plan.action_plan.execution_order
+    changes = [t for t in order if t not in known and _changes(plan, t)]
     notes = []
-    for task_id in list(plan.action_plan.execution_order) if changes else []:
+    for task_id in [t for t in order if t not in known] if changes else []:
         into, why = _fold_target(plan, task_id, changes, tests_run)
         if into:
             _merge(plan, task_id, into)
@@ -218,19 +225,24 @@ def _fold_target(plan: Plan, task_id: str, changes: list[str], tests_run: bool) 
     return (changes[-1], TESTED) if checks else ("", "")
 
 
-def _join_same_file_changes(plan: Plan) -> list[str]:
+def _join_same_file_changes(plan: Plan, known: frozenset[str]) -> list[str]:
     """Consecutive tasks whose descriptions name the same files (or both none: the issue's)
-    are one task: the model writes those files whole once."""
+    are one task: the model writes those files whole once. Tasks in `known` stay apart."""
     notes = []
     position = 0
     while position + 1 < len(order := plan.action_plan.execution_order):
         first, second = order[position], order[position + 1]
-        if _changes(plan, first) and _changes(plan, second) and _same_files(plan, first, second):
+        if _joinable(plan, first, second) and not {first, second} & known:
             _merge(plan, second, first)
             notes.append(f"task {second!r} joined to task {first!r}: both change the same files")
         else:
             position += 1
     return notes
+
+
+def _joinable(plan: Plan, first: str, second: str) -> bool:
+    both_change = _changes(plan, first) and _changes(plan, second)
+    return both_change and _same_files(plan, first, second)
 
 
 def _changes(plan: Plan, task_id: str) -> bool:
