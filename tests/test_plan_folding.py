@@ -20,7 +20,8 @@ import pytest
 from planner.engine.documents import Plan, PlanRules
 from planner.engine.issue import IssueContext
 from planner.engine.plan_repair import repair_plan
-from planner.replanning.executor import KeepRules, TasksReply
+from planner.engine.task_guard import changes_in_plan, forced_change, looks_in_plan
+from planner.replanning.executor import KeepRules, RevisedPlanReply, TasksReply
 from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_text
 from tests.harness import Harness
 from tests.plans import ROOT_TOOLS, completion
@@ -134,12 +135,29 @@ def test_changes_to_different_files_stay_separate_tasks() -> None:
     assert order(plan) == ["a", "b"]
 
 
-def test_a_plan_that_only_looks_is_left_as_it_is() -> None:
+def test_in_a_plan_that_only_looks_the_last_task_makes_the_change() -> None:
+    """The 1.5B planned env_port ("settings.port() should return APP_PORT …") as reading
+    only; its tasks were not asked to write files, and the pass ended needs_human after 25
+    calls. An issue asks for a change, so the last task of such a plan is the change."""
     plan = plan_of(
-        ("a", "Read the README", "read_file"), ("b", "Check the docs for typos", "read_file")
+        ("a", "Read settings.py", "read_file"),
+        ("b", "Read APP_PORT and raise ValueError for anything else", "read_file"),
     )
-    assert repair_plan(plan, WITH_TESTS, whole_file=True) == []
-    assert order(plan) == ["a", "b"]
+    assert forced_change(plan) == "b"
+    assert changes_in_plan(plan, "b") and not looks_in_plan(plan, "b")
+    assert looks_in_plan(plan, "a") and not changes_in_plan(plan, "a")
+    notes = repair_plan(plan, WITH_TESTS, whole_file=True)
+    assert notes == ["task 'a' folded into task 'b': the task that changes the files is shown them"]
+    assert order(plan) == ["b"]
+
+
+def test_a_plan_with_a_change_or_only_tests_forces_nothing() -> None:
+    changing = plan_of(("a", "Read settings.py", "read_file"), ("b", "Fix port()", "edit_file"))
+    assert forced_change(changing) is None and looks_in_plan(changing, "a")
+    testing = plan_of(("a", "Run the tests", "run_tests"), ("b", "Verify the output", "read_file"))
+    assert forced_change(testing) is None
+    assert repair_plan(testing, WITH_TESTS, whole_file=True) == []
+    assert order(testing) == ["a", "b"]
 
 
 def test_a_looking_task_between_two_changes_goes_to_the_later_one() -> None:
@@ -202,6 +220,36 @@ def test_a_new_decomposition_that_keeps_a_completed_read_task_is_accepted() -> N
     assert [t.id for t in reply.task_decomposition.subtasks] == ["1", "3", "4"]
 
 
+def test_a_revision_that_leaves_out_a_completed_task_gets_it_back() -> None:
+    """The 1.5B's revision of slugify_punctuation dropped completed task 03 twice; the
+    executor refused both ("completed tasks must stay in the plan") and the pass ended
+    needs_human. The task is put back, first, with its actions, and the revision accepted."""
+    current = plan_of(
+        ("03", "Read slugify.py", "read_file"), ("04", "Fix slugify() in slugify.py", "edit_file")
+    )
+    rules = PlanRules(
+        tool_names=frozenset(WITH_TESTS) | {"finish_task"},
+        current_plan=current,
+        repair=partial(repair_plan, whole_file=True),
+    )
+    revision = {
+        "reason": "the regular expression is wrong",
+        "updated_subtasks": [
+            {"id": "05", "description": "Rewrite the regular expression in slugify.py"}
+        ],
+        "updated_action_plan": {
+            "execution_order": ["05"],
+            "actions": [{"task_id": "05", "tool": "write_file", "purpose": "rewrite"}],
+        },
+    }
+    reply = RevisedPlanReply.model_validate(revision, context=KeepRules(rules, frozenset({"03"})))
+    revised = reply.apply_to(current)
+    assert order(revised) == ["03", "05"]
+    assert [a.task_id for a in revised.action_plan.actions] == ["03", "05"]
+    assert reply.repairs[0] == "completed task '03' kept in the plan (the replacement left it out)"
+    assert current.subtask("03") is not None and order(current) == ["03", "04"]  # not mutated
+
+
 # -- a pass ------------------------------------------------------------------------------------
 
 
@@ -249,3 +297,29 @@ def test_a_pass_with_the_captured_plan_writes_the_file_in_one_execution_call(
     assert [e["status"] for e in harness.of_type("verification")][-1] == "passed"
     [plan] = [e for e in harness.entries() if e["type"] == "plan"]
     assert [t["id"] for t in plan["plan"]["task_decomposition"]["subtasks"]] == ["3"]
+
+
+SETTINGS = "DEFAULT_PORT = 8000\n\n\ndef port() -> int:\n    return DEFAULT_PORT\n"
+FROM_ENV = (
+    "import os\n\nDEFAULT_PORT = 8000\n\n\ndef port() -> int:\n"
+    '    return int(os.environ.get("APP_PORT", DEFAULT_PORT))\n'
+)
+
+
+def test_a_plan_of_one_reading_task_is_asked_for_the_change(harness: Harness) -> None:
+    """The 1.5B's env_port plan: one task, "Read APP_PORT …", with read_file. Before, it was
+    not asked to write files and ended after reads; now it is asked for settings.py whole."""
+    quiet = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+    (harness.workspace / "settings.py").write_text(SETTINGS, encoding="utf-8")
+    plan = plan_of(("1", "Read APP_PORT in settings.py and return it from port()", "read_file"))
+    harness.server.add(
+        reply_json("planning", {"phase": "planning", **plan.model_dump(), "comment": "ok"}),
+        reply_text("execute", f"settings.py\n```python\n{FROM_ENV}```\n"),
+        completion(completed=1),
+    )
+    issue = ISSUE.model_copy(update={"title": "Port from APP_PORT", "body": "See settings.py."})
+    result = harness.run(issue, **quiet, **ROOT_TOOLS)
+    assert result.status == "completed", result.stop_reason
+    assert (harness.workspace / "settings.py").read_text(encoding="utf-8") == FROM_ENV
+    prompt = harness.server.requests[1].body["messages"][1]["content"]
+    assert "Your task, 1 of the plan: Read APP_PORT" in prompt

@@ -189,13 +189,34 @@ def test_a_fix_task_that_only_read_is_not_completed(harness: Harness) -> None:
 
 
 def test_an_inspection_task_may_complete_without_a_change(harness: Harness) -> None:
+    """A task that only looks, in a plan with a change, may finish without changing anything."""
+    plan = plan_doc("task_1", "task_2", tool="edit_file")
+    subtasks = plan["task_decomposition"]["subtasks"]
+    subtasks[0]["description"] = "Fix add in calc.py so that it adds"
+    subtasks[1]["description"] = "Read calc.py and note how add works now"
+    harness.server.add(
+        reply_json("planning", plan),
+        fix_call(),
+        finish(),
+        finish("completed", "add adds"),
+        completion(done=True, completed=2),
+    )
+    tasks = harness.run(ISSUE, **QUIET, **EDITS).tasks
+    assert [(t.id, t.status) for t in tasks] == [("task_1", "completed"), ("task_2", "completed")]
+
+
+def test_a_plan_that_only_looks_must_make_the_change(harness: Harness) -> None:
+    """The 1.5B planned env_port as one task, "Read APP_PORT and raise ValueError …": a plan
+    that only looks makes no change, so its last task may not finish without one."""
     harness.server.add(
         reply_json("planning", fix_plan("Read calc.py and note how add works")),
         finish("completed", "add subtracts"),
-        completion(done=True, completed=1),
+        finish("completed", "add subtracts"),
+        completion(done=False, completed=0),
     )
-    [task] = harness.run(ISSUE, **QUIET).tasks
-    assert task.status == "completed"
+    [task] = harness.run(ISSUE, **QUIET, **EDITS).tasks
+    assert task.status == "failed"
+    assert task.summary.startswith("it changed no file and ran nothing")
 
 
 # -- captured local-model replies go further than before ----------------------------------------
@@ -212,7 +233,7 @@ def test_a_captured_text_call_runs_with_the_default_configuration(harness: Harne
     text = captured("1.5b-docs-03-execute.json")  # read_file README.md as fenced JSON
     assert '"name": "read_file"' in text
     harness.server.add(
-        reply_json("planning", fix_plan("Read README.md and summarise it")),
+        reply_json("planning", fix_plan("Summarise README.md")),
         reply_text("execute", text),
         reply_text(
             "execute",
@@ -290,6 +311,56 @@ def test_a_plan_review_question_about_a_tool_is_never_posted(harness: Harness) -
         harness, reply_json("replan_review", {"action_sequence": asking})
     )
     assert refused["questions"] == [question] and "own tools" in refused["reason"]
+
+
+@pytest.mark.parametrize(
+    ("point", "question"),
+    [
+        # the 1.5B's plan reviews of rename_calc_total and sort_reverse_flag, asked of people,
+        # in the words of this issue (a question about nothing in the issue is refused anyway)
+        ("goal_understanding", "What is the main objective of fixing add in calc.py?"),
+        ("task_decomposition", "Can you break down the fix of add into smaller subtasks?"),
+        (
+            "goal_understanding",
+            "What is the exact main objective of making add return 5? What are the expected "
+            "outcomes of this fix?",
+        ),
+    ],
+)
+def test_a_plan_review_question_asking_for_the_plan_is_never_posted(
+    harness: Harness, point: str, question: str
+) -> None:
+    asking = {
+        "replan_needed": True,
+        "confidence": 0.8,
+        "reasoning": "The main objective is not defined",
+        "replan_type": "clarification_request",
+        "clarification_needed": True,
+        "clarification_questions": [question],
+    }
+    refused = fixed_without_asking(harness, reply_json("replan_review", {point: asking}))
+    assert refused["questions"] == [question] and "the plan itself" in refused["reason"]
+
+
+def test_a_plan_review_question_the_issue_does_not_answer_is_posted(harness: Harness) -> None:
+    """The check is not a filter of every question: whether to round, people know."""
+    question = "Should add in calc.py round the sum to whole cents?"
+    asking = {
+        "replan_needed": True,
+        "confidence": 0.9,
+        "reasoning": "the rule is not stated",
+        "replan_type": "clarification_request",
+        "clarification_needed": True,
+        "clarification_questions": [question],
+    }
+    harness.server.add(
+        reply_json("planning", fix_plan()),
+        reply_json("replan_review", {"goal_understanding": asking}),
+    )
+    result = harness.run(ISSUE)
+    assert result.status == "needs_human"
+    assert question in str(result.questions)
+    assert harness.of_type("question_refused") == []
 
 
 # -- a judge without a score never rejects ------------------------------------------------------

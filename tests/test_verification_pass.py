@@ -154,6 +154,10 @@ def test_a_regression_goes_back_to_the_model_and_a_repair_fixes_it(
     assert repair["new_failures"] == ["tests/test_calc.py::test_add"]
     repair_prompt = last_prompt(scripted_model, 5)
     assert repair["task_id"] in repair_prompt and "test_add" in repair_prompt
+    # the repair is shown the code that broke the test, not only the test (shown only the
+    # test file, the 1.5B rewrote the test)
+    assert "The change was made in NOTES.md, calc.py." in repair_prompt
+    assert "=== calc.py (6 lines) ===\n1| def add(a, b):\n2|     return a * b" in repair_prompt
     assert [t.id for t in result.tasks] == ["task_1", "task_2", "repair_tests_1"]
     assert all(t.status == "completed" for t in result.tasks)
     assert result.verification is not None and result.verification.latest is not None

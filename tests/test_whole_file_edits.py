@@ -143,30 +143,34 @@ def test_an_edit_that_changes_nothing_fails_instead_of_counting_as_a_change(
 def test_a_task_that_only_looks_is_not_asked_for_files_and_may_answer_in_prose(
     harness: Harness,
 ) -> None:
-    """The 1.5B's plan began "Read the current rule from invoice.py"; asked for files, it
-    quoted the file unchanged and the task failed. A looking task gets the tools, its quote
-    writes nothing, and its prose answer completes it."""
-    plan = plan_doc("task_1", tool="read_file")
-    plan["task_decomposition"]["subtasks"][0]["description"] = "Read add in calc.py"
+    """The 1.5B's plan had "Read the current rule from invoice.py"; asked for files, it
+    quoted the file unchanged and the task failed. A looking task (here after the change: one
+    before it is folded into it) gets the tools, its quote writes nothing, and its prose
+    answer completes it."""
+    plan = plan_doc("task_1", "task_2", tool="read_file")
+    plan["task_decomposition"]["subtasks"][0]["description"] = "Fix add in calc.py"
+    plan["action_plan"]["actions"][0]["tool"] = "write_file"
+    plan["task_decomposition"]["subtasks"][1]["description"] = "Read add in calc.py"
     quiet = {
         "planning.replanning.enabled": False,
         "planning.reflection.enabled": False,
         **NATIVE,
     }
-    quote = "add is:\n\n" + block("calc.py", CALC)
+    quote = "add is:\n\n" + block("calc.py", FIXED)
     harness.server.add(
         reply_json("planning", plan),
+        reply_text("execute", block("calc.py", FIXED)),
         reply_text("execute", quote),
-        reply_text("execute", "add subtracts."),
-        completion(completed=1),
+        reply_text("execute", "add adds."),
+        completion(completed=2),
     )
     result = harness.run(ISSUE, **quiet)
-    [task] = result.tasks
-    assert (task.status, task.summary) == ("completed", "add subtracts.")
-    first_turn = harness.server.requests[1].body
+    looked = result.tasks[1]
+    assert (looked.status, looked.summary) == ("completed", "add adds.")
+    first_turn = harness.server.requests[2].body
     assert "tools" in first_turn and "complete new content" not in str(first_turn["messages"])
     assert "The files above are current: do not read them again" in str(first_turn["messages"])
-    assert calc(harness) == CALC and written(harness) == []
+    assert calc(harness) == FIXED and len(written(harness)) == 1
 
 
 def test_with_edit_file_chosen_the_prompt_shows_numbered_lines_and_asks_for_edits(
@@ -380,6 +384,36 @@ def test_a_made_up_path_among_several_files_shown_names_them() -> None:
         "The code block for eval/calc_fix.py was not written: there is no such file. Put the "
         "path of the file you change above its block: calc.py, docs/README.md."
     ]
+
+
+GREET_README = "# greet\n\nPrints a greeting.\n"
+USAGE = (
+    "# greet\n\nPrints a greeting.\n\n## Usage\n\n```sh\npython greet.py --name world\n```\n\n"
+    "`--shout` prints in capitals.\n"
+)
+
+
+def greet_files(path: str) -> str | None:
+    return {"README.md": GREET_README, "greet.py": "print('hi')\n", "app.py": "x = 1\n"}.get(path)
+
+
+def test_one_block_in_the_language_of_one_shown_file_is_that_file() -> None:
+    """The 1.5B's docs_usage answer, twice: one ```markdown block, no path, README.md and
+    greet.py shown. Before, nothing was written and the model was only told to call a tool."""
+    found = written_files(f"```markdown\n{USAGE}```", {"README.md", "greet.py"}, greet_files)
+    assert found.files == [("README.md", USAGE)]
+
+
+def test_a_block_in_a_language_that_does_not_pick_one_file_is_not_written() -> None:
+    shown = {"README.md", "greet.py", "app.py"}
+    section = "## Usage\n\nRun `python greet.py`.\n"  # a part: README's own lines are gone
+    for reply in ("```python\nprint('hello')\n```", f"```markdown\n{section}```"):
+        found = written_files(reply, shown, greet_files)
+        assert found.files == []
+        assert found.problems == [
+            "The code block was not written: it names no file. Put the path of the file it is "
+            "for on the line above the block: README.md, app.py, greet.py."
+        ]
 
 
 def test_a_block_wrapping_the_labelled_file_is_unwrapped() -> None:

@@ -88,6 +88,10 @@ class Plan(Doc):
     def actions_for(self, task_id: str) -> list[PlannedAction]:
         return [a for a in self.action_plan.actions if a.task_id == task_id]
 
+    def tools_for(self, task_id: str) -> list[str]:
+        """The tools the task's planned actions name."""
+        return [a.tool for a in self.actions_for(task_id) if a.tool]
+
 
 @dataclass(frozen=True)
 class PlanRules:
@@ -216,6 +220,23 @@ def repaired(plan: Plan, rules: PlanRules) -> list[str]:
         return []
     current = rules.current_plan.task_decomposition.subtasks if rules.current_plan else []
     return rules.repair(plan, rules.tools(), frozenset(task.id for task in current))
+
+
+def restore_kept(plan: Plan, current: Plan, keep: frozenset[str]) -> list[str]:
+    """The tasks in `keep` (completed ones) that a replacement of `current` left out are put
+    back first, with their actions: they ran, and the plan is the record of what was done.
+    The 1.5B's revisions drop them, and re-asking got the same plan twice, then a failed pass."""
+    ids = {task.id for task in plan.task_decomposition.subtasks}
+    missing = [t for t in current.action_plan.execution_order if t in keep and t not in ids]
+    back = [task.model_copy(deep=True) for t in missing if (task := current.subtask(t))]
+    for task in back:
+        task.dependencies = [d for d in task.dependencies if d in keep]
+    plan.task_decomposition.subtasks = back + plan.task_decomposition.subtasks
+    order = [t for t in plan.action_plan.execution_order if t not in missing]
+    plan.action_plan.execution_order = missing + order
+    ran = [a.model_copy() for a in current.action_plan.actions if a.task_id in missing]
+    plan.action_plan.actions = ran + plan.action_plan.actions
+    return [f"completed task {t!r} kept in the plan (the replacement left it out)" for t in missing]
 
 
 def drop_non_task_references(plan: Plan, rules: PlanRules) -> None:
@@ -366,11 +387,13 @@ class PlanRevision(Doc):
             update={"task_decomposition": decomposition, "action_plan": self.updated_action_plan}
         )
 
-    def repair(self, current: Plan, rules: PlanRules) -> list[str]:
-        """Repair the plan this revision makes of `current` (as a fresh plan is repaired) and
-        keep the repaired result; one line per repair."""
+    def repair(
+        self, current: Plan, rules: PlanRules, keep: frozenset[str] = frozenset()
+    ) -> list[str]:
+        """Repair the plan this revision makes of `current` (as a fresh plan is repaired, after
+        the tasks in `keep` it left out are put back) and keep the result; one line per repair."""
         plan = self.apply_to(current).model_copy(deep=True)
-        self.repairs = repaired(plan, rules)
+        self.repairs = restore_kept(plan, current, keep) + repaired(plan, rules)
         if plan.task_decomposition.subtasks != current.task_decomposition.subtasks:
             self.updated_subtasks = plan.task_decomposition.subtasks
         self.updated_action_plan = plan.action_plan

@@ -9,11 +9,14 @@ tools, rules and records as any other call.
 The path is the line just above the block (`temperature.py`, `**temperature.py**`,
 `### temperature.py:`), or a comment naming it on the block's first line (`# temperature.py`),
 or, when the prompt showed one file and the reply holds one block, that file (unless the block
-names another file that exists). A block for a file of the repository the prompt did not show
-whole is not written (the model is told to read it first), a block naming no file is left alone
-(an example, a command), and a block much shorter than its file is a fragment: refused with a
-message, never written over the file. A wrapping block (```python, the path, then the file's
-own block) is unwrapped, and a block inside a ```markdown block needs a language to nest.
+names another file that exists); with several files shown, one block is the one shown file in
+its language (```markdown: README.md) when it keeps most of that file's lines. A block for a
+file of the repository the prompt did not show whole is not written (the model is told to read
+it first), a block naming no file is left alone (an example, a command; with several files
+shown the model is told to label it), and a block much shorter than its file is a fragment:
+refused with a message, never written over the file. A wrapping block (```python, the path,
+then the file's own block) is unwrapped, and a block inside a ```markdown block needs a
+language to nest.
 """
 
 from __future__ import annotations
@@ -29,6 +32,21 @@ FRAGMENT_SHARE = 0.5
 """A block holding less than this share of its file's lines (of a file of at least
 FRAGMENT_MIN_LINES) is a fragment."""
 FRAGMENT_MIN_LINES = 8
+LANGUAGES: dict[str, frozenset[str]] = {
+    "py": frozenset({"python", "py", "python3"}),
+    "md": frozenset({"markdown", "md"}),
+    "rst": frozenset({"rst", "restructuredtext"}),
+    "txt": frozenset({"text", "txt", "plaintext"}),
+    "js": frozenset({"javascript", "js"}),
+    "ts": frozenset({"typescript", "ts"}),
+    "sh": frozenset({"sh", "bash", "shell"}),
+    "yml": frozenset({"yaml", "yml"}),
+    "yaml": frozenset({"yaml", "yml"}),
+    "toml": frozenset({"toml"}),
+    "go": frozenset({"go"}),
+    "rs": frozenset({"rust", "rs"}),
+}
+"""A file's extension and the languages a code block for it is labelled with."""
 
 
 @dataclass(frozen=True)
@@ -111,10 +129,13 @@ def written_files(
         inner for block in code_blocks(text) if _is_code(block) for inner in _unwrapped(block)
     ]
     found = WrittenFiles()
+    unlabelled = False
     for block in blocks:
         path, lines = _path_of(block, shown, current, alone=len(blocks) == 1)
         if path is None:
-            found.problems += _not_shown(block, shown, current)
+            why = _not_shown(block, shown, current)
+            found.problems += why
+            unlabelled = unlabelled or not why
             continue
         before = current(path)
         content, problem = _content(path, lines, before)
@@ -124,6 +145,11 @@ def written_files(
             found.unchanged.append(path)
         else:
             found.files.append((path, content))
+    if unlabelled and len(shown) > 1 and not (found.files or found.problems or found.unchanged):
+        found.problems.append(
+            "The code block was not written: it names no file. Put the path of the file it is "
+            f"for on the line above the block: {', '.join(sorted(shown))}."
+        )
     return found
 
 
@@ -173,10 +199,32 @@ def _path_of(
     if commented:
         return commented, block.lines[1:]
     names = [label, named.group(1) if named else ""]
-    if not alone or len(shown) != 1 or any(_exists(name, current) for name in names):
+    if not alone or any(_exists(name, current) for name in names):
         return None, block.lines
+    if len(shown) != 1:
+        named_file = any(_names_a_file(name) for name in names)
+        return None if named_file else _by_language(block, shown, current), block.lines
     made_up = named is not None and _names_a_file(named.group(1))
     return next(iter(shown)), block.lines[1:] if made_up else block.lines
+
+
+def _by_language(
+    block: Block, shown: Collection[str], current: Callable[[str], str | None]
+) -> str | None:
+    """The one shown file in the block's language, when the block keeps at least half of that
+    file's lines (it is the file rewritten, not a new part of it). The 1.5B answered a Usage
+    section for README.md with one unlabelled ```markdown block, README.md and greet.py shown."""
+    paths = [path for path in shown if block.language in LANGUAGES.get(_extension(path), ())]
+    if len(paths) != 1:
+        return None
+    kept = [line.strip() for line in _significant(current(paths[0]) or "")]
+    lines = {line.strip() for line in block.lines}
+    return paths[0] if 2 * sum(line in lines for line in kept) >= len(kept) else None
+
+
+def _extension(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[-1].lower() if "." in name else ""
 
 
 def _last_word(label: str) -> str:

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 
 from planner.engine.documents import Plan, PlannedAction, Subtask
-from planner.engine.task_guard import meant_to_change, only_looks
+from planner.engine.task_guard import TESTING_VERBS, changes_in_plan, looks_in_plan
 from planner.engine.tool_names import RUN_COMMAND, canonical_tool
 
 RUN_TESTS = "run_tests"
@@ -189,8 +189,6 @@ def _topological_order(plan: Plan) -> list[str]:
     return [f"execution order set to {order} (each task after its dependencies)"]
 
 
-TESTING_VERBS = re.compile(r"^\W*(test|run|verify|check|validate|confirm|ensure)\b", re.IGNORECASE)
-"""A task that only looks and starts with one of these checks the change (the tests do)."""
 FILE_NAME = re.compile(r"[\w./-]+\.[A-Za-z]\w{0,9}\b")
 """A word that names a file (stack.py, docs/usage.md)."""
 SHOWN = "the task that changes the files is shown them"
@@ -214,8 +212,8 @@ def _fold_looking_tasks(plan: Plan, known: frozenset[str], *, tests_run: bool) -
 
 def _fold_target(plan: Plan, task_id: str, changes: list[str], tests_run: bool) -> tuple[str, str]:
     """The task `task_id` is folded into, and why ("" when it stays)."""
-    task, tools = _task_and_tools(plan, task_id)
-    if task is None or not only_looks(task, tools):
+    task = plan.subtask(task_id)
+    if task is None or not looks_in_plan(plan, task_id):
         return "", ""
     order = plan.action_plan.execution_order
     later = [t for t in changes if order.index(t) > order.index(task_id)]
@@ -246,7 +244,7 @@ def _joinable(plan: Plan, first: str, second: str) -> bool:
 
 
 def _changes(plan: Plan, task_id: str) -> bool:
-    return meant_to_change(*_task_and_tools(plan, task_id))
+    return changes_in_plan(plan, task_id)
 
 
 def _same_files(plan: Plan, first: str, second: str) -> bool:
@@ -283,7 +281,3 @@ def _merge(plan: Plan, gone: str, into: str) -> None:
 
 def _without(dependencies: list[str], own: str, gone: str) -> list[str]:
     return list(dict.fromkeys(d for d in dependencies if d not in (own, gone)))
-
-
-def _task_and_tools(plan: Plan, task_id: str) -> tuple[Subtask | None, list[str]]:
-    return plan.subtask(task_id), [a.tool for a in plan.actions_for(task_id) if a.tool]

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.engine.documents import Subtask
+from planner.engine.documents import Plan, Subtask
 from planner.engine.interfaces import ToolCall, ToolResult
 from planner.engine.tool_names import READ_ONLY_TOOLS as READ_ONLY
 
@@ -38,6 +38,8 @@ CHANGE_WORDS = re.compile(
     re.IGNORECASE,
 )
 """A task whose description has none of these was not asked to change anything."""
+TESTING_VERBS = re.compile(r"^\W*(test|run|verify|check|validate|confirm|ensure)\b", re.IGNORECASE)
+"""A task that only looks and starts with one of these checks the change (the tests do)."""
 ACT = (
     "change the file with edit_file (oldText copied from the lines shown, without the line "
     'numbers) or write_file, or call finish_task with status "failed" and the reason'
@@ -129,6 +131,38 @@ def only_looks(task: Subtask | None, planned_tools: list[str]) -> bool:
         return False
     reads = bool(planned_tools) and all(tool in READ_ONLY for tool in planned_tools)
     return bool(INSPECTION_VERBS.match(task.description)) or reads
+
+
+def looks_in_plan(plan: Plan | None, task_id: str) -> bool:
+    """`only_looks` for a task of `plan`, unless it is the plan's `forced_change`."""
+    if plan is None:
+        return False
+    looks = only_looks(plan.subtask(task_id), plan.tools_for(task_id))
+    return looks and task_id != forced_change(plan)
+
+
+def changes_in_plan(plan: Plan | None, task_id: str) -> bool:
+    """`meant_to_change` for a task of `plan`, or it is the plan's `forced_change`."""
+    if plan is None:
+        return False
+    meant = meant_to_change(plan.subtask(task_id), plan.tools_for(task_id))
+    return meant or task_id == forced_change(plan)
+
+
+def forced_change(plan: Plan) -> str | None:
+    """In a plan all of whose tasks only look, the last task that does not only test: an
+    issue asks for a change, and a plan that only looks would make none (1.5B: the one task
+    was "Read APP_PORT and raise ValueError for anything else", and its answers were reads).
+    None when some task does not only look, none says it looks (only its tools read), or
+    every task tests."""
+    order = plan.action_plan.execution_order
+    tasks = [task for t in order if (task := plan.subtask(t))]
+    if not all(only_looks(task, plan.tools_for(task.id)) for task in tasks):
+        return None
+    if not any(INSPECTION_VERBS.match(task.description) for task in tasks):
+        return None
+    candidates = [task.id for task in tasks if not TESTING_VERBS.match(task.description)]
+    return candidates[-1] if candidates else None
 
 
 def did_nothing(actions: list[dict[str, Any]]) -> bool:

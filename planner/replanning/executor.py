@@ -29,6 +29,7 @@ from planner.engine.documents import (
     TaskDecomposition,
     plan_problems,
     repaired,
+    restore_kept,
 )
 from planner.engine.errors import ModelBehaviourError
 from planner.replanning.decision import ReplanDecision
@@ -77,7 +78,8 @@ def _repaired(plan: Plan, info: ValidationInfo) -> tuple[Plan, list[str]]:
     if not isinstance(context, KeepRules):
         return plan, []
     plan = plan.model_copy(deep=True)
-    return plan, repaired(plan, context.rules)
+    kept = restore_kept(plan, _current(info), context.keep)
+    return plan, kept + repaired(plan, context.rules)
 
 
 def _current(info: ValidationInfo) -> Plan:
@@ -92,7 +94,7 @@ class RevisedPlanReply(PlanRevision):
     @model_validator(mode="after")
     def _executable(self, info: ValidationInfo) -> RevisedPlanReply:
         if isinstance(info.context, KeepRules):
-            self.repair(_current(info), info.context.rules)
+            self.repair(_current(info), info.context.rules, info.context.keep)
             problems = _problems(self.apply_to(_current(info)), info)
             if problems:
                 raise ValueError("the revised plan is not executable: " + "; ".join(problems))

@@ -8,7 +8,8 @@ its values). At execution and reflection, two things more are the model's to set
 seen posted to issues, ending the pass as needs_human): a question after a tool error, or one
 naming a tool, is about the model's own call ("Can you provide the full input data for the
 edit_file action?"); and a question whose every specific word the issue already uses asks what
-the issue states ("What is the expected behavior of add?").
+the issue states ("What is the expected behavior of add?"). At every phase a question that
+asks for a part of the plan (its objective, criteria, subtasks) is the model's work too.
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ def refused_question(
     asked = [q for q in check.questions if not _names_a_tool(q, tools)]
     if not asked:
         return "the questions are about planner's own tools"
+    # At any phase: the 1.5B's plan reviews asked people for the plan itself ("What is the
+    # main objective of this task?", "Can you break down the task into smaller subtasks?").
+    asked = [q for q in asked if not PLAN_PARTS.search(q)]
+    if not asked:
+        return "the questions ask for the plan itself (objective, criteria, subtasks)"
     if context.phase not in ASKING_PHASES:
         return None
     if context.trigger.startswith("action ") and " failed: " in context.trigger:
@@ -59,6 +65,13 @@ def refused_question(
     return None
 
 
+PLAN_PARTS = re.compile(
+    r"\b(objectives?|success criteri\w*|expected outcomes?|sub-?tasks?|complexity|"
+    r"granularity|decompos\w*|action plan|break\w* (it|this|that|the \w+)( \w+)? down|"
+    r"(break|split)\w* down)\b",
+    re.IGNORECASE,
+)
+"""A question that asks for a part of the plan: planning is the model's work, not people's."""
 SUPPOSED = re.compile(
     r"\b(supposed to|meant to|expected (behaviou?r|output|result|value)|what (is|does|should)\b"
     r".*\b(do|return|behave))\b",

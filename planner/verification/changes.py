@@ -12,6 +12,7 @@ import fnmatch
 import hashlib
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from planner.tools.safe_env import git_argv, git_environment
@@ -36,12 +37,16 @@ def fingerprint(workspace: Path) -> str:
 
 def changed_test_files(workspace: Path, base: str, patterns: list[str]) -> list[str]:
     """Test files (by `patterns`) that differ from commit `base`: changed, added or deleted."""
+    return changed_files(workspace, base, lambda path: is_test_file(path, patterns))
+
+
+def changed_files(workspace: Path, base: str, wanted: Callable[[str], bool]) -> list[str]:
+    """Files that `wanted` keeps and that differ from commit `base`: changed, added or
+    deleted."""
     if not base:
         return []
-    before = {
-        path: blob for path, blob in _tree(workspace, base).items() if is_test_file(path, patterns)
-    }
-    now = [name for name in _working_files(workspace) if is_test_file(name, patterns)]
+    before = {path: blob for path, blob in _tree(workspace, base).items() if wanted(path)}
+    now = [name for name in _working_files(workspace) if wanted(name)]
     present = [name for name in now if (workspace / name).is_file()]
     hashes = dict(zip(present, _hash_files(workspace, present), strict=False))
     changed = {name for name in present if hashes.get(name) != before.get(name)}

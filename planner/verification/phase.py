@@ -40,7 +40,13 @@ from planner.engine.verification import (
     verification_note,
 )
 from planner.tools.isolation import SandboxUser
-from planner.verification.changes import changed_test_files, fingerprint, head_commit
+from planner.verification.changes import (
+    changed_files,
+    changed_test_files,
+    fingerprint,
+    head_commit,
+    is_test_file,
+)
 from planner.verification.detect import NO_TESTS, Verification, resolve
 from planner.verification.runner import TestRunner, Watch
 
@@ -134,15 +140,12 @@ class VerificationPhase(Phase):
         return result
 
     def _changed_tests(self, run: PassContext) -> list[str]:
-        base = next(
-            (
-                str(entry.get("base_commit") or "")
-                for entry in reversed(run.store.entries())
-                if entry.get("type") == VERIFICATION and entry.get("stage") == "baseline"
-            ),
-            "",
-        )
-        return changed_test_files(self.workspace, base, self.settings.test_paths)
+        return changed_test_files(self.workspace, _base(run), self.settings.test_paths)
+
+    def _changed_code(self, run: PassContext) -> list[str]:
+        """Files other than tests changed since the baseline: what broke the tests."""
+        patterns = self.settings.test_paths
+        return changed_files(self.workspace, _base(run), lambda p: not is_test_file(p, patterns))
 
     def _tree_changed(self, run: PassContext) -> bool:
         if not self.checked:
@@ -244,7 +247,7 @@ class VerificationPhase(Phase):
     def _add_repair_task(self, run: PassContext, note: VerificationNote, attempt: int) -> None:
         state = run.state()
         assert state.plan is not None  # completion is only reached with a plan
-        task = _repair_task(state.plan, note, attempt)
+        task = _repair_task(state.plan, note, attempt, self._changed_code(run))
         run.store.append(REPAIR, task_id=task.id, attempt=attempt, new_failures=note.new_failures)
         run.store.append(
             "revision",
@@ -258,13 +261,28 @@ class VerificationPhase(Phase):
         )
 
 
-def _repair_task(plan: Plan, note: VerificationNote, attempt: int) -> Subtask:
+def _base(run: PassContext) -> str:
+    """The commit the baseline ran on ("" before a baseline)."""
+    return next(
+        (
+            str(entry.get("base_commit") or "")
+            for entry in reversed(run.store.entries())
+            if entry.get("type") == VERIFICATION and entry.get("stage") == "baseline"
+        ),
+        "",
+    )
+
+
+def _repair_task(plan: Plan, note: VerificationNote, attempt: int, changed: list[str]) -> Subtask:
+    """The task that mends the tests. It names the files changed since the baseline, so its
+    prompt shows them: the 1.5B, shown only the failing test file, rewrote the test."""
     task_id = f"repair_tests_{attempt}"
     while plan.subtask(task_id) is not None:
         task_id += "_"
+    where = f" The change was made in {_names(changed)}." if changed else ""
     description = (
-        f"Make the tests that passed before the change pass again: {_names(note.new_failures)}. "
-        f"Run them with run_tests (`{note.command}`); fix the code, not the tests."
+        f"Make the tests that passed before the change pass again: {_names(note.new_failures)}."
+        f"{where} Run them with run_tests (`{note.command}`); fix the code, not the tests."
     )
     return Subtask(
         id=task_id,

@@ -28,9 +28,9 @@ from planner.engine.summaries import assumptions_in_force, task_actions_digest
 from planner.engine.task_guard import (
     TaskCapReached,
     TaskGuard,
+    changes_in_plan,
     did_nothing,
-    meant_to_change,
-    only_looks,
+    looks_in_plan,
 )
 
 Finish = tuple[str, str]
@@ -235,9 +235,9 @@ def _paths_hint(run: PassContext, call: ToolCall, result: Any) -> str:
 def _claims_undone_work(run: PassContext, task_id: str, finish: Finish) -> bool:
     """The task reports completed, was meant to change something, and changed and ran nothing."""
     state = run.state()
-    task, planned = _task_and_tools(state.plan, task_id)
     done = state.actions_by_task.get(task_id, [])
-    if finish[0] != "completed" or not meant_to_change(task, planned) or not did_nothing(done):
+    meant = changes_in_plan(state.plan, task_id)
+    if finish[0] != "completed" or not meant or not did_nothing(done):
         return False
     return not _tests_ran(run, task_id)
 
@@ -267,16 +267,9 @@ def _ended_without_finish(run: PassContext, task_id: str, reply: ChatReply) -> F
     or claim success), and ticking the task would make the checklist lie."""
     text = reply.content or ""
     state = run.state()
-    if state.actions_by_task.get(task_id) or only_looks(*_task_and_tools(state.plan, task_id)):
+    if state.actions_by_task.get(task_id) or looks_in_plan(state.plan, task_id):
         return "completed", text  # a task that only looks may answer in prose
     return "failed", f"ended without calling any tool, so nothing was done. It said: {text}"
-
-
-def _task_and_tools(plan: Plan | None, task_id: str) -> tuple[Subtask | None, list[str]]:
-    """The task and the tools its planned actions name (None and [] without a plan)."""
-    if plan is None:
-        return None, []
-    return plan.subtask(task_id), [a.tool for a in plan.actions_for(task_id) if a.tool]
 
 
 def _finish_task(run: PassContext, task_id: str, status: str, summary: str) -> None:
@@ -289,11 +282,11 @@ def _task_prompt(run: PassContext, task_id: str) -> tuple[str, TaskGuard, bool]:
     """The task's prompt, its guard, and whether it asks for files written whole."""
     state = run.state()
     assert state.plan is not None
-    task, planned = _task_and_tools(state.plan, task_id)
+    task = state.plan.subtask(task_id)
     actions = state.plan.actions_for(task_id)
     files = run.shown_files(_task_texts(run, state.plan, task_id))
     # A task that only looks (read, check, run the tests …) is not asked to write files.
-    looks = only_looks(task, planned)
+    looks = looks_in_plan(state.plan, task_id)
     whole_file = run.writes_whole(files) and not looks
     prompt = render(
         "execute_task.md.j2",
