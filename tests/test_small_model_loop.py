@@ -17,7 +17,11 @@ from typing import Any
 import pytest
 
 from planner.engine.config import PlannerConfig
+from planner.engine.documents import PlanRules
 from planner.engine.issue import IssueContext
+from planner.replanning.decision import ReplanDecision
+from planner.replanning.questions import refused_question
+from planner.replanning.recorder import DecisionContext
 from planner.testing.scripted_server import (
     ScriptedModelServer,
     reply_json,
@@ -275,6 +279,38 @@ def test_a_question_the_model_must_settle_is_never_posted(harness: Harness, ques
         harness, reply_json("replan_review", {}), broken, replan_question([question])
     )
     assert refused["questions"] == [question]
+
+
+@pytest.mark.parametrize(
+    ("body", "question", "refused"),
+    [
+        # the issue states it: one clause holds the question's words and a value
+        ("In calc.py, `add(2, 3)` returns -1; it must return 5.", "What should add return?", True),
+        ("The server must listen on port `8080`.", "Which port should the server use?", True),
+        # the issue only refers to it: the 1.5B's clarify_rounding question, once refused
+        (
+            "Please change the rounding in invoice.py to the rule our accounting department uses.",
+            "What is the accounting rule?",
+            False,
+        ),
+        ("Use the colours of our brand in the header.", "Which colours does the brand use?", False),
+    ],
+)
+def test_a_question_at_execution_is_refused_only_when_the_issue_states_the_answer(
+    body: str, question: str, refused: bool
+) -> None:
+    context = DecisionContext(phase="execution", trigger="task task_1 failed")
+    decision = ReplanDecision(
+        replan_needed=True,
+        confidence=0.9,
+        reasoning="unclear",
+        clarification_needed=True,
+        clarification_questions=[question],
+    )
+    rules = PlanRules(tool_names=frozenset({"read_file"}), question_reference=f"Title\n{body}")
+    reason = refused_question(context, decision, rules)
+    assert (reason is not None and reason.startswith("the issue already says")) is refused, reason
+    assert refused or reason is None
 
 
 def fixed_without_asking(harness: Harness, *asking: Any) -> dict[str, Any]:

@@ -7,8 +7,9 @@ is the `to_fahrenheit` function supposed to do?", asked at the plan review of an
 its values). At execution and reflection, two things more are the model's to settle (both were
 seen posted to issues, ending the pass as needs_human): a question after a tool error, or one
 naming a tool, is about the model's own call ("Can you provide the full input data for the
-edit_file action?"); and a question whose every specific word the issue already uses asks what
-the issue states ("What is the expected behavior of add?"). At every phase a question that
+edit_file action?"); and a question whose specific words one sentence of the issue holds with a
+value (a number, `code`) asks what the issue states ("What is the expected behavior of add?" of
+"`add(2, 3)` returns -1; it must return 5"). At every phase a question that
 asks for a part of the plan (its objective, criteria, subtasks) is the model's work too.
 """
 
@@ -60,9 +61,25 @@ def refused_question(
         return None
     if context.trigger.startswith("action ") and " failed: " in context.trigger:
         return "a tool call failed: correcting the call is the model's work, not a question"
-    if all(_specific_words(q) <= known for q in asked):
+    if all(_stated(q, rules.question_reference or "") for q in asked):
         return "the issue already says what the questions ask"
     return None
+
+
+VALUE = re.compile(r"`[^`]+`|\d|\"[^\"]+\"")
+"""A number, `code` or a quoted string: what a statement of fact holds."""
+CLAUSE = re.compile(r"(?<=[.;!?])\s+|\n")
+
+
+def _stated(question: str, reference: str) -> bool:
+    """Some clause of the issue holds every specific word of the question and a value: it states
+    the answer ("`add(2, 3)` returns -1; it must return 5"). A clause that only refers to a
+    thing states nothing: "change the rounding in invoice.py to the rule our accounting
+    department uses" does not say the rule, and "What is the accounting rule?" is a real
+    question (the 1.5B asked it at execution; it was refused for its words alone)."""
+    wanted = _specific_words(question)
+    clauses = CLAUSE.split(reference[:200_000])
+    return any(VALUE.search(clause) and wanted <= words_of(clause) for clause in clauses)
 
 
 PLAN_PARTS = re.compile(
