@@ -10,7 +10,8 @@ naming a tool, is about the model's own call ("Can you provide the full input da
 edit_file action?"); and a question whose specific words one sentence of the issue holds with a
 value (a number, `code`) asks what the issue states ("What is the expected behavior of add?" of
 "`add(2, 3)` returns -1; it must return 5"). At every phase a question that
-asks for a part of the plan (its objective, criteria, subtasks) is the model's work too.
+asks for a part of the plan (its objective, criteria, subtasks), or what the code does now, is
+the model's work too.
 """
 
 from __future__ import annotations
@@ -57,6 +58,11 @@ def refused_question(
     asked = [q for q in asked if not PLAN_PARTS.search(q)]
     if not asked:
         return "the questions ask for the plan itself (objective, criteria, subtasks)"
+    # The code says what it does now ("What is the current behavior of the script when
+    # `--reverse` is not used?", asked at execution by the 1.5B): reading it is the model's work.
+    asked = [q for q in asked if not CURRENT_BEHAVIOUR.search(q)]
+    if not asked:
+        return "the questions ask what the code does now, which reading it answers"
     if context.phase not in ASKING_PHASES:
         return None
     if context.trigger.startswith("action ") and " failed: " in context.trigger:
@@ -89,6 +95,13 @@ PLAN_PARTS = re.compile(
     re.IGNORECASE,
 )
 """A question that asks for a part of the plan: planning is the model's work, not people's."""
+CURRENT_BEHAVIOUR = re.compile(
+    r"\b(current(ly)?|existing|right now|at (the|this) moment|today)\b.*"
+    r"\b(behaviou?r|do|does|work|works|return|returns|handle|handles|output|outputs)\b|"
+    r"\b(behaviou?r|do|does|work|works|return|returns|handle|handles)\b.*\b(currently|now)\b",
+    re.IGNORECASE,
+)
+"""A question about what the code does now."""
 SUPPOSED = re.compile(
     r"\b(supposed to|meant to|expected (behaviou?r|output|result|value)|what (is|does|should)\b"
     r".*\b(do|return|behave))\b",
