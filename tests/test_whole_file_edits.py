@@ -416,6 +416,21 @@ def test_a_block_in_a_language_that_does_not_pick_one_file_is_not_written() -> N
         ]
 
 
+def test_a_path_on_a_line_of_its_own_inside_the_block_labels_it() -> None:
+    """The 1.5B's stack_peek answer: the path and notes inside the block. Written as it was,
+    `stack.py` on line 2 made the module fail to import and both repairs failed."""
+    captured = f"```python\n# path to file\ncalc.py\n\n# new content\n{FIXED}```"
+    assert written_files(captured, {"calc.py"}, current).files == [("calc.py", FIXED)]
+    assert written_files(f"```python\ncalc.py\n{FIXED}```", SHOWN, current).files == [
+        ("calc.py", FIXED)
+    ]
+    # a file whose own first lines are a path-like word is not cut: only a shown path labels
+    kept = "import os\nos.path\n"
+    assert written_files(f"calc.py\n```python\n{kept}```", SHOWN, current).files == [
+        ("calc.py", kept)
+    ]
+
+
 def test_a_block_wrapping_the_labelled_file_is_unwrapped() -> None:
     """The 1.5B wrapped its answer: ```markdown, the path, then the file's own block holding
     ```sh examples, closed twice."""

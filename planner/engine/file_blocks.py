@@ -192,6 +192,9 @@ def _path_of(
     it makes up (`eval/stack_peek.py` for stack.py)."""
     label = DECORATION.sub("", block.label)
     labelled = _shown_path(label, shown) or _shown_path(_last_word(label), shown)
+    inside = _path_inside(block.lines, shown)
+    if inside and labelled in (None, inside[0]):
+        return inside
     if labelled:
         return labelled, block.lines
     named = COMMENT_NAME.match(block.lines[0]) if block.lines else None
@@ -206,6 +209,31 @@ def _path_of(
         return None if named_file else _by_language(block, shown, current), block.lines
     made_up = named is not None and _names_a_file(named.group(1))
     return next(iter(shown)), block.lines[1:] if made_up else block.lines
+
+
+PREAMBLE_LINES = 3
+"""How far into a block a line holding only a shown path is taken as the block's label."""
+CONTENT_NOTE = re.compile(
+    r"^\s*(#|//|--|<!--)\s*((new|updated|modified|changed|full|complete)\s+)*"
+    r"(content|code|file|version)\b[^\n]*$",
+    re.IGNORECASE,
+)
+"""A comment that introduces the content ("# new content")."""
+
+
+def _path_inside(lines: list[str], shown: Collection[str]) -> tuple[str, list[str]] | None:
+    """A shown path on a line of its own among the block's first lines labels the block, and
+    what comes before it and the notes after it are not content. The 1.5B wrote stack.py as
+    "# path to file", "stack.py", "# new content", then the class, all in one block; written
+    as it was, the module failed to import."""
+    for index, line in enumerate(lines[:PREAMBLE_LINES]):
+        path = _shown_path(line.strip().strip("`*"), shown) if _names_a_file(line.strip()) else None
+        if path:
+            rest = lines[index + 1 :]
+            while rest and (not rest[0].strip() or CONTENT_NOTE.match(rest[0])):
+                rest = rest[1:]
+            return path, rest
+    return None
 
 
 def _by_language(
