@@ -93,6 +93,20 @@ def test_schema_violation_is_reasked_with_the_error(scripted_model: ScriptedMode
     assert "summary: Field required" in reask[-1]["content"]
 
 
+def test_the_reask_asks_for_json_without_the_schema_grammar(
+    scripted_model: ScriptedModelServer,
+) -> None:
+    """Constrained by the planning schema's grammar, the 1.5B's planning reply ended inside a
+    success criterion (`"parse_duration(" ] }}`), twice the same; the second request asks for
+    a JSON object without the schema, so the reply is the model's own."""
+    cut_by_grammar = '{"phase": "completion", "done": true, "summary": {"key_outcomes": ["f(" ]}}'
+    scripted_model.add(reply_text("completion", cut_by_grammar), reply_json("completion", DONE))
+    reply = model(scripted_model, [], []).structured("completion", MESSAGES, CompletionReply)
+    assert reply.summary.tasks_completed == 1
+    first, second = (r.body["response_format"] for r in scripted_model.requests)
+    assert first["type"] == "json_schema" and second == {"type": "json_object"}
+
+
 def test_two_bad_replies_raise_model_behaviour_error(scripted_model: ScriptedModelServer) -> None:
     scripted_model.add(reply_text("completion", "nope"), reply_text("completion", "still nope"))
     with pytest.raises(ModelBehaviourError) as caught:

@@ -19,7 +19,7 @@ import pytest
 from planner.engine.config import PlannerConfig
 from planner.engine.documents import PlanRules
 from planner.engine.issue import IssueContext
-from planner.replanning.decision import ReplanDecision
+from planner.replanning.decision import Phase, ReplanDecision
 from planner.replanning.questions import refused_question
 from planner.replanning.recorder import DecisionContext
 from planner.testing.scripted_server import (
@@ -294,12 +294,20 @@ def test_a_question_the_model_must_settle_is_never_posted(harness: Harness, ques
             False,
         ),
         ("Use the colours of our brand in the header.", "Which colours does the brand use?", False),
+        # the 1.5B's plan review of docs_usage; the sentence runs over a line break
+        (
+            "The README does not say how to run the tool. Add a `## Usage` section that shows\n"
+            "an example command (`python greet.py ...` in a code block).",
+            "What command should be used to run greet.py?",
+            True,
+        ),
     ],
 )
-def test_a_question_at_execution_is_refused_only_when_the_issue_states_the_answer(
-    body: str, question: str, refused: bool
+@pytest.mark.parametrize("phase", ["goal_understanding", "execution"])
+def test_a_question_is_refused_only_when_the_issue_states_the_answer(
+    body: str, question: str, refused: bool, phase: Phase
 ) -> None:
-    context = DecisionContext(phase="execution", trigger="task task_1 failed")
+    context = DecisionContext(phase=phase, trigger="task task_1 failed")
     decision = ReplanDecision(
         replan_needed=True,
         confidence=0.9,
@@ -307,7 +315,12 @@ def test_a_question_at_execution_is_refused_only_when_the_issue_states_the_answe
         clarification_needed=True,
         clarification_questions=[question],
     )
-    rules = PlanRules(tool_names=frozenset({"read_file"}), question_reference=f"Title\n{body}")
+    reference = f"Title\n{body}\n\n=== calc.py ===\nACCOUNTING_RULE = 2\ncolours = 3\n"
+    rules = PlanRules(
+        tool_names=frozenset({"read_file"}),
+        question_reference=reference,  # the map's code states nothing
+        issue_text=f"Title\n{body}",
+    )
     reason = refused_question(context, decision, rules)
     assert (reason is not None and reason.startswith("the issue already says")) is refused, reason
     assert refused or reason is None

@@ -159,6 +159,7 @@ class PassContext:
             question_reference="\n".join(
                 [issue_reference(self.issue), *self.planning_context.values()]
             ),
+            issue_text=issue_reference(self.issue),
             repair=partial(repair_plan, whole_file=self.config.llm.edit_format == "whole_file"),
         )
 

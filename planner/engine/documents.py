@@ -105,6 +105,9 @@ class PlanRules:
     question_reference: str | None = None
     """What a clarification's questions must be about (the issue, the repository map); None
     leaves relevance unchecked. Empty or echoed clarifications are refused either way."""
+    issue_text: str | None = None
+    """The issue's own words, without the repository map: where a question's answer may be
+    stated (None: question_reference)."""
     repair: Callable[[Plan, Mapping[str, str] | None, frozenset[str]], list[str]] | None = None
     """Repairs a plan's mechanical defects in place, one line per repair
     (planner.engine.plan_repair), given the tools and the ids of current_plan's tasks (a

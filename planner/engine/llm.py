@@ -100,8 +100,9 @@ class OpenAIModel:
         context: Any = None,
     ) -> DocT:
         conversation = [*messages]
+        response_format = self._response_format(kind, schema)
         for attempt in (1, 2):
-            text, cut_off = self._reply(kind, conversation, self._response_format(kind, schema))
+            text, cut_off = self._reply(kind, conversation, response_format)
             try:
                 return parse_document(text, schema, context)
             except ModelBehaviourError as unusable:
@@ -113,6 +114,10 @@ class OpenAIModel:
                         raw=text,
                     ) from None
                 log.warning("model %s reply unusable, asking again: %s", kind, problem)
+                # The schema's grammar can force a reply shut: the 1.5B wrote a criterion
+                # holding `parse_duration("1h30m")`, the grammar ended the string at its quote
+                # and the document there, twice alike. The second asks for JSON without it.
+                response_format = {"type": "json_object"}
                 conversation += [
                     {"role": "assistant", "content": text},
                     {

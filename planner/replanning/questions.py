@@ -1,17 +1,15 @@
 """Questions a replan decision wants to ask people: only real ones reach the issue.
 
 At every phase the test of planning's questions applies (planner.engine.clarifications): no
-question, the schema's own words, planner's text echoed, or nothing about the issue; and so does
-one rule more: asking what named code is "supposed to do" when the issue already says it ("What
-is the `to_fahrenheit` function supposed to do?", asked at the plan review of an issue that gives
-its values). At execution and reflection, two things more are the model's to settle (both were
-seen posted to issues, ending the pass as needs_human): a question after a tool error, or one
-naming a tool, is about the model's own call ("Can you provide the full input data for the
-edit_file action?"); and a question whose specific words one sentence of the issue holds with a
-value (a number, `code`) asks what the issue states ("What is the expected behavior of add?" of
-"`add(2, 3)` returns -1; it must return 5"). At every phase a question that
-asks for a part of the plan (its objective, criteria, subtasks), or what the code does now, is
-the model's work too.
+question, the schema's own words, planner's text echoed, or nothing about the issue. At every
+phase these are the model's to settle too, never posted: asking what named code is "supposed to
+do" when the issue says it; a question naming one of planner's tools; one asking for the plan
+itself (its objective, criteria, subtasks); one asking what the code does now (reading it
+answers); and one whose answer a sentence of the issue states with a value ("What is the
+expected behavior of add?" of "`add(2, 3)` returns -1; it must return 5"). At execution and
+reflection, a question after a tool error is about the model's own call ("Can you provide the
+full input data for the edit_file action?"). Each was seen posted to an issue, ending the pass
+as needs_human.
 """
 
 from __future__ import annotations
@@ -63,29 +61,34 @@ def refused_question(
     asked = [q for q in asked if not CURRENT_BEHAVIOUR.search(q)]
     if not asked:
         return "the questions ask what the code does now, which reading it answers"
-    if context.phase not in ASKING_PHASES:
-        return None
-    if context.trigger.startswith("action ") and " failed: " in context.trigger:
+    failed = context.trigger.startswith("action ") and " failed: " in context.trigger
+    if context.phase in ASKING_PHASES and failed:
         return "a tool call failed: correcting the call is the model's work, not a question"
-    if all(_stated(q, rules.question_reference or "") for q in asked):
+    issue = rules.issue_text if rules.issue_text is not None else rules.question_reference
+    if all(_stated(q, issue or "") for q in asked):
         return "the issue already says what the questions ask"
     return None
 
 
 VALUE = re.compile(r"`[^`]+`|\d|\"[^\"]+\"")
 """A number, `code` or a quoted string: what a statement of fact holds."""
-CLAUSE = re.compile(r"(?<=[.;!?])\s+|\n")
+PARAGRAPH = re.compile(r"\n\s*\n")
+CLAUSE = re.compile(r"(?<=[.;!?])\s+")
 
 
 def _stated(question: str, reference: str) -> bool:
-    """Some clause of the issue holds every specific word of the question and a value: it states
-    the answer ("`add(2, 3)` returns -1; it must return 5"). A clause that only refers to a
-    thing states nothing: "change the rounding in invoice.py to the rule our accounting
-    department uses" does not say the rule, and "What is the accounting rule?" is a real
-    question (the 1.5B asked it at execution; it was refused for its words alone)."""
+    """Some sentence of the issue holds the question's specific words (all but one of three or
+    more) and a value: it states the answer ("`add(2, 3)` returns -1; it must return 5"). A
+    sentence that only refers to a thing states nothing: "change the rounding in invoice.py to
+    the rule our accounting department uses" does not say the rule, and "What is the
+    accounting rule?" is a real question (the 1.5B asked it; it was refused for its words)."""
     wanted = _specific_words(question)
-    clauses = CLAUSE.split(reference[:200_000])
-    return any(VALUE.search(clause) and wanted <= words_of(clause) for clause in clauses)
+    allowed = 1 if len(wanted) >= 3 else 0  # "What command should be used to run greet.py?"
+    paragraphs = PARAGRAPH.split(reference[:200_000])
+    clauses = [c for p in paragraphs for c in CLAUSE.split(" ".join(p.split()))]
+    return any(
+        VALUE.search(clause) and len(wanted - words_of(clause)) <= allowed for clause in clauses
+    )
 
 
 PLAN_PARTS = re.compile(
