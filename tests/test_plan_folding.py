@@ -323,3 +323,42 @@ def test_a_plan_of_one_reading_task_is_asked_for_the_change(harness: Harness) ->
     assert (harness.workspace / "settings.py").read_text(encoding="utf-8") == FROM_ENV
     prompt = harness.server.requests[1].body["messages"][1]["content"]
     assert "Your task, 1 of the plan: Read APP_PORT" in prompt
+
+
+def test_a_planning_reply_without_an_action_plan_runs_its_tasks_in_order(
+    harness: Harness,
+) -> None:
+    """The 1.5B's env_port plan ended after its tasks (no action_plan), twice alike, and the
+    pass failed at planning. The tasks run in their listed order, their required tools as the
+    planned actions, and the plan records the repair."""
+    quiet = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+    (harness.workspace / "settings.py").write_text(SETTINGS, encoding="utf-8")
+    reply = {
+        "phase": "planning",
+        "goal_understanding": {"main_objective": "port() reads APP_PORT"},
+        "task_decomposition": {
+            "subtasks": [
+                {
+                    "id": "1",
+                    "description": "Return APP_PORT from port() in settings.py",
+                    "required_tools": ["edit_file", "finish_task"],
+                }
+            ]
+        },
+    }
+    harness.server.add(
+        reply_json("planning", reply),
+        reply_text("execute", f"settings.py\n```python\n{FROM_ENV}```\n"),
+        completion(completed=1),
+    )
+    result = harness.run(ISSUE, **quiet, **ROOT_TOOLS)
+    assert result.status == "completed", result.stop_reason
+    assert (harness.workspace / "settings.py").read_text(encoding="utf-8") == FROM_ENV
+    [repaired] = harness.of_type("plan_repaired")
+    assert (
+        repaired["repairs"][0]
+        == "the reply had no action_plan: the tasks run in their listed order"
+    )
+    [plan] = [e["plan"] for e in harness.entries() if e["type"] == "plan"]
+    assert plan["action_plan"]["execution_order"] == ["1"]
+    assert [a["tool"] for a in plan["action_plan"]["actions"]] == ["edit_file"]

@@ -292,6 +292,23 @@ class PlanningError(Doc):
     assumptions: list[str] = Field(default_factory=list)
 
 
+NO_ACTION_PLAN = "the reply had no action_plan: the tasks run in their listed order"
+
+
+def _listed_action_plan(decomposition: TaskDecomposition) -> ActionPlan:
+    """The action plan a reply left out: the tasks in their listed order (repaired to follow
+    the dependencies), each with its required tools as planned actions. The 1.5B ended a
+    planning reply after the tasks, twice alike, and the pass failed at planning."""
+    subtasks = decomposition.subtasks
+    actions = [
+        PlannedAction(task_id=task.id, tool=tool, purpose=task.description)
+        for task in subtasks
+        for tool in task.required_tools
+        if tool != "finish_task"  # ending a task is no planned action
+    ]
+    return ActionPlan(execution_order=[task.id for task in subtasks], actions=actions)
+
+
 class PlanningReply(Doc):
     """The planning-phase reply: either a full plan or a planning error."""
 
@@ -314,6 +331,9 @@ class PlanningReply(Doc):
             if rules is not None:
                 self._only_real_questions(self.error, rules)
             return self
+        listed = rules is not None and self.action_plan is None
+        if listed and self.task_decomposition is not None:
+            self.action_plan = _listed_action_plan(self.task_decomposition)
         if not (self.goal_understanding and self.task_decomposition and self.action_plan):
             raise ValueError(
                 "a planning reply needs goal_understanding, task_decomposition and action_plan "
@@ -321,6 +341,8 @@ class PlanningReply(Doc):
             )
         if rules is not None:
             self._repair(rules)
+            if listed:
+                self.repairs.insert(0, NO_ACTION_PLAN)
         problems = plan_problems(self.plan(), rules) if rules else []
         if problems:
             raise ValueError("the plan is not executable: " + "; ".join(problems))
