@@ -347,11 +347,17 @@ def current(path: str) -> str | None:
         "./calc.py",
         "eval/calc.py",  # the 1.5B prefixed the repository's name
         "Here is the new content of calc.py:",  # the 1.5B, two files shown
+        "Here's the corrected content of the `calc.py` file:",  # the 1.5B, leap_year_trap
     ],
 )
 def test_the_label_above_a_block_names_its_file(label: str) -> None:
     reply = f"Here it is.\n\n{label}\n```python\n{FIXED}```\nDone."
     assert written_files(reply, SHOWN, current).files == [("calc.py", FIXED)]
+
+
+def test_a_sentence_naming_two_shown_files_labels_no_block() -> None:
+    reply = f"Compare calc.py with docs/README.md:\n```\n{FIXED}```"
+    assert written_files(reply, SHOWN, current).files == []
 
 
 def test_a_comment_on_the_first_line_names_the_file_and_is_left_out() -> None:

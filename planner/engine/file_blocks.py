@@ -191,7 +191,7 @@ def _path_of(
     that file unless it names another file that exists: the 1.5B labels its answer with paths
     it makes up (`eval/stack_peek.py` for stack.py)."""
     label = DECORATION.sub("", block.label)
-    labelled = _shown_path(label, shown) or _shown_path(_last_word(label), shown)
+    labelled = _shown_path(label, shown) or _named_in_sentence(label, shown)
     inside = _path_inside(block.lines, shown)
     if inside and labelled in (None, inside[0]):
         return inside
@@ -255,10 +255,18 @@ def _extension(path: str) -> str:
     return name.rsplit(".", 1)[-1].lower() if "." in name else ""
 
 
-def _last_word(label: str) -> str:
-    """The path a sentence above a block ends with ("Here is the new content of README.md:")."""
+def _named_in_sentence(label: str, shown: Collection[str]) -> str | None:
+    """The one shown file a sentence above a block names ("Here is the new content of
+    README.md:", "Here's the corrected content of the `calendar_tools.py` file:"); None when
+    it names none or several."""
     words = label.split()
-    return words[-1].strip("`*_:.,()") if len(words) > 1 else ""
+    named = (
+        {_shown_path(word.strip("`*_:.,()'\""), shown) for word in words}
+        if len(words) > 1
+        else set()
+    )
+    named.discard(None)
+    return named.pop() if len(named) == 1 else None
 
 
 def _exists(label: str, current: Callable[[str], str | None]) -> bool:
