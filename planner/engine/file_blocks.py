@@ -284,6 +284,8 @@ def _shown_path(label: str, shown: Collection[str]) -> str | None:
     label = label.strip().removeprefix("./")
     if label in shown:
         return label
+    if " " in label:  # a sentence, not a path: _named_in_sentence reads those
+        return None
     name = label.rsplit("/", 1)[-1]  # small models prefix the repository (eval/x/README.md)
     same_name = [path for path in shown if path.rsplit("/", 1)[-1] == name]
     return same_name[0] if len(same_name) == 1 else None
