@@ -345,19 +345,23 @@ def fixed_without_asking(harness: Harness, *asking: Any) -> dict[str, Any]:
     return refused
 
 
-def test_a_plan_review_question_about_a_tool_is_never_posted(harness: Harness) -> None:
-    """The 1.5B's review of its action plan asked people about planner's own edit tool."""
-    question = "Does add in calc.py return the sum when changed with the `edit_file` tool?"
-    asking = {
+def review_asking(question: str) -> dict[str, Any]:
+    """One point of a plan review that asks people `question`."""
+    return {
         "replan_needed": True,
         "confidence": 0.9,
-        "reasoning": "unsure about the tool",
+        "reasoning": "unsure",
         "replan_type": "clarification_request",
         "clarification_needed": True,
         "clarification_questions": [question],
     }
+
+
+def test_a_plan_review_question_about_a_tool_is_never_posted(harness: Harness) -> None:
+    """The 1.5B's review of its action plan asked people about planner's own edit tool."""
+    question = "Does add in calc.py return the sum when changed with the `edit_file` tool?"
     refused = fixed_without_asking(
-        harness, reply_json("replan_review", {"action_sequence": asking})
+        harness, reply_json("replan_review", {"action_sequence": review_asking(question)})
     )
     assert refused["questions"] == [question] and "own tools" in refused["reason"]
 
@@ -381,15 +385,8 @@ def test_a_plan_review_question_about_a_tool_is_never_posted(harness: Harness) -
 def test_a_plan_review_question_asking_for_the_plan_is_never_posted(
     harness: Harness, point: str, question: str
 ) -> None:
-    asking = {
-        "replan_needed": True,
-        "confidence": 0.8,
-        "reasoning": "The main objective is not defined",
-        "replan_type": "clarification_request",
-        "clarification_needed": True,
-        "clarification_questions": [question],
-    }
-    refused = fixed_without_asking(harness, reply_json("replan_review", {point: asking}))
+    review = {point: review_asking(question)}
+    refused = fixed_without_asking(harness, reply_json("replan_review", review))
     assert refused["questions"] == [question]
     assert refused["reason"].startswith(
         ("the questions ask for the plan", "the questions ask what")
@@ -399,17 +396,9 @@ def test_a_plan_review_question_asking_for_the_plan_is_never_posted(
 def test_a_plan_review_question_the_issue_does_not_answer_is_posted(harness: Harness) -> None:
     """The check is not a filter of every question: whether to round, people know."""
     question = "Should add in calc.py round the sum to whole cents?"
-    asking = {
-        "replan_needed": True,
-        "confidence": 0.9,
-        "reasoning": "the rule is not stated",
-        "replan_type": "clarification_request",
-        "clarification_needed": True,
-        "clarification_questions": [question],
-    }
     harness.server.add(
         reply_json("planning", fix_plan()),
-        reply_json("replan_review", {"goal_understanding": asking}),
+        reply_json("replan_review", {"goal_understanding": review_asking(question)}),
     )
     result = harness.run(ISSUE)
     assert result.status == "needs_human"
