@@ -227,8 +227,7 @@ def _path_inside(lines: list[str], shown: Collection[str]) -> tuple[str, list[st
     "# path to file", "stack.py", "# new content", then the class, all in one block; written
     as it was, the module failed to import."""
     for index, line in enumerate(lines[:PREAMBLE_LINES]):
-        path = _shown_path(line.strip().strip("`*"), shown) if _names_a_file(line.strip()) else None
-        if path:
+        if path := _shown_path(line.strip().strip("`*"), shown):
             rest = lines[index + 1 :]
             while rest and (not rest[0].strip() or CONTENT_NOTE.match(rest[0])):
                 rest = rest[1:]
@@ -260,13 +259,8 @@ def _named_in_sentence(label: str, shown: Collection[str]) -> str | None:
     README.md:", "Here's the corrected content of the `calendar_tools.py` file:"); None when
     it names none or several."""
     words = label.split()
-    named = (
-        {_shown_path(word.strip("`*_:.,()'\""), shown) for word in words}
-        if len(words) > 1
-        else set()
-    )
-    named.discard(None)
-    return named.pop() if len(named) == 1 else None
+    named = {path for word in words if (path := _shown_path(word.strip("`*_:.,()'\""), shown))}
+    return named.pop() if len(words) > 1 and len(named) == 1 else None
 
 
 def _exists(label: str, current: Callable[[str], str | None]) -> bool:

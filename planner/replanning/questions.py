@@ -15,6 +15,7 @@ as needs_human.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from planner.engine.clarifications import GENERIC_WORDS, check_clarification
 from planner.engine.documents import PlanRules
@@ -45,22 +46,12 @@ def refused_question(
     known = words_of(rules.question_reference or "")
     if all(_asks_what_the_issue_states(q, known) for q in check.questions):
         return "the issue already says what the named code should do"
-    # At any phase: the 1.5B's review of an action plan asked "Are combined units correctly
-    # handled by the `edit_file` tool?"
     tools = {name.casefold() for name in rules.tool_names or ()}
-    asked = [q for q in check.questions if not _names_a_tool(q, tools)]
-    if not asked:
-        return "the questions are about planner's own tools"
-    # At any phase: the 1.5B's plan reviews asked people for the plan itself ("What is the
-    # main objective of this task?", "Can you break down the task into smaller subtasks?").
-    asked = [q for q in asked if not PLAN_PARTS.search(q)]
-    if not asked:
-        return "the questions ask for the plan itself (objective, criteria, subtasks)"
-    # The code says what it does now ("What is the current behavior of the script when
-    # `--reverse` is not used?", asked at execution by the 1.5B): reading it is the model's work.
-    asked = [q for q in asked if not CURRENT_BEHAVIOUR.search(q)]
-    if not asked:
-        return "the questions ask what the code does now, which reading it answers"
+    asked = list(check.questions)
+    for asks_it, reason in _model_work(tools):
+        asked = [q for q in asked if not asks_it(q)]
+        if not asked:
+            return reason
     failed = context.trigger.startswith("action ") and " failed: " in context.trigger
     if context.phase in ASKING_PHASES and failed:
         return "a tool call failed: correcting the call is the model's work, not a question"
@@ -111,6 +102,24 @@ SUPPOSED = re.compile(
     re.IGNORECASE,
 )
 """'What is to_fahrenheit supposed to do?' asked of an issue that says what it returns."""
+
+
+def _model_work(tools: set[str]) -> list[tuple[Callable[[str], object], str]]:
+    """Questions that are the model's to settle at any phase, and why, each seen posted by the
+    1.5B: about planner's own tools ("Are combined units correctly handled by the `edit_file`
+    tool?"), the plan itself ("What is the main objective of this task?"), or what the code
+    does now ("What is the current behavior of the script when `--reverse` is not used?")."""
+    return [
+        (lambda q: _names_a_tool(q, tools), "the questions are about planner's own tools"),
+        (
+            PLAN_PARTS.search,
+            "the questions ask for the plan itself (objective, criteria, subtasks)",
+        ),
+        (
+            CURRENT_BEHAVIOUR.search,
+            "the questions ask what the code does now, which reading it answers",
+        ),
+    ]
 
 
 def _asks_what_the_issue_states(question: str, known: frozenset[str]) -> bool:
