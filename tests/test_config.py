@@ -146,7 +146,10 @@ def test_the_small_model_profile_sets_its_keys(tmp_path: Path) -> None:
     assert config.llm.tool_calling == "auto" and config.llm.max_output_tokens == 2048
     assert config.llm.timeout_seconds == 900 and config.llm.max_retries == 1
     assert config.planning.refinement.enabled is False
-    assert load_config(None, env={}).planning.refinement.enabled is True  # standard
+    assert config.llm.temperature == 0
+    standard = load_config(None, env={})
+    assert standard.planning.refinement.enabled is True
+    assert standard.llm.temperature is None  # the provider's default
 
 
 def test_a_key_set_anywhere_wins_over_the_profile(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from planner.engine.config import LLMConfig
 from planner.engine.documents import CompletionReply
 from planner.engine.errors import ApiError, ConfigError, ModelBehaviourError
-from planner.engine.llm import CallRecord, OpenAIModel, extract_json
+from planner.engine.llm import REPEAT_TEMPERATURE, CallRecord, OpenAIModel, extract_json
 from planner.engine.prompts import render
 from planner.testing.scripted_server import ScriptedModelServer, reply_error, reply_json, reply_text
 
@@ -107,6 +107,42 @@ def test_the_reask_asks_for_json_without_the_schema_grammar(
     assert first["type"] == "json_schema" and second == {"type": "json_object"}
 
 
+def test_a_reply_repeated_word_for_word_makes_the_next_call_warmer(
+    scripted_model: ScriptedModelServer,
+) -> None:
+    """At temperature 0 the 1.5B, re-asked, wrote the same unchanged file three times; the call
+    after a repeated reply samples at REPEAT_TEMPERATURE, and the next new reply cools it again."""
+    same, other = "stats.py\n```python\nx = 1\n```", "something new"
+    scripted_model.add(*(reply_text("execute", text) for text in (same, same, other, other, same)))
+    client = model(scripted_model, [], [], temperature=0)
+    for _ in range(5):
+        client.chat("execute", MESSAGES, [], tools_on_wire=False)
+    temperatures = [r.body["temperature"] for r in scripted_model.requests]
+    assert temperatures == [0, 0, REPEAT_TEMPERATURE, 0, REPEAT_TEMPERATURE]
+
+
+def test_a_chat_reply_cut_off_at_the_limit_makes_the_next_call_warmer(
+    scripted_model: ScriptedModelServer,
+) -> None:
+    loop = dataclasses.replace(reply_text("execute", "assert x\n" * 50), finish_reason="length")
+    scripted_model.add(loop, reply_text("execute", "done"), reply_text("execute", "other"))
+    client = model(scripted_model, [], [], temperature=0)
+    for _ in range(3):
+        client.chat("execute", MESSAGES, [], tools_on_wire=False)
+    temperatures = [r.body["temperature"] for r in scripted_model.requests]
+    assert temperatures == [0, REPEAT_TEMPERATURE, 0]
+
+
+def test_the_configured_temperature_is_kept_when_it_is_warmer_already(
+    scripted_model: ScriptedModelServer,
+) -> None:
+    scripted_model.add(*(reply_text("execute", "same") for _ in range(3)))
+    client = model(scripted_model, [], [], temperature=1.2)
+    for _ in range(3):
+        client.chat("execute", MESSAGES, [], tools_on_wire=False)
+    assert [r.body["temperature"] for r in scripted_model.requests] == [1.2, 1.2, 1.2]
+
+
 def test_two_bad_replies_raise_model_behaviour_error(scripted_model: ScriptedModelServer) -> None:
     scripted_model.add(reply_text("completion", "nope"), reply_text("completion", "still nope"))
     with pytest.raises(ModelBehaviourError) as caught:
@@ -133,6 +169,25 @@ def test_a_reply_cut_off_by_the_output_limit_is_named_as_such(
     assert said in str(caught.value)
     reask = scripted_model.requests[1].body["messages"][-1]["content"]
     assert said in reask and "shorter" in reask
+
+
+def test_a_loop_cut_off_at_the_limit_is_not_shown_back_and_the_reask_samples_warmer(
+    scripted_model: ScriptedModelServer,
+) -> None:
+    """At temperature 0 the 1.5B's plan repeated one subtask until the output limit; asked again
+    in a conversation that showed it that reply, it wrote the same 2,048 tokens again. The re-ask
+    is the request with the problem, without the loop, at REPEAT_TEMPERATURE."""
+    loop = '{"phase": "completion", "summary": {"key_outcomes": [' + '"read the rule", ' * 40
+    cut = dataclasses.replace(reply_text("completion", loop), finish_reason="length")
+    scripted_model.add(cut, reply_json("completion", DONE))
+    client = model(scripted_model, [], [], temperature=0, max_output_tokens=1024)
+    assert client.structured("completion", MESSAGES, CompletionReply).done is True
+    first, second = (r.body for r in scripted_model.requests)
+    assert (first["temperature"], second["temperature"]) == (0, REPEAT_TEMPERATURE)
+    assert len(second["messages"]) == len(MESSAGES)
+    assert second["messages"][-1]["content"].startswith(MESSAGES[-1]["content"] + "\n\n")
+    assert "cut off at the output limit" in second["messages"][-1]["content"]
+    assert not any(m["role"] == "assistant" for m in second["messages"])
 
 
 def test_a_malformed_reply_that_was_not_cut_off_is_not_called_cut_off(

@@ -112,6 +112,36 @@ def test_the_captured_plan_becomes_one_task_that_writes_the_file() -> None:
     ]
 
 
+ENV_PORT = (  # the 1.5B's plan for env_port at temperature 0, its descriptions verbatim
+    ("1", "Read the APP_PORT environment variable and check if it is set", "read_file"),
+    ("2", "If APP_PORT is set, read its value and check if it is between 1 and 65535", "read_file"),
+    ("3", "If APP_PORT is not set, set the DEFAULT_PORT to 8000", "write_file"),
+    (
+        "4",
+        "If APP_PORT is set and its value is between 1 and 65535, set the DEFAULT_PORT to the "
+        "APP_PORT value",
+        "write_file",
+    ),
+    ("5", "Run the service to ensure it listens on the correct port", "run_command"),
+)
+
+
+def test_looking_tasks_fold_into_a_task_planned_with_a_write_tool_whatever_its_verb() -> None:
+    """No word of "set the DEFAULT_PORT" said change: nothing was folded, and the pass spent
+    its budget on tasks 1 and 2 reading settings.py one line at a time (nine calls)."""
+    plan = plan_of(*ENV_PORT)
+    notes = repair_plan(plan, WITH_TESTS, whole_file=True)
+    assert order(plan) == ["3", "4"]
+    assert notes == [
+        "task '1' folded into task '3': the task that changes the files is shown them",
+        "task '2' folded into task '3': the task that changes the files is shown them",
+        "task '5' folded into task '4': the tests run after every change",
+    ]
+    looking = plan_of(("a", "Look at the port", "write_file"), ("b", "Fix port()", "edit_file"))
+    repair_plan(looking, WITH_TESTS, whole_file=True)
+    assert order(looking) == ["b"]  # a verb of looking still says it looks
+
+
 def test_with_edit_file_changes_stay_separate_tasks() -> None:
     plan = plan_of(*CAPTURED)
     repair_plan(plan, WITH_TESTS, whole_file=False)

@@ -437,6 +437,36 @@ def test_a_path_on_a_line_of_its_own_inside_the_block_labels_it() -> None:
     ]
 
 
+SCRIPT_REPLY = (  # the 1.5B at temperature 0, rename_calc_total (five times) and slugify
+    "```python\n# Path to the file to be modified\nfile_path = 'calc.py'\n\n"
+    '# New content of the file\nnew_content = """\n'
+    + FIXED
+    + '"""\n\n# Replace the old content with the new content in the file\n'
+    "with open(file_path, 'w') as file:\n    file.write(new_content)\n\n"
+    '# Call finish_task\nfinish_task("completed", "Replaced in \'calc.py\'.")\n```'
+)
+
+
+def test_a_program_that_writes_the_file_is_read_as_the_file_it_writes() -> None:
+    """Written as it was, the program failed the syntax check (its string held the file's own
+    docstrings) five times, and the pass ended needs_human."""
+    documented = FIXED.replace("    return a + b", '    """Add."""\n    return a + b')
+    reply = SCRIPT_REPLY.replace(FIXED, documented)
+    assert written_files(reply, {"calc.py"}, current).files == [("calc.py", documented)]
+
+
+def test_a_real_generator_script_is_written_as_it_is() -> None:
+    """A file that writes files itself, or a program that names no shown path, is content."""
+    generator = (
+        'OUT = "calc.py"\nTEXT = """\nx = 1\n"""\nwith open(OUT, "w") as f:\n    f.write(TEXT)\n'
+    )
+    found = written_files(block("gen.py", generator), {"gen.py"}, lambda p: generator + "#\n")
+    assert found.files == [("gen.py", generator)]
+    other = SCRIPT_REPLY.replace("'calc.py'", "'other.py'")
+    [(path, content)] = written_files(other, {"calc.py"}, current).files
+    assert path == "calc.py" and "with open(file_path, 'w')" in content
+
+
 def test_a_block_wrapping_the_labelled_file_is_unwrapped() -> None:
     """The 1.5B wrapped its answer: ```markdown, the path, then the file's own block holding
     ```sh examples, closed twice."""

@@ -688,9 +688,11 @@ class PlannerConfig(Section):
     profile: Literal["standard", "small_model"] = "standard"
     """Defaults for a kind of model; any key set in the file, the environment or an input wins.
     small_model, for local models of a few billion parameters: llm.tool_calling auto,
-    llm.max_output_tokens 2048, llm.timeout_seconds 900, llm.max_retries 1 and
-    planning.refinement.enabled false (a small model judging finished work rejects correct
-    fixes and asks for follow-up work that undoes them)."""
+    llm.temperature 0 (the most likely reply; after a reply repeated word for word, cut off at
+    the output limit or unusable, the next call samples at 0.7), llm.max_output_tokens 2048,
+    llm.timeout_seconds 900, llm.max_retries 1 and planning.refinement.enabled false (a small
+    model judging finished work rejects correct fixes and asks for follow-up work that undoes
+    them)."""
     planning: PlanningConfig = Field(default_factory=PlanningConfig)
     """Planning process (seed keys)."""
     llm: LLMConfig = Field(default_factory=LLMConfig)
@@ -713,6 +715,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "standard": {},
     "small_model": {
         "llm.tool_calling": "auto",
+        "llm.temperature": 0.0,
         "llm.max_output_tokens": 2048,
         "llm.timeout_seconds": 900,
         "llm.max_retries": 1,

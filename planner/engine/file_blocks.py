@@ -297,8 +297,40 @@ def _significant(text: str) -> list[str]:
     return [line.rstrip() for line in text.splitlines() if line.strip()]
 
 
+SCRIPT_WRITE = re.compile(r"""\bopen\([^)]*['"]w['"]""")
+"""A line of a program that opens a file for writing."""
+STRING_START = re.compile(r"""^\s*\w+\s*=\s*(\"\"\"|''')(.*)$""")
+"""`new_content = \"\"\"` opening a triple-quoted string."""
+
+
+def _written_by_script(path: str, lines: list[str], before: str | None) -> list[str] | None:
+    """A block that is a program writing the file rather than the file (`file_path = "slug.py"`,
+    `new_content = \"\"\"…\"\"\"`, `open(file_path, "w")`: the 1.5B at temperature 0, six times in
+    two tasks): the lines of the string it writes. Only when the block names the path in quotes
+    and the file itself writes no file, so a real generator script is written as it is."""
+    writes = [n for n, line in enumerate(lines) if SCRIPT_WRITE.search(line)]
+    quoted = any(f'"{path}"' in line or f"'{path}'" in line for line in lines)
+    if not writes or not quoted or SCRIPT_WRITE.search(before or ""):
+        return None
+    opening = next(
+        ((n, m) for n, line in enumerate(lines[: writes[0]]) if (m := STRING_START.match(line))),
+        None,
+    )
+    if opening is None:
+        return None
+    start, match = opening
+    quote = match.group(1)
+    ends = [n for n in range(start + 1, writes[0]) if lines[n].rstrip().endswith(quote)]
+    if not ends:
+        return None
+    last = lines[ends[-1]].rstrip()[: -len(quote)]
+    first = [match.group(2)] if match.group(2).strip() else []
+    return first + lines[start + 1 : ends[-1]] + ([last] if last.strip() else [])
+
+
 def _content(path: str, lines: list[str], before: str | None) -> tuple[str, str]:
     """The file's new content, or '' and why the block cannot be its whole content."""
+    lines = _written_by_script(path, lines, before) or lines
     old_lines = (before or "").splitlines()
     if len(old_lines) >= FRAGMENT_MIN_LINES and len(lines) < FRAGMENT_SHARE * len(old_lines):
         return "", (

@@ -62,6 +62,13 @@ class CallRecord:
 
 CallListener = Callable[[CallRecord], None]
 
+REPEAT_TEMPERATURE = 0.7
+"""The temperature of the call after a reply that repeats an earlier one word for word, was cut off
+at the output limit or could not be used, when llm.temperature is lower: re-asked at temperature 0,
+the 1.5B wrote the same unchanged file three times in a row, and the same plan looping on one
+subtask until the output limit twice (Whisper's decoder falls back to a higher temperature the
+same way)."""
+
 
 class OpenAIModel:
     """A Model backed by any OpenAI-compatible Chat Completions endpoint."""
@@ -83,6 +90,10 @@ class OpenAIModel:
         """The tool-call path of this pass: auto becomes json once the fallback is detected."""
         self._native_seen = False
         self._call_ids = 0
+        self._replies: set[str] = set()
+        self._warmer = False
+        """The last reply repeated an earlier one word for word, or was unusable: the next
+        call samples at REPEAT_TEMPERATURE at least."""
         self._client = openai.OpenAI(
             api_key=key,
             base_url=config.base_url,
@@ -118,13 +129,8 @@ class OpenAIModel:
                 # holding `parse_duration("1h30m")`, the grammar ended the string at its quote
                 # and the document there, twice alike. The second asks for JSON without it.
                 response_format = {"type": "json_object"}
-                conversation += [
-                    {"role": "assistant", "content": text},
-                    {
-                        "role": "user",
-                        "content": render("reask.md.j2", kind=kind, problem=str(problem)),
-                    },
-                ]
+                conversation = _reasked(messages, kind, text, str(problem), cut_off)
+                self._warmer = True  # the most likely reply was unusable: sample another
         raise AssertionError("unreachable")
 
     def structured_text(
@@ -337,12 +343,25 @@ class OpenAIModel:
             self._record(kind, completion, started, attempts, "ok")
             if not completion.choices:
                 raise ModelBehaviourError(f"the model returned no choices for {kind}", kind=kind)
+            self._note_reply(completion.choices[0])
             return completion
+
+    def _note_reply(self, choice: Any) -> None:
+        """A reply cut off at the output limit (mostly a loop) or repeating an earlier one makes
+        the next call warmer."""
+        message = choice.message
+        calls = [(c.function.name, c.function.arguments) for c in message.tool_calls or []]
+        fingerprint = json.dumps([message.content or "", calls])
+        self._warmer = fingerprint in self._replies or choice.finish_reason == "length"
+        self._replies.add(fingerprint)
 
     def _sampling(self) -> dict[str, Any]:
         settings: dict[str, Any] = {}
-        if self.config.temperature is not None:
-            settings["temperature"] = self.config.temperature
+        temperature = self.config.temperature
+        if temperature is not None and self._warmer:
+            temperature = max(temperature, REPEAT_TEMPERATURE)
+        if temperature is not None:
+            settings["temperature"] = temperature
         if self.config.max_output_tokens is not None:
             settings["max_tokens"] = self.config.max_output_tokens
         return settings
@@ -381,6 +400,19 @@ SCHEMA_NOISE = frozenset({"title", "default", "description", "examples"})
 """Schema keywords that constrain nothing: pydantic's generated titles and the defaults cost
 about half of a schema's tokens, and every request pays them. What fields mean is said once in
 the prompts."""
+
+
+def _reasked(
+    messages: Sequence[dict[str, Any]], kind: str, text: str, problem: str, cut_off: bool
+) -> list[dict[str, Any]]:
+    """The conversation that asks again. A reply cut off at the output limit is left out: it is
+    mostly a loop (the 1.5B repeated one subtask until the limit), which a model shown it
+    continues; the request is asked again with the problem."""
+    reask = {"role": "user", "content": render("reask.md.j2", kind=kind, problem=problem)}
+    *earlier, request = messages
+    if not cut_off or request.get("role") != "user" or not isinstance(request["content"], str):
+        return [*messages, {"role": "assistant", "content": text}, reask]
+    return [*earlier, {"role": "user", "content": f"{request['content']}\n\n{reask['content']}"}]
 
 
 def compact_schema(node: Any) -> Any:

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 from planner.engine.documents import Plan, PlannedAction, Subtask
 from planner.engine.task_guard import TESTING_VERBS, changes_in_plan, looks_in_plan
-from planner.engine.tool_names import RUN_COMMAND, canonical_tool
+from planner.engine.tool_names import RUN_COMMAND, WRITE_TOOLS, canonical_tool
 
 RUN_TESTS = "run_tests"
 TEST_RUNNER = re.compile(
@@ -200,7 +200,7 @@ def _fold_looking_tasks(plan: Plan, known: frozenset[str], *, tests_run: bool) -
     first such task; with the tests run after every change (`tests_run`), a trailing task that
     only checks is folded into the last change. Tasks in `known` take no part."""
     order = plan.action_plan.execution_order
-    changes = [t for t in order if t not in known and _changes(plan, t)]
+    changes = [t for t in order if t not in known and _changes_or_writes(plan, t)]
     notes = []
     for task_id in [t for t in order if t not in known] if changes else []:
         into, why = _fold_target(plan, task_id, changes, tests_run)
@@ -245,6 +245,14 @@ def _joinable(plan: Plan, first: str, second: str) -> bool:
 
 def _changes(plan: Plan, task_id: str) -> bool:
     return changes_in_plan(plan, task_id)
+
+
+def _changes_or_writes(plan: Plan, task_id: str) -> bool:
+    """A task that changes files, or one planned with a tool that writes them whatever its
+    wording (1.5B: "If APP_PORT is not set, set the DEFAULT_PORT to 8000" with write_file; no
+    looking task was folded into it, and they read settings.py one line at a time)."""
+    writes = WRITE_TOOLS & set(plan.tools_for(task_id))
+    return _changes(plan, task_id) or bool(writes and not looks_in_plan(plan, task_id))
 
 
 def _same_files(plan: Plan, first: str, second: str) -> bool:

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 RUN_COMMAND = "run_command"
 READ_ONLY_TOOLS = frozenset({"read_file", "list_directory", "search_files"})
 """Built-in tools that only read: the exploration's tools, never gated, never a change."""
+WRITE_TOOLS = frozenset({"write_file", "edit_file"})
+"""Built-in tools that change files."""
 COMMAND_LIKE = re.compile(
     r"(^|_)(run|test|tests|pytest|exec|execute|shell|bash|sh|command|cmd|make|npm|build|lint|"
     r"compile|unittest)(_|$)|\.py$|^test_",

@@ -54,6 +54,14 @@ class FileSearch:
         found = self._scan(pattern, files, args.flag(arguments, "ignore_case"))
         return ToolResult(ok=True, content=self._report(pattern, found, len(files)))
 
+    def python_files(self) -> list[str]:
+        """The repository's Python files, as search_files would search them."""
+        return self._candidates(self.policy.root, "*.py")
+
+    def scan(self, pattern: str, files: list[str]) -> dict[str, Any]:
+        """A pattern planner built (not the model's), matched case-sensitively."""
+        return self._scan(pattern, files, ignore_case=False)
+
     def _candidates(self, base: Path, glob: Any) -> list[str]:
         if glob is not None and not isinstance(glob, str):
             raise BadArguments("argument 'glob' must be a string")

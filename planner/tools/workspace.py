@@ -28,6 +28,7 @@ from planner.tools.edits import (
 )
 from planner.tools.output import cap_text, looks_binary
 from planner.tools.paths import PathPolicy, PathRefused
+from planner.tools.python_merge import Completion, complete_module, importer_pattern
 from planner.tools.search import FileSearch, SearchFailed
 
 Handler = Callable[[dict[str, Any]], ToolResult]
@@ -138,12 +139,23 @@ class WorkspaceTools:
         if path.is_dir():
             return ToolResult(ok=False, error=f"{raw!r} is a directory")
         existed = path.exists()
-        if existed:
-            self._check_syntax(raw, decode_text(path.read_bytes()), data.decode("utf-8"))
+        completion = self._replacing(raw, path, data.decode("utf-8")) if existed else None
+        if completion is not None:
+            data = completion.text.encode("utf-8")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         verb = "replaced" if existed else "created"
-        return ToolResult(ok=True, content=f"{verb} {raw} ({len(data)} bytes)")
+        note = _kept_note(completion.kept if completion else [])
+        return ToolResult(ok=True, content=f"{verb} {raw} ({len(data)} bytes)" + note)
+
+    def _replacing(self, raw: str, path: Path, text: str) -> Completion:
+        """The text that replaces an existing file: it must parse if the file did, and gets
+        back what it left out by accident."""
+        before = decode_text(path.read_bytes())
+        self._check_syntax(raw, before, text)
+        completion = self._completed(raw, before, text, whole=True)
+        self._check_size(raw, len(completion.text.encode("utf-8")))
+        return completion
 
     def _edit(self, arguments: dict[str, Any]) -> ToolResult:
         raw = args.text(arguments, "path")
@@ -159,6 +171,8 @@ class WorkspaceTools:
             raise EditFailed("the edits change nothing: each newText equals the text it replaces")
         self._check_size(raw, len(after.encode("utf-8")))
         self._check_syntax(raw, before, after)
+        completion = self._completed(raw, before, after, whole=False)
+        after = completion.text
         if not dry_run:
             path.write_bytes(after.encode("utf-8"))
         if dry_run:
@@ -166,9 +180,27 @@ class WorkspaceTools:
             shown, heading = diff, "dry run, nothing written"
         else:
             shown, heading = changed_view(raw, before, after), f"applied {len(edits)} edit(s)"
-        return ToolResult(
-            ok=True, content=f"{heading}:\n{cap_text(shown, self.config.max_output_bytes, 'lines')}"
-        )
+        shown = cap_text(shown, self.config.max_output_bytes, "lines")
+        return ToolResult(ok=True, content=f"{heading}:\n{shown}" + _kept_note(completion.kept))
+
+    def _completed(self, raw: str, before: str, after: str, whole: bool) -> Completion:
+        """A Python file with what the new text left out by accident put back; a definition
+        dropped by a whole-file write only when another file imports it."""
+        if not raw.endswith(".py"):
+            return Completion(after)
+        used_by = (lambda name: self._importer(raw, name)) if whole else (lambda name: None)
+        return complete_module(before, after, used_by)
+
+    def _importer(self, raw: str, name: str) -> str | None:
+        """Another Python file that imports `name` from the module at `raw`, or None."""
+        module = Path(raw).parent.name if Path(raw).stem == "__init__" else Path(raw).stem
+        pattern = importer_pattern(module, name)
+        files = [f for f in self._search.python_files() if f != raw.removeprefix("./")]
+        try:
+            found = self._search.scan(pattern, files)
+        except SearchFailed:
+            return None
+        return str(found["matches"][0][0]) if found["matches"] else None
 
     def _check_syntax(self, raw: str, before: str, after: str) -> None:
         """A Python file that parsed must still parse: the change is refused with the line
@@ -215,6 +247,12 @@ class WorkspaceTools:
         if not path.exists():
             raise FileNotFoundError(raw)
         return path
+
+
+def _kept_note(kept: list[str]) -> str:
+    if not kept:
+        return ""
+    return "\nplanner put back what the new content left out: " + "; ".join(kept) + "."
 
 
 def _spec(name: str, description: str, properties: dict[str, Any], required: list[str]) -> ToolSpec:

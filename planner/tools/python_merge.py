@@ -1,0 +1,247 @@
+"""What a Python file rewritten whole leaves out by accident, put back.
+
+A small model asked to add `median` to a module that has `mean` writes the module back with
+only `median` (the 1.5B did, twice in a row: every test importing `mean` broke, and no repair
+reply put it back). Asked to read `APP_PORT`, it writes `os.getenv(...)` without `import os`.
+Both leave a file that cannot work, in ways a program can see and mend exactly:
+
+- a top-level name the new text uses but no longer binds (an import, a constant, a function)
+  is taken back from the old text;
+- a definition the new text drops that another file still imports is taken back, unless a new
+  definition has its body (a rename, which the issue asked for);
+- a standard-library module the new text uses but never imports is imported.
+
+Anything that does not parse is left as written: the syntax check answers it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+import symtable
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+BUILTIN_NAMES = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__"}
+
+DEFINITION_STARTS = ("def ", "async def ", "class ", "@")
+
+UsedBy = Callable[[str], str | None]
+"""A dropped definition's name → a file that still uses it, or None."""
+
+
+@dataclass
+class Completion:
+    text: str
+    kept: list[str] = field(default_factory=list)
+    """Sentences for the model: what was put back, and why."""
+
+
+@dataclass(frozen=True)
+class _Binding:
+    name: str
+    node: ast.stmt
+
+    @property
+    def is_import(self) -> bool:
+        return isinstance(self.node, ast.Import | ast.ImportFrom)
+
+    @property
+    def is_definition(self) -> bool:
+        return isinstance(self.node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+
+
+def complete_module(before: str, after: str, used_by: UsedBy) -> Completion:
+    """`after` with what it left out of `before` put back (see the module's docstring)."""
+    completion = Completion(after)
+    try:
+        old = ast.parse(before)
+        if _star_import(ast.parse(after)):
+            return completion  # which names it binds is unknowable here
+        for _ in range(3):  # what was put back may use more of the old text
+            step = _completed_once(before, old, completion.text, used_by)
+            if step is None:
+                break
+            completion = Completion(step.text, completion.kept + step.kept)
+    except (SyntaxError, ValueError):  # symtable refuses some text ast accepts
+        return Completion(after)
+    return completion
+
+
+def _completed_once(before: str, old: ast.Module, after: str, used_by: UsedBy) -> Completion | None:
+    new = ast.parse(after)
+    missing = _unbound_uses(after) - _unbound_uses(before)
+    restored = _restored(_top_bindings(old), after, new, missing, used_by)
+    imports = sorted(name for name in missing - {b.name for b, _ in restored} if _stdlib(name))
+    if not restored and not imports:
+        return None
+    text = _assembled(before, after, new, restored, imports)
+    kept = [reason for _, reason in restored] + [f"added `import {name}`" for name in imports]
+    return Completion(text, kept)
+
+
+def _restored(
+    old: list[_Binding], after: str, new: ast.Module, missing: set[str], used_by: UsedBy
+) -> list[tuple[_Binding, str]]:
+    """Old bindings to put back, each with the reason shown to the model; one statement once."""
+    bound, bodies = _bound_names(after), _bodies(new)
+    chosen: list[tuple[_Binding, str]] = []
+    for binding in old:
+        if binding.name in bound or any(binding.node is b.node for b, _ in chosen):
+            continue
+        if binding.name in missing:
+            chosen.append((binding, f"kept `{binding.name}`: the new content uses it"))
+        elif binding.is_definition and _body(binding.node) not in bodies:
+            user = used_by(binding.name)
+            if user:
+                chosen.append((binding, f"kept `{binding.name}`: {user} uses it"))
+    return chosen
+
+
+def _assembled(
+    before: str,
+    after: str,
+    new: ast.Module,
+    restored: list[tuple[_Binding, str]],
+    imports: list[str],
+) -> str:
+    """Imports after the new text's leading imports; constants next; definitions before the
+    new text's first definition, in their old order; blank lines as PEP 8 spaces them."""
+    lines = after.splitlines()
+    at_head, at_definitions = _insertion_lines(new, len(lines))
+    old = [(b, _source(before, b.node)) for b, _ in restored]
+    head = [*lines[:at_head], *(f"import {n}" for n in imports)]
+    head += [source for b, source in old if b.is_import]
+    groups = [
+        "\n".join(head),
+        "\n".join(source for b, source in old if not (b.is_import or b.is_definition)),
+        "\n".join(lines[at_head:at_definitions]),
+        *(source for b, source in old if b.is_definition),
+        "\n".join(lines[at_definitions:]),
+    ]
+    return _joined([group.strip("\n") for group in groups if group.strip()])
+
+
+def _joined(groups: list[str]) -> str:
+    text = groups[0]
+    for group in groups[1:]:
+        starts_definition = group.lstrip().startswith(DEFINITION_STARTS)
+        text += ("\n\n\n" if starts_definition else "\n\n") + group
+    return text + "\n"
+
+
+def _insertion_lines(new: ast.Module, count: int) -> tuple[int, int]:
+    """Index of the line after the new text's leading docstring and imports, and of its first
+    definition (its decorators included); the end when there is none."""
+    at_head = 0
+    for position, node in enumerate(new.body):
+        leading_docstring = position == 0 and _is_docstring(node)
+        if not (leading_docstring or isinstance(node, ast.Import | ast.ImportFrom)):
+            break
+        at_head = node.end_lineno or at_head
+    first = next(
+        (
+            n
+            for n in new.body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        ),
+        None,
+    )
+    at_definitions = _first_line(first) - 1 if first is not None else count
+    return at_head, max(at_head, at_definitions)
+
+
+def _top_bindings(module: ast.Module) -> list[_Binding]:
+    """The names each top-level import, assignment and definition binds, in order."""
+    found: list[_Binding] = []
+    for node in module.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found += [_Binding((a.asname or a.name).split(".")[0], node) for a in node.names]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.append(_Binding(node.name, node))
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found += [_Binding(t.id, node) for t in targets if isinstance(t, ast.Name)]
+    return found
+
+
+def _bound_names(text: str) -> set[str]:
+    table = symtable.symtable(text, "<new>", "exec")
+    return {s.get_name() for s in table.get_symbols() if _binds(s)}
+
+
+def _unbound_uses(text: str) -> set[str]:
+    """Global names the text reads that nothing in it binds and that are not builtins."""
+    top = symtable.symtable(text, "<new>", "exec")
+    used: set[str] = set()
+    declared: set[str] = set()
+    pending = [top]
+    while pending:
+        table = pending.pop()
+        pending += table.get_children()
+        for symbol in table.get_symbols():
+            global_here = table is top or symbol.is_global()
+            if global_here and symbol.is_referenced():
+                used.add(symbol.get_name())
+            if table is not top and symbol.is_declared_global() and symbol.is_assigned():
+                declared.add(symbol.get_name())
+    bound = {s.get_name() for s in top.get_symbols() if _binds(s)}
+    return used - bound - declared - BUILTIN_NAMES
+
+
+def _binds(symbol: symtable.Symbol) -> bool:
+    return symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace()
+
+
+def _bodies(module: ast.Module) -> set[str]:
+    return {
+        _body(node)
+        for node in module.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+
+
+def _body(node: ast.stmt) -> str:
+    """A definition's body, without its name: a renamed function has the same one."""
+    return ast.dump(ast.Module(body=getattr(node, "body", []), type_ignores=[]))
+
+
+def _source(text: str, node: ast.stmt) -> str:
+    lines = text.splitlines()
+    return "\n".join(lines[_first_line(node) - 1 : node.end_lineno])
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def _star_import(module: ast.Module) -> bool:
+    return any(
+        isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+        for node in ast.walk(module)
+    )
+
+
+def importer_pattern(module: str, name: str) -> str:
+    """A line that imports `name` from `module` (`from stats import mean`, `from .cart import
+    calc_total, x`) or reads it as an attribute (`cart.calc_total`)."""
+    module_re, name_re = re.escape(module), re.escape(name)
+    return (
+        rf"\bfrom\s+[\w.]*?\b{module_re}\s+import\b.*\b{name_re}\b"
+        rf"|\b{module_re}\.{name_re}\b"
+    )
+
+
+def _stdlib(name: str) -> bool:
+    return name in sys.stdlib_module_names and not name.startswith("_")
