@@ -188,6 +188,8 @@ def test_a_loop_cut_off_at_the_limit_is_not_shown_back_and_the_reask_samples_war
     assert second["messages"][-1]["content"].startswith(MESSAGES[-1]["content"] + "\n\n")
     assert "cut off at the output limit" in second["messages"][-1]["content"]
     assert not any(m["role"] == "assistant" for m in second["messages"])
+    assert second["response_format"] == first["response_format"]  # the grammar was not the cause
+    assert second["response_format"]["type"] == "json_schema"
 
 
 def test_a_malformed_reply_that_was_not_cut_off_is_not_called_cut_off(

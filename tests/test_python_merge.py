@@ -107,6 +107,19 @@ def test_a_rename_the_issue_asks_for_stays_a_rename(repo: Path) -> None:
     assert (repo / "stats.py").read_text(encoding="utf-8") == renamed
 
 
+def test_an_edit_renaming_a_function_its_file_still_calls_is_left_a_rename(tmp_path: Path) -> None:
+    """The callers are the next edits' to change; putting the old function back would leave
+    the alias the issue forbids."""
+    text = "def calc_total(x):\n    return x * 2\n\n\ndef report(x):\n    return calc_total(x)\n"
+    (tmp_path / "cart.py").write_text(text, encoding="utf-8")
+    edit = {"oldText": "def calc_total(x):", "newText": "def compute_total(x):"}
+    result = WorkspaceTools(tmp_path, PlannerConfig().tools).call(
+        "edit_file", {"path": "cart.py", "edits": [edit]}
+    )
+    assert result.ok and "put back" not in result.content
+    assert "def calc_total" not in (tmp_path / "cart.py").read_text(encoding="utf-8")
+
+
 def test_an_attribute_use_in_another_file_counts_as_an_import(repo: Path) -> None:
     (repo / "tests" / "test_stats.py").write_text(
         "import stats\n\n\ndef test_mean() -> None:\n    assert stats.mean([2]) == 2\n"

@@ -202,6 +202,24 @@ def test_the_file_unchanged_is_told_so_and_the_next_reply_fixes_it(harness: Harn
     )
 
 
+def test_a_file_quoted_unchanged_beside_a_changed_one_does_not_hold_the_task_open(
+    harness: Harness,
+) -> None:
+    """The 1.5B wrote README.md with its new section and greet.py, which it had only quoted,
+    as it was; told that greet.py "changed nothing", it went on rewriting greet.py for six
+    calls. The reply that changed a file ends the task."""
+    readme = "# demo\n\n## Usage\n\n    python calc.py\n"
+    harness.server.add(
+        reply_text("legacy", block("README.md", readme, "markdown") + "\n" + block("calc.py", CALC))
+    )
+    issue = ISSUE.model_copy(update={"body": "Add a Usage section to README.md for calc.py."})
+    result = harness.run(issue, **LEGACY)
+    assert result.status == "completed", result.stop_reason
+    assert len(harness.server.requests) == 1
+    assert (harness.workspace / "README.md").read_text(encoding="utf-8") == readme
+    assert calc(harness) == CALC
+
+
 def test_a_fragment_is_refused_and_never_written_over_the_file(harness: Harness) -> None:
     long_file = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(8))
     (harness.workspace / "calc.py").write_text(long_file, encoding="utf-8")

@@ -127,8 +127,11 @@ class OpenAIModel:
                 log.warning("model %s reply unusable, asking again: %s", kind, problem)
                 # The schema's grammar can force a reply shut: the 1.5B wrote a criterion
                 # holding `parse_duration("1h30m")`, the grammar ended the string at its quote
-                # and the document there, twice alike. The second asks for JSON without it.
-                response_format = {"type": "json_object"}
+                # and the document there, twice alike. The second asks for JSON without it,
+                # unless the first was cut off (a loop): without the grammar, the 1.5B's
+                # second plan had other keys than the schema's.
+                if not cut_off:
+                    response_format = {"type": "json_object"}
                 conversation = _reasked(messages, kind, text, str(problem), cut_off)
                 self._warmer = True  # the most likely reply was unusable: sample another
         raise AssertionError("unreachable")

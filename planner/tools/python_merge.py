@@ -89,14 +89,13 @@ def _restored(
     bound, bodies = _bound_names(after), _bodies(new)
     chosen: list[tuple[_Binding, str]] = []
     for binding in old:
-        if binding.name in bound or any(binding.node is b.node for b, _ in chosen):
-            continue
+        renamed = binding.is_definition and _body(binding.node) in bodies
+        if binding.name in bound or renamed or any(binding.node is b.node for b, _ in chosen):
+            continue  # a rename in progress: its callers are the model's to change next
         if binding.name in missing:
             chosen.append((binding, f"kept `{binding.name}`: the new content uses it"))
-        elif binding.is_definition and _body(binding.node) not in bodies:
-            user = used_by(binding.name)
-            if user:
-                chosen.append((binding, f"kept `{binding.name}`: {user} uses it"))
+        elif binding.is_definition and (user := used_by(binding.name)):
+            chosen.append((binding, f"kept `{binding.name}`: {user} uses it"))
     return chosen
 
 

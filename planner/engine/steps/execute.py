@@ -168,8 +168,9 @@ def _written_files(
     run: PassContext, reply: ChatReply, guard: TaskGuard, asked: bool
 ) -> WrittenFiles:
     """The files a reply without a tool call writes as code blocks (llm.edit_format). A block
-    that leaves its file as it is changes nothing: said so when files were asked for, else it
-    is a file quoted in prose, and no block is a problem then."""
+    that leaves its file as it is changes nothing: said so when files were asked for and no
+    other block changed one (the 1.5B wrote README.md changed and greet.py, which it only
+    quoted, unchanged), else it is a file quoted in prose, and no block is a problem then."""
     written = written_files(reply.content, guard.shown, run.current_text)
     if not asked:
         written.problems = []
@@ -177,7 +178,7 @@ def _written_files(
     written.problems += [
         f"The code block for {path} is its current content: nothing changed. Write the file "
         "with the change the issue asks for."
-        for path in written.unchanged
+        for path in ([] if written.files else written.unchanged)
     ]
     return written
 
