@@ -93,6 +93,49 @@ def test_a_task_of_a_plan_ends_with_the_reply_that_writes_its_file(harness: Harn
     assert task["summary"] == "wrote calc.py"
 
 
+def test_a_task_whose_file_an_earlier_task_already_changed_is_completed(harness: Harness) -> None:
+    """The 1.5B's docs_usage plan: "Add a `## Usage` section to the README.md file", then
+    "Write the example command in the `## Usage` section". Task 2 wrote README.md as task 1 had
+    left it, was told "nothing changed", wrote it again, and failed into replanning."""
+    readme = "# demo\n\n## Usage\n\n    python calc.py\n"
+    plan = plan_doc("task_1", "task_2", tool="write_file")
+    subtasks = plan["task_decomposition"]["subtasks"]
+    subtasks[0]["description"] = "Add a Usage section to README.md"
+    subtasks[1]["description"] = "Write the example command in the Usage section"
+    quiet = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+    harness.server.add(
+        reply_json("planning", plan),
+        reply_text("execute", block("README.md", readme, "markdown")),
+        reply_text("execute", block("README.md", readme, "markdown")),
+        completion(completed=2),
+    )
+    issue = ISSUE.model_copy(update={"body": "Add a Usage section to README.md for calc.py."})
+    result = harness.run(issue, **quiet)
+    assert result.status == "completed", result.stop_reason
+    summaries = [e["summary"] for e in harness.of_type("task") if e.get("status") == "completed"]
+    assert summaries == [
+        "wrote README.md",
+        "README.md already had this change: an earlier task made it",
+    ]
+    assert len(harness.server.requests) == 4
+
+
+def test_a_file_left_as_it_was_by_the_first_task_to_write_it_is_still_nothing(
+    harness: Harness,
+) -> None:
+    plan = plan_doc("task_1", tool="edit_file")
+    plan["task_decomposition"]["subtasks"][0]["description"] = "Fix add in calc.py"
+    quiet = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+    harness.server.add(
+        reply_json("planning", plan),
+        reply_text("execute", block("calc.py", CALC)),
+        reply_text("execute", block("calc.py", FIXED)),
+        completion(completed=1),
+    )
+    assert harness.run(ISSUE, **quiet).status == "completed"
+    assert "nothing changed" in harness.server.requests[2].body["messages"][-1]["content"]
+
+
 def test_a_call_written_as_text_in_the_turn_without_tools_still_runs(harness: Harness) -> None:
     """The write turn sends no tools, but a model that wants to look first writes its call as
     text: it runs, and the next turn offers the tools."""

@@ -58,6 +58,9 @@ class TaskGuard:
     calls: int = 0
     changed: set[str] = field(default_factory=set)
     changes: int = 0
+    done_before: bool = False
+    """The model wrote back, unchanged, files an earlier task of the plan had written: the
+    change the task asks for is there, and the task is completed without one of its own."""
     evidence: int = 0
     seen: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Call key -> (its number in the task, the change count after it)."""

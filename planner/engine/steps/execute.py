@@ -32,6 +32,7 @@ from planner.engine.task_guard import (
     did_nothing,
     looks_in_plan,
 )
+from planner.engine.tool_names import WRITE_TOOLS
 
 Finish = tuple[str, str]
 """How the model ended a task: (status, summary)."""
@@ -45,7 +46,9 @@ def run_task(run: PassContext, task_id: str) -> None:
     messages = [run.system("execution"), user(prompt)]
     undone = partial(_claims_undone_work, run, task_id)
     finish = task_turns(run, task_id, messages, guard, undone, write_first=whole_file)
-    _finish_task(run, task_id, *_checked_finish(run, task_id, finish))
+    _finish_task(
+        run, task_id, *(finish if guard.done_before else _checked_finish(run, task_id, finish))
+    )
 
 
 def task_turns(
@@ -81,6 +84,10 @@ def task_turns(
                         return finish
                     write_turn = write_first
                     continue
+                if write_first and _all_written_before(run, task_id, written.unchanged):
+                    guard.done_before = True
+                    paths = ", ".join(written.unchanged)
+                    return "completed", f"{paths} already had this change: an earlier task made it"
                 if nudged:
                     return _ended_without_finish(run, task_id, reply)
                 nudged = True
@@ -181,6 +188,23 @@ def _written_files(
         for path in ([] if written.files else written.unchanged)
     ]
     return written
+
+
+def _all_written_before(run: PassContext, task_id: str, paths: list[str]) -> bool:
+    """Every file an earlier task of the plan wrote: a block that leaves it as it is shows the
+    change is there. (1.5B: "Add a `## Usage` section" wrote it; the next task, "Write the
+    example command in the `## Usage` section", wrote README.md as it now was, was told
+    "nothing changed", and failed.)"""
+    if not paths:
+        return False
+    written = {
+        str(action["execution"]["function_call"].get("arguments", {}).get("path", ""))
+        for other, actions in run.state().actions_by_task.items()
+        if other != task_id
+        for action in actions
+        if action.get("ok") and action["execution"]["function_call"].get("name") in WRITE_TOOLS
+    }
+    return all(path in written for path in paths)
 
 
 def _write_blocks(
