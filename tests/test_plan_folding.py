@@ -177,8 +177,36 @@ def test_in_a_plan_that_only_looks_the_last_task_makes_the_change() -> None:
     assert changes_in_plan(plan, "b") and not looks_in_plan(plan, "b")
     assert looks_in_plan(plan, "a") and not changes_in_plan(plan, "a")
     notes = repair_plan(plan, WITH_TESTS, whole_file=True)
-    assert notes == ["task 'a' folded into task 'b': the task that changes the files is shown them"]
+    assert notes == [
+        "task 'b' makes the change: every task of the plan only looked",
+        "task 'a' folded into task 'b': the task that changes the files is shown them",
+    ]
     assert order(plan) == ["b"]
+    assert "write_file" in plan.tools_for("b")
+
+
+def test_the_forced_change_survives_folding_the_tasks_that_made_it_forced() -> None:
+    """The 1.5B's second env_port plan, descriptions verbatim: after "Read …" and "Check …"
+    were folded away, "If … raise `ValueError`" with read_file no longer looked like part of a
+    plan that only looks, was asked only to look, and read settings.py line by line."""
+    plan = plan_of(
+        (
+            "1",
+            "Read the `settings.py` file and extract the `APP_PORT` environment variable.",
+            "read_file",
+        ),
+        ("2", "Check if the `APP_PORT` environment variable is set.", "search_files"),
+        ("3", "If the `APP_PORT` environment variable is set, return its value.", "read_file"),
+        ("4", "If the `APP_PORT` environment variable is not set, return 8000.", "read_file"),
+        (
+            "5",
+            "If the `APP_PORT` environment variable is neither set nor set, raise `ValueError`.",
+            "read_file",
+        ),
+    )
+    repair_plan(plan, WITH_TESTS, whole_file=True)
+    assert order(plan) == ["5"]
+    assert not looks_in_plan(plan, "5")  # so its prompt asks for the file written whole
 
 
 def test_a_plan_with_a_change_or_only_tests_forces_nothing() -> None:

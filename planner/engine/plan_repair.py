@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 
 from planner.engine.documents import Plan, PlannedAction, Subtask
-from planner.engine.task_guard import TESTING_VERBS, changes_in_plan, looks_in_plan
+from planner.engine.task_guard import TESTING_VERBS, changes_in_plan, forced_change, looks_in_plan
 from planner.engine.tool_names import RUN_COMMAND, WRITE_TOOLS, canonical_tool
 
 RUN_TESTS = "run_tests"
@@ -62,8 +62,26 @@ def repair_plan(
     if tools is not None:
         notes += [note for action in plan.action_plan.actions if (note := _tool(action, tools))]
     notes += _topological_order(plan)
+    notes += _forced_change_planned(plan, tools, known)
     notes += _fold_looking_tasks(plan, known, tests_run=tools is not None and RUN_TESTS in tools)
     return notes + (_join_same_file_changes(plan, known) if whole_file else [])
+
+
+def _forced_change_planned(
+    plan: Plan, tools: Mapping[str, str] | None, known: frozenset[str]
+) -> list[str]:
+    """The `forced_change` of a plan that only looks gets a write_file action: the change is
+    then the plan's, whatever folding does to the descriptions that made it forced (the 1.5B's
+    "Read settings.py", "Check if APP_PORT is set" were folded into "If APP_PORT is set, return
+    its value", planned with read_file, which no longer looked like a plan that only looks)."""
+    forced = forced_change(plan)
+    if forced is None or forced in known or (tools is not None and "write_file" not in tools):
+        return []
+    purpose = "make the change the issue asks for"
+    plan.action_plan.actions.append(
+        PlannedAction(task_id=forced, tool="write_file", purpose=purpose)
+    )
+    return [f"task {forced!r} makes the change: every task of the plan only looked"]
 
 
 def _without_planner_work(plan: Plan) -> list[str]:
