@@ -20,6 +20,7 @@ import pytest
 from planner.engine.config import PlannerConfig
 from planner.engine.file_blocks import code_blocks, holds_code, written_files
 from planner.engine.issue import IssueContext
+from planner.engine.llm import REPEAT_TEMPERATURE
 from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_text
 from planner.tools.workspace import WorkspaceTools
 from tests.harness import Harness
@@ -233,8 +234,11 @@ def test_the_file_unchanged_is_told_so_and_the_next_reply_fixes_it(harness: Harn
         reply_text("legacy", block("calc.py", relaid)),  # blank lines and line ends only
         reply_text("legacy", block("calc.py", FIXED)),
     )
-    result = harness.run(ISSUE, **LEGACY)
+    result = harness.run(ISSUE, **LEGACY, **{"llm.temperature": 0})
     assert result.status == "completed" and calc(harness) == FIXED
+    # At temperature 0 the 1.5B wrote words.py unchanged twice: the re-ask samples warmer.
+    temperatures = [r.body["temperature"] for r in harness.server.requests]
+    assert temperatures == [0, REPEAT_TEMPERATURE]
     # Asked again from the request, not shown the answer it would copy (the 0.5B did).
     again = harness.server.requests[1].body["messages"]
     assert [m["role"] for m in again] == ["system", "user"]

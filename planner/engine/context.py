@@ -127,9 +127,10 @@ class PassContext:
         messages: list[dict[str, Any]],
         tools: list[ToolSpec],
         tools_on_wire: bool = True,
+        retry: bool = False,
     ) -> Any:
         self._check_budget()
-        return self.model.chat(kind, messages, tools, tools_on_wire=tools_on_wire)
+        return self.model.chat(kind, messages, tools, tools_on_wire=tools_on_wire, retry=retry)
 
     def ask_document(
         self,

@@ -118,10 +118,12 @@ class Model(Protocol):
         tools: Sequence[ToolSpec],
         *,
         tools_on_wire: bool = True,
+        retry: bool = False,
     ) -> ChatReply:
         """One tool-calling turn. With tools_on_wire False the request carries no tools (the
         reply is free text, e.g. files written as code blocks), but a call the reply writes as
-        text is still read and checked against `tools`."""
+        text is still read and checked against `tools`. `retry`: the request asks again after
+        an answer that could not be used (a model may then sample another reply)."""
         ...
 
 

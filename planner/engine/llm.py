@@ -150,7 +150,9 @@ class OpenAIModel:
         tools: Sequence[ToolSpec],
         *,
         tools_on_wire: bool = True,
+        retry: bool = False,
     ) -> ChatReply:
+        self._warmer = self._warmer or retry
         if not tools_on_wire:
             reply = self._native_chat(kind, plain_messages(messages), [])
             if not tools or holds_code(reply.content):

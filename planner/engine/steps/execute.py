@@ -66,15 +66,15 @@ def task_turns(
     With `write_first` the prompt asks for files written whole: that turn, and a turn after a
     block that could not be written, sends no tools on the wire (a small model offered tools
     answers with a call, not the file); a call written as text still runs."""
-    nudged = warned = False
+    nudged = warned = retry = False
     write_turn = write_first
     opening = len(messages)  # the request this call answers: a first write is retried on it
     try:
         while True:
             # The tool list is read every turn: a tool server that died is left out from then.
             tools = [*run.tools.specs(), FINISH_TASK, *run.phases.tools(run)]
-            reply = run.chat(kind, messages, tools, tools_on_wire=not write_turn)
-            write_turn = False
+            reply = run.chat(kind, messages, tools, tools_on_wire=not write_turn, retry=retry)
+            write_turn = retry = False
             messages.append(assistant(reply.content, reply.tool_calls))
             if not reply.tool_calls:
                 written = _written_files(run, reply, guard, write_first)
@@ -95,6 +95,7 @@ def task_turns(
                 write_turn = write_first and bool(problems)
                 if write_turn and len(messages) == opening + 1:
                     _ask_again(messages, opening, problems)
+                    retry = True  # the most likely answer could not be used: sample another
                     continue
                 messages.append(user(problems or _nudge(task_id, reply)))
                 continue
