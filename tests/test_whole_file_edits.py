@@ -78,16 +78,23 @@ def test_without_planning_one_reply_with_the_file_resolves_the_issue(harness: Ha
     assert [call["arguments"]["path"] for call in written(harness)] == ["calc.py"]
 
 
-def test_a_task_of_a_plan_ends_with_the_reply_that_writes_its_file(harness: Harness) -> None:
+QUIET = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+
+
+def fix_add_planned(harness: Harness, *replies: str) -> None:
+    """A one-task plan "Fix add in calc.py", then the task's replies and the completion."""
     plan = plan_doc("task_1", tool="edit_file")
     plan["task_decomposition"]["subtasks"][0]["description"] = "Fix add in calc.py"
-    quiet = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
     harness.server.add(
         reply_json("planning", plan),
-        reply_text("execute", block("calc.py", FIXED)),
+        *(reply_text("execute", reply) for reply in replies),
         completion(completed=1),
     )
-    result = harness.run(ISSUE, **quiet)
+
+
+def test_a_task_of_a_plan_ends_with_the_reply_that_writes_its_file(harness: Harness) -> None:
+    fix_add_planned(harness, block("calc.py", FIXED))
+    result = harness.run(ISSUE, **QUIET)
     assert result.status == "completed", result.stop_reason
     assert calc(harness) == FIXED
     [task] = [e for e in harness.of_type("task") if e.get("status") == "completed"]
@@ -124,16 +131,8 @@ def test_a_task_whose_file_an_earlier_task_already_changed_is_completed(harness:
 def test_a_file_left_as_it_was_by_the_first_task_to_write_it_is_still_nothing(
     harness: Harness,
 ) -> None:
-    plan = plan_doc("task_1", tool="edit_file")
-    plan["task_decomposition"]["subtasks"][0]["description"] = "Fix add in calc.py"
-    quiet = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
-    harness.server.add(
-        reply_json("planning", plan),
-        reply_text("execute", block("calc.py", CALC)),
-        reply_text("execute", block("calc.py", FIXED)),
-        completion(completed=1),
-    )
-    assert harness.run(ISSUE, **quiet).status == "completed"
+    fix_add_planned(harness, block("calc.py", CALC), block("calc.py", FIXED))
+    assert harness.run(ISSUE, **QUIET).status == "completed"
     assert "nothing changed" in harness.server.requests[2].body["messages"][-1]["content"]
 
 
