@@ -90,7 +90,8 @@ class OpenAIModel:
         """The tool-call path of this pass: auto becomes json once the fallback is detected."""
         self._native_seen = False
         self._call_ids = 0
-        self._replies: set[str] = set()
+        self._replies: set[int] = set()
+        """Hashes of this pass's replies (content and calls)."""
         self._warmer = False
         """The last reply repeated an earlier one word for word, or was unusable: the next
         call samples at REPEAT_TEMPERATURE at least."""
@@ -356,7 +357,7 @@ class OpenAIModel:
         the next call warmer."""
         message = choice.message
         calls = [(c.function.name, c.function.arguments) for c in message.tool_calls or []]
-        fingerprint = json.dumps([message.content or "", calls])
+        fingerprint = hash(json.dumps([message.content or "", calls]))
         self._warmer = fingerprint in self._replies or choice.finish_reason == "length"
         self._replies.add(fingerprint)
 

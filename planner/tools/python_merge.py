@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 import symtable
 import sys
@@ -60,8 +61,10 @@ def complete_module(before: str, after: str, used_by: UsedBy) -> Completion:
         old = ast.parse(before)
         if _star_import(ast.parse(after)):
             return completion  # which names it binds is unknowable here
+        unbound_before = _names(before)[1]
+        used_by = functools.cache(used_by)  # each name is looked up in the repository once
         for _ in range(3):  # what was put back may use more of the old text
-            step = _completed_once(before, old, completion.text, used_by)
+            step = _completed_once(before, old, unbound_before, completion.text, used_by)
             if step is None:
                 break
             completion = Completion(step.text, completion.kept + step.kept)
@@ -70,10 +73,13 @@ def complete_module(before: str, after: str, used_by: UsedBy) -> Completion:
     return completion
 
 
-def _completed_once(before: str, old: ast.Module, after: str, used_by: UsedBy) -> Completion | None:
+def _completed_once(
+    before: str, old: ast.Module, unbound_before: set[str], after: str, used_by: UsedBy
+) -> Completion | None:
     new = ast.parse(after)
-    missing = _unbound_uses(after) - _unbound_uses(before)
-    restored = _restored(_top_bindings(old), after, new, missing, used_by)
+    bound, unbound = _names(after)
+    missing = unbound - unbound_before
+    restored = _restored(_top_bindings(old), bound, new, missing, used_by)
     imports = sorted(name for name in missing - {b.name for b, _ in restored} if _stdlib(name))
     if not restored and not imports:
         return None
@@ -83,10 +89,10 @@ def _completed_once(before: str, old: ast.Module, after: str, used_by: UsedBy) -
 
 
 def _restored(
-    old: list[_Binding], after: str, new: ast.Module, missing: set[str], used_by: UsedBy
+    old: list[_Binding], bound: set[str], new: ast.Module, missing: set[str], used_by: UsedBy
 ) -> list[tuple[_Binding, str]]:
     """Old bindings to put back, each with the reason shown to the model; one statement once."""
-    bound, bodies = _bound_names(after), _bodies(new)
+    bodies = _bodies(new)
     chosen: list[tuple[_Binding, str]] = []
     for binding in old:
         renamed = binding.is_definition and _body(binding.node) in bodies
@@ -166,13 +172,9 @@ def _top_bindings(module: ast.Module) -> list[_Binding]:
     return found
 
 
-def _bound_names(text: str) -> set[str]:
-    table = symtable.symtable(text, "<new>", "exec")
-    return {s.get_name() for s in table.get_symbols() if _binds(s)}
-
-
-def _unbound_uses(text: str) -> set[str]:
-    """Global names the text reads that nothing in it binds and that are not builtins."""
+def _names(text: str) -> tuple[set[str], set[str]]:
+    """The names the text binds at its top level, and the global names it reads that nothing
+    in it binds and that are not builtins."""
     top = symtable.symtable(text, "<new>", "exec")
     used: set[str] = set()
     declared: set[str] = set()
@@ -187,7 +189,7 @@ def _unbound_uses(text: str) -> set[str]:
             if table is not top and symbol.is_declared_global() and symbol.is_assigned():
                 declared.add(symbol.get_name())
     bound = {s.get_name() for s in top.get_symbols() if _binds(s)}
-    return used - bound - declared - BUILTIN_NAMES
+    return bound, used - bound - declared - BUILTIN_NAMES
 
 
 def _binds(symbol: symtable.Symbol) -> bool:

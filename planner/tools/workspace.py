@@ -8,6 +8,7 @@ plans read the same whichever provider executes them.
 from __future__ import annotations
 
 import codecs
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -188,16 +189,19 @@ class WorkspaceTools:
         dropped by a whole-file write only when another file imports it."""
         if not raw.endswith(".py"):
             return Completion(after)
-        used_by = (lambda name: self._importer(raw, name)) if whole else (lambda name: None)
-        return complete_module(before, after, used_by)
+        if not whole:
+            return complete_module(before, after, lambda name: None)
+        others = functools.cache(lambda: self._other_python_files(raw))  # listed once, if needed
+        return complete_module(before, after, lambda name: self._importer(raw, name, others()))
 
-    def _importer(self, raw: str, name: str) -> str | None:
-        """Another Python file that imports `name` from the module at `raw`, or None."""
+    def _other_python_files(self, raw: str) -> list[str]:
+        return [f for f in self._search.python_files() if f != raw.removeprefix("./")]
+
+    def _importer(self, raw: str, name: str, files: list[str]) -> str | None:
+        """One of `files` that imports `name` from the module at `raw`, or None."""
         module = Path(raw).parent.name if Path(raw).stem == "__init__" else Path(raw).stem
-        pattern = importer_pattern(module, name)
-        files = [f for f in self._search.python_files() if f != raw.removeprefix("./")]
         try:
-            found = self._search.scan(pattern, files)
+            found = self._search.scan(importer_pattern(module, name), files)
         except SearchFailed:
             return None
         return str(found["matches"][0][0]) if found["matches"] else None
