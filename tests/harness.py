@@ -66,7 +66,13 @@ class Harness:
             "OPENAI_BASE_URL": self.server.base_url,
             "OPENAI_MODEL": "scripted",
         }
-        values = {"llm.max_retries": 0, **REFINEMENT_OFF, **overrides}
+        # The issue's own test asks the model once more: tests/test_issue_test.py
+        values = {
+            "llm.max_retries": 0,
+            "verification.issue_test": False,
+            **REFINEMENT_OFF,
+            **overrides,
+        }
         return load_config(None, env=env, overrides=values)
 
     def run(self, issue: IssueContext = ISSUE, **overrides: Any) -> PassResult:

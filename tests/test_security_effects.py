@@ -200,7 +200,12 @@ def test_the_test_command_planner_runs_cannot_delete_or_overwrite_either(rig: Ri
     run fails saying what it did, and the branch keeps README.md and data.csv."""
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
-    config = {**LARGE, **ROOT_TOOLS, "verification.command": " ".join(PYTEST)}
+    config = {
+        **LARGE,
+        **ROOT_TOOLS,
+        "verification.command": " ".join(PYTEST),
+        "verification.issue_test": False,
+    }
     steps = one_file_plan("conftest.py", PAYLOAD, "Add a test setup")
     outcome = rig.run(labeled_event(), steps, event_name="issues", **config)
 

@@ -23,6 +23,7 @@ SETTINGS: dict[str, Any] = {
     "planning.replanning.enabled": False,
     "planning.reflection.enabled": False,
     "verification.command": PYTEST,
+    "verification.issue_test": False,  # its own tests: tests/test_issue_test.py
     **ROOT_TOOLS,  # the tests run with this checkout's interpreter
 }
 

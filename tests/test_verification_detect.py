@@ -292,6 +292,15 @@ def test_prompts_and_pull_request_lines_snapshot() -> None:
             "verification_feedback.md.j2",
             command="pytest",
             new_failures=note.new_failures,
+            issue_failures=[],
+            tool="run_tests",
+            tail=tail,
+        ),
+        render(
+            "verification_feedback.md.j2",
+            command="pytest",
+            new_failures=[],
+            issue_failures=["tests/test_planner_issue_3.py::test_combined_units"],
             tool="run_tests",
             tail=tail,
         ),
@@ -304,6 +313,8 @@ def test_prompts_and_pull_request_lines_snapshot() -> None:
             tail=tail,
         ),
         "\n".join(verification_lines(note)) + "\n",
+        "\n".join(verification_lines(_issue_note(baseline, "failed"))) + "\n",
+        "\n".join(verification_lines(_issue_note(baseline, "passed"))) + "\n",
     ]
     assert_snapshot("verification_prompts.txt", "\n----\n".join(parts))
 
@@ -320,3 +331,19 @@ def test_damaged_entries_are_skipped_and_the_rest_still_counts() -> None:
     note = verification_note(entries)
     assert note is not None and note.new_failures == ["t::new"]
     assert len(recorded_runs(entries)) == 2
+
+
+def _issue_note(baseline: TestRun, status: str) -> VerificationNote:
+    """The issue's own test failing (its failures are not regressions) or passing."""
+    failing = ["tests/test_planner_issue_3.py::test_combined_units"] if status == "failed" else []
+    latest = TestRun(
+        stage="task", command="pytest", status=status, passed=2, failed=len(failing),
+        failing=failing, issue_test="tests/test_planner_issue_3.py",
+    )  # fmt: skip
+    return VerificationNote(
+        command="pytest",
+        baseline=baseline,
+        latest=latest,
+        new_failures=new_failures(baseline, latest),
+        issue_failures=latest.issue_failures,
+    )

@@ -78,6 +78,7 @@ def config(server: ScriptedModelServer, **overrides: Any) -> PlannerConfig:
         "verification.command": PYTEST,
         **ROOT_TOOLS,  # the tests run with this checkout's interpreter
         "llm.edit_format": "edit_file",  # every turn offers run_tests (whole_file: not the first)
+        "verification.issue_test": False,  # its own tests: tests/test_issue_test.py
         **overrides,
     }
     return load_config(None, env=env, overrides=values)

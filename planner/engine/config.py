@@ -660,6 +660,11 @@ class VerificationConfig(Section):
     max_repair_attempts: int = Field(default=2, ge=0)
     """Repair tasks planner adds when the work leaves tests failing that passed at the
     baseline; when they are spent the pass ends needs_human with a draft pull request."""
+    issue_test: bool = True
+    """With pytest: before the change, the model writes a test of what the issue states
+    (one model call per issue). Used only when it fails on the code before the change; it
+    runs with the tests, its failures go back to the model like theirs, and it is added to
+    the pull request once it passes. A test that still fails is left out and reported."""
     test_paths: list[str] = Field(
         default_factory=lambda: [
             "test_*.py", "*_test.py", "tests/*", "test/*", "*/tests/*", "*/test/*",

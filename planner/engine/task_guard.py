@@ -61,6 +61,9 @@ class TaskGuard:
     done_before: bool = False
     """The model wrote back, unchanged, files an earlier task of the plan had written: the
     change the task asks for is there, and the task is completed without one of its own."""
+    stands_by: bool = False
+    """A round after the issue's own test failed: writing back, unchanged, the files the task
+    changed says the model keeps its change (the test, written by a model, may be wrong)."""
     evidence: int = 0
     seen: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Call key -> (its number in the task, the change count after it)."""

@@ -8,9 +8,12 @@ same evidence without importing the phase:
     {"type": "verification", "stage": "baseline" | "task" | "tool" | "final",
      "command": "python3 -m pytest", "status": "passed" | "failed" | "timed_out" | "not_run",
      "exit_code": 1, "passed": 14, "failed": 1, "failing": ["tests/test_a.py::test_x"],
-     "tail": "...", "reason": "...", "task_id": "task_1", "changed_tests": ["tests/test_a.py"]}
+     "tail": "...", "reason": "...", "task_id": "task_1", "changed_tests": ["tests/test_a.py"],
+     "issue_test": "tests/test_planner_issue_1.py"}
 
-Only failures that the baseline did not have count against the pass (`new_failures`).
+Only failures that the baseline did not have count against the pass (`new_failures`). The
+issue's own test (planner.verification.issue_test), written after the baseline, is counted
+apart: its failures say the issue is not resolved yet, not that the change broke something.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pydantic import BaseModel, Field
 VERIFICATION = "verification"
 """History entry of one test run."""
 RunStatus = Literal["passed", "failed", "timed_out", "not_run"]
-Stage = Literal["baseline", "task", "tool", "final"]
+Stage = Literal["baseline", "issue", "task", "tool", "final"]
 
 
 class TestRun(BaseModel):
@@ -46,6 +49,14 @@ class TestRun(BaseModel):
     task_id: str = ""
     changed_tests: list[str] = Field(default_factory=list)
     """Test files that differ from the baseline commit when this run was made."""
+    issue_test: str = ""
+    """The issue's own test file, when it took part in this run."""
+
+    @property
+    def issue_failures(self) -> list[str]:
+        """Failing tests of the issue's own test file."""
+        path = self.issue_test
+        return [name for name in self.failing if path and name.split("::")[0] == path]
 
     @property
     def ran(self) -> bool:
@@ -91,7 +102,7 @@ def new_failures(baseline: TestRun | None, latest: TestRun) -> list[str]:
         return [] if timed_out else ["(the test command timed out)"]
     before = set(baseline.failing) if baseline is not None else set()
     if latest.failing and (baseline is None or baseline.failing or baseline.status == "passed"):
-        return sorted(set(latest.failing) - before)
+        return sorted(set(latest.failing) - before - set(latest.issue_failures))
     return _unnamed_new_failures(baseline, latest)
 
 
@@ -111,11 +122,18 @@ class VerificationNote(BaseModel):
     latest: TestRun | None = None
     new_failures: list[str] = Field(default_factory=list)
     changed_tests: list[str] = Field(default_factory=list)
+    issue_failures: list[str] = Field(default_factory=list)
+    """Failing tests of the issue's own test: the issue is not resolved yet."""
 
     @property
     def regressed(self) -> bool:
         """Tests that passed at the baseline fail now: the work is not finished."""
         return bool(self.new_failures)
+
+    @property
+    def unfinished(self) -> bool:
+        """Tests that passed before fail, or the issue's own test still fails."""
+        return self.regressed or bool(self.issue_failures)
 
     def line(self) -> str:
         """`Tests (`python3 -m pytest`): 14 passed, 0 failed — 1 failing before`."""
@@ -143,10 +161,21 @@ class VerificationNote(BaseModel):
                 f"⚠️ Failing now but not before the change: {shown}"
                 + (f" and {more} more" if more > 0 else "")
             )
+        lines += self._issue_test_lines()
         if self.changed_tests:
             shown = ", ".join(f"`{name}`" for name in self.changed_tests[:20])
             lines.append(f"Test files changed by planner (review them): {shown}")
         return lines
+
+    def _issue_test_lines(self) -> list[str]:
+        latest = self.latest
+        if latest is None or not latest.issue_test or latest.status == "timed_out":
+            return []
+        what = f"The issue's test (`{latest.issue_test}`, written from the issue before the change)"
+        if not self.issue_failures:
+            return [f"✅ {what} passes."]
+        shown = ", ".join(f"`{name}`" for name in self.issue_failures[:10])
+        return [f"❌ {what} fails: {shown}; it is not part of the pull request."]
 
     def evidence(self) -> list[str]:
         """The line and details for a model's prompt, with a warning on changed tests."""
@@ -183,6 +212,7 @@ def verification_note(entries: Iterable[dict[str, Any]]) -> VerificationNote | N
         latest=latest,
         new_failures=new_failures(baseline, latest) if latest.stage != "baseline" else [],
         changed_tests=latest.changed_tests,
+        issue_failures=latest.issue_failures,
     )
 
 

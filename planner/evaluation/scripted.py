@@ -1,9 +1,8 @@
 """Scripted stand-in models for `planner eval` (no LLM involved; they prove the harness).
 
-`reference`: plans one task, writes the task's reference solution file by file with
-`write_file`, finishes, approves every review, decision and quality judgement, and reports
-completion. Whatever
-it claims, the check decides.
+`reference`: writes the hidden check's test as the issue's test, plans one task, writes the
+task's reference solution file by file with `write_file`, finishes, approves every review,
+decision and quality judgement, and reports completion. Whatever it claims, the check decides.
 For a task with an answer (a clarification task) it first asks a question, and plans once the
 answer is in the issue's comments.
 `nonsense`: answers every request with prose that is neither a document nor a tool call;
@@ -48,11 +47,19 @@ def reference_responder(task: Task) -> Responder:
     def respond(kind: str | None, body: dict[str, Any]) -> Step:
         if kind in ("execute", "legacy"):
             return _next_write(kind, body, writes)
+        if kind == "issue_test":
+            return reply_text(kind, _check_test(task))
         if kind == "planning" and task.answer and not _mentions(body, task.answer):
             return reply_json(kind, QUESTION)  # a clarification task: ask, as a person would
         return reply_json(kind, DOCUMENTS.get(kind or "", {"replan_decision": NO}))
 
     return respond
+
+
+def _check_test(task: Task) -> str:
+    """The issue's test, as a model that knew the hidden check would write it."""
+    tests = sorted(task.check_files.rglob("test_*.py"))
+    return f"```python\n{tests[0].read_text()}```\n" if tests else "No test."
 
 
 def _mentions(body: dict[str, Any], answer: str) -> bool:

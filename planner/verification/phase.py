@@ -18,16 +18,20 @@ evidence. Only failures the baseline did not have count against the pass.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from planner.engine.config import PlannerConfig
 from planner.engine.context import PassContext
+from planner.engine.conversation import user
 from planner.engine.documents import Plan, PlannedAction, Subtask
 from planner.engine.flow import PlanChanged, StopPass
 from planner.engine.interfaces import ToolCall, ToolResult, ToolSpec
+from planner.engine.issue import prompt_view
 from planner.engine.phase import Phase, Request
 from planner.engine.prompts import render
+from planner.engine.tool_names import WRITE_TOOLS
 from planner.engine.verification import (
     VERIFICATION,
     Stage,
@@ -48,6 +52,15 @@ from planner.verification.changes import (
     is_test_file,
 )
 from planner.verification.detect import NO_TESTS, Verification, resolve
+from planner.verification.issue_test import (
+    ISSUE_TEST,
+    IssueTest,
+    example_test,
+    failing_only,
+    issue_test_from_reply,
+    issue_test_path,
+    placed,
+)
 from planner.verification.runner import TestRunner, Watch
 
 RUN_TESTS = ToolSpec(
@@ -63,6 +76,10 @@ REPAIR = "verification_repair"
 UNRESOLVED = "verification_unresolved"
 SOURCE = "verification"
 NAMES_SHOWN = 20
+ISSUE_TEST_IS_PLANNERS = (
+    "is planner's test of the issue, written from it before the change, and stays as it is: "
+    "change the code so that it passes"
+)
 
 
 class VerificationPhase(Phase):
@@ -98,6 +115,8 @@ class VerificationPhase(Phase):
             return
         setup_problem = self._set_up(run)
         self._baseline(run, setup_problem)
+        if not run.config.planning.enabled:
+            self._write_issue_test(run)  # no plan will come: the issue is all there is
 
     def _record_skip(self, run: PassContext, reason: str) -> None:
         """Say once why no test runs (again only when something else was said since)."""
@@ -130,14 +149,89 @@ class VerificationPhase(Phase):
     # -- runs --------------------------------------------------------------------------------
 
     def _run(self, run: PassContext, stage: Stage, task_id: str, **extra: Any) -> TestRun:
-        result = self.runner.run_tests(self.found).model_copy(
-            update={"stage": stage, "task_id": task_id, "changed_tests": self._changed_tests(run)}
+        test = _active_test(run.store.entries()) if stage != "baseline" else None
+        result = self.runner.run_tests(self.found, partial(placed, self.workspace, test))
+        result = result.model_copy(
+            update={
+                "stage": stage,
+                "task_id": task_id,
+                "changed_tests": self._changed_tests(run),
+                "issue_test": test.path if test is not None else "",
+            }
         )
         tree = fingerprint(self.workspace)  # as the run left it (caches it wrote included)
         run.store.append(VERIFICATION, **result.model_dump(), fingerprint=tree, **extra)
         self.checked = tree
         run.progress(f"tests ({stage}): {result.counts()}")
+        if test is not None and stage != "issue" and _passes(result, test):
+            self._keep_issue_test(run, test, task_id)
         return result
+
+    # -- the issue's own test ----------------------------------------------------------------
+
+    def _write_issue_test(self, run: PassContext) -> None:
+        """Once per issue, after the baseline: the model writes a test of what the issue
+        asks; it is used only when it fails on the code before the change."""
+        if not self._issue_test_applies(run):
+            return
+        path = issue_test_path(self.workspace, run.issue.number)
+        messages, stated = self._issue_test_request(run, path)
+        reply = run.chat("issue_test", messages, [])
+        content = issue_test_from_reply(reply.content, stated)
+        if content is None:
+            run.store.append(ISSUE_TEST, status="dropped", reason="the reply held no test")
+            return
+        self._try_issue_test(run, IssueTest(path=path, content=content))
+
+    def _issue_test_applies(self, run: PassContext) -> bool:
+        entries = run.store.entries()
+        return (
+            self.usable
+            and self.settings.issue_test
+            and "pytest" in self.found.display
+            and not any(entry.get("type") == ISSUE_TEST for entry in entries)
+        )
+
+    def _issue_test_request(self, run: PassContext, path: str) -> tuple[list[dict[str, Any]], str]:
+        """The request, and the text whose values the test may use: the issue and the example
+        test (its comments and the instruction of the run included)."""
+        files = run.shown_files([f"{run.issue.title}\n{run.issue.body}"])
+        modules = [Path(name).stem for name in files.whole if name.endswith(".py")]
+        example_path, example = example_test(self.workspace, modules)
+        request = render(
+            "issue_test_request.md.j2",
+            issue=prompt_view(run.issue),
+            files=files.text,
+            example_path=example_path,
+            example=example,
+            path=path,
+        )
+        issue = run.issue
+        comments = [comment.body for comment in issue.comments]
+        stated = "\n".join([issue.title, issue.body, *comments, issue.instruction, example])
+        return [run.system("issue_test"), user(request)], stated
+
+    def _try_issue_test(self, run: PassContext, test: IssueTest) -> None:
+        """Run it on the code before the change; keep only its tests that fail there."""
+        run.store.append(ISSUE_TEST, status="active", path=test.path, content=test.content)
+        result = self._run(run, "issue", "")
+        failing = test.names(result.failing)
+        content = failing_only(test.content, test.path, failing) if result.ran else None
+        if content is None:
+            reason = "it passes on the code before the change, so it does not test the issue"
+            run.store.append(ISSUE_TEST, status="dropped", path=test.path, reason=reason)
+        elif content != test.content:
+            run.store.append(ISSUE_TEST, status="active", path=test.path, content=content)
+
+    def _keep_issue_test(self, run: PassContext, test: IssueTest, task_id: str) -> None:
+        """It passes: it goes into the pull request as the issue's regression test, written
+        like any file (the approval gate and the path rules judge it; the action is recorded)."""
+        arguments = {"path": test.path, "content": test.content}
+        call = ToolCall(id=f"{ISSUE_TEST}_{test.path}", name="write_file", arguments=arguments)
+        result = run.act(task_id or SOURCE, call)
+        status = "kept" if result.ok else "not_kept"
+        run.store.append(ISSUE_TEST, status=status, path=test.path, reason=result.error or "")
+        self.checked = fingerprint(self.workspace)
 
     def _changed_tests(self, run: PassContext) -> list[str]:
         return changed_test_files(self.workspace, _base(run), self.settings.test_paths)
@@ -177,20 +271,28 @@ class VerificationPhase(Phase):
         )
 
     def _feedback(self, note: VerificationNote | None) -> str:
-        if note is None or not note.regressed or note.latest is None:
+        if note is None or not note.unfinished or note.latest is None:
             return ""
         return render(
             "verification_feedback.md.j2",
             command=note.command,
             new_failures=note.new_failures[:NAMES_SHOWN],
+            issue_failures=note.issue_failures[:NAMES_SHOWN],
             tool=RUN_TESTS.name,
             tail=note.latest.tail,
         )
+
+    def after_plan(self, run: PassContext, reply: Any, event: Any) -> None:
+        self._write_issue_test(run)  # once per issue, when there is a plan to carry out
 
     def tools(self, run: PassContext) -> list[ToolSpec]:
         return [RUN_TESTS] if self.usable else []
 
     def before_action(self, run: PassContext, task_id: str, call: ToolCall) -> ToolResult | None:
+        test = _active_test(run.store.entries())
+        if test is not None and _writes(call, test.path):
+            # The 1.5B, shown the issue's test failing, wrote its own version of it.
+            return ToolResult(ok=False, error=f"{test.path} {ISSUE_TEST_IS_PLANNERS}")
         if call.name != RUN_TESTS.name or not self.usable:
             return None
         result = self._run(run, "tool", task_id)
@@ -225,14 +327,21 @@ class VerificationPhase(Phase):
         if self._tree_changed(run):
             self._run(run, "final", "")
         note = verification_note(run.store.entries())
-        if note is None or not note.regressed:
+        if note is None or not note.unfinished:
             return
         attempts = self._repairs(run.store.entries())
-        if attempts < self.settings.max_repair_attempts:
+        if attempts < self._repair_limit(note):
             self._add_repair_task(run, note, attempts + 1)
             raise PlanChanged()
+        if not note.regressed:
+            return  # only the issue's own test fails: the result says so, the pass goes on
         run.store.append(UNRESOLVED, new_failures=note.new_failures, repairs=attempts)
         raise StopPass("needs_human", _unresolved_reason(note, attempts), [note.line()])
+
+    def _repair_limit(self, note: VerificationNote) -> int:
+        """The issue's own test alone gets one repair: a model wrote it, it may be wrong."""
+        limit = self.settings.max_repair_attempts
+        return limit if note.regressed else min(1, limit)
 
     def _repairs(self, entries: list[dict[str, Any]]) -> int:
         """Repair tasks added since a person last gave an instruction."""
@@ -252,13 +361,36 @@ class VerificationPhase(Phase):
         run.store.append(
             "revision",
             revision=state.revision + 1,
-            reason=f"tests that passed before the change fail: {_names(note.new_failures)}",
+            reason=_failing(note).rstrip("."),
             changes=[{"type": "add_task", "details": task.description}],
             updated_plan=_with_task(state.plan, task).model_dump(mode="json"),
             carry_progress=True,
             review_phases=[],
             source=SOURCE,
         )
+
+
+def _active_test(entries: list[dict[str, Any]]) -> IssueTest | None:
+    """The issue's test while it is placed for each run (written, not yet dropped or kept)."""
+    latest = next((entry for entry in reversed(entries) if entry.get("type") == ISSUE_TEST), None)
+    if latest is None or latest.get("status") != "active":
+        return None
+    try:
+        return IssueTest.model_validate(latest)
+    except ValueError:
+        return None
+
+
+def _writes(call: ToolCall, path: str) -> bool:
+    written = str(call.arguments.get("path") or "").strip().removeprefix("./")
+    return call.name in WRITE_TOOLS and written == path
+
+
+def _passes(result: TestRun, test: IssueTest) -> bool:
+    """The issue's test ran and none of its tests failed."""
+    if result.status == "passed":
+        return True
+    return result.status == "failed" and bool(result.failing) and not test.names(result.failing)
 
 
 def _base(run: PassContext) -> str:
@@ -281,8 +413,8 @@ def _repair_task(plan: Plan, note: VerificationNote, attempt: int, changed: list
         task_id += "_"
     where = f" The change was made in {_names(changed)}." if changed else ""
     description = (
-        f"Make the tests that passed before the change pass again: {_names(note.new_failures)}."
-        f"{where} Run them with run_tests (`{note.command}`); fix the code, not the tests."
+        f"{_failing(note)}{where} Run them with run_tests (`{note.command}`); fix the code, "
+        "not the tests."
     )
     return Subtask(
         id=task_id,
@@ -290,6 +422,17 @@ def _repair_task(plan: Plan, note: VerificationNote, attempt: int, changed: list
         estimated_complexity="low",
         required_tools=["edit_file"],
     )
+
+
+def _failing(note: VerificationNote) -> str:
+    """What the repair is for: tests the change broke, the issue's own test, or both."""
+    parts = []
+    if note.new_failures:
+        names = _names(note.new_failures)
+        parts.append(f"Make the tests that passed before the change pass again: {names}.")
+    if note.issue_failures:
+        parts.append(f"Make the issue's test pass: {_names(note.issue_failures)}.")
+    return " ".join(parts)
 
 
 def _with_task(plan: Plan, task: Subtask) -> Plan:

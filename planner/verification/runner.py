@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,10 @@ Watch = Callable[[str, list[str], Callable[[], ToolResult], str], ToolResult]
 """Runs a command under the approval gate's effect check (ApprovalGate.watched): the tests run
 code the model may have written (conftest.py, package.json scripts), so what they do to the
 working tree is judged like run_command's effects."""
+
+
+Around = Callable[[], AbstractContextManager[object]]
+"""What holds a test run (a file placed for it and taken away after)."""
 
 
 class EffectRolledBack(Exception):
@@ -116,15 +121,17 @@ class TestRunner:
 
     # -- tests -------------------------------------------------------------------------------
 
-    def run_tests(self, found: Verification) -> TestRun:
-        """One run of the test command, parsed; never raises for the command's sake."""
+    def run_tests(self, found: Verification, around: Around = nullcontext) -> TestRun:
+        """One run of the test command, parsed; never raises for the command's sake. `around`
+        holds the run (the issue's test placed in the tree): inside the effect check, so what
+        it writes and takes away again is no change."""
         base = TestRun(command=found.display)
         missing = self.missing_program(found.command, found.source)
         if missing:
             return base.model_copy(update={"reason": missing})
         timeout = self.config.verification.timeout_seconds
         try:
-            finished = self._watched(found.command, timeout)
+            finished = self._watched(found.command, timeout, around)
         except OSError as exc:
             reason = f"could not start {found.command[0]!r} ({found.source}): {exc}"
             return base.model_copy(update={"reason": reason})
@@ -132,15 +139,17 @@ class TestRunner:
             return base.model_copy(update={"reason": str(undone)})
         return self._test_run(base, finished, timeout)
 
-    def _watched(self, argv: list[str], timeout: float) -> Finished:
+    def _watched(self, argv: list[str], timeout: float, around: Around = nullcontext) -> Finished:
         """`argv` run under the effect check when there is one; raises EffectRolledBack when
         what it did was undone (AwaitingApproval and EffectNotUndone pass through)."""
         if self.watch is None:
-            return self._tool(timeout).run_argv(argv)
+            with around():
+                return self._tool(timeout).run_argv(argv)
         ran: list[Finished] = []
 
         def start() -> ToolResult:
-            ran.append(self._tool(timeout).run_argv(argv))
+            with around():
+                ran.append(self._tool(timeout).run_argv(argv))
             return ToolResult(ok=True)
 
         result = self.watch("verification", argv, start, f"verification: {shlex.join(argv)}")

@@ -88,6 +88,9 @@ def task_turns(
                     guard.done_before = True
                     paths = ", ".join(written.unchanged)
                     return "completed", f"{paths} already had this change: an earlier task made it"
+                if write_first and _kept(guard, written.unchanged):
+                    paths = ", ".join(written.unchanged)
+                    return "completed", f"the model kept its change to {paths}"
                 if nudged:
                     return _ended_without_finish(run, task_id, reply)
                 nudged = True
@@ -189,6 +192,11 @@ def _written_files(
         for path in ([] if written.files else written.unchanged)
     ]
     return written
+
+
+def _kept(guard: TaskGuard, paths: list[str]) -> bool:
+    """Files this task changed, written back as they are after the issue's test failed."""
+    return guard.stands_by and bool(paths) and set(paths) <= guard.changed
 
 
 def _all_written_before(run: PassContext, task_id: str, paths: list[str]) -> bool:

@@ -48,19 +48,23 @@ def _checked_turns(
     """The turns until the model finishes; a finish that leaves tests failing which passed
     before goes back to the model with the failures, up to verification.max_repair_attempts."""
     undone = partial(_nothing_changed, run)
-    failing: list[str] = []
+    note = None
     for _ in range(run.config.verification.max_repair_attempts + 1):
         finish = task_turns(run, LEGACY, messages, guard, undone, LEGACY, write_first=whole_file)
         run.phases.after_task(run, LEGACY, *finish)  # the tests run when files changed
         note = verification_note(run.store.entries())
-        if finish[0] != "completed" or note is None or not note.regressed:
+        if finish[0] != "completed" or note is None or not note.unfinished:
             return finish
-        failing = note.new_failures
-        messages.append(user(_failing_tests(run, guard, whole_file)))
-    return "failed", f"tests that passed before fail now: {', '.join(failing)}"
+        if guard.stands_by and not note.regressed:
+            return finish  # the issue's own test had its round: a model wrote it, it may be wrong
+        guard.stands_by = not note.regressed
+        messages.append(user(_failing_tests(run, guard, whole_file, note.regressed)))
+    if note is None or not note.regressed:
+        return finish  # only the issue's own test fails: the result says so
+    return "failed", f"tests that passed before fail now: {', '.join(note.new_failures)}"
 
 
-def _failing_tests(run: PassContext, guard: TaskGuard, whole_file: bool) -> str:
+def _failing_tests(run: PassContext, guard: TaskGuard, whole_file: bool, regressed: bool) -> str:
     """The failures, and with whole_file the files the model changed and those the output names
     (the failing test file among them), shown whole so the model can write them back; its own
     files first (shown the test first, the 1.5B rewrote the test)."""
@@ -68,7 +72,13 @@ def _failing_tests(run: PassContext, guard: TaskGuard, whole_file: bool) -> str:
     changed = " ".join(sorted(guard.changed))
     files = run.shown_files([changed, evidence]) if whole_file else ShownFiles()
     guard.shown |= files.whole
-    return render("tests_failing.md.j2", evidence=evidence, whole_file=whole_file, files=files.text)
+    return render(
+        "tests_failing.md.j2",
+        evidence=evidence,
+        whole_file=whole_file,
+        files=files.text,
+        regressed=regressed,
+    )
 
 
 def _nothing_changed(run: PassContext, finish: Finish) -> bool:

@@ -1,0 +1,255 @@
+"""The issue's own test: before the change, the model turns the behaviour the issue states
+into a pytest file, and planner runs it with the repository's tests (docs/verification.md).
+
+A repository's tests rarely cover what an issue reports (that is why it was reported), so
+without a test of the issue a wrong fix passes them: asked to parse `1h30m`, the 1.5B model
+kept the one-unit parser and its tests passed. SWE-agent has the model write a reproduction
+script; here it is a test file, so its failures read like any test's and go back to the model
+through the same repair path.
+
+The file is planner's, not the model's to edit: it is recorded in the history, placed in the
+working tree only while the tests run, and written for good (so the pull request carries it
+as a regression test) only when it passes at the end. A test that already passes on the code
+before the change does not test the issue and is dropped; so is a reply without a test.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from planner.engine.file_blocks import code_blocks
+from planner.engine.issue import sanitize_untrusted
+
+ISSUE_TEST = "issue_test"
+"""History entry: the test written for the issue, and what became of it."""
+EXAMPLE_LINES = 40
+"""Lines of an existing test file shown as the example of the repository's test style."""
+TEST_DIRECTORIES = ("tests", "test")
+TEST_NAME = re.compile(r"^test", re.IGNORECASE)
+MAX_TEST_BYTES = 20_000
+SHORT_VALUE = 3
+"""Texts up to this long, and numbers, must be stated as a word of their own."""
+
+
+class IssueTest(BaseModel):
+    """A test file written from the issue: where it goes and what it holds."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    path: str
+    content: str
+
+    def names(self, failing: list[str]) -> list[str]:
+        """The failing test names that are this file's."""
+        return [name for name in failing if name.split("::")[0] == self.path]
+
+
+def issue_test_path(workspace: Path, number: int | str) -> str:
+    """`tests/test_planner_issue_12.py` where the repository keeps its tests, else at the
+    root; a name no file has yet."""
+    folder = next((name for name in TEST_DIRECTORIES if (workspace / name).is_dir()), "")
+    stem, suffix = "test_planner_issue_" + re.sub(r"\W", "_", str(number)), ""
+    while (workspace / folder / f"{stem}{suffix}.py").exists():
+        suffix = f"_{int(suffix[1:] or 1) + 1}"
+    return f"{folder}/{stem}{suffix}.py" if folder else f"{stem}{suffix}.py"
+
+
+def example_test(workspace: Path, modules: list[str]) -> tuple[str, str]:
+    """An existing test file to copy the imports and style from: one that imports a module the
+    issue is about, else the shortest; ("", "") when there is none."""
+    files = sorted(_test_files(workspace), key=lambda path: path.stat().st_size)
+    about = [path for path in files if any(_imports(path, module) for module in modules)]
+    if not about + files:
+        return "", ""
+    chosen = (about or files)[0]
+    lines = chosen.read_text(errors="replace").splitlines()[:EXAMPLE_LINES]
+    return chosen.relative_to(workspace).as_posix(), "\n".join(lines)
+
+
+def _test_files(workspace: Path) -> list[Path]:
+    roots = [workspace / name for name in TEST_DIRECTORIES if (workspace / name).is_dir()]
+    found = [path for root in roots for path in root.rglob("test_*.py")]
+    return found or list(workspace.glob("test_*.py"))
+
+
+def _imports(path: Path, module: str) -> bool:
+    pattern = rf"^\s*(?:from|import)\s+{re.escape(module)}\b"
+    return re.search(pattern, path.read_text(errors="replace"), re.MULTILINE) is not None
+
+
+def issue_test_from_reply(reply: str | None, stated: str) -> str | None:
+    """The test file a reply holds: its first Python block, cut before a line that does not
+    parse (a reply stopped at the output limit, a repeated assertion going on forever), with
+    only what `stated` (the issue and the example test) says (grounded()), and at least one
+    test function left; None otherwise."""
+    for block in code_blocks(reply):
+        if block.language not in ("", "python", "py", "python3"):
+            continue
+        text = _parsed_prefix(block.lines)
+        text = grounded(text, stated) if text is not None else None
+        text = one_check_each(text) if text is not None else None
+        if text is not None and len(text.encode()) <= MAX_TEST_BYTES:
+            return sanitize_untrusted(text, MAX_TEST_BYTES) + "\n"
+    return None
+
+
+def grounded(text: str, stated: str) -> str | None:
+    """`text` with only the checks whose values `stated` holds: in each test function an
+    assertion with a value the issue does not state is removed, and a function whose set-up
+    holds such a value, or that is left without a check or without any stated value, is
+    removed. None when no test function is left.
+
+    A small model's own arithmetic is often wrong (`parse_duration("1h1m1s") == 371`) and it
+    invents rules (a missing APP_PORT raising ValueError where the issue says 8000): a test
+    holding them would fail on a correct fix and send the model away from it."""
+    tests = _tests(text)
+    dropped: set[int] = set()
+    for test in tests:
+        dropped |= _ungrounded_lines(test, stated)
+    if all(_line_span(test) <= dropped for test in tests):
+        return None
+    return _without(text, dropped)
+
+
+def _ungrounded_lines(test: ast.FunctionDef, stated: str) -> set[int]:
+    """The lines of `test` to remove: some of its assertions, or all of it."""
+    dropped: set[int] = set()
+    kept: list[ast.stmt] = []
+    for statement in test.body:
+        if _is_docstring(statement) or _values(statement) <= _stated_values(statement, stated):
+            kept.append(statement)
+        elif isinstance(statement, ast.Assert):
+            dropped |= _line_span(statement)
+        else:
+            return _line_span(test)  # its set-up is made up: so is what it checks
+    checks = [s for s in kept if isinstance(s, (ast.Assert, ast.With))]
+    if not checks or not any(_values(s) for s in checks):
+        return _line_span(test)
+    return dropped
+
+
+def one_check_each(text: str) -> str:
+    """A test function that only asserts is split into one function per assertion (repeats
+    left out), so each check is judged on its own against the code before the change
+    (failing_only())."""
+    lines = text.splitlines()
+    out: list[str] = []
+    done = 0
+    for node in ast.parse(text).body:
+        asserts = _only_asserts(node)
+        if len(asserts) < 2:  # also: not a test, or one with set-up
+            continue
+        assert isinstance(node, ast.FunctionDef)
+        first = min(_line_span(node))
+        out += lines[done : first - 1]
+        unique = {ast.dump(check): check for check in asserts}.values()  # a loop repeats one
+        for number, check in enumerate(unique, 1):
+            header = f"def {node.name}_{number}({ast.unparse(node.args)}):"
+            out += [header, *lines[check.lineno - 1 : check.end_lineno], "", ""]
+        done = node.end_lineno or node.lineno
+    return "\n".join(out + lines[done:]).rstrip()
+
+
+def _only_asserts(node: ast.stmt) -> list[ast.Assert]:
+    if not (isinstance(node, ast.FunctionDef) and TEST_NAME.match(node.name)):
+        return []
+    if node.decorator_list:
+        return []
+    body = [statement for statement in node.body if not _is_docstring(statement)]
+    asserts = [statement for statement in body if isinstance(statement, ast.Assert)]
+    return asserts if len(asserts) == len(body) else []
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+
+
+def failing_only(text: str, path: str, failing: list[str]) -> str | None:
+    """`text` without the test functions that passed on the code before the change (they
+    test nothing the issue reports, or hold its wrong value: `word_count("a  b") == 3`);
+    None when none failed. A failure of the whole file (an import of what is still to be
+    written) keeps all."""
+    if path in failing:
+        return text
+    names = {name.split("::", 1)[1].split("[")[0] for name in failing if "::" in name}
+    tests = _tests(text)
+    passed = [test for test in tests if test.name not in names]
+    if len(passed) == len(tests):
+        return None
+    return _without(text, {line for test in passed for line in _line_span(test)}) + "\n"
+
+
+def _tests(text: str) -> list[ast.FunctionDef]:
+    """The module's top-level test functions."""
+    return [
+        node
+        for node in ast.parse(text).body
+        if isinstance(node, ast.FunctionDef) and TEST_NAME.match(node.name)
+    ]
+
+
+def _without(text: str, dropped: set[int]) -> str:
+    """`text` without the lines numbered in `dropped` (from 1)."""
+    kept = [line for number, line in enumerate(text.splitlines(), 1) if number not in dropped]
+    return "\n".join(kept).rstrip()
+
+
+def _line_span(node: ast.stmt) -> set[int]:
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    return set(range(first, (node.end_lineno or node.lineno) + 1))
+
+
+def _values(node: ast.AST) -> set[str]:
+    """The literal values a statement uses, as text (not docstrings, True/False/None)."""
+    values = set()
+    for inner in ast.walk(node):
+        value = inner.value if isinstance(inner, ast.Constant) else None
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            values.add(str(value))
+    return {value for value in values if value.strip()}
+
+
+def _stated_values(node: ast.AST, stated: str) -> set[str]:
+    return {value for value in _values(node) if _is_stated(value, stated)}
+
+
+def _is_stated(value: str, stated: str) -> bool:
+    """`value` is in `stated`: a number or a short word as a whole (3 is not stated by
+    `1h30m`), a longer text anywhere."""
+    if len(value) > SHORT_VALUE and not re.fullmatch(r"[\d.+-]+", value):
+        return value in stated
+    return re.search(rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)", stated) is not None
+
+
+def _parsed_prefix(lines: list[str]) -> str | None:
+    """The longest start of `lines` that parses (whole lines), or None."""
+    for end in range(len(lines), 0, -1):
+        text = "\n".join(lines[:end]).rstrip()
+        try:
+            ast.parse(text)
+        except SyntaxError:
+            continue
+        return text if text else None
+    return None
+
+
+@contextmanager
+def placed(workspace: Path, test: IssueTest | None) -> Iterator[None]:
+    """`test` in the working tree for the duration of a test run, then gone again (a file
+    already there is left alone)."""
+    target = workspace / test.path if test is not None else None
+    if test is None or target is None or target.exists():
+        yield
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(test.content)
+    try:
+        yield
+    finally:
+        target.unlink(missing_ok=True)

@@ -1,0 +1,349 @@
+"""The issue's own test (planner.verification.issue_test, issue 23): before the change the
+model writes a test of what the issue states; planner keeps only the checks the issue
+grounds and that fail on the code before the change, runs them with the repository's tests,
+feeds their failures back, and adds the file to the pull request only once it passes.
+
+Replies are the ones Qwen2.5-Coder 1.5B gave (captured with `scripted_local_model capture`);
+the repository is a real git repository with a real pytest suite; the approval gate is the
+one every pass installs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.engine.issue import IssueContext
+from planner.engine.result import PassResult
+from planner.run.runner import PassSetup, run_pass
+from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.verification.issue_test import (
+    failing_only,
+    grounded,
+    issue_test_from_reply,
+    one_check_each,
+)
+from tests.test_verification_pass import config, entries, of_type
+
+ISSUE = IssueContext(
+    repository="octo/calc",
+    number="3",
+    title="parse_duration fails on combined units",
+    body=(
+        '`parse_duration("1h30m")` raises `ValueError` instead of returning 5400. Durations may\n'
+        "combine hours, minutes and seconds in that order (`1h30m`, `2m5s`, `1h1m1s`); a single\n"
+        "unit (`45s`, `2h`) must keep working.\n"
+    ),
+)
+ONE_UNIT = (
+    'UNITS = {"s": 1, "m": 60, "h": 3600}\n\n\n'
+    "def parse_duration(text: str) -> int:\n"
+    "    \"\"\"Seconds in a duration such as '45s', '5m', '2h' or '1h30m'.\"\"\"\n"
+    "    return int(text[:-1]) * UNITS[text[-1]]\n"
+)
+WRONG_FIX = ONE_UNIT.replace(
+    "    return int(text[:-1]) * UNITS[text[-1]]\n",
+    "    if text[-1] in UNITS:\n"
+    "        return int(text[:-1]) * UNITS[text[-1]]\n"
+    "    else:\n"
+    '        raise ValueError("Invalid duration format")\n',
+)
+FIXED = ONE_UNIT.replace(
+    "    return int(text[:-1]) * UNITS[text[-1]]\n",
+    "    total = 0\n"
+    '    for number, unit in re.findall(r"(\\d+)([hms])", text):\n'
+    "        total += int(number) * UNITS[unit]\n"
+    "    return total\n",
+).replace("UNITS =", "import re\n\nUNITS =")
+REPO_TEST = (
+    "from durations import parse_duration\n\n\n"
+    "def test_single_unit() -> None:\n"
+    '    assert parse_duration("45s") == 45\n'
+    '    assert parse_duration("2h") == 7200\n'
+)
+ISSUE_TEST_REPLY = (  # 1.5B: right for 1h30m, its own arithmetic for the others (155, 371)
+    "```python\nimport pytest\n\nfrom durations import parse_duration\n\n\n"
+    "def test_single_unit() -> None:\n"
+    '    assert parse_duration("45s") == 45\n'
+    '    assert parse_duration("2h") == 7200\n\n'
+    "def test_combined_units() -> None:\n"
+    '    assert parse_duration("1h30m") == 5400\n'
+    '    assert parse_duration("2m5s") == 155\n'
+    '    assert parse_duration("1h1m1s") == 371\n```'
+)
+TEST_PATH = "tests/test_planner_issue_3.py"
+LEGACY = {
+    "planning.enabled": False,
+    "llm.edit_format": "whole_file",
+    "verification.issue_test": True,
+}
+
+
+def block(path: str, content: str) -> str:
+    return f"{path}\n```python\n{content}```\n"
+
+
+def durations_repo(root: Path) -> Path:
+    root.mkdir()
+    (root / "durations.py").write_text(ONE_UNIT, encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_durations.py").write_text(REPO_TEST, encoding="utf-8")
+    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init"],
+    ):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    return root
+
+
+def run(workspace: Path, server: ScriptedModelServer, **overrides: Any) -> PassResult:
+    setup = PassSetup(config=config(server, **{**LEGACY, **overrides}), workspace=workspace)
+    return run_pass(setup, ISSUE)
+
+
+def issue_test_entries(workspace: Path) -> list[dict[str, Any]]:
+    return of_type(workspace, "issue_test")
+
+
+def untracked(workspace: Path) -> str:
+    return subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    return durations_repo(tmp_path / "repo")
+
+
+# -- whole passes ------------------------------------------------------------------------------
+
+
+def test_a_wrong_fix_the_repository_tests_pass_is_caught_and_the_repair_resolves_the_issue(
+    workspace: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """Without the issue's test the 1.5B's one-unit parser passed every repository test and
+    the pass reported `completed`."""
+    scripted_model.add(
+        reply_text("issue_test", ISSUE_TEST_REPLY),
+        reply_text("legacy", block("durations.py", WRONG_FIX)),
+        reply_text("legacy", block("durations.py", FIXED)),
+    )
+    result = run(workspace, scripted_model)
+
+    assert result.status == "completed", result.stop_reason
+    asked = str(scripted_model.requests[0].body["messages"][-1]["content"])
+    assert ISSUE.body.splitlines()[0] in asked and REPO_TEST.strip() in asked
+    assert f"write {TEST_PATH}" in asked
+    active = issue_test_entries(workspace)[0]
+    assert active["status"] == "active"
+    assert "5400" in active["content"] and "155" not in active["content"]
+    assert "371" not in active["content"]
+    # the wrong fix went back with the issue's test failing
+    told = str(scripted_model.requests[2].body["messages"][-1]["content"])
+    assert told.startswith("The test planner wrote from the issue fails after your change")
+    assert f"{TEST_PATH}::test_combined_units" in told
+    # passing, it is part of the change, written like any file
+    assert (workspace / TEST_PATH).read_text(encoding="utf-8") == issue_test_entries(workspace)[-2][
+        "content"
+    ]
+    assert issue_test_entries(workspace)[-1]["status"] == "kept"
+    writes = [
+        e["execution"]["function_call"]["arguments"]["path"] for e in of_type(workspace, "action")
+    ]
+    assert writes == ["durations.py", "durations.py", TEST_PATH]
+    note = result.verification
+    assert note is not None and not note.unfinished
+    assert any(line.startswith("✅ The issue's test") for line in note.details())
+
+
+def test_an_issue_test_still_failing_is_left_out_of_the_change_and_reported(
+    workspace: Path, scripted_model: ScriptedModelServer
+) -> None:
+    scripted_model.add(
+        reply_text("issue_test", ISSUE_TEST_REPLY),
+        reply_text("legacy", block("durations.py", WRONG_FIX)),
+        reply_text("legacy", block("durations.py", WRONG_FIX.replace("Invalid", "Bad"))),
+    )
+    result = run(workspace, scripted_model, **{"verification.max_repair_attempts": 1})
+
+    assert not (workspace / TEST_PATH).exists()
+    assert TEST_PATH not in untracked(workspace)
+    note = result.verification
+    assert note is not None and note.issue_failures and not note.regressed
+    failing = [line for line in note.details() if line.startswith("❌ The issue's test")]
+    assert failing and "not part of the pull request" in failing[0]
+    assert "files changed outside any judged call" not in str(entries(workspace))
+
+
+def test_a_wrong_issue_test_gets_one_round_and_the_model_may_keep_its_change(
+    workspace: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """fahrenheit_formula: the 1.5B's test asserted `to_fahrenheit(212) == 100`, values the
+    issue states the wrong way round. A correct fix failed it, and every repair reply wrote
+    the same correct file again, each told "nothing changed": four calls lost."""
+    wrong_way_round = (
+        "```python\nfrom durations import parse_duration\n\n\n"
+        'def test_units() -> None:\n    assert parse_duration("45s") == 5400\n```'
+    )
+    scripted_model.add(
+        reply_text("issue_test", wrong_way_round),
+        reply_text("legacy", block("durations.py", FIXED)),
+        reply_text("legacy", block("durations.py", FIXED)),  # stands by its change
+    )
+    result = run(workspace, scripted_model)
+
+    assert result.status == "completed", result.stop_reason
+    assert len(scripted_model.requests) == 3
+    told = str(scripted_model.requests[2].body["messages"][-1]["content"])
+    assert "If that test is wrong and your change is right, write the file back as it is" in told
+    assert (workspace / "durations.py").read_text(encoding="utf-8") == FIXED
+    assert not (workspace / TEST_PATH).exists()
+    note = result.verification
+    assert note is not None and note.issue_failures == [f"{TEST_PATH}::test_units"]
+
+
+def test_a_test_that_already_passes_before_the_change_is_dropped(
+    workspace: Path, scripted_model: ScriptedModelServer
+) -> None:
+    scripted_model.add(
+        reply_text("issue_test", f"```python\n{REPO_TEST}```"),
+        reply_text("legacy", block("durations.py", FIXED)),
+    )
+    result = run(workspace, scripted_model)
+
+    assert result.status == "completed", result.stop_reason
+    last = issue_test_entries(workspace)[-1]
+    assert last["status"] == "dropped" and "passes on the code before" in last["reason"]
+    assert not (workspace / TEST_PATH).exists()
+    assert of_type(workspace, "verification")[-1].get("issue_test") == ""
+
+
+def test_attack_the_model_rewrites_the_issue_test_to_pass_and_is_refused(
+    workspace: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """Shown the issue's test failing, the 1.5B wrote its own version of it (with its own
+    copy of the function under test): written, the check would prove nothing. As a block it
+    is refused as a file not shown; as a tool call, by verification."""
+    weakened = "def test_combined_units() -> None:\n    assert True\n"
+    weak_write = {"path": TEST_PATH, "content": weakened}
+    scripted_model.add(
+        reply_text("issue_test", ISSUE_TEST_REPLY),
+        reply_text("legacy", block("durations.py", WRONG_FIX)),
+        reply_text("legacy", json.dumps({"tool": "write_file", "arguments": weak_write})),
+        reply_text("legacy", block("durations.py", FIXED)),
+    )
+    result = run(workspace, scripted_model)
+
+    assert result.status == "completed", result.stop_reason
+    refused = str(scripted_model.requests[3].body["messages"][-1]["content"])
+    assert "is planner's test of the issue" in refused
+    kept = (workspace / TEST_PATH).read_text(encoding="utf-8")
+    assert "assert True" not in kept and "5400" in kept
+
+
+def test_off_asks_for_no_test(workspace: Path, scripted_model: ScriptedModelServer) -> None:
+    scripted_model.add(reply_text("legacy", block("durations.py", FIXED)))
+    result = run(workspace, scripted_model, **{"verification.issue_test": False})
+    assert result.status == "completed", result.stop_reason
+    assert len(scripted_model.requests) == 1 and not issue_test_entries(workspace)
+
+
+# -- what is kept of a reply ---------------------------------------------------------------------
+
+WORDS_ISSUE = (
+    '`word_count("a  b")` (two spaces) returns 3 and `word_count("")` returns 1. Any run of\n'
+    "whitespace (spaces, tabs, newlines) separates words; an empty or blank text has 0 words.\n"
+)
+
+
+def test_checks_with_values_the_issue_does_not_state_are_removed() -> None:
+    text = issue_test_from_reply(ISSUE_TEST_REPLY, ISSUE.body + REPO_TEST)
+    assert text is not None
+    assert '"1h30m") == 5400' in text and '"2h") == 7200' in text
+    assert "155" not in text and "371" not in text
+
+
+def test_a_made_up_set_up_removes_its_test_and_a_test_without_values_goes_too() -> None:
+    """env_port: `APP_PORT=8080` and `65536` are not in the issue, and the last test (a
+    missing variable raising, where the issue says 8000) has no value to ground it."""
+    issue = (
+        "`settings.port()` always returns 8000. It should return the value of the environment\n"
+        "variable `APP_PORT` when it is set (an integer between 1 and 65535), 8000 when it is\n"
+        "not set, and raise `ValueError` for anything else."
+    )
+    reply = (
+        "import pytest\n\nimport settings\n\n\n"
+        "def test_app_port(monkeypatch: pytest.MonkeyPatch) -> None:\n"
+        '    monkeypatch.setenv("APP_PORT", "8080")\n'
+        "    assert settings.port() == 8080\n\n"
+        "def test_invalid_app_port(monkeypatch: pytest.MonkeyPatch) -> None:\n"
+        '    monkeypatch.setenv("APP_PORT", "65536")\n'
+        "    with pytest.raises(ValueError):\n        settings.port()\n\n"
+        "def test_no_app_port(monkeypatch: pytest.MonkeyPatch) -> None:\n"
+        "    with pytest.raises(ValueError):\n        settings.port()\n"
+    )
+    assert grounded(reply, issue) is None
+    stated = reply.replace('"8080"', '"65535"').replace("== 8080", "== 65535")
+    kept = grounded(stated, issue)
+    assert kept is not None and "def test_app_port" in kept and "test_no_app_port" not in kept
+
+
+def test_numbers_and_short_texts_must_be_stated_whole() -> None:
+    """`3` is not stated by `1h30m`, and `a   \\n\\n` is not `a`."""
+    reply = (
+        "from words import word_count\n\n\n"
+        "def test_blank():\n"
+        '    assert word_count("") == 0\n'
+        '    assert word_count("a   \\n\\n\\t\\t\\t") == 3\n'
+        '    assert word_count("1h30m") == 3\n'
+    )
+    kept = grounded(reply, WORDS_ISSUE.replace("returns 3", "returns three"))
+    assert kept is not None
+    assert 'word_count("") == 0' in kept and "\\t" not in kept and "1h30m" not in kept
+
+
+def test_each_assertion_becomes_a_test_and_only_those_failing_before_the_change_stay() -> None:
+    """`word_count("a  b") == 3` is the wrong value the issue reports: it passes on the code
+    before the change, so it goes; `word_count("") == 0` fails there, so it stays."""
+    reply = (
+        "from words import word_count\n\n\n"
+        "def test_words():\n"
+        '    """Runs of whitespace."""\n'
+        '    assert word_count("") == 0\n'
+        '    assert word_count("a  b") == 3\n'
+    )
+    split = one_check_each(reply)
+    assert "def test_words_1():" in split and "def test_words_2():" in split
+    compile(split, "split", "exec")
+    kept = failing_only(split, "t.py", ["t.py::test_words_1"])
+    assert kept is not None and 'word_count("") == 0' in kept and "== 3" not in kept
+    assert failing_only(split, "t.py", []) is None
+    assert failing_only(split, "t.py", ["t.py"]) == split  # the file failed: an import error
+
+
+def test_a_reply_cut_off_in_a_loop_keeps_what_parses() -> None:
+    """slugify: the 1.5B repeated one assertion until the output limit."""
+    line = '    assert slugify("Hello, World!") == "hello-world"\n'
+    reply = "```python\nfrom slug import slugify\n\n\ndef test_punctuation() -> None:\n"
+    reply += line * 40 + '    assert slugify("Hello, World'
+    issue = '`slugify("Hello, World!")` returns `hello,-world!`. ... (`hello-world`).'
+    text = issue_test_from_reply(reply, issue)
+    assert text is not None and text.count("def test_punctuation_") == 1
+    assert text.count("assert ") == 1
+    compile(text, "cut", "exec")
+
+
+def test_a_reply_without_a_test_gives_none() -> None:
+    assert issue_test_from_reply("I would test it by hand.", ISSUE.body) is None
+    assert issue_test_from_reply("```python\nx = 1\n```", ISSUE.body) is None
