@@ -37,7 +37,13 @@ from planner.evaluation.tokens import (
     server_encoder,
 )
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_tool_calls
+from planner.testing.scripted_server import (
+    ScriptedModelServer,
+    Step,
+    reply_json,
+    reply_text,
+    reply_tool_calls,
+)
 
 ISSUE = IssueContext(
     repository="bench/greeter",
@@ -128,6 +134,49 @@ def execution_rows(encode: Encoder) -> list[str]:
     ]
 
 
+WORDS = 'def word_count(text: str) -> int:\n    return len(text.split(" "))\n'
+WORDS_TEST = (
+    'from words import word_count\n\n\ndef test_one():\n    assert word_count("a b") == 2\n'
+)
+WORDS_ISSUE = IssueContext(
+    repository="bench/words",
+    number="2",
+    title="word_count counts empty words",
+    body='`word_count("a  b")` (two spaces) returns 3; any run of whitespace separates words.',
+)
+
+
+def issue_test_rows(encode: Encoder) -> list[str]:
+    """The issue's own test request (verification.issue_test) on a one-file pytest project:
+    the issue, the file it names and the repository's test as the example."""
+    fixed = WORDS.replace('split(" ")', "split()")
+    steps = [
+        reply_text("issue_test", "No test."),
+        reply_text("legacy", f"words.py\n```python\n{fixed}```"),
+    ]
+    with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer(steps=steps) as server:
+        root = Path(tmp)
+        (root / "words.py").write_text(WORDS)
+        (root / "tests").mkdir()
+        (root / "tests" / "test_words.py").write_text(WORDS_TEST)
+        (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        env = {"OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": server.base_url}
+        overrides = {
+            "planning.enabled": False,
+            "verification.command": f"{sys.executable} -m pytest -q",
+            "tools.sandbox_user": "off",  # the tests run with this interpreter
+        }
+        config = load_config(None, env=env, overrides=overrides)
+        run_pass(PassSetup(config=config, workspace=root), WORDS_ISSUE)
+        kind, body = next((r.kind or "", r.body) for r in server.requests if r.kind == "issue_test")
+    counted = request_tokens(kind, body, encode)
+    return [
+        "the issue's own test (verification.issue_test), one-file pytest project:",
+        f"    {'messages':<26} {counted.messages:>9}",
+    ]
+
+
 def planning_phase(counted: list[RequestTokens]) -> list[RequestTokens]:
     """Every request before the first action (the first execute request)."""
     kinds = [c.kind for c in counted]
@@ -164,6 +213,7 @@ def main() -> None:
     for label, replanning, mode, refinement in CONFIGS:
         print("\n".join(report(label, measure(replanning, mode, refinement, encode))))
     print("\n".join(execution_rows(encode)))
+    print("\n".join(issue_test_rows(encode)))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import pytest
 
 from planner.engine.issue import IssueContext
 from planner.engine.result import PassResult
+from planner.engine.verification import TestRun, VerificationNote
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
 from planner.verification.issue_test import (
@@ -347,3 +348,12 @@ def test_a_reply_cut_off_in_a_loop_keeps_what_parses() -> None:
 def test_a_reply_without_a_test_gives_none() -> None:
     assert issue_test_from_reply("I would test it by hand.", ISSUE.body) is None
     assert issue_test_from_reply("```python\nx = 1\n```", ISSUE.body) is None
+
+
+def test_a_dropped_test_is_not_reported_as_passing() -> None:
+    """It passed on the code before the change: the result must not say the issue's test
+    passes when the model then changed nothing."""
+    dropped = TestRun(stage="issue", status="passed", passed=3, issue_test=TEST_PATH)
+    assert not any("issue's test" in line for line in VerificationNote(latest=dropped).details())
+    after = dropped.model_copy(update={"stage": "task"})
+    assert any(line.startswith("✅") for line in VerificationNote(latest=after).details())

@@ -171,6 +171,8 @@ class VerificationNote(BaseModel):
         latest = self.latest
         if latest is None or not latest.issue_test or latest.status == "timed_out":
             return []
+        if latest.stage == "issue" and not self.issue_failures:
+            return []  # it passed on the old code: dropped, it tests nothing
         what = f"The issue's test (`{latest.issue_test}`, written from the issue before the change)"
         if not self.issue_failures:
             return [f"✅ {what} passes."]

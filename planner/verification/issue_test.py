@@ -9,8 +9,9 @@ through the same repair path.
 
 The file is planner's, not the model's to edit: it is recorded in the history, placed in the
 working tree only while the tests run, and written for good (so the pull request carries it
-as a regression test) only when it passes at the end. A test that already passes on the code
-before the change does not test the issue and is dropped; so is a reply without a test.
+as a regression test) once it passes. Only checks whose values the issue states are kept
+(grounded()), one test per assertion (one_check_each()), and of those only the ones that fail
+on the code before the change (failing_only()); when none is left it is dropped.
 """
 
 from __future__ import annotations
