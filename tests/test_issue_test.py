@@ -28,6 +28,7 @@ from planner.verification.issue_test import (
     issue_test_from_reply,
     one_check_each,
 )
+from tests.plans import git_repo
 from tests.test_verification_pass import config, entries, of_type
 
 ISSUE = IssueContext(
@@ -89,18 +90,11 @@ def block(path: str, content: str) -> str:
 
 
 def durations_repo(root: Path) -> Path:
-    root.mkdir()
+    (root / "tests").mkdir(parents=True)
     (root / "durations.py").write_text(ONE_UNIT, encoding="utf-8")
-    (root / "tests").mkdir()
     (root / "tests" / "test_durations.py").write_text(REPO_TEST, encoding="utf-8")
     (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
-    for args in (
-        ["init", "-q", "-b", "main"],
-        ["add", "."],
-        ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init"],
-    ):
-        subprocess.run(["git", *args], cwd=root, check=True)
-    return root
+    return git_repo(root)  # committed with a README
 
 
 def run(workspace: Path, server: ScriptedModelServer, **overrides: Any) -> PassResult:
@@ -113,13 +107,8 @@ def issue_test_entries(workspace: Path) -> list[dict[str, Any]]:
 
 
 def untracked(workspace: Path) -> str:
-    return subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all"],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    status = ["git", "status", "--porcelain", "--untracked-files=all"]
+    return subprocess.check_output(status, cwd=workspace, text=True)
 
 
 @pytest.fixture
