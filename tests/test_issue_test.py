@@ -23,10 +23,12 @@ from planner.engine.verification import TestRun, VerificationNote
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
 from planner.verification.issue_test import (
+    IssueTest,
     failing_only,
     grounded,
     issue_test_from_reply,
     one_check_each,
+    placed,
 )
 from tests.plans import git_repo
 from tests.test_verification_pass import config, entries, of_type
@@ -346,3 +348,19 @@ def test_a_dropped_test_is_not_reported_as_passing() -> None:
     assert not any("issue's test" in line for line in VerificationNote(latest=dropped).details())
     after = dropped.model_copy(update={"stage": "task"})
     assert any(line.startswith("✅") for line in VerificationNote(latest=after).details())
+
+
+def test_attack_a_file_put_at_the_tests_path_never_runs_in_its_place(tmp_path: Path) -> None:
+    """A model that may run commands writes `assert True` to the issue test's path: while the
+    tests run the path holds planner's test, and the model's file is back afterwards (the
+    effect check and the path rules judge it like any other file)."""
+    test = IssueTest(path=TEST_PATH, content="def test_issue():\n    assert 1 == 2\n")
+    target = tmp_path / TEST_PATH
+    target.parent.mkdir()
+    target.write_text("def test_issue():\n    assert True\n", encoding="utf-8")
+    with placed(tmp_path, test):
+        assert target.read_text(encoding="utf-8") == test.content
+    assert "assert True" in target.read_text(encoding="utf-8")
+    with placed(tmp_path / "empty", test):
+        assert (tmp_path / "empty" / TEST_PATH).read_text(encoding="utf-8") == test.content
+    assert not (tmp_path / "empty" / TEST_PATH).exists()

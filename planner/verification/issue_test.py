@@ -46,10 +46,6 @@ class IssueTest(BaseModel):
     path: str
     content: str
 
-    def names(self, failing: list[str]) -> list[str]:
-        """The failing test names that are this file's."""
-        return [name for name in failing if name.split("::")[0] == self.path]
-
 
 def issue_test_path(workspace: Path, number: int | str) -> str:
     """`tests/test_planner_issue_12.py` where the repository keeps its tests, else at the
@@ -242,15 +238,20 @@ def _parsed_prefix(lines: list[str]) -> str | None:
 
 @contextmanager
 def placed(workspace: Path, test: IssueTest | None) -> Iterator[None]:
-    """`test` in the working tree for the duration of a test run, then gone again (a file
-    already there is left alone)."""
-    target = workspace / test.path if test is not None else None
-    if test is None or target is None or target.exists():
+    """`test` in the working tree for the duration of a test run, then as it was before: a
+    file something else put at its path (a model's command) is back after the run, but never
+    runs in the test's place."""
+    if test is None:
         yield
         return
+    target = workspace / test.path
+    before = target.read_bytes() if target.is_file() else None
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(test.content)
     try:
         yield
     finally:
-        target.unlink(missing_ok=True)
+        if before is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.write_bytes(before)

@@ -163,7 +163,7 @@ class VerificationPhase(Phase):
         run.store.append(VERIFICATION, **result.model_dump(), fingerprint=tree, **extra)
         self.checked = tree
         run.progress(f"tests ({stage}): {result.counts()}")
-        if test is not None and stage != "issue" and _passes(result, test):
+        if test is not None and stage != "issue" and _passes(result):
             self._keep_issue_test(run, test, task_id)
         return result
 
@@ -215,7 +215,7 @@ class VerificationPhase(Phase):
         """Run it on the code before the change; keep only its tests that fail there."""
         run.store.append(ISSUE_TEST, status="active", path=test.path, content=test.content)
         result = self._run(run, "issue", "")
-        failing = test.names(result.failing)
+        failing = result.issue_failures
         content = failing_only(test.content, test.path, failing) if result.ran else None
         if content is None:
             reason = "it passes on the code before the change, so it does not test the issue"
@@ -386,11 +386,11 @@ def _writes(call: ToolCall, path: str) -> bool:
     return call.name in WRITE_TOOLS and written == path
 
 
-def _passes(result: TestRun, test: IssueTest) -> bool:
-    """The issue's test ran and none of its tests failed."""
+def _passes(result: TestRun) -> bool:
+    """The issue's test ran with it and none of its tests failed."""
     if result.status == "passed":
         return True
-    return result.status == "failed" and bool(result.failing) and not test.names(result.failing)
+    return result.status == "failed" and bool(result.failing) and not result.issue_failures
 
 
 def _base(run: PassContext) -> str:
