@@ -159,7 +159,7 @@ def test_a_turn_without_tools_carries_earlier_calls_as_plain_messages(harness: H
     fixed = long_file.replace("return 3", "return 33")
     harness.server.add(
         reply_text("legacy", '{"name": "read_file", "arguments": {"path": "README.md"}}'),
-        reply_text("legacy", block("calc.py", "def f3():\n    return 33\n")),
+        reply_text("legacy", block("calc.py", "    return 33\n")),  # a fragment: refused
         reply_text("legacy", block("calc.py", fixed)),
     )
     (harness.workspace / "README.md").write_text("# calc\n", encoding="utf-8")
@@ -266,11 +266,14 @@ def test_a_file_quoted_unchanged_beside_a_changed_one_does_not_hold_the_task_ope
     assert calc(harness) == CALC
 
 
+LONG_FILE = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(8))
+
+
 def test_a_fragment_is_refused_and_never_written_over_the_file(harness: Harness) -> None:
-    long_file = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(8))
+    long_file = LONG_FILE
     (harness.workspace / "calc.py").write_text(long_file, encoding="utf-8")
     harness.server.add(
-        reply_text("legacy", block("calc.py", "def f3():\n    return 33\n")),
+        reply_text("legacy", block("calc.py", "    if n:\n        return 33\n")),
         reply_text("legacy", "I cannot do it."),
     )
     result = harness.run(ISSUE, **LEGACY, **NATIVE)
@@ -278,6 +281,41 @@ def test_a_fragment_is_refused_and_never_written_over_the_file(harness: Harness)
     assert result.status == "failed"
     told = harness.server.requests[1].body["messages"][-1]["content"]
     assert "looks like a part of the file, so it was not written" in told
+
+
+def test_a_block_of_only_the_changed_function_replaces_that_function(harness: Harness) -> None:
+    """The 1.5B answered pager.py (9 lines) with the fixed `page` alone: right, and refused as a
+    fragment; re-asked, it added a ValueError the issue never asked for."""
+    (harness.workspace / "calc.py").write_text(LONG_FILE, encoding="utf-8")
+    harness.server.add(
+        reply_text("legacy", block("calc.py", "def f3():\n    return 33\n")),
+    )
+    result = harness.run(ISSUE, **LEGACY, **NATIVE)
+    assert result.status == "completed", result.stop_reason
+    assert calc(harness) == LONG_FILE.replace("return 3\n", "return 33\n")
+    assert len(harness.server.requests) == 1
+    assert [call["arguments"]["content"] for call in written(harness)] == [calc(harness)]
+
+
+def test_a_line_that_runs_the_tests_after_the_file_leaves_it_the_one_block() -> None:
+    """The 1.5B wrote slug.py unlabelled, then ```python run_tests()```: two blocks, so neither
+    was taken as the one file shown, and the fix was lost to a nudge."""
+    for command in ("```python\nrun_tests()\n```", "```sh\npython3 -m pytest -q\n```"):
+        reply = f"Here's the updated code:\n\n```python\n{FIXED}```\n\nNow:\n\n{command}\n"
+        assert written_files(reply, {"calc.py"}, current).files == [("calc.py", FIXED)]
+    two_files = f"```python\n{FIXED}```\n\n```python\ndef other():\n    return run()\n```\n"
+    assert written_files(two_files, {"calc.py"}, current).files == [("calc.py", FIXED)]
+
+
+def test_among_several_blocks_the_one_keeping_most_of_the_one_file_shown_is_that_file() -> None:
+    """The 1.5B wrote stack.py's new class unlabelled, then looped on a `run_tests` program."""
+    runner = "```python\nimport pytest\n\n\ndef run_tests():\n    pytest.main()\n```\n"
+    reply = f"Here's the updated code for the class:\n```python\n{FIXED}```\n" + runner * 3
+    assert written_files(reply, {"calc.py"}, current).files == [("calc.py", FIXED)]
+    other = FIXED.replace("a - b", "b - a")
+    two_versions = f"```python\n{FIXED}```\n```python\n{other}```\n"  # which one?
+    assert written_files(two_versions, {"calc.py"}, current).files == []
+    assert written_files(reply, SHOWN, current).files == []  # several shown: label it
 
 
 def test_tests_broken_by_a_written_file_go_back_and_the_next_file_mends_them(

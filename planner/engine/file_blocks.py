@@ -8,14 +8,16 @@ tools, rules and records as any other call.
 
 The path is the line just above the block (`temperature.py`, `**temperature.py**`,
 `### temperature.py:`), or a comment naming it on the block's first line (`# temperature.py`),
-or, when the prompt showed one file and the reply holds one block, that file (unless the block
-names another file that exists); with several files shown, one block is the one shown file in
-its language (```markdown: README.md) when it keeps most of that file's lines. A block for a
-file of the repository the prompt did not show whole is not written (the model is told to read
-it first), a block naming no file is left alone (an example, a command; with several files
-shown the model is told to label it), and a block much shorter than its file is a fragment:
-refused with a message, never written over the file. A wrapping block (```python, the path,
-then the file's own block) is unwrapped, and a block inside a ```markdown block needs a
+or, when the prompt showed one file, the one block of the reply besides a line or two that runs
+the tests, or the one keeping most of the file's lines (unless the block names another file
+that exists); with several files shown, one block is the one shown file in its language
+(```markdown: README.md) when it keeps most of that file's lines. A block for a file of the
+repository the prompt did not show whole is not written (the model is told to read it first),
+a block naming no file is left alone (an example, a command; with several files shown the
+model is told to label it), and a block much shorter than its file is a fragment: refused
+with a message, never written over the file, unless it is Python holding only definitions,
+which are put into the file (planner.engine.definitions). A wrapping block (```python, the
+path, then the file's own block) is unwrapped, and a block inside a ```markdown block needs a
 language to nest.
 """
 
@@ -24,6 +26,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+
+from planner.engine.definitions import merged_definitions
 
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+.-]*)\s*$")
 DECORATION = re.compile(r"^[\s#>*`_:-]*(?:file(?:name)?\s*:?\s*)?|[\s*`_:]*$", re.IGNORECASE)
@@ -130,8 +134,9 @@ def written_files(
     ]
     found = WrittenFiles()
     unlabelled = False
+    the_one = _the_file_block(blocks, shown, current)
     for block in blocks:
-        path, lines = _path_of(block, shown, current, alone=len(blocks) == 1)
+        path, lines = _path_of(block, shown, current, alone=block is the_one)
         if path is None:
             why = _not_shown(block, shown, current)
             found.problems += why
@@ -151,6 +156,33 @@ def written_files(
             f"for on the line above the block: {', '.join(sorted(shown))}."
         )
     return found
+
+
+def _the_file_block(
+    blocks: list[Block], shown: Collection[str], current: Callable[[str], str | None]
+) -> Block | None:
+    """The one block that can be the one file shown: the only block but for commands, or,
+    among several, the only one keeping most of the file's lines. The 1.5B wrote stack.py's
+    new class, then looped on a `run_tests` snippet until the output limit."""
+    candidates = [block for block in blocks if not _command(block)]
+    if len(candidates) > 1 and len(shown) == 1:
+        path = next(iter(shown))
+        candidates = [block for block in candidates if _keeps_most(block, path, current)]
+    return candidates[0] if len(candidates) == 1 else None
+
+
+COMMAND_LINE = re.compile(
+    r"^\s*(\$\s*)?((python3?|pytest|npm|go|cargo|make)\b.*|\w+\([^()]*\))\s*$"
+)
+"""A line that runs something: `python3 -m pytest -q`, `run_tests()`."""
+
+
+def _command(block: Block) -> bool:
+    """A block of a line or two that runs the tests or calls a tool: the 1.5B followed the
+    fixed file with ```python run_tests()```, and the file was then one block of two."""
+    lines = [line for line in block.lines if line.strip()]
+    shell = block.language in ("sh", "bash", "shell", "console")
+    return len(lines) <= 2 and (shell or all(COMMAND_LINE.match(line) for line in lines))
 
 
 def _not_shown(
@@ -244,9 +276,14 @@ def _by_language(
     paths = [path for path in shown if block.language in LANGUAGES.get(_extension(path), ())]
     if len(paths) != 1:
         return None
-    kept = [line.strip() for line in _significant(current(paths[0]) or "")]
+    return paths[0] if _keeps_most(block, paths[0], current) else None
+
+
+def _keeps_most(block: Block, path: str, current: Callable[[str], str | None]) -> bool:
+    """The block keeps at least half of the file's lines: it is the file rewritten."""
+    kept = [line.strip() for line in _significant(current(path) or "")]
     lines = {line.strip() for line in block.lines}
-    return paths[0] if 2 * sum(line in lines for line in kept) >= len(kept) else None
+    return 2 * sum(line in lines for line in kept) >= len(kept)
 
 
 def _extension(path: str) -> str:
@@ -333,6 +370,11 @@ def _content(path: str, lines: list[str], before: str | None) -> tuple[str, str]
     lines = _written_by_script(path, lines, before) or lines
     old_lines = (before or "").splitlines()
     if len(old_lines) >= FRAGMENT_MIN_LINES and len(lines) < FRAGMENT_SHARE * len(old_lines):
+        merged = (
+            merged_definitions(before or "", "\n".join(lines)) if path.endswith(".py") else None
+        )
+        if merged is not None:
+            return merged.text, ""
         return "", (
             f"The code block for {path} has {len(lines)} lines and the file has "
             f"{len(old_lines)}: it looks like a part of the file, so it was not written. "

@@ -1,0 +1,160 @@
+"""A Python code block holding only some definitions of its file, put into the file.
+
+Asked for a file's complete new content, a small model often answers with just the function
+it changed: the 1.5B wrote `pager.py` as the fixed `page` alone (4 lines of 9; right, and
+refused as a fragment), and `temperature.py` as `to_fahrenheit` alone, twice. Re-asked, it
+rewrote more and changed more: the second `page` raised `ValueError` the issue never asked
+for. A block whose top level is only definitions (and imports) is read as what it is:
+
+- a function or class the file defines at its top level is replaced by the block's;
+- a class's methods are replaced one by one, and new methods are added at its end, when the
+  block's class holds only methods (and its docstring): the rest of the class stays;
+- a definition the file lacks is added at its end; an import it lacks, after its imports.
+
+Anything else (statements, a block or file that does not parse) is not merged: the caller
+refuses the block as a fragment, as before.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TypeGuard
+
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+@dataclass
+class Merged:
+    text: str
+    changes: list[str] = field(default_factory=list)
+    """What the block did to the file, one phrase each ("replaced `page`")."""
+
+
+def merged_definitions(before: str, block: str) -> Merged | None:
+    """`before` with the definitions of `block` put in; None when `block` is not only
+    definitions and imports, or either text does not parse."""
+    try:
+        old, new = ast.parse(before), ast.parse(block)
+    except (SyntaxError, ValueError):
+        return None
+    if not _only_definitions(new.body) or not any(_is_definition(n) for n in new.body):
+        return None
+    lines, block_lines = before.splitlines(), block.splitlines()
+    edits: list[tuple[int, int, list[str]]] = []  # (first index, end index, new lines)
+    merged = Merged("")
+    known = {n.name: n for n in old.body if _is_definition(n)}
+    added: list[list[str]] = []
+    for node in new.body:
+        if not _is_definition(node):
+            continue
+        source = _source(block_lines, node)
+        existing = known.get(node.name)
+        if existing is None:
+            added.append(source)
+            merged.changes.append(f"added `{node.name}`")
+        elif isinstance(existing, ast.ClassDef) and isinstance(node, ast.ClassDef):
+            if not _class_edits(lines, existing, node, block_lines, edits):
+                edits.append((_start(existing), _end(existing), source))
+            merged.changes.append(f"changed class `{node.name}`")
+        else:
+            edits.append((_start(existing), _end(existing), source))
+            merged.changes.append(f"replaced `{node.name}`")
+    for first, end, replacement in sorted(edits, key=lambda e: e[0], reverse=True):
+        lines[first:end] = replacement
+    while added and lines and not lines[-1].strip():
+        lines.pop()
+    for source in added:
+        lines += ["", "", *source]
+    lines = _with_imports(lines, old, new, block_lines, merged)
+    merged.text = "\n".join(lines) + ("\n" if before.endswith("\n") else "")
+    return merged
+
+
+def _only_definitions(body: list[ast.stmt]) -> bool:
+    return all(_is_definition(n) or isinstance(n, ast.Import | ast.ImportFrom) for n in body)
+
+
+def _is_definition(node: ast.stmt) -> TypeGuard[Definition]:
+    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+
+
+def _class_edits(
+    lines: list[str],
+    existing: ast.ClassDef,
+    node: ast.ClassDef,
+    block_lines: list[str],
+    edits: list[tuple[int, int, list[str]]],
+) -> bool:
+    """Edits putting the block's methods into the file's class; False when the block's class
+    holds more than methods and a docstring (then it replaces the class whole)."""
+    members = [m for m in node.body if not _is_docstring(m)]
+    methods_only = [m for m in members if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)]
+    if not members or len(methods_only) != len(members):
+        return False
+    methods = {
+        m.name: m for m in existing.body if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    indent = " " * existing.body[0].col_offset
+    appended: list[str] = []
+    for member in methods_only:
+        source = _indented(_source(block_lines, member), member.col_offset, indent)
+        if member.name in methods:
+            edits.append((_start(methods[member.name]), _end(methods[member.name]), source))
+        else:
+            appended += ["", *source]
+    if appended:
+        end = _end(existing)
+        edits.append((end, end, appended))
+    return True
+
+
+def _with_imports(
+    lines: list[str], old: ast.Module, new: ast.Module, block_lines: list[str], merged: Merged
+) -> list[str]:
+    """The block's imports the file lacks, after the file's leading imports (or its docstring)."""
+    have = {ast.dump(n) for n in old.body if isinstance(n, ast.Import | ast.ImportFrom)}
+    missing = [
+        line
+        for n in new.body
+        if isinstance(n, ast.Import | ast.ImportFrom) and ast.dump(n) not in have
+        for line in _source(block_lines, n)
+    ]
+    if not missing:
+        return lines
+    merged.changes.append("added " + ", ".join(f"`{line.strip()}`" for line in missing))
+    at = 0
+    for position, node in enumerate(old.body):
+        if not (
+            isinstance(node, ast.Import | ast.ImportFrom) or (position == 0 and _is_docstring(node))
+        ):
+            break
+        at = node.end_lineno or at
+    return [*lines[:at], *missing, *lines[at:]]
+
+
+def _indented(lines: list[str], column: int, indent: str) -> list[str]:
+    """A method's lines moved to the file's class indentation (the block may indent by 2)."""
+    return [indent + line[column:] if line[:column].isspace() else line for line in lines]
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def _start(node: ast.stmt) -> int:
+    """Index of the node's first line, its decorators included."""
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)]) - 1
+
+
+def _end(node: ast.stmt) -> int:
+    return node.end_lineno or node.lineno
+
+
+def _source(lines: list[str], node: ast.stmt) -> list[str]:
+    return lines[_start(node) : _end(node)]

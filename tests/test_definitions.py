@@ -1,0 +1,96 @@
+"""A Python block holding only some definitions of its file is put into the file
+(planner.engine.definitions): replaced, added, or a class's methods one by one."""
+
+from __future__ import annotations
+
+import ast
+
+from planner.engine.definitions import merged_definitions
+
+PAGER = '''"""Pages."""
+import math
+
+
+def page(items: list[object], number: int, size: int) -> list[object]:
+    start = (number - 1) * size
+    return items[start : start + size + 1]
+
+
+@staticmethod
+def page_count(items: list[object], size: int) -> int:
+    return math.ceil(len(items) / size)
+'''
+
+STACK = '''class Stack:
+    """Last in, first out."""
+
+    def __init__(self) -> None:
+        self._items: list[object] = []
+
+    def push(self, item: object) -> None:
+        self._items.append(item)
+
+    def pop(self) -> object:
+        return self._items.pop()
+'''
+
+
+def test_a_function_the_file_defines_is_replaced_and_the_rest_kept() -> None:
+    block = "def page(items, number, size):\n    return items[(number - 1) * size :][:size]\n"
+    merged = merged_definitions(PAGER, block)
+    assert merged is not None
+    assert merged.text == PAGER.replace(
+        "def page(items: list[object], number: int, size: int) -> list[object]:\n"
+        "    start = (number - 1) * size\n    return items[start : start + size + 1]\n",
+        block,
+    )
+    assert merged.changes == ["replaced `page`"]
+
+
+def test_a_decorated_function_is_replaced_with_its_decorators() -> None:
+    block = "def page_count(items, size):\n    return -(-len(items) // size)\n"
+    merged = merged_definitions(PAGER, block)
+    assert merged is not None
+    assert "@staticmethod" not in merged.text
+    assert merged.text.endswith(block)
+
+
+def test_a_new_function_is_added_at_the_end_and_a_new_import_after_the_imports() -> None:
+    block = "import statistics\n\n\ndef middle(values):\n    return statistics.median(values)\n"
+    merged = merged_definitions(PAGER, block)
+    assert merged is not None
+    assert merged.text.startswith('"""Pages."""\nimport math\nimport statistics\n\n\ndef page(')
+    assert merged.text.endswith(PAGER.splitlines()[-1] + "\n\n\n" + block.split("\n\n\n")[1])
+    assert merged.changes == ["added `middle`", "added `import statistics`"]
+    ast.parse(merged.text)
+
+
+def test_methods_are_put_into_the_class_one_by_one_at_its_indentation() -> None:
+    block = (
+        "class Stack:\n"
+        "  def pop(self) -> object:\n    return self._items.pop(-1)\n"
+        "  def peek(self) -> object:\n    return self._items[-1]\n"
+    )
+    merged = merged_definitions(STACK, block)
+    assert merged is not None
+    tree = ast.parse(merged.text)
+    stack = tree.body[0]
+    assert isinstance(stack, ast.ClassDef)
+    names = [m.name for m in stack.body if isinstance(m, ast.FunctionDef)]
+    assert names == ["__init__", "push", "pop", "peek"]
+    assert "    def peek(self) -> object:\n" in merged.text
+    assert "pop(-1)" in merged.text and '"""Last in, first out."""' in merged.text
+
+
+def test_a_class_with_more_than_methods_replaces_the_class_whole() -> None:
+    block = "class Stack:\n    limit = 3\n\n    def peek(self):\n        return None\n"
+    merged = merged_definitions(STACK, block)
+    assert merged is not None
+    assert merged.text == block
+
+
+def test_statements_or_text_that_does_not_parse_are_not_merged() -> None:
+    assert merged_definitions(PAGER, "x = 1\n\n\ndef page():\n    return x\n") is None
+    assert merged_definitions(PAGER, "    return items[:size]\n") is None
+    assert merged_definitions(PAGER, "import os\n") is None  # no definition at all
+    assert merged_definitions("def broken(:\n", "def page():\n    return 1\n") is None
