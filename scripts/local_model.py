@@ -415,13 +415,50 @@ def capture(upstream: str, port: int, log: Path) -> None:
                 root + self.path,
                 data=body if self.command == "POST" else None,
                 method=self.command,
-                headers={"Content-Type": self.headers.get("Content-Type", "application/json")},
+                headers={
+                    "Content-Type": self.headers.get("Content-Type", "application/json"),
+                    "X-Planner-Kind": self.headers.get("X-Planner-Kind", ""),
+                },
             )
             try:
                 with urllib.request.urlopen(request, timeout=3600) as response:
+                    if "text/event-stream" in response.headers.get("Content-Type", ""):
+                        self._relay(response, body, started)
+                        return
                     status, payload = response.status, response.read()
             except urllib.error.HTTPError as error:
                 status, payload = error.code, error.read()
+            self._record(status, body, _json_or_text(payload), started)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def _relay(self, response: Any, body: bytes, started: float) -> None:
+            """A streamed reply: each event passed on as it comes; the log gets the reply
+            assembled. A client that closes the stream closes it upstream too (the server
+            then stops generating)."""
+            self.send_response(response.status)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            events: list[Any] = []
+            closed = False
+            for line in response:
+                try:
+                    self.wfile.write(line)
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    closed = True
+                    break
+                data = line.decode("utf-8", "replace").strip().removeprefix("data:").strip()
+                if data and data != "[DONE]":
+                    events.append(_json_or_text(data.encode()))
+            self._record(response.status, body, _assembled(events, closed), started)
+            self.close_connection = True
+
+        def _record(self, status: int, body: bytes, response: Any, started: float) -> None:
             record = {
                 "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 "kind": self.headers.get("X-Planner-Kind"),
@@ -430,15 +467,10 @@ def capture(upstream: str, port: int, log: Path) -> None:
                 "status": status,
                 "elapsed_s": round(time.monotonic() - started, 3),
                 "request": _json_or_text(body),
-                "response": _json_or_text(payload),
+                "response": response,
             }
             with log.open("a", encoding="utf-8") as out:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
 
         def log_message(self, format: str, *args: Any) -> None:
             say(f"capture: {self.headers.get('X-Planner-Kind')} {format % args}")
@@ -447,6 +479,39 @@ def capture(upstream: str, port: int, log: Path) -> None:
     print(f"http://{HOST}:{server.server_address[1]}{prefix}", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
+
+
+def _assembled(events: list[Any], closed: bool) -> dict[str, Any]:
+    """Streamed chunks as the one completion a request without `stream` would have got."""
+    content: list[str] = []
+    calls: dict[int, dict[str, str]] = {}
+    finish, usage = None, None
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        usage = event.get("usage") or usage
+        for choice in event.get("choices") or []:
+            finish = choice.get("finish_reason") or finish
+            delta = choice.get("delta") or {}
+            content.append(delta.get("content") or "")
+            for call in delta.get("tool_calls") or []:
+                entry = calls.setdefault(call.get("index", 0), {"id": "", "name": "", "args": ""})
+                function = call.get("function") or {}
+                entry["id"] = call.get("id") or entry["id"]
+                entry["name"] += function.get("name") or ""
+                entry["args"] += function.get("arguments") or ""
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(content)}
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": c["args"]},
+            }
+            for _, c in sorted(calls.items())
+        ]
+    reason = "closed_by_client" if closed else finish
+    return {"choices": [{"message": message, "finish_reason": reason}], "usage": usage or {}}
 
 
 def _json_or_text(raw: bytes) -> Any:

@@ -243,7 +243,7 @@ def test_tool_message_with_unknown_id_is_rejected(own_server: ScriptedModelServe
     [
         ({"messages": []}, "non-empty"),
         ({"messages": [{"role": "robot", "content": "x"}]}, "robot"),
-        ({"stream": True}, "streaming is not supported by the scripted server"),
+        ({"stream_options": {"include_usage": True}}, "only allowed when 'stream' is enabled"),
         ({"tools": [{"type": "function", "function": {"name": "bad name"}}]}, "pattern"),
         (
             {"tools": [{"type": "function", "function": {"name": "f", "parameters": []}}]},

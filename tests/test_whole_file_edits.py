@@ -318,6 +318,19 @@ def test_among_several_blocks_the_one_keeping_most_of_the_one_file_shown_is_that
     assert written_files(reply, SHOWN, current).files == []  # several shown: label it
 
 
+def test_among_several_blocks_the_one_changing_a_function_of_the_file_is_that_file() -> None:
+    """The 1.5B wrote the fixed `is_leap`, then a test of it, both unlabelled: the fix was
+    lost, and the next reply, the test alone, was written as calendar_tools.py."""
+    fix = "def add(a, b):\n    return a + b\n"
+    test = "def test_add():\n    assert add(2, 3) == 5\n"
+    quoted = "def add(a, b):\n    return a - b\n"
+    for blocks in ((fix, test), (quoted, fix), (test, quoted, fix)):
+        reply = "".join(f"Here:\n```python\n{code}```\n" for code in blocks)
+        assert written_files(reply, {"calc.py"}, current).files == [("calc.py", fix)]
+    reply = f"```python\n{test}```\n```python\n{quoted}```\n"  # no change to the file
+    assert written_files(reply, {"calc.py"}, current).files == []
+
+
 def test_tests_broken_by_a_written_file_go_back_and_the_next_file_mends_them(
     harness: Harness,
 ) -> None:

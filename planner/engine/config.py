@@ -377,6 +377,12 @@ class LLMConfig(Section):
     """Upper bound on the tokens of one reply (sent as max_tokens); None leaves the endpoint's
     default. A local server's default may be "until the context is full": a small model that
     starts repeating itself then runs into the request timeout, and every retry again."""
+    stop_repeating: bool = False
+    """Stream each reply and stop it once it keeps repeating itself (the same passage over and
+    over, as small models do at temperature 0, until the output limit): what came before is the
+    reply, treated as cut off at the output limit. Needs an endpoint that streams with
+    `stream_options.include_usage` (OpenAI, llama.cpp, Ollama, vLLM). A stopped reply reports
+    the tokens it streamed and no prompt tokens: the endpoint counts those in the last chunk."""
     tool_calling: Literal["native", "json", "auto"] = "auto"
     """How tool calls travel: native `tools`/`tool_calls`; json (the model answers a JSON
     document naming the tool and its arguments, validated and re-asked once); auto (native,
@@ -695,6 +701,7 @@ class PlannerConfig(Section):
     small_model, for local models of a few billion parameters: llm.tool_calling auto,
     llm.temperature 0 (the most likely reply; after a reply repeated word for word, cut off at
     the output limit or unusable, the next call samples at 0.7), llm.max_output_tokens 2048,
+    llm.stop_repeating true,
     llm.timeout_seconds 900, llm.max_retries 1 and planning.refinement.enabled false (a small
     model judging finished work rejects correct fixes and asks for follow-up work that undoes
     them)."""
@@ -722,6 +729,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "llm.tool_calling": "auto",
         "llm.temperature": 0.0,
         "llm.max_output_tokens": 2048,
+        "llm.stop_repeating": True,
         "llm.timeout_seconds": 900,
         "llm.max_retries": 1,
         "planning.refinement.enabled": False,

@@ -71,6 +71,14 @@ def merged_definitions(before: str, block: str) -> Merged | None:
     return merged
 
 
+def defined_names(text: str) -> set[str]:
+    """The functions and classes `text` defines at its top level (none when it does not parse)."""
+    try:
+        return {node.name for node in ast.parse(text).body if _is_definition(node)}
+    except (SyntaxError, ValueError):
+        return set()
+
+
 def _only_definitions(body: list[ast.stmt]) -> bool:
     return all(_is_definition(n) or isinstance(n, ast.Import | ast.ImportFrom) for n in body)
 

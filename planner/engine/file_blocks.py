@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
-from planner.engine.definitions import merged_definitions
+from planner.engine.definitions import defined_names, merged_definitions
 
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+.-]*)\s*$")
 DECORATION = re.compile(r"^[\s#>*`_:-]*(?:file(?:name)?\s*:?\s*)?|[\s*`_:]*$", re.IGNORECASE)
@@ -167,8 +167,28 @@ def _the_file_block(
     candidates = [block for block in blocks if not _command(block)]
     if len(candidates) > 1 and len(shown) == 1:
         path = next(iter(shown))
-        candidates = [block for block in candidates if _keeps_most(block, path, current)]
+        text = current(path) or ""
+        candidates = [
+            block
+            for block in candidates
+            if (_keeps_most(block, path, current) or _redefines(block, path, text))
+            and not _quotes(block, text)
+        ]
     return candidates[0] if len(candidates) == 1 else None
+
+
+def _redefines(block: Block, path: str, text: str) -> bool:
+    """A Python block defining a function or class the file defines: the file's changed part
+    (the 1.5B wrote the fixed `is_leap`, then a test of it, unlabelled)."""
+    if _extension(path) != "py":
+        return False
+    return bool(defined_names("\n".join(block.lines)) & defined_names(text))
+
+
+def _quotes(block: Block, text: str) -> bool:
+    """Every line of the block is a line of the file: the file quoted, not changed."""
+    lines = {line.strip() for line in text.splitlines()}
+    return all(line.strip() in lines for line in block.lines)
 
 
 COMMAND_LINE = re.compile(

@@ -30,6 +30,7 @@ from planner.engine.file_blocks import holds_code
 from planner.engine.interfaces import ChatReply, DocT, ToolCall, ToolSpec
 from planner.engine.prompts import render
 from planner.engine.redaction import redact, redact_data, register_secret
+from planner.engine.streaming import read_stream
 from planner.engine.toolcalls import (
     CallProblem,
     call_schema,
@@ -97,6 +98,8 @@ class OpenAIModel:
         self._call_ids = 0
         self._replies: set[int] = set()
         """Hashes of this pass's replies (content and calls)."""
+        self._stopped = False
+        """The last reply was stopped for repeating itself (llm.stop_repeating)."""
         self._warmer = False
         """The last reply repeated an earlier one word for word, or was unusable: the next
         call samples at REPEAT_TEMPERATURE at least."""
@@ -321,6 +324,11 @@ class OpenAIModel:
     def _cut_off(self, problem: ModelBehaviourError) -> ModelBehaviourError:
         """A reply cut off mid-document is not a malformed one: say so (to the model, which
         must answer shorter, and in the log, where llm.max_output_tokens is the fix)."""
+        if self._stopped:
+            return ModelBehaviourError(
+                "the reply was stopped before the JSON ended: it kept repeating itself; "
+                f"answer with a shorter document, each item once ({problem})"
+            )
         limit = self.config.max_output_tokens
         where = f"llm.max_output_tokens = {limit}" if limit else "the endpoint's output limit"
         return ModelBehaviourError(
@@ -335,14 +343,7 @@ class OpenAIModel:
         while True:
             attempts += 1
             try:
-                completion = self._client.chat.completions.create(
-                    model=self.config.model,
-                    messages=redact_data(list(messages), patterns=False),  # type: ignore[call-overload]
-                    extra_headers={"X-Planner-Kind": kind},
-                    timeout=bounded(self.config.timeout_seconds),  # durable: the deadline
-                    **self._sampling(kind),
-                    **extra,
-                )
+                completion = self._request(kind, messages, extra)
             except (openai.APIStatusError, openai.APIConnectionError) as exc:
                 error = _api_error(exc)
                 if not error.retryable or attempts > self.config.max_retries:
@@ -356,6 +357,46 @@ class OpenAIModel:
                 raise ModelBehaviourError(f"the model returned no choices for {kind}", kind=kind)
             self._note_reply(kind, completion.choices[0])
             return completion
+
+    def _request(self, kind: str, messages: Sequence[dict[str, Any]], extra: dict[str, Any]) -> Any:
+        arguments: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": redact_data(list(messages), patterns=False),
+            "extra_headers": {"X-Planner-Kind": kind},
+            "timeout": bounded(self.config.timeout_seconds),  # durable: the deadline
+            **self._sampling(kind),
+            **extra,
+        }
+        self._stopped = False
+        if not self.config.stop_repeating:
+            return self._client.chat.completions.create(**arguments)
+        stream = self._client.chat.completions.create(
+            **arguments, stream=True, stream_options={"include_usage": True}
+        )
+        return self._read(kind, stream, time.monotonic() + arguments["timeout"])
+
+    def _read(self, kind: str, stream: Any, deadline: float) -> Any:
+        """The streamed reply as one completion (planner.engine.streaming); a stream that
+        breaks off or outlasts the timeout is a connection error (retried like one)."""
+        request = stream.response.request
+        try:
+            streamed = read_stream(stream, stream.close, model=self.config.model, deadline=deadline)
+        except TimeoutError as exc:
+            raise openai.APITimeoutError(request=request) from exc
+        except Exception as exc:
+            stream.close()
+            transport = type(exc).__module__.startswith("httpx")  # openai 1.x leaves them raw
+            if isinstance(exc, openai.APIStatusError | openai.APIConnectionError) or not (
+                transport or isinstance(exc, openai.APIError)
+            ):
+                raise
+            raise openai.APIConnectionError(
+                message=f"the stream broke off: {exc}", request=request
+            ) from exc
+        if streamed.stopped:
+            log.warning("model %s reply stopped: it was repeating itself", kind)
+        self._stopped = streamed.stopped
+        return streamed.completion
 
     def _note_reply(self, kind: str, choice: Any) -> None:
         """A reply cut off at the output limit (mostly a loop) or repeating an earlier one makes

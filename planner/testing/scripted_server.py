@@ -38,7 +38,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType, TracebackType
@@ -233,6 +233,10 @@ class _Reply:
     status: int
     payload: JsonDict
     headers: tuple[tuple[str, str], ...] = ()
+    stream: bool = False
+    """Sent as server-sent events, as the API streams (`stream: true`)."""
+    usage_chunk: bool = False
+    """The stream ends with the usage chunk (`stream_options.include_usage`)."""
 
 
 class _ProtocolError(Exception):
@@ -290,8 +294,12 @@ def _parse_body(raw: bytes) -> JsonDict:
 
 
 def _validate_request(body: JsonDict) -> None:
-    if body.get("stream") is True:
-        raise _ProtocolError("streaming is not supported by the scripted server", "stream")
+    options = body.get("stream_options")
+    if options is not None and body.get("stream") is not True:
+        raise _ProtocolError(
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+            "stream_options",
+        )
     if not isinstance(body.get("model"), str):
         raise _ProtocolError("you must provide a model parameter", "model")
     messages = body.get("messages")
@@ -504,6 +512,30 @@ def _shorten(text: str, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
+STREAM_PIECE = 16
+"""Characters of text per streamed chunk (a real endpoint sends one token each)."""
+
+
+def _stream_chunks(reply: _Reply) -> Iterator[JsonDict]:
+    payload = reply.payload
+    choice = payload["choices"][0]
+    message = choice["message"]
+    head = {k: payload[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+
+    def chunk(delta: JsonDict, finish: str | None = None) -> JsonDict:
+        return head | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    yield chunk({"role": "assistant", "content": None})
+    text = message.get("content") or ""
+    for start in range(0, len(text), STREAM_PIECE):
+        yield chunk({"content": text[start : start + STREAM_PIECE]})
+    for index, call in enumerate(message.get("tool_calls") or []):
+        yield chunk({"tool_calls": [{"index": index, **call}]})
+    yield chunk({}, choice["finish_reason"])
+    if reply.usage_chunk:
+        yield head | {"choices": [], "usage": payload["usage"]}
+
+
 # ----------------------------------------------------------------------- server
 
 
@@ -550,6 +582,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(_error_reply(404, f"Invalid URL ({self.command} {self.path})"))
 
     def _send(self, reply: _Reply) -> None:
+        if reply.stream:
+            self._send_stream(reply)
+            return
         data = json.dumps(reply.payload).encode()
         self.send_response(reply.status)
         self.send_header("Content-Type", "application/json")
@@ -561,6 +596,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         self.close_connection = True
+
+    def _send_stream(self, reply: _Reply) -> None:
+        """The completion as the API streams it: a chunk per few characters of text, a chunk
+        per tool call, the finish reason, the usage chunk when asked, then [DONE]. A client
+        that closes the stream early is counted (ScriptedModelServer.streams_closed)."""
+        self.send_response(reply.status)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        for name, value in reply.headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.close_connection = True
+        try:
+            for chunk in _stream_chunks(reply):
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.server.scripted._stream_closed()
 
     def log_message(self, format: str, *args: Any) -> None:
         # Access logs would drown pytest's captured output; failures are recorded instead.
@@ -591,6 +646,8 @@ class ScriptedModelServer:
         self._thread: threading.Thread | None = None
         # Lets a test opt out of the leftover-steps check (mismatches still fail).
         self.allow_leftovers = False
+        self.streams_closed = 0
+        """Streamed replies the client closed before their end."""
 
     # -- lifecycle
 
@@ -743,6 +800,10 @@ class ScriptedModelServer:
         with self._lock:
             self._mismatches.append(message)
 
+    def _stream_closed(self) -> None:
+        with self._lock:
+            self.streams_closed += 1
+
     def _next_serial(self) -> int:
         with self._lock:
             self._serial += 1
@@ -787,7 +848,14 @@ class ScriptedModelServer:
             ],
             "usage": _usage(step, body["messages"], completion_text),
         }
-        return _Reply(200, payload, (("x-request-id", f"req_scripted_{serial}"),))
+        options = body.get("stream_options")
+        return _Reply(
+            200,
+            payload,
+            (("x-request-id", f"req_scripted_{serial}"),),
+            stream=body.get("stream") is True,
+            usage_chunk=isinstance(options, dict) and options.get("include_usage") is True,
+        )
 
 
 def _check_step(index: int | None, step: Step, kind: str | None, body: JsonDict) -> str | None:
