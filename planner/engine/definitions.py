@@ -96,7 +96,7 @@ def _class_edits(
 ) -> bool:
     """Edits putting the block's methods into the file's class; False when the block's class
     holds more than methods and a docstring (then it replaces the class whole)."""
-    members = [m for m in node.body if not _is_docstring(m)]
+    members = [m for m in node.body if not is_docstring(m)]
     methods_only = [m for m in members if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)]
     if not members or len(methods_only) != len(members):
         return False
@@ -134,7 +134,7 @@ def _with_imports(
     at = 0
     for position, node in enumerate(old.body):
         if not (
-            isinstance(node, ast.Import | ast.ImportFrom) or (position == 0 and _is_docstring(node))
+            isinstance(node, ast.Import | ast.ImportFrom) or (position == 0 and is_docstring(node))
         ):
             break
         at = node.end_lineno or at
@@ -146,7 +146,8 @@ def _indented(lines: list[str], column: int, indent: str) -> list[str]:
     return [indent + line[column:] if line[:column].isspace() else line for line in lines]
 
 
-def _is_docstring(node: ast.stmt) -> bool:
+def is_docstring(node: ast.stmt) -> bool:
+    """A string standing alone as a statement: a module's, class's or function's docstring."""
     return (
         isinstance(node, ast.Expr)
         and isinstance(node.value, ast.Constant)
@@ -154,10 +155,15 @@ def _is_docstring(node: ast.stmt) -> bool:
     )
 
 
-def _start(node: ast.stmt) -> int:
-    """Index of the node's first line, its decorators included."""
+def first_line(node: ast.stmt) -> int:
+    """The node's first line number, its decorators included."""
     decorators: list[ast.expr] = getattr(node, "decorator_list", [])
-    return min([node.lineno, *(d.lineno for d in decorators)]) - 1
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+def _start(node: ast.stmt) -> int:
+    """Index of the node's first line in the file's lines."""
+    return first_line(node) - 1
 
 
 def _end(node: ast.stmt) -> int:

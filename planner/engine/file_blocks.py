@@ -162,8 +162,9 @@ def _the_file_block(
     blocks: list[Block], shown: Collection[str], current: Callable[[str], str | None]
 ) -> Block | None:
     """The one block that can be the one file shown: the only block but for commands, or,
-    among several, the only one keeping most of the file's lines. The 1.5B wrote stack.py's
-    new class, then looped on a `run_tests` snippet until the output limit."""
+    among several, the only one that keeps most of the file's lines or changes a function it
+    defines, and is not the file quoted as it is. The 1.5B wrote stack.py's new class, then
+    looped on a `run_tests` snippet until the output limit."""
     candidates = [block for block in blocks if not _command(block)]
     if len(candidates) > 1 and len(shown) == 1:
         path = next(iter(shown))

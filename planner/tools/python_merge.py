@@ -25,6 +25,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from planner.engine.definitions import first_line, is_docstring
+
 BUILTIN_NAMES = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__"}
 
 DEFINITION_STARTS = ("def ", "async def ", "class ", "@")
@@ -142,7 +144,7 @@ def _insertion_lines(new: ast.Module, count: int) -> tuple[int, int]:
     definition (its decorators included); the end when there is none."""
     at_head = 0
     for position, node in enumerate(new.body):
-        leading_docstring = position == 0 and _is_docstring(node)
+        leading_docstring = position == 0 and is_docstring(node)
         if not (leading_docstring or isinstance(node, ast.Import | ast.ImportFrom)):
             break
         at_head = node.end_lineno or at_head
@@ -154,7 +156,7 @@ def _insertion_lines(new: ast.Module, count: int) -> tuple[int, int]:
         ),
         None,
     )
-    at_definitions = _first_line(first) - 1 if first is not None else count
+    at_definitions = first_line(first) - 1 if first is not None else count
     return at_head, max(at_head, at_definitions)
 
 
@@ -211,20 +213,7 @@ def _body(node: ast.stmt) -> str:
 
 def _source(text: str, node: ast.stmt) -> str:
     lines = text.splitlines()
-    return "\n".join(lines[_first_line(node) - 1 : node.end_lineno])
-
-
-def _first_line(node: ast.stmt) -> int:
-    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
-    return min([node.lineno, *(d.lineno for d in decorators)])
-
-
-def _is_docstring(node: ast.stmt) -> bool:
-    return (
-        isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Constant)
-        and isinstance(node.value.value, str)
-    )
+    return "\n".join(lines[first_line(node) - 1 : node.end_lineno])
 
 
 def _star_import(module: ast.Module) -> bool:
