@@ -18,20 +18,12 @@ refuses the block as a fragment, as before.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import TypeGuard
 
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
-@dataclass
-class Merged:
-    text: str
-    changes: list[str] = field(default_factory=list)
-    """What the block did to the file, one phrase each ("replaced `page`")."""
-
-
-def merged_definitions(before: str, block: str) -> Merged | None:
+def merged_definitions(before: str, block: str) -> str | None:
     """`before` with the definitions of `block` put in; None when `block` is not only
     definitions and imports, or either text does not parse."""
     try:
@@ -42,33 +34,27 @@ def merged_definitions(before: str, block: str) -> Merged | None:
         return None
     lines, block_lines = before.splitlines(), block.splitlines()
     edits: list[tuple[int, int, list[str]]] = []  # (first index, end index, new lines)
-    merged = Merged("")
     known = {n.name: n for n in old.body if _is_definition(n)}
     added: list[list[str]] = []
-    for node in new.body:
-        if not _is_definition(node):
-            continue
+    for node in filter(_is_definition, new.body):
         source = _source(block_lines, node)
         existing = known.get(node.name)
         if existing is None:
             added.append(source)
-            merged.changes.append(f"added `{node.name}`")
-        elif isinstance(existing, ast.ClassDef) and isinstance(node, ast.ClassDef):
-            if not _class_edits(lines, existing, node, block_lines, edits):
-                edits.append((_start(existing), _end(existing), source))
-            merged.changes.append(f"changed class `{node.name}`")
-        else:
+        elif not (
+            isinstance(existing, ast.ClassDef)
+            and isinstance(node, ast.ClassDef)
+            and _class_edits(existing, node, block_lines, edits)
+        ):
             edits.append((_start(existing), _end(existing), source))
-            merged.changes.append(f"replaced `{node.name}`")
     for first, end, replacement in sorted(edits, key=lambda e: e[0], reverse=True):
         lines[first:end] = replacement
     while added and lines and not lines[-1].strip():
         lines.pop()
     for source in added:
         lines += ["", "", *source]
-    lines = _with_imports(lines, old, new, block_lines, merged)
-    merged.text = "\n".join(lines) + ("\n" if before.endswith("\n") else "")
-    return merged
+    lines = _with_imports(lines, old, new, block_lines)
+    return "\n".join(lines) + ("\n" if before.endswith("\n") else "")
 
 
 def defined_names(text: str) -> set[str]:
@@ -88,7 +74,6 @@ def _is_definition(node: ast.stmt) -> TypeGuard[Definition]:
 
 
 def _class_edits(
-    lines: list[str],
     existing: ast.ClassDef,
     node: ast.ClassDef,
     block_lines: list[str],
@@ -118,7 +103,7 @@ def _class_edits(
 
 
 def _with_imports(
-    lines: list[str], old: ast.Module, new: ast.Module, block_lines: list[str], merged: Merged
+    lines: list[str], old: ast.Module, new: ast.Module, block_lines: list[str]
 ) -> list[str]:
     """The block's imports the file lacks, after the file's leading imports (or its docstring)."""
     have = {ast.dump(n) for n in old.body if isinstance(n, ast.Import | ast.ImportFrom)}
@@ -130,7 +115,6 @@ def _with_imports(
     ]
     if not missing:
         return lines
-    merged.changes.append("added " + ", ".join(f"`{line.strip()}`" for line in missing))
     at = 0
     for position, node in enumerate(old.body):
         if not (

@@ -172,7 +172,7 @@ def _the_file_block(
         candidates = [
             block
             for block in candidates
-            if (_keeps_most(block, path, current) or _redefines(block, path, text))
+            if (_keeps_most(block, text) or _redefines(block, path, text))
             and not _quotes(block, text)
         ]
     return candidates[0] if len(candidates) == 1 else None
@@ -297,12 +297,12 @@ def _by_language(
     paths = [path for path in shown if block.language in LANGUAGES.get(_extension(path), ())]
     if len(paths) != 1:
         return None
-    return paths[0] if _keeps_most(block, paths[0], current) else None
+    return paths[0] if _keeps_most(block, current(paths[0]) or "") else None
 
 
-def _keeps_most(block: Block, path: str, current: Callable[[str], str | None]) -> bool:
-    """The block keeps at least half of the file's lines: it is the file rewritten."""
-    kept = [line.strip() for line in _significant(current(path) or "")]
+def _keeps_most(block: Block, text: str) -> bool:
+    """The block keeps at least half of the file's lines (`text`): it is the file rewritten."""
+    kept = [line.strip() for line in _significant(text)]
     lines = {line.strip() for line in block.lines}
     return 2 * sum(line in lines for line in kept) >= len(kept)
 
@@ -395,7 +395,7 @@ def _content(path: str, lines: list[str], before: str | None) -> tuple[str, str]
             merged_definitions(before or "", "\n".join(lines)) if path.endswith(".py") else None
         )
         if merged is not None:
-            return merged.text, ""
+            return merged, ""
         return "", (
             f"The code block for {path} has {len(lines)} lines and the file has "
             f"{len(old_lines)}: it looks like a part of the file, so it was not written. "

@@ -385,10 +385,9 @@ class OpenAIModel:
             raise openai.APITimeoutError(request=request) from exc
         except Exception as exc:
             stream.close()
-            transport = type(exc).__module__.startswith("httpx")  # openai 1.x leaves them raw
-            if isinstance(exc, openai.APIStatusError | openai.APIConnectionError) or not (
-                transport or isinstance(exc, openai.APIError)
-            ):
+            # An error event mid-stream, or (openai 1.x) a raw httpx error: a broken connection.
+            broken = isinstance(exc, openai.APIError) or type(exc).__module__.startswith("httpx")
+            if not broken or isinstance(exc, openai.APIStatusError | openai.APIConnectionError):
                 raise
             raise openai.APIConnectionError(
                 message=f"the stream broke off: {exc}", request=request

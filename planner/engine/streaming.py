@@ -70,7 +70,10 @@ class _Reader:
     tokens: int = 0
     """Chunks that carried text: a token each on llama.cpp and OpenAI."""
     last: ChatCompletionChunk | None = None
+    size: int = 0
+    """Characters of text so far."""
     measured: int = 0
+    """`size` when the tail was last measured."""
 
     def take(self, chunk: ChatCompletionChunk) -> None:
         self.last = chunk
@@ -78,28 +81,27 @@ class _Reader:
         for choice in chunk.choices[:1]:
             self.finish_reason = choice.finish_reason or self.finish_reason
             delta = choice.delta
-            carried = bool(delta.content)
-            self.content += [delta.content] if delta.content else []
+            pieces = [delta.content] if delta.content else []
+            self.content += pieces
             for call in delta.tool_calls or []:
                 parts = self.calls.setdefault(call.index, _ToolCallParts())
                 parts.id = call.id or parts.id
-                if call.function is not None:
-                    parts.name += call.function.name or ""
-                    parts.arguments += [call.function.arguments or ""]
-                    carried = carried or bool(call.function.arguments)
-            self.tokens += carried
+                function = call.function
+                parts.name += (function.name or "") if function else ""
+                if function is not None and function.arguments:
+                    parts.arguments.append(function.arguments)
+                    pieces.append(function.arguments)
+            self.size += sum(map(len, pieces))
+            self.tokens += bool(pieces)
 
     def text(self) -> str:
         return "".join(self.content) + "".join("".join(c.arguments) for c in self.calls.values())
 
     def looping(self) -> bool:
         """Measured every REPEAT_STEP characters: zlib over 3 kB per token would be waste."""
-        size = sum(map(len, self.content)) + sum(
-            len(a) for c in self.calls.values() for a in c.arguments
-        )
-        if size - self.measured < REPEAT_STEP:
+        if self.size - self.measured < REPEAT_STEP:
             return False
-        self.measured = size
+        self.measured = self.size
         return repeating(self.text())
 
 
