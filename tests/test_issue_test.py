@@ -29,6 +29,7 @@ from planner.verification.issue_test import (
     issue_test_from_reply,
     one_check_each,
     placed,
+    with_imports,
 )
 from tests.plans import git_repo
 from tests.test_verification_pass import config, entries, of_type
@@ -364,3 +365,57 @@ def test_attack_a_file_put_at_the_tests_path_never_runs_in_its_place(tmp_path: P
     with placed(tmp_path / "empty", test):
         assert (tmp_path / "empty" / TEST_PATH).read_text(encoding="utf-8") == test.content
     assert not (tmp_path / "empty" / TEST_PATH).exists()
+
+
+STACK = (
+    "class Stack:\n"
+    "    def __init__(self) -> None:\n"
+    "        self._items: list[object] = []\n\n"
+    "    def push(self, item: object) -> None:\n"
+    "        self._items.append(item)\n"
+)
+PEEK = (
+    "\n    def peek(self) -> object:\n"
+    "        if not self._items:\n"
+    '            raise IndexError("peek from empty stack")\n'
+    "        return self._items[-1]\n"
+)
+
+
+def test_an_import_the_test_needs_but_lacks_is_added_so_the_right_fix_passes(
+    tmp_path: Path,
+) -> None:
+    """stack_peek: the 1.5B used `pytest.raises` without importing pytest, so its test failed
+    with a NameError on the right fix too, and the model rewrote the fixed stack.py into a
+    test program. The missing import is added; the test then fails before the fix and passes
+    after it (run with pytest, as a pass runs it)."""
+    reply = (
+        "```python\nfrom stack import Stack\n\ndef test_stack_peek() -> None:\n"
+        "    stack = Stack()\n    with pytest.raises(IndexError):\n        stack.peek()\n"
+        "    stack.push(2)\n    assert stack.peek() == 2\n```"
+    )
+    stated = 'Add `peek()`, which raises `IndexError("peek from empty stack")`. 2\n'
+    text = issue_test_from_reply(reply, stated + "from stack import Stack\n")
+    assert text is not None and text.splitlines()[0] == "import pytest"
+    (tmp_path / "test_issue.py").write_text(text, encoding="utf-8")
+
+    def outcome(stack: str) -> int:
+        (tmp_path / "stack.py").write_text(stack, encoding="utf-8")
+        command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_issue.py"]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True).returncode
+
+    assert outcome(STACK) == 1 and outcome(STACK + PEEK) == 0
+
+
+def test_a_missing_import_comes_from_the_example_test_or_the_standard_library() -> None:
+    text = (
+        '"""Issue 7."""\nfrom __future__ import annotations\n\nfrom invoice import total\n\n\n'
+        "def test_half_up() -> None:\n"
+        '    assert total([Decimal("0.125")]) == Decimal("0.13")\n'
+        "    assert math.isclose(1.0, 1.0)\n    assert made_up(1) == 1\n"
+    )
+    example = "from decimal import Decimal, ROUND_HALF_UP\n\nfrom invoice import total\n"
+    fixed = with_imports(text, example)
+    assert fixed.splitlines()[3:5] == ["from decimal import Decimal, ROUND_HALF_UP", "import math"]
+    assert "import made_up" not in fixed  # neither stated nor a module planner knows
+    assert with_imports(fixed, example) == fixed  # nothing missing: unchanged

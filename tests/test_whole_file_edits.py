@@ -590,6 +590,39 @@ def test_a_block_wrapping_the_labelled_file_is_unwrapped() -> None:
     assert written_files(reply, {"calc.py", "README.md"}, current).files == [("README.md", readme)]
 
 
+def test_a_wrapper_left_open_around_each_of_several_files_is_unwrapped_all_the_way() -> None:
+    """rename_calc_total: the 1.5B wrapped each file in ```python + `# path` + ```python and
+    closed each only once, so every wrapper held the next; the second file was written
+    starting with "```python" and refused as Python that does not parse."""
+    test_file = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    shown = {"calc.py", "tests/test_calc.py", "docs/README.md"}
+    files = {"tests/test_calc.py": test_file.replace("5", "-1"), "calc.py": CALC}
+    reply = (
+        f"```python\n# calc.py\n```python\n{FIXED}```\n"
+        f"```python\n# tests/test_calc.py\n```python\n{test_file}```\n"
+        "```python\n# docs/README.md\n```markdown\n# calc\n```\n"
+    )
+    found = written_files(reply, shown, lambda path: files.get(path) or current(path))
+    assert found.files == [("calc.py", FIXED), ("tests/test_calc.py", test_file)]
+    assert found.unchanged == ["docs/README.md"] and found.problems == []
+
+
+def test_a_block_the_sentence_above_says_is_a_test_file_is_never_the_file_shown() -> None:
+    """stack_peek: the 1.5B quoted the fixed stack.py unchanged, then wrote
+    "### Updated `tests/test_planner_issue_1.py`" above a test program holding a copy of the
+    class plus `run_tests()`; that program was written over stack.py."""
+    program = FIXED + "\n\ndef run_tests():\n    assert add(2, 3) == 5\n\n\nrun_tests()\n"
+    fixed_now = {"calc.py": FIXED}.get
+    for heading in ("### Updated `tests/test_planner_issue_1.py`", "Now test_calc.py:"):
+        reply = f"### Updated `calc.py`\n```python\n{FIXED}```\n{heading}\n```python\n{program}```"
+        found = written_files(reply, {"calc.py"}, fixed_now)
+        assert found.files == [] and found.unchanged == ["calc.py"]
+        alone = f"{heading}\n```python\n{program}```"
+        assert written_files(alone, {"calc.py"}, fixed_now).files == []
+    made_up = f"Here is `eval/calc.py`:\n```python\n{FIXED}```"  # a made-up path still counts
+    assert written_files(made_up, {"calc.py"}, current).files == [("calc.py", FIXED)]
+
+
 def test_a_readme_with_its_own_code_blocks_is_read_whole() -> None:
     readme = "# calc\n\n## Usage\n\n```sh\npython calc.py 2 3\n```\n\nPrints 5.\n"
     reply = f"README:\n\ndocs/README.md\n```markdown\n{readme}```\n"

@@ -9,16 +9,17 @@ tools, rules and records as any other call.
 The path is the line just above the block (`temperature.py`, `**temperature.py**`,
 `### temperature.py:`), or a comment naming it on the block's first line (`# temperature.py`),
 or, when the prompt showed one file, the one block of the reply besides a line or two that runs
-the tests, or the one keeping most of the file's lines (unless the block names another file
-that exists); with several files shown, one block is the one shown file in its language
-(```markdown: README.md) when it keeps most of that file's lines. A block for a file of the
-repository the prompt did not show whole is not written (the model is told to read it first),
-a block naming no file is left alone (an example, a command; with several files shown the
-model is told to label it), and a block much shorter than its file is a fragment: refused
-with a message, never written over the file, unless it is Python holding only definitions,
-which are put into the file (planner.engine.definitions). A wrapping block (```python, the
-path, then the file's own block) is unwrapped, and a block inside a ```markdown block needs a
-language to nest.
+the tests, or the one keeping most of the file's lines (unless the block or the sentence above
+it names another file that exists, or the sentence names a test file); with several files
+shown, one block is the one shown file in its language (```markdown: README.md) when it keeps
+most of that file's lines. A block for a file of the repository the prompt did not show whole
+is not written (the model is told to read it first), a block naming no file is left alone (an
+example, a command; with several files shown the model is told to label it), and a block much
+shorter than its file is a fragment: refused with a message, never written over the file,
+unless it is Python holding only definitions, which are put into the file
+(planner.engine.definitions). A wrapping block (```python, the path, then the file's own
+block), however deep, is unwrapped, and a block inside a ```markdown block needs a language to
+nest.
 """
 
 from __future__ import annotations
@@ -165,7 +166,11 @@ def _the_file_block(
     among several, the only one that keeps most of the file's lines or changes a function it
     defines, and is not the file quoted as it is. The 1.5B wrote stack.py's new class, then
     looped on a `run_tests` snippet until the output limit."""
-    candidates = [block for block in blocks if not _command(block)]
+    candidates = [
+        block
+        for block in blocks
+        if not _command(block) and not _for_another_file(block, shown, current)
+    ]
     if len(candidates) > 1 and len(shown) == 1:
         path = next(iter(shown))
         text = current(path) or ""
@@ -176,6 +181,31 @@ def _the_file_block(
             and not _quotes(block, text)
         ]
     return candidates[0] if len(candidates) == 1 else None
+
+
+def _for_another_file(
+    block: Block, shown: Collection[str], current: Callable[[str], str | None]
+) -> bool:
+    """The sentence above the block names a file that is not shown but exists, or a test file
+    while no test file is shown: the block is that file, never the one shown. The 1.5B wrote
+    "### Updated `tests/test_planner_issue_1.py`" above a test program holding a copy of the
+    Stack class, after stack.py quoted unchanged, and the program was written as stack.py."""
+    tests_shown = any(_is_test_path(path) for path in shown)
+    for word in DECORATION.sub("", block.label).split():
+        word = word.strip("`*_:.,()'\"").removeprefix("./")
+        if not _names_a_file(word) or _shown_path(word, shown):
+            continue
+        if current(word) is not None or (_is_test_path(word) and not tests_shown):
+            return True
+    return False
+
+
+TEST_FILE = re.compile(r"^(tests?/.*|(.*/)?test_[^/]*|(.*/)?[^/]*_test\.\w+)$")
+"""A test file's path: under tests/, or named test_*, or *_test."""
+
+
+def _is_test_path(path: str) -> bool:
+    return TEST_FILE.match(path) is not None
 
 
 def _redefines(block: Block, path: str, text: str) -> bool:
@@ -230,10 +260,12 @@ def _not_shown(
 
 def _unwrapped(block: Block) -> list[Block]:
     """A block that wraps labelled blocks (```python, then `pager.py`, then ```python …) is
-    those blocks: the 1.5B wrapped its answer so."""
+    those blocks: the 1.5B wrapped its answer so, once around each of three files, every
+    wrapper left open, so each holds the next (the second file was written starting with
+    "```python" and refused)."""
     inner = code_blocks("\n".join(block.lines))
     if inner and block.lines and FENCE.match(block.lines[1] if len(block.lines) > 1 else ""):
-        return inner
+        return [unwrapped for each in inner for unwrapped in _unwrapped(each)]
     return [block]
 
 

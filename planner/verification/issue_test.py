@@ -9,15 +9,18 @@ through the same repair path.
 
 The file is planner's, not the model's to edit: it is recorded in the history, placed in the
 working tree only while the tests run, and written for good (so the pull request carries it
-as a regression test) once it passes. Only checks whose values the issue states are kept
-(grounded()), one test per assertion (one_check_each()), and of those only the ones that fail
-on the code before the change (failing_only()); when none is left it is dropped.
+as a regression test) once it passes. An import it needs but lacks is added (with_imports()),
+only checks whose values the issue states are kept (grounded()), one test per assertion
+(one_check_each()), and of those only the ones that fail on the code before the change
+(failing_only()); when none is left it is dropped.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -89,11 +92,76 @@ def issue_test_from_reply(reply: str | None, stated: str) -> str | None:
         if block.language not in ("", "python", "py", "python3"):
             continue
         text = _parsed_prefix(block.lines)
+        text = with_imports(text, stated) if text is not None else None
         text = grounded(text, stated) if text is not None else None
         text = one_check_each(text) if text is not None else None
         if text is not None and len(text.encode()) <= MAX_TEST_BYTES:
             return sanitize_untrusted(text, MAX_TEST_BYTES) + "\n"
     return None
+
+
+def with_imports(text: str, stated: str) -> str:
+    """`text` with an import for each name it uses but never binds: the import line `stated`
+    (the example test) has for it, else `import name` for pytest or a standard-library module.
+    The 1.5B used `pytest.raises` without importing pytest; the test failed with a NameError
+    on the right fix too, and the model rewrote the fixed stack.py into a test program."""
+    tree = ast.parse(text)
+    unbound = sorted(_loaded(tree) - _bound(tree) - set(dir(builtins)))
+    imports = [line for name in unbound if (line := _import_of(name, stated))]
+    if not imports:
+        return text
+    lines = text.splitlines()
+    at = _first_code_line(tree)
+    return "\n".join([*lines[:at], *dict.fromkeys(imports), *lines[at:]])
+
+
+def _loaded(tree: ast.Module) -> set[str]:
+    return {
+        node.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    }
+
+
+def _bound(tree: ast.Module) -> set[str]:
+    """Every name the module binds anywhere (imports, definitions, assignments, arguments)."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+def _import_of(name: str, stated: str) -> str | None:
+    """The import line of `stated` that binds `name`, else one for a module planner knows."""
+    for line in stated.splitlines():
+        if not re.match(r"^(from\s+[\w.]+\s+)?import\s", line):
+            continue
+        try:
+            tree = ast.parse(line.strip())
+        except SyntaxError:
+            continue
+        if name in _bound(tree):
+            return line.strip()
+    known = name == "pytest" or name in sys.stdlib_module_names
+    return f"import {name}" if known else None
+
+
+def _first_code_line(tree: ast.Module) -> int:
+    """The index of the line new imports go before: after a docstring and __future__ imports."""
+    for node in tree.body:
+        future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        if not (future or _is_docstring(node)):
+            return min(_line_span(node)) - 1
+    return max((node.end_lineno or node.lineno for node in tree.body), default=0)
 
 
 def grounded(text: str, stated: str) -> str | None:
