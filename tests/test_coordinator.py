@@ -312,14 +312,14 @@ def test_failed_reflection_is_logged_and_execution_continues(harness: Harness) -
 
 
 def test_unknown_tool_and_malformed_arguments_become_tool_errors(harness: Harness) -> None:
+    """Both are refused for the model's own input: the error is its next step's input, and no
+    replan decision is asked for (the scripted server fails on an unexpected call kind)."""
     from planner.testing.scripted_server import reply_tool_calls
 
     harness.server.add(
         *planned("task_1"),
         reply_tool_calls("execute", [("delete_everything", {"path": "/"})]),
-        execution_decision(False),
         reply_tool_calls("execute", [("write_file", '{"path": "a", ')]),
-        execution_decision(False),
         finish(),
         *completed(),
     )
@@ -328,8 +328,46 @@ def test_unknown_tool_and_malformed_arguments_become_tool_errors(harness: Harnes
     actions = [e for e in harness.entries() if e["type"] == "action"]
     assert "unknown tool 'delete_everything'; available tools:" in actions[0]["error"]
     assert actions[1]["error"] == "the tool arguments were not a JSON object"
-    tool_messages = [m for m in harness.server.requests[4].body["messages"] if m["role"] == "tool"]
+    tool_messages = [m for m in harness.server.requests[3].body["messages"] if m["role"] == "tool"]
     assert tool_messages[0]["content"].startswith("ERROR: unknown tool 'delete_everything'")
+    assert "replan_execution" not in [request.kind for request in harness.server.requests]
+
+
+def test_a_write_refused_for_not_parsing_goes_back_to_the_model_without_a_replan(
+    harness: Harness,
+) -> None:
+    """env_port: the 1.5B wrote settings.py as a program holding the file in a string; the
+    write was refused (it no longer parsed), a replan decision judged it a reason to replan,
+    and the revised plan was five read_file actions. A refusal for the model's own input is
+    its next step's input; a refusal by the path rules still is a trigger point."""
+    harness.server.add(
+        *planned("task_1"),
+        write("calc.py", "def add(a, b):\n    return a +\n"),
+        write("calc.py", "def add(a, b):\n    return a + b\n"),
+        finish(),
+        *completed(),
+    )
+    (harness.workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    result = harness.run()
+    assert result.status == "completed"
+    kinds = [request.kind for request in harness.server.requests]
+    assert "replan_execution" not in kinds
+    retry = [m for m in harness.server.requests[3].body["messages"] if m["role"] == "tool"]
+    assert "calc.py no longer parses as Python" in retry[-1]["content"]
+    assert (harness.workspace / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+def test_a_write_refused_by_the_path_rules_is_still_a_trigger_point(harness: Harness) -> None:
+    harness.server.add(
+        *planned("task_1"),
+        write("../outside.txt"),
+        execution_decision(False),
+        write("ok.txt"),
+        finish(),
+        *completed(),
+    )
+    assert harness.run().status == "completed"
+    assert [request.kind for request in harness.server.requests].count("replan_execution") == 1
 
 
 def test_reply_without_tool_call_is_nudged_then_accepted(harness: Harness) -> None:

@@ -290,8 +290,7 @@ def test_folded_tool_call_is_a_tool_not_an_action(harness: Harness) -> None:
     harness.server.add(
         *planned("task_1"),
         reply_tool_calls("execute", [("request_replan", {"confidence": 0.9})]),
-        execution_decision(False),
-        finish(),
+        finish(),  # refused as an unknown tool: answered to the model, no replan decision
         *completed(),
     )
     result = harness.run()

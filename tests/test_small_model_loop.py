@@ -274,7 +274,9 @@ def replan_question(questions: list[str]) -> Any:
     ],
 )
 def test_a_question_the_model_must_settle_is_never_posted(harness: Harness, question: str) -> None:
-    broken = call("edit_file", path="calc.py", edits=["return a - b", "return a + b", "x"])
+    # a file that does not exist: a failure that is a trigger point (edits that do not fit are
+    # refused for the model's own input and go straight back to it, with no decision asked)
+    broken = call("edit_file", path="calcs.py", edits=[{"oldText": "a - b", "newText": "a + b"}])
     refused = fixed_without_asking(
         harness, reply_json("replan_review", {}), broken, replan_question([question])
     )

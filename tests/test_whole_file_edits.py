@@ -570,6 +570,20 @@ def test_a_program_that_writes_the_file_is_read_as_the_file_it_writes() -> None:
     assert written_files(reply, {"calc.py"}, current).files == [("calc.py", documented)]
 
 
+def test_a_program_holding_the_file_that_ends_the_task_without_writing_is_the_file() -> None:
+    """env_port: the 1.5B wrote `path = 'settings.py'`, the file in a string, and
+    `finish_task(…)`, with no open(); written as it was, it no longer parsed and was refused,
+    and the pass went into a replan that planned five read_file actions."""
+    documented = FIXED.replace("    return a + b", '    """Add."""\n    return a + b')
+    reply = (
+        "```python\n# path to the file to be modified\npath = 'calc.py'\n\n"
+        f'# complete new content of the file\nnew_content = """\n{documented}"""\n'
+        '# finish_task with status "completed"\nfinish_task("completed", "Done.")\n```'
+    )
+    [(path, content)] = written_files(reply, {"calc.py"}, current).files
+    assert path == "calc.py" and content.strip() == documented.strip()
+
+
 def test_a_real_generator_script_is_written_as_it_is() -> None:
     """A file that writes files itself, or a program that names no shown path, is content."""
     generator = (

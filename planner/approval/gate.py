@@ -120,7 +120,7 @@ class ApprovalGate:
             content = call.arguments.get("content")
             if not isinstance(content, str) or not path:
                 return ToolResult(
-                    ok=False, error="bad arguments for write_file: need path, content"
+                    ok=False, error="bad arguments for write_file: need path, content", refused=True
                 )
             kind: SpecKind = "write" if self._exists(path) else "create"
             return _spec(kind, path, content, f"write_file {path}", invocation, task_id)
@@ -154,7 +154,8 @@ class ApprovalGate:
             edits = edits_of(call.arguments)
             after = apply_edits(current, edits)
         except (EditFailed, BadArguments, AttributeError) as exc:
-            return ToolResult(ok=False, error=str(exc) or "bad arguments for edit_file")
+            error = str(exc) or "bad arguments for edit_file"
+            return ToolResult(ok=False, error=error, refused=True)
         description = f"edit_file {path} ({len(edits)} edit(s))"
         return _spec("write", path, after, description, invocation, task_id)
 
@@ -448,7 +449,7 @@ class ApprovalGate:
             return ToolResult(ok=False, error=spec.reason if spec else "not executed")
         if outcome.ok:
             return ToolResult(ok=True, content=outcome.detail)
-        return ToolResult(ok=False, error=outcome.detail)
+        return ToolResult(ok=False, error=outcome.detail, refused=outcome.refused)
 
     def _exists(self, path: str) -> bool:
         return self.read_file(path) is not None

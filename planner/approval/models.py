@@ -162,6 +162,9 @@ class FileOpOutcome(Model):
     spec_id: str
     ok: bool
     detail: str = ""
+    refused: bool = False
+    """The tool refused the spec for its own content before changing anything
+    (ToolResult.refused: a Python file that would no longer parse, say)."""
 
 
 class ExecutionResult(Model):

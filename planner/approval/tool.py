@@ -245,7 +245,10 @@ class PlanTool:
             spec.reason = "" if result.ok else str(result.error)
             spec.reported = reported
             detail = result.content if result.ok else str(result.error)
-            outcomes.append(FileOpOutcome(spec_id=spec.id, ok=result.ok, detail=detail[:4_000]))
+            outcome = FileOpOutcome(
+                spec_id=spec.id, ok=result.ok, detail=detail[:4_000], refused=result.refused
+            )
+            outcomes.append(outcome)
             if not result.ok:
                 break
             if position < len(approved) - 1:  # the last one is saved by _finish

@@ -45,7 +45,10 @@ class ReflectionConfig(Section):
     enabled: bool = True
     """Run reflection at all."""
     trigger_on_error: bool = True
-    """Reflect automatically after a failed action."""
+    """Reflect automatically after a failed action. A call the tool refused for its own input
+    before changing anything (arguments that do not fit, an edit that matches nothing, a Python
+    file that would no longer parse, an unknown tool) is not one: its error is the model's next
+    input. A task that fails still is."""
     trigger_interval: int = Field(default=3, ge=0)
     """Reflect every N actions; 0 disables periodic reflection."""
     depth: Literal["deep", "moderate", "shallow"] = "moderate"

@@ -201,7 +201,9 @@ class PassContext:
         if self.action_counter >= limit:
             raise StopPass("in_progress", f"budget: {limit} actions per pass reached")
         if call.raw_arguments:
-            result = ToolResult(ok=False, error="the tool arguments were not a JSON object")
+            result = ToolResult(
+                ok=False, error="the tool arguments were not a JSON object", refused=True
+            )
         else:
             result = self.tools.call(call.name, call.arguments)
         self.record_action(task_id, call, result)

@@ -387,8 +387,11 @@ def _significant(text: str) -> list[str]:
     return [line.rstrip() for line in text.splitlines() if line.strip()]
 
 
-SCRIPT_WRITE = re.compile(r"""\bopen\([^)]*['"]w['"]""")
-"""A line of a program that opens a file for writing."""
+SCRIPT_WRITE = re.compile(
+    r"""\bopen\([^)]*['"]w['"]|^\s*(write_file|finish_task)\(""", re.MULTILINE
+)
+"""A line of a program that opens a file for writing, or calls a tool to write it or to end the
+task (the 1.5B: `path = 'settings.py'`, `new_content = \"\"\"…\"\"\"`, `finish_task(…)`)."""
 STRING_START = re.compile(r"""^\s*\w+\s*=\s*(\"\"\"|''')(.*)$""")
 """`new_content = \"\"\"` opening a triple-quoted string."""
 

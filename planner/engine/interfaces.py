@@ -39,6 +39,10 @@ class ToolResult(BaseModel):
     ok: bool
     content: str = ""
     error: str | None = None
+    refused: bool = False
+    """The tool refused the call for its own input before changing anything (arguments that do
+    not fit, an edit that matches nothing, a file that would no longer parse, an unknown tool):
+    the model's to fix with its next call, not an event that puts the plan in question."""
 
     def for_model(self) -> str:
         return self.content if self.ok else f"ERROR: {self.error}\n{self.content}".rstrip()

@@ -39,6 +39,14 @@ def reflection_wanted(config: PlannerConfig, *, failed: bool, actions: int) -> b
     return on_error or (interval > 0 and actions % interval == 0)
 
 
+def failed_action(result: ToolResult) -> bool:
+    """An action that failed as a trigger point counts failures: not one the tool refused for
+    the model's own input (ToolResult.refused), which goes back to the model as its answer.
+    The 1.5B's write of a file that no longer parsed was judged a reason to replan, and the
+    revised plan was five read_file actions (env_port: 19 calls, needs_human)."""
+    return not result.ok and not result.refused
+
+
 def task_reflection_wanted(config: PlannerConfig) -> bool:
     """A failed task is a reflection trigger point when errors are."""
     reflection = config.planning.reflection
@@ -51,7 +59,7 @@ class ReflectionPhase(Phase):
     def after_action(
         self, run: PassContext, task_id: str, call: ToolCall, result: ToolResult
     ) -> ToolResult:
-        if reflection_wanted(run.config, failed=not result.ok, actions=run.action_counter):
+        if reflection_wanted(run.config, failed=failed_action(result), actions=run.action_counter):
             outcome = "failed: " + str(result.error) if not result.ok else "succeeded"
             reflect(run, task_id, f"action {call.name} for {task_id} {outcome}")
         return result

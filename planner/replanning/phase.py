@@ -19,7 +19,7 @@ from planner.engine.context import PassContext
 from planner.engine.documents import CompletionReply, PlanningError, PlanningReply
 from planner.engine.interfaces import ToolCall, ToolResult, ToolSpec
 from planner.engine.phase import Phase, PlanEvent, Request
-from planner.engine.reflection import reflection_wanted, task_reflection_wanted
+from planner.engine.reflection import failed_action, reflection_wanted, task_reflection_wanted
 from planner.engine.result import Notification
 from planner.replanning.manager import ReplanManager
 from planner.replanning.tools import REQUEST_REPLAN
@@ -84,7 +84,9 @@ class ReplanningPhase(Phase):
     ) -> ToolResult:
         if not self.manager.separate:
             return result  # folded: the model asks with request_replan when it wants to
-        while reflection_wanted(run.config, failed=not result.ok, actions=run.action_counter):
+        while reflection_wanted(
+            run.config, failed=failed_action(result), actions=run.action_counter
+        ):
             if self.manager.after_action(task_id, call, result) != "retry":
                 return result
             result = run.act(task_id, call)

@@ -85,7 +85,9 @@ class ToolRegistry:
         if provider is None:
             available = ", ".join(sorted(self.names())) or "(none)"
             return ToolResult(
-                ok=False, error=f"unknown tool {name!r}; available tools: {available}"
+                ok=False,
+                error=f"unknown tool {name!r}; available tools: {available}",
+                refused=True,
             )
         try:
             result = provider.call(name, arguments)

@@ -69,10 +69,12 @@ class WorkspaceTools:
             return ToolResult(ok=False, error=f"unknown workspace tool {name!r}")
         try:
             return entry[1](arguments)
-        except (PathRefused, EditFailed, SearchFailed) as refusal:
+        except PathRefused as refusal:  # the path rules: a reason to revisit the plan
             return ToolResult(ok=False, error=str(refusal))
+        except (EditFailed, SearchFailed) as refusal:
+            return ToolResult(ok=False, error=str(refusal), refused=True)
         except BadArguments as exc:
-            return ToolResult(ok=False, error=f"bad arguments for {name}: {exc}")
+            return ToolResult(ok=False, error=f"bad arguments for {name}: {exc}", refused=True)
         except FileNotFoundError:
             return ToolResult(ok=False, error=f"{arguments.get('path')!r} does not exist")
         except OSError as exc:
