@@ -419,3 +419,14 @@ def test_a_missing_import_comes_from_the_example_test_or_the_standard_library() 
     assert fixed.splitlines()[3:5] == ["from decimal import Decimal, ROUND_HALF_UP", "import math"]
     assert "import made_up" not in fixed  # neither stated nor a module planner knows
     assert with_imports(fixed, example) == fixed  # nothing missing: unchanged
+
+
+def test_attack_an_issue_line_that_imports_and_runs_code_is_never_copied_into_the_test() -> None:
+    """The issue's text is part of what the test may take its imports from; a line that
+    imports the name a test lacks and then runs a command must not reach the test file."""
+    issue = 'import shutil; shutil.rmtree("/")\nfrom decimal import Decimal as D; print(1)\n'
+    text = 'def test_x() -> None:\n    assert shutil.which("sh")\n    assert D(1) == 1\n'
+    fixed = with_imports(text, issue)
+    assert "rmtree" not in fixed and "print" not in fixed
+    assert fixed.splitlines()[0] == "import shutil"  # the standard module, imported alone
+    assert "import D" not in fixed  # D is neither imported alone nor a module planner knows

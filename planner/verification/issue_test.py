@@ -141,7 +141,9 @@ def _bound(tree: ast.Module) -> set[str]:
 
 
 def _import_of(name: str, stated: str) -> str | None:
-    """The import line of `stated` that binds `name`, else one for a module planner knows."""
+    """The import statement of `stated` that binds `name`, else one for a module planner knows.
+    Only a line that is one import statement and nothing else is copied (the issue's text is in
+    `stated`: `import os; os.system(...)` is not an import line)."""
     for line in stated.splitlines():
         if not re.match(r"^(from\s+[\w.]+\s+)?import\s", line):
             continue
@@ -149,8 +151,9 @@ def _import_of(name: str, stated: str) -> str | None:
             tree = ast.parse(line.strip())
         except SyntaxError:
             continue
-        if name in _bound(tree):
-            return line.strip()
+        one_import = len(tree.body) == 1 and isinstance(tree.body[0], (ast.Import, ast.ImportFrom))
+        if one_import and name in _bound(tree):
+            return ast.unparse(tree.body[0])
     known = name == "pytest" or name in sys.stdlib_module_names
     return f"import {name}" if known else None
 
