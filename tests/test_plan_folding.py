@@ -142,6 +142,22 @@ def test_looking_tasks_fold_into_a_task_planned_with_a_write_tool_whatever_its_v
     assert order(looking) == ["b"]  # a verb of looking still says it looks
 
 
+def test_a_trailing_review_task_is_folded_into_the_change_when_the_tests_run() -> None:
+    """pagination_off_by_one: after the right fix, the 1.5B's "Review the implementation and
+    test the `page` function thoroughly" read past the end of pager.py until the action cap,
+    then edited the fix away (`size - 1`)."""
+    plan = plan_of(
+        ("4", "Implement the correct behavior of the `page` function.", "write_file"),
+        ("8", "Review the implementation and test the `page` function thoroughly.", "read_file"),
+    )
+    notes = repair_plan(plan, WITH_TESTS, whole_file=True)
+    assert order(plan) == ["4"]
+    assert notes == ["task '8' folded into task '4': the tests run after every change"]
+    kept = plan_of(*[(i, d, t) for i, d, t in ENV_PORT[:1]], ("r", "Review pager.py", "read_file"))
+    repair_plan(kept, TOOLS, whole_file=True)  # no tests: the review stays a task
+    assert "r" in order(kept)
+
+
 def test_with_edit_file_changes_stay_separate_tasks() -> None:
     plan = plan_of(*CAPTURED)
     repair_plan(plan, WITH_TESTS, whole_file=False)

@@ -315,7 +315,8 @@ def test_among_several_blocks_the_one_keeping_most_of_the_one_file_shown_is_that
     other = FIXED.replace("a - b", "b - a")
     two_versions = f"```python\n{FIXED}```\n```python\n{other}```\n"  # which one?
     assert written_files(two_versions, {"calc.py"}, current).files == []
-    assert written_files(reply, SHOWN, current).files == []  # several shown: label it
+    # several shown: still the one block that rewrites one of them (the loops change none)
+    assert written_files(reply, SHOWN, current).files == [("calc.py", FIXED)]
 
 
 def test_among_several_blocks_the_one_changing_a_function_of_the_file_is_that_file() -> None:
@@ -635,6 +636,22 @@ def test_a_block_the_sentence_above_says_is_a_test_file_is_never_the_file_shown(
         assert written_files(alone, {"calc.py"}, fixed_now).files == []
     made_up = f"Here is `eval/calc.py`:\n```python\n{FIXED}```"  # a made-up path still counts
     assert written_files(made_up, {"calc.py"}, current).files == [("calc.py", FIXED)]
+
+
+def test_with_two_python_files_shown_the_block_changing_a_function_of_one_is_that_file() -> None:
+    """leap_year_trap's repair: calendar_tools.py and its test file shown, the 1.5B answered
+    with the fixed `is_leap` unlabelled, a `python3 -m pytest -q` block and made-up output;
+    the fix was not written (the model was told to label it) and the task ran out of calls."""
+    test_file = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    files = {"calc.py": CALC, "tests/test_calc.py": test_file}
+    fix = "def add(a, b):\n    return a + b\n"
+    reply = (
+        f"Here is the corrected implementation:\n```python\n{fix}```\nRun the tests:\n"
+        "```python\npython3 -m pytest -q\n```\nThe output:\n```\n===\n1 passed\n===\n```\n"
+    )
+    assert written_files(reply, set(files), files.get).files == [("calc.py", fix)]
+    both = reply + f"```python\n{test_file.replace('5', '6')}```\n"  # and the test: which?
+    assert written_files(both, set(files), files.get).files == []
 
 
 def test_a_readme_with_its_own_code_blocks_is_read_whole() -> None:

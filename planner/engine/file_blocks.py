@@ -162,25 +162,30 @@ def written_files(
 def _the_file_block(
     blocks: list[Block], shown: Collection[str], current: Callable[[str], str | None]
 ) -> Block | None:
-    """The one block that can be the one file shown: the only block but for commands, or,
-    among several, the only one that keeps most of the file's lines or changes a function it
-    defines, and is not the file quoted as it is. The 1.5B wrote stack.py's new class, then
+    """The one block that can be a file shown: the only block but for commands, or, among
+    several, the only one that keeps most of a shown file's lines or changes a function it
+    defines, and is not that file quoted as it is. The 1.5B wrote stack.py's new class, then
     looped on a `run_tests` snippet until the output limit."""
     candidates = [
         block
         for block in blocks
         if not _command(block) and not _for_another_file(block, shown, current)
     ]
-    if len(candidates) > 1 and len(shown) == 1:
-        path = next(iter(shown))
-        text = current(path) or ""
+    if len(candidates) > 1:
+        texts = {path: current(path) or "" for path in shown}
         candidates = [
             block
             for block in candidates
-            if (_keeps_most(block, text) or _redefines(block, path, text))
-            and not _quotes(block, text)
+            if any(_changes_file(block, path, text) for path, text in texts.items())
         ]
     return candidates[0] if len(candidates) == 1 else None
+
+
+def _changes_file(block: Block, path: str, text: str) -> bool:
+    """The block keeps most of the file's lines or changes a function it defines, and is not
+    the file quoted as it is."""
+    rewrites = _keeps_most(block, text) or _redefines(block, path, text)
+    return rewrites and not _quotes(block, text)
 
 
 def _for_another_file(
@@ -323,13 +328,18 @@ def _path_inside(lines: list[str], shown: Collection[str]) -> tuple[str, list[st
 def _by_language(
     block: Block, shown: Collection[str], current: Callable[[str], str | None]
 ) -> str | None:
-    """The one shown file in the block's language, when the block keeps at least half of that
-    file's lines (it is the file rewritten, not a new part of it). The 1.5B answered a Usage
-    section for README.md with one unlabelled ```markdown block, README.md and greet.py shown."""
+    """The one shown file in the block's language that the block rewrites: it keeps at least
+    half of that file's lines (it is the file rewritten, not a new part of it) or changes a
+    function the file defines. The 1.5B answered a Usage section for README.md with one
+    unlabelled ```markdown block, README.md and greet.py shown; and a repair of leap_year_trap
+    with the fixed `is_leap` alone, calendar_tools.py and its test file shown."""
     paths = [path for path in shown if block.language in LANGUAGES.get(_extension(path), ())]
-    if len(paths) != 1:
-        return None
-    return paths[0] if _keeps_most(block, current(paths[0]) or "") else None
+    rewritten = [
+        path
+        for path in paths
+        if _keeps_most(block, text := current(path) or "") or _redefines(block, path, text)
+    ]
+    return rewritten[0] if len(rewritten) == 1 else None
 
 
 def _keeps_most(block: Block, text: str) -> bool:

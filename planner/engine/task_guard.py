@@ -38,8 +38,12 @@ CHANGE_WORDS = re.compile(
     re.IGNORECASE,
 )
 """A task whose description has none of these was not asked to change anything."""
-TESTING_VERBS = re.compile(r"^\W*(test|run|verify|check|validate|confirm|ensure)\b", re.IGNORECASE)
-"""A task that only looks and starts with one of these checks the change (the tests do)."""
+TESTING_VERBS = re.compile(
+    r"^\W*(test|run|verify|check|validate|confirm|ensure|review)\b", re.IGNORECASE
+)
+"""A task that only looks and starts with one of these checks the change (the tests do). The
+1.5B's "Review the implementation and test the `page` function thoroughly", left after the fix,
+read past the end of pager.py until the action cap and then edited the fix away."""
 ACT = (
     "change the file with edit_file (oldText copied from the lines shown, without the line "
     'numbers) or write_file, or call finish_task with status "failed" and the reason'
