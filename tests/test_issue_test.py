@@ -396,7 +396,7 @@ def test_an_import_the_test_needs_but_lacks_is_added_so_the_right_fix_passes(
     )
     stated = 'Add `peek()`, which raises `IndexError("peek from empty stack")`. 2\n'
     text = issue_test_from_reply(reply, stated + "from stack import Stack\n")
-    assert text is not None and text.splitlines()[0] == "import pytest"
+    assert text is not None and "import pytest" in text.split("\ndef ")[0].splitlines()
     (tmp_path / "test_issue.py").write_text(text, encoding="utf-8")
 
     def outcome(stack: str) -> int:
@@ -416,7 +416,8 @@ def test_a_missing_import_comes_from_the_example_test_or_the_standard_library() 
     )
     example = "from decimal import Decimal, ROUND_HALF_UP\n\nfrom invoice import total\n"
     fixed = with_imports(text, example)
-    assert fixed.splitlines()[3:5] == ["from decimal import Decimal, ROUND_HALF_UP", "import math"]
+    header = fixed.split("\ndef ")[0].splitlines()  # the imports, before the first test
+    assert "from decimal import Decimal, ROUND_HALF_UP" in header and "import math" in header
     assert "import made_up" not in fixed  # neither stated nor a module planner knows
     assert with_imports(fixed, example) == fixed  # nothing missing: unchanged
 
@@ -428,5 +429,5 @@ def test_attack_an_issue_line_that_imports_and_runs_code_is_never_copied_into_th
     text = 'def test_x() -> None:\n    assert shutil.which("sh")\n    assert D(1) == 1\n'
     fixed = with_imports(text, issue)
     assert "rmtree" not in fixed and "print" not in fixed
-    assert fixed.splitlines()[0] == "import shutil"  # the standard module, imported alone
+    assert "import shutil" in fixed.splitlines()  # the standard module, imported alone
     assert "import D" not in fixed  # D is neither imported alone nor a module planner knows

@@ -18,9 +18,7 @@ only checks whose values the issue states are kept (grounded()), one test per as
 from __future__ import annotations
 
 import ast
-import builtins
 import re
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +27,7 @@ from pydantic import BaseModel
 
 from planner.engine.file_blocks import code_blocks
 from planner.engine.issue import sanitize_untrusted
+from planner.tools.python_merge import complete_module
 
 ISSUE_TEST = "issue_test"
 """History entry: the test written for the issue, and what became of it."""
@@ -102,69 +101,29 @@ def issue_test_from_reply(reply: str | None, stated: str) -> str | None:
 
 def with_imports(text: str, stated: str) -> str:
     """`text` with an import for each name it uses but never binds: the import line `stated`
-    (the example test) has for it, else `import name` for pytest or a standard-library module.
-    The 1.5B used `pytest.raises` without importing pytest; the test failed with a NameError
-    on the right fix too, and the model rewrote the fixed stack.py into a test program."""
-    tree = ast.parse(text)
-    unbound = sorted(_loaded(tree) - _bound(tree) - set(dir(builtins)))
-    imports = [line for name in unbound if (line := _import_of(name, stated))]
-    if not imports:
-        return text
-    lines = text.splitlines()
-    at = _first_code_line(tree)
-    return "\n".join([*lines[:at], *dict.fromkeys(imports), *lines[at:]])
+    (the example test) has for it, else `import name` for pytest or a standard-library module
+    (python_merge.complete_module, as for a file the model writes). The 1.5B used
+    `pytest.raises` without importing pytest; the test failed with a NameError on the right fix
+    too, and the model rewrote the fixed stack.py into a test program. Only a line that is one
+    import statement is taken from `stated`, which holds the issue's text: `import os;
+    os.system(...)` is not an import line."""
+    imports = [line.strip() for line in stated.splitlines() if _one_import(line)]
+    return complete_module("\n".join(["import pytest", *imports]), text, _no_user).text
 
 
-def _loaded(tree: ast.Module) -> set[str]:
-    return {
-        node.id
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-    }
+def _one_import(line: str) -> bool:
+    if not re.match(r"^(from\s+[\w.]+\s+)?import\s", line):
+        return False
+    try:
+        body = ast.parse(line.strip()).body
+    except SyntaxError:
+        return False
+    return len(body) == 1 and isinstance(body[0], (ast.Import, ast.ImportFrom))
 
 
-def _bound(tree: ast.Module) -> set[str]:
-    """Every name the module binds anywhere (imports, definitions, assignments, arguments)."""
-    bound: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.add(node.id)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-    return bound
-
-
-def _import_of(name: str, stated: str) -> str | None:
-    """The import statement of `stated` that binds `name`, else one for a module planner knows.
-    Only a line that is one import statement and nothing else is copied (the issue's text is in
-    `stated`: `import os; os.system(...)` is not an import line)."""
-    for line in stated.splitlines():
-        if not re.match(r"^(from\s+[\w.]+\s+)?import\s", line):
-            continue
-        try:
-            tree = ast.parse(line.strip())
-        except SyntaxError:
-            continue
-        one_import = len(tree.body) == 1 and isinstance(tree.body[0], (ast.Import, ast.ImportFrom))
-        if one_import and name in _bound(tree):
-            return ast.unparse(tree.body[0])
-    known = name == "pytest" or name in sys.stdlib_module_names
-    return f"import {name}" if known else None
-
-
-def _first_code_line(tree: ast.Module) -> int:
-    """The index of the line new imports go before: after a docstring and __future__ imports."""
-    for node in tree.body:
-        future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
-        if not (future or _is_docstring(node)):
-            return min(_line_span(node)) - 1
-    return max((node.end_lineno or node.lineno for node in tree.body), default=0)
+def _no_user(name: str) -> None:
+    """No other file uses a name of the test: nothing else is put back."""
+    return None
 
 
 def grounded(text: str, stated: str) -> str | None:
