@@ -636,6 +636,9 @@ def test_a_block_the_sentence_above_says_is_a_test_file_is_never_the_file_shown(
         assert written_files(alone, {"calc.py"}, fixed_now).files == []
     made_up = f"Here is `eval/calc.py`:\n```python\n{FIXED}```"  # a made-up path still counts
     assert written_files(made_up, {"calc.py"}, current).files == [("calc.py", FIXED)]
+    spec = f"Now `spec/calc_spec.py`:\n```python\n{program}```"  # test files as configured
+    assert written_files(spec, {"calc.py"}, current).files == [("calc.py", program)]
+    assert written_files(spec, {"calc.py"}, current, ["spec/*"]).files == []
 
 
 def test_with_two_python_files_shown_the_block_changing_a_function_of_one_is_that_file() -> None:

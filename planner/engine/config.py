@@ -636,6 +636,13 @@ class ApprovalConfig(Section):
         return levels
 
 
+TEST_PATHS = (
+    "test_*.py", "*_test.py", "tests/*", "test/*", "*/tests/*", "*/test/*",
+    "*.test.*", "*.spec.*", "*_test.go", "__tests__/*", "*/__tests__/*",
+)  # fmt: skip
+"""The default verification.test_paths."""
+
+
 class VerificationConfig(Section):
     """verification — the repository's tests, run before the model acts (the baseline) and
     after each task that changed files; new failures go back to the model (issue 23). Not a
@@ -674,12 +681,7 @@ class VerificationConfig(Section):
     (one model call per issue). Used only when it fails on the code before the change; it
     runs with the tests, its failures go back to the model like theirs, and it is added to
     the pull request once it passes. A test that still fails is left out and reported."""
-    test_paths: list[str] = Field(
-        default_factory=lambda: [
-            "test_*.py", "*_test.py", "tests/*", "test/*", "*/tests/*", "*/test/*",
-            "*.test.*", "*.spec.*", "*_test.go", "__tests__/*", "*/__tests__/*",
-        ]
-    )  # fmt: skip
+    test_paths: list[str] = Field(default_factory=lambda: list(TEST_PATHS))
     """fnmatch patterns of test files; the pull request lists those the model changed."""
 
     @field_validator("command", "setup")

@@ -25,10 +25,12 @@ nest.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
+from planner.engine.config import TEST_PATHS
 from planner.engine.definitions import defined_names, merged_definitions
+from planner.engine.verification import is_test_file
 
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+.-]*)\s*$")
 DECORATION = re.compile(r"^[\s#>*`_:-]*(?:file(?:name)?\s*:?\s*)?|[\s*`_:]*$", re.IGNORECASE)
@@ -126,16 +128,19 @@ def _is_code(block: Block) -> bool:
 
 
 def written_files(
-    text: str | None, shown: Collection[str], current: Callable[[str], str | None]
+    text: str | None,
+    shown: Collection[str],
+    current: Callable[[str], str | None],
+    test_paths: Sequence[str] = TEST_PATHS,
 ) -> WrittenFiles:
-    """The files a reply writes as code blocks; `shown` are the files the prompt showed whole
-    and `current(path)` reads a file's content now."""
+    """The files a reply writes as code blocks; `shown` are the files the prompt showed whole,
+    `current(path)` reads a file's content now, `test_paths` are verification.test_paths."""
     blocks = [
         inner for block in code_blocks(text) if _is_code(block) for inner in _unwrapped(block)
     ]
     found = WrittenFiles()
     unlabelled = False
-    the_one = _the_file_block(blocks, shown, current)
+    the_one = _the_file_block(blocks, shown, current, test_paths)
     for block in blocks:
         path, lines = _path_of(block, shown, current, alone=block is the_one)
         if path is None:
@@ -160,7 +165,10 @@ def written_files(
 
 
 def _the_file_block(
-    blocks: list[Block], shown: Collection[str], current: Callable[[str], str | None]
+    blocks: list[Block],
+    shown: Collection[str],
+    current: Callable[[str], str | None],
+    test_paths: Sequence[str],
 ) -> Block | None:
     """The one block that can be a file shown: the only block but for commands, or, among
     several, the only one that keeps most of a shown file's lines or changes a function it
@@ -169,7 +177,7 @@ def _the_file_block(
     candidates = [
         block
         for block in blocks
-        if not _command(block) and not _for_another_file(block, shown, current)
+        if not _command(block) and not _for_another_file(block, shown, current, test_paths)
     ]
     if len(candidates) > 1:
         texts = {path: current(path) or "" for path in shown}
@@ -189,28 +197,22 @@ def _changes_file(block: Block, path: str, text: str) -> bool:
 
 
 def _for_another_file(
-    block: Block, shown: Collection[str], current: Callable[[str], str | None]
+    block: Block,
+    shown: Collection[str],
+    current: Callable[[str], str | None],
+    test_paths: Sequence[str],
 ) -> bool:
     """The sentence above the block names a file that is not shown but exists, or a test file
     while no test file is shown: the block is that file, never the one shown. The 1.5B wrote
     "### Updated `tests/test_planner_issue_1.py`" above a test program holding a copy of the
     Stack class, after stack.py quoted unchanged, and the program was written as stack.py."""
-    tests_shown = any(_is_test_path(path) for path in shown)
-    for word in DECORATION.sub("", block.label).split():
-        word = word.strip("`*_:.,()'\"").removeprefix("./")
+    tests_shown = any(is_test_file(path, test_paths) for path in shown)
+    for word in _words(DECORATION.sub("", block.label)):
         if not _names_a_file(word) or _shown_path(word, shown):
             continue
-        if current(word) is not None or (_is_test_path(word) and not tests_shown):
+        if current(word) is not None or (is_test_file(word, test_paths) and not tests_shown):
             return True
     return False
-
-
-TEST_FILE = re.compile(r"^(tests?/.*|(.*/)?test_[^/]*|(.*/)?[^/]*_test\.\w+)$")
-"""A test file's path: under tests/, or named test_*, or *_test."""
-
-
-def _is_test_path(path: str) -> bool:
-    return TEST_FILE.match(path) is not None
 
 
 def _redefines(block: Block, path: str, text: str) -> bool:
@@ -358,9 +360,14 @@ def _named_in_sentence(label: str, shown: Collection[str]) -> str | None:
     """The one shown file a sentence above a block names ("Here is the new content of
     README.md:", "Here's the corrected content of the `calendar_tools.py` file:"); None when
     it names none or several."""
-    words = label.split()
-    named = {path for word in words if (path := _shown_path(word.strip("`*_:.,()'\""), shown))}
+    words = _words(label)
+    named = {path for word in words if (path := _shown_path(word, shown))}
     return named.pop() if len(words) > 1 and len(named) == 1 else None
+
+
+def _words(sentence: str) -> list[str]:
+    """The sentence's words without the quotes and punctuation around a path (`` `a.py`: ``)."""
+    return [word.strip("`*_:.,()'\"").removeprefix("./") for word in sentence.split()]
 
 
 def _exists(label: str, current: Callable[[str], str | None]) -> bool:

@@ -18,6 +18,7 @@ apart: its failures say the issue is not resolved yet, not that the change broke
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -234,3 +235,9 @@ def evidence_text(entries: Iterable[dict[str, Any]], tail_chars: int = 1_500) ->
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def is_test_file(path: str, patterns: Sequence[str]) -> bool:
+    """`path` is a test file by verification.test_paths (fnmatch on the path or its name)."""
+    name = path.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatch(path, p) or fnmatch.fnmatch(name, p) for p in patterns)

@@ -8,13 +8,13 @@ Read-only git plumbing that runs nothing the repository configured: `ls-files`, 
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from planner.engine.verification import is_test_file
 from planner.tools.safe_env import git_argv, git_environment
 
 
@@ -52,11 +52,6 @@ def changed_files(workspace: Path, base: str, wanted: Callable[[str], bool]) -> 
     changed = {name for name in present if hashes.get(name) != before.get(name)}
     changed |= {path for path in before if path not in hashes}
     return sorted(changed)
-
-
-def is_test_file(path: str, patterns: list[str]) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatch(path, p) or fnmatch.fnmatch(name, p) for p in patterns)
 
 
 def _working_files(workspace: Path) -> list[str]:

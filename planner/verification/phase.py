@@ -39,6 +39,7 @@ from planner.engine.verification import (
     VerificationNote,
     baseline_of,
     evidence_text,
+    is_test_file,
     new_failures,
     recorded_runs,
     verification_note,
@@ -49,7 +50,6 @@ from planner.verification.changes import (
     changed_test_files,
     fingerprint,
     head_commit,
-    is_test_file,
 )
 from planner.verification.detect import NO_TESTS, Verification, resolve
 from planner.verification.issue_test import (

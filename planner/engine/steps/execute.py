@@ -182,7 +182,8 @@ def _written_files(
     that leaves its file as it is changes nothing: said so when files were asked for and no
     other block changed one (the 1.5B wrote README.md changed and greet.py, which it only
     quoted, unchanged), else it is a file quoted in prose, and no block is a problem then."""
-    written = written_files(reply.content, guard.shown, run.current_text)
+    test_paths = run.config.verification.test_paths
+    written = written_files(reply.content, guard.shown, run.current_text, test_paths)
     if not asked:
         written.problems = []
         return written
