@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from planner.engine.history import PlanningHistoryStore
+from planner.engine.issue import IssueContext
 from planner.engine.result import render_checklist
-from planner.testing.scripted_server import ScriptedModelServer, reply_error, reply_text
+from planner.engine.steps.plan import ONE_TASK, ONE_TASK_REPAIR
+from planner.testing.scripted_server import ScriptedModelServer, Step, reply_error, reply_text
 from tests.harness import ISSUE, Harness
 from tests.plans import (
     completed,
@@ -293,6 +295,51 @@ def test_garbage_twice_fails_the_pass_and_keeps_history_valid(harness: Harness) 
     entries = harness.entries()
     assert [e["type"] for e in entries][-2:] == ["error", "run_end"]
     assert entries[-2]["level"] == 4 and entries[-1]["status"] == "failed"
+
+
+CAPTURED = Path(__file__).parent / "fixtures" / "local_models"
+RENAME = IssueContext(
+    repository="octo/repo",
+    number="7",
+    title="Rename calc_total to compute_total",
+    body="Rename `shop.cart.calc_total` to `compute_total` everywhere (the package, its "
+    "callers and the tests). Keep the behaviour; do not leave the old name behind as an alias.",
+)
+
+
+def looping_plan(name: str) -> Step:
+    """A captured 1.5B planning reply that listed subtask after subtask until it was stopped;
+    replayed with its loop going on, as the model would have without the stop."""
+    captured = json.loads((CAPTURED / name).read_text(encoding="utf-8"))
+    text = captured["response"]["choices"][0]["message"]["content"]
+    return reply_text("planning", text + text[-1500:] * 3)
+
+
+def test_a_plan_that_loops_twice_becomes_the_issue_as_one_task(harness: Harness) -> None:
+    """Both planning replies of the 1.5B on a rename looped ("Read `shop/report.py` …" as
+    subtask 7, 8, 9 …) and were stopped; the pass ended `failed` at planning with nothing done.
+    The issue is planned as one task instead (seed §10.1.2: a coarser decomposition)."""
+    (harness.workspace / "shop").mkdir()
+    (harness.workspace / "shop" / "cart.py").write_text("def calc_total(p):\n    return sum(p)\n")
+    harness.server.add(
+        looping_plan("1.5b-rename-01-planning.json"),
+        looping_plan("1.5b-rename-02-planning.json"),
+        write("shop/cart.py", "def compute_total(p):\n    return sum(p)\n"),
+        finish(),
+        completion(),
+    )
+    quiet = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+    result = harness.run(RENAME, **quiet, **{"llm.stop_repeating": True})
+    assert result.status == "completed"
+    assert "compute_total" in (harness.workspace / "shop" / "cart.py").read_text()
+    for request in harness.server.requests[:2]:
+        assert request.body["stream"] is True  # each looping reply was read and stopped
+    [plan] = [entry["plan"] for entry in harness.of_type("plan")]
+    assert [t["description"] for t in plan["task_decomposition"]["subtasks"]] == [ONE_TASK]
+    [repaired] = harness.of_type("plan_repaired")
+    assert repaired["repairs"] == [ONE_TASK_REPAIR]
+    task_prompt = harness.server.requests[2].body["messages"][1]["content"]
+    assert "shop/cart.py" in task_prompt and "def calc_total" in task_prompt
 
 
 def test_failed_reflection_is_logged_and_execution_continues(harness: Harness) -> None:

@@ -295,6 +295,8 @@ def test_prompts_and_pull_request_lines_snapshot() -> None:
             issue_failures=[],
             tool="run_tests",
             tail=tail,
+            change="--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n"
+            "-    return a + b\n+    return a * b",
         ),
         render(
             "verification_feedback.md.j2",
@@ -303,6 +305,7 @@ def test_prompts_and_pull_request_lines_snapshot() -> None:
             issue_failures=["tests/test_planner_issue_3.py::test_combined_units"],
             tool="run_tests",
             tail=tail,
+            change="",
         ),
         render(
             "verification_result.md.j2",

@@ -23,6 +23,7 @@ from planner.engine.issue import IssueContext
 from planner.engine.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_tool_calls
+from planner.verification.changes import diff_since, head_commit
 from tests.plans import (
     ROOT_TOOLS,
     completion,
@@ -159,10 +160,35 @@ def test_a_regression_goes_back_to_the_model_and_a_repair_fixes_it(
     # test file, the 1.5B rewrote the test)
     assert "The change was made in NOTES.md, calc.py." in repair_prompt
     assert "=== calc.py (6 lines) ===\n1| def add(a, b):\n2|     return a * b" in repair_prompt
+    # and what the change did, as a diff against the code the tests passed on (the 1.5B,
+    # shown only the new file, wrote it back unchanged twice)
+    diff = "--- a/calc.py\n+++ b/calc.py\n@@ -1,6 +1,6 @@\n def add(a, b):\n-    return a + b\n+"
+    assert diff + "    return a * b\n" in repair_prompt
+    assert "+++ b/NOTES.md\n@@ -0,0 +1 @@\n+notes" in repair_prompt
     assert [t.id for t in result.tasks] == ["task_1", "task_2", "repair_tests_1"]
     assert all(t.status == "completed" for t in result.tasks)
     assert result.verification is not None and result.verification.latest is not None
     assert result.verification.latest.status == "passed"
+
+
+def test_the_diff_shown_never_runs_a_driver_the_pass_planted(tmp_path: Path) -> None:
+    """Attack: the model's commands set a diff driver, a textconv and a smudge filter in
+    .git/config and .gitattributes, hoping planner's diff of the change runs them. The diff is
+    made from the blobs: none runs, and the diff is still right."""
+    workspace = calc_repo(tmp_path / "repo")
+    marker = tmp_path / "ran"
+    hook = f"sh -c 'touch {shlex.quote(str(marker))}; cat'"
+    for key in ("diff.evil.command", "diff.evil.textconv", "filter.evil.smudge"):
+        subprocess.run(["git", "config", key, hook], cwd=workspace, check=True)
+    (workspace / ".gitattributes").write_text("* diff=evil filter=evil\n", encoding="utf-8")
+    (workspace / "calc.py").write_text(GOOD, encoding="utf-8")
+    base = head_commit(workspace)
+
+    shown = diff_since(workspace, base, ["calc.py"], max_lines=80)
+
+    assert not marker.exists()
+    assert shown.splitlines()[-2:] == ["-    return a + b", "+    return a - b"]
+    assert diff_since(workspace, base, ["calc.py"], max_lines=2).endswith("more lines of the diff]")
 
 
 def test_repairs_are_bounded_and_a_regression_is_never_completed(

@@ -30,10 +30,15 @@ class UserInputError(PlannerError):
 class ModelBehaviourError(PlannerError):
     """The model replied with something that is not what was asked for."""
 
-    def __init__(self, message: str, *, kind: str = "", raw: str = "") -> None:
+    def __init__(
+        self, message: str, *, kind: str = "", raw: str = "", cut_off: bool = False
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.raw = raw
+        self.cut_off = cut_off
+        """The reply ended before the document did: stopped for repeating itself, or at the
+        output limit (a loop, mostly), not a malformed answer."""
 
 
 class ApiError(PlannerError):

@@ -132,6 +132,7 @@ class OpenAIModel:
                         f"the model's {kind} reply was unusable twice: {problem}",
                         kind=kind,
                         raw=text,
+                        cut_off=cut_off,
                     ) from None
                 log.warning("model %s reply unusable, asking again: %s", kind, problem)
                 # The schema's grammar can force a reply shut: the 1.5B wrote a criterion

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from planner.engine.verification import is_test_file
+from planner.tools.edits import unified_diff
 from planner.tools.safe_env import git_argv, git_environment
 
 
@@ -52,6 +53,38 @@ def changed_files(workspace: Path, base: str, wanted: Callable[[str], bool]) -> 
     changed = {name for name in present if hashes.get(name) != before.get(name)}
     changed |= {path for path in before if path not in hashes}
     return sorted(changed)
+
+
+LINE_CHARS = 300
+"""A diff line longer than this (minified code, data) is cut."""
+
+
+def diff_since(workspace: Path, base: str, paths: list[str], max_lines: int) -> str:
+    """The unified diff of `paths` from commit `base` to the working tree, cut at `max_lines`
+    (computed here from the blobs: `git diff` would run a diff driver a pass planted)."""
+    if not base:
+        return ""
+    tree = _tree(workspace, base)
+    parts = [
+        unified_diff(path, _blob(workspace, tree.get(path)), _text(workspace / path))
+        for path in paths
+    ]
+    lines = "".join(parts).splitlines()
+    cut = [line[:LINE_CHARS] for line in lines[:max_lines]]
+    if len(lines) > max_lines:
+        cut.append(f"[… {len(lines) - max_lines} more lines of the diff]")
+    return "\n".join(cut)
+
+
+def _blob(workspace: Path, blob: str | None) -> str:
+    return _git(workspace, "cat-file", "blob", blob) if blob else ""
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""  # deleted: the diff shows it removed
 
 
 def _working_files(workspace: Path) -> list[str]:

@@ -48,6 +48,7 @@ from planner.tools.isolation import SandboxUser
 from planner.verification.changes import (
     changed_files,
     changed_test_files,
+    diff_since,
     fingerprint,
     head_commit,
 )
@@ -76,6 +77,8 @@ REPAIR = "verification_repair"
 UNRESOLVED = "verification_unresolved"
 SOURCE = "verification"
 NAMES_SHOWN = 20
+CHANGE_LINES = 80
+"""Lines of the change's diff shown with failing tests."""
 ISSUE_TEST_IS_PLANNERS = (
     "is planner's test of the issue, written from it before the change, and stays as it is: "
     "change the code so that it passes"
@@ -256,7 +259,7 @@ class VerificationPhase(Phase):
         if request == "planning":
             return self._planning_text(entries)
         if request == "execute":
-            return self._feedback(verification_note(entries))
+            return self._feedback(run, verification_note(entries))
         evidence = evidence_text(entries)
         return f"## Tests\n{evidence}\n" if evidence else ""
 
@@ -270,7 +273,7 @@ class VerificationPhase(Phase):
             baseline_passed=baseline is not None and baseline.status == "passed",
         )
 
-    def _feedback(self, note: VerificationNote | None) -> str:
+    def _feedback(self, run: PassContext, note: VerificationNote | None) -> str:
         if note is None or not note.unfinished or note.latest is None:
             return ""
         return render(
@@ -280,7 +283,14 @@ class VerificationPhase(Phase):
             issue_failures=note.issue_failures[:NAMES_SHOWN],
             tool=RUN_TESTS.name,
             tail=note.latest.tail,
+            change=self._change(run) if note.regressed else "",
         )
+
+    def _change(self, run: PassContext) -> str:
+        """The code changed since the tests passed, as a diff: the 1.5B dropped `sorted()`
+        while adding `--reverse`, and shown the failure and the new file it wrote the same
+        file back twice; what its change removed is what the failing test needs."""
+        return diff_since(self.workspace, _base(run), self._changed_code(run), CHANGE_LINES)
 
     def after_plan(self, run: PassContext, reply: Any, event: Any) -> None:
         self._write_issue_test(run)  # once per issue, when there is a plan to carry out

@@ -3,6 +3,11 @@
 make_plan(run, feedback) asks for goal understanding, task decomposition and action plan in one
 document, plans on stated assumptions once the question budget is spent, and otherwise stops
 the pass with the model's questions. The plan is saved to the history before it returns.
+
+A planning reply that never ends (seed §10.1.2, a decomposition that fails: the 1.5B listed
+"Read `shop/report.py` …" as subtask 7, 8, 9 … until it was stopped, twice) gets the coarsest
+decomposition instead of a failed pass: the issue as one task, as without planning. A reply
+that is malformed rather than endless is still fatal (seed §7.8, level 4).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from typing import Any
 from planner.engine.context import PassContext
 from planner.engine.conversation import assistant, iso, user
 from planner.engine.documents import PlanningReply
+from planner.engine.errors import ModelBehaviourError
 from planner.engine.flow import StopPass
 from planner.engine.issue import sanitize_untrusted
 from planner.engine.prompts import render
@@ -22,16 +28,48 @@ def make_plan(run: PassContext, feedback: str = "") -> PlanningReply:
     request = render("planning_request.md.j2", **run.planning_variables())
     request += run.phases.addendum(run, "planning") + ("\n" + feedback if feedback else "")
     messages = [run.system("planning"), user(request)]
-    reply: PlanningReply = run.structured("planning", messages, PlanningReply)
-    why = _why_no_questions(run) if reply.error is not None else ""
-    if why:
-        reply = _plan_on_assumptions(run, messages, reply, why)
+    try:
+        reply = _planning_reply(run, messages)
+    except ModelBehaviourError as unusable:
+        if not unusable.cut_off:
+            raise
+        reply = _issue_as_one_task(run)
     if reply.error is not None:
         _stop_with_questions(run, reply)
     if reply.repairs:
         run.store.append("plan_repaired", repairs=reply.repairs)
     run.store.save_plan(reply.plan().model_dump())
     run.report(run.snapshot("in_progress", "planned"))
+    return reply
+
+
+def _planning_reply(run: PassContext, messages: list[dict[str, Any]]) -> PlanningReply:
+    reply: PlanningReply = run.structured("planning", messages, PlanningReply)
+    why = _why_no_questions(run) if reply.error is not None else ""
+    return _plan_on_assumptions(run, messages, reply, why) if why else reply
+
+
+ONE_TASK = (
+    "Make the change the issue asks for, in every file it concerns, and finish when it is done"
+)
+
+
+ONE_TASK_REPAIR = (
+    "planned as one task: the planning reply was cut off twice before its JSON ended (the "
+    "model kept repeating itself, or reached the output limit)"
+)
+
+
+def _issue_as_one_task(run: PassContext) -> PlanningReply:
+    """The coarsest decomposition: one task that is the whole issue (its files are shown from
+    the issue's text, as without planning)."""
+    document = {
+        "goal_understanding": {"main_objective": f"Resolve issue #{run.issue.number}"},
+        "task_decomposition": {"subtasks": [{"id": "task_1", "description": ONE_TASK}]},
+        "action_plan": {"execution_order": ["task_1"]},
+    }
+    reply = PlanningReply.model_validate(document, context=run.plan_rules(None))
+    reply.repairs.insert(0, ONE_TASK_REPAIR)
     return reply
 
 
