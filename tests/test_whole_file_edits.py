@@ -11,6 +11,7 @@ git checkout.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,12 @@ def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Har
     made = Harness(tmp_path, scripted_model)
     (made.workspace / "calc.py").write_text(CALC, encoding="utf-8")
     yield made
+
+
+def commit_all(workspace: Path) -> None:
+    subprocess.run(["git", "add", "."], cwd=workspace, check=True)
+    identity = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(["git", *identity, "commit", "-q", "-m", "files"], cwd=workspace, check=True)
 
 
 def calc(harness: Harness) -> str:
@@ -374,6 +381,49 @@ def test_a_failing_test_file_is_shown_whole_and_may_be_written_back(harness: Har
     assert block("tests/test_calc.py", test_file) in told
     assert (tests / "test_calc.py").read_text(encoding="utf-8") == mended
     assert "tools" not in harness.server.requests[1].body
+
+
+def test_a_rename_that_breaks_the_tests_is_repaired_in_the_files_still_using_the_old_name(
+    harness: Harness,
+) -> None:
+    """The 1.5B's rename with planning: it renamed the function in its file; the tests failed to
+    import the old name; the repair task was shown the file and the failing test, and the 1.5B
+    wrote the file back as it was, twice, each repair ticked as "already had this change". The
+    repair task now names every file still using the removed name (so they are shown), and a
+    file written back unchanged while tests fail is asked again, not ticked."""
+    tests = harness.workspace / "tests"
+    tests.mkdir()
+    test_file = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == -1\n"
+    (tests / "test_calc.py").write_text(test_file, encoding="utf-8")
+    report = "from calc import add\n\n\ndef twice(a):\n    return add(a, a)\n"
+    (harness.workspace / "report.py").write_text(report, encoding="utf-8")
+    commit_all(harness.workspace)
+    renamed = CALC.replace("def add(", "def plus(")
+    plan = plan_doc("task_1", tool="write_file")
+    plan["task_decomposition"]["subtasks"][0]["description"] = "Rename add to plus in calc.py"
+    mended = block("tests/test_calc.py", test_file.replace("add", "plus"))
+    mended += "\n\n" + block("report.py", report.replace("add", "plus"))
+    harness.server.add(
+        reply_json("planning", plan),
+        reply_text("execute", block("calc.py", renamed)),
+        reply_text("execute", block("calc.py", renamed)),  # the repair: the file as it is
+        reply_text("execute", mended),
+        completion(completed=2),
+    )
+    issue = ISSUE.model_copy(update={"body": "Rename add in calc.py to plus, tests included."})
+    result = harness.run(issue, **QUIET, **ROOT_TOOLS, **{"verification.issue_test": False})
+
+    assert result.status == "completed", result.stop_reason
+    [repair] = [t for t in result.tasks if t.id.startswith("repair_tests")]
+    said = "`add`, which the change removed, is still used in report.py, tests/test_calc.py."
+    assert said in repair.description
+    assert "change a test only where the issue asks for it" in repair.description
+    asked = harness.server.requests[2].body["messages"][-1]["content"]
+    assert block("report.py", report) in asked and block("tests/test_calc.py", test_file) in asked
+    again = harness.server.requests[3].body["messages"][-1]["content"]
+    assert "The code block for calc.py is its current content: nothing changed" in again
+    assert "plus(a, a)" in (harness.workspace / "report.py").read_text(encoding="utf-8")
+    assert [e["status"] for e in harness.of_type("verification")][-1] == "passed"
 
 
 def test_a_block_for_a_file_not_shown_is_told_to_read_it_first(harness: Harness) -> None:

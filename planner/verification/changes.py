@@ -8,8 +8,10 @@ Read-only git plumbing that runs nothing the repository configured: `ls-files`, 
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -74,6 +76,41 @@ def diff_since(workspace: Path, base: str, paths: list[str], max_lines: int) -> 
     if len(lines) > max_lines:
         cut.append(f"[… {len(lines) - max_lines} more lines of the diff]")
     return "\n".join(cut)
+
+
+def removed_names(workspace: Path, base: str, paths: list[str]) -> list[str]:
+    """Top-level functions and classes of the Python files `paths` that commit `base` defined
+    and the working tree no longer does (a rename's old name)."""
+    if not base:
+        return []
+    tree = _tree(workspace, base)
+    removed: set[str] = set()
+    for path in paths:
+        if path.endswith(".py") and path in tree:
+            before = _defined(_blob(workspace, tree[path]))
+            removed |= before - _defined(_text(workspace / path))
+    return sorted(removed)
+
+
+def files_using(workspace: Path, names: list[str]) -> list[str]:
+    """Python files of the working tree that still name one of `names` as a word."""
+    if not names:
+        return []
+    word = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+    return [
+        path
+        for path in _working_files(workspace)
+        if path.endswith(".py") and word.search(_text(workspace / path))
+    ]
+
+
+def _defined(text: str) -> set[str]:
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return {node.name for node in module.body if isinstance(node, kinds)}
 
 
 def _blob(workspace: Path, blob: str | None) -> str:

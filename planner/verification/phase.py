@@ -49,8 +49,10 @@ from planner.verification.changes import (
     changed_files,
     changed_test_files,
     diff_since,
+    files_using,
     fingerprint,
     head_commit,
+    removed_names,
 )
 from planner.verification.detect import NO_TESTS, Verification, resolve
 from planner.verification.issue_test import (
@@ -244,6 +246,11 @@ class VerificationPhase(Phase):
         patterns = self.settings.test_paths
         return changed_files(self.workspace, _base(run), lambda p: not is_test_file(p, patterns))
 
+    def _still_used(self, run: PassContext, changed: list[str]) -> dict[str, list[str]]:
+        """Functions and classes the change removed, each with the files that still use it."""
+        removed = removed_names(self.workspace, _base(run), changed)
+        return {name: files_using(self.workspace, [name]) for name in removed}
+
     def _tree_changed(self, run: PassContext) -> bool:
         if not self.checked:
             latest = [e for e in run.store.entries() if e.get("type") == VERIFICATION]
@@ -366,7 +373,8 @@ class VerificationPhase(Phase):
     def _add_repair_task(self, run: PassContext, note: VerificationNote, attempt: int) -> None:
         state = run.state()
         assert state.plan is not None  # completion is only reached with a plan
-        task = _repair_task(state.plan, note, attempt, self._changed_code(run))
+        changed = self._changed_code(run)
+        task = _repair_task(state.plan, note, attempt, changed, self._still_used(run, changed))
         run.store.append(REPAIR, task_id=task.id, attempt=attempt, new_failures=note.new_failures)
         run.store.append(
             "revision",
@@ -415,16 +423,29 @@ def _base(run: PassContext) -> str:
     )
 
 
-def _repair_task(plan: Plan, note: VerificationNote, attempt: int, changed: list[str]) -> Subtask:
+def _repair_task(
+    plan: Plan,
+    note: VerificationNote,
+    attempt: int,
+    changed: list[str],
+    still_used: dict[str, list[str]],
+) -> Subtask:
     """The task that mends the tests. It names the files changed since the baseline, so its
-    prompt shows them: the 1.5B, shown only the failing test file, rewrote the test."""
+    prompt shows them (the 1.5B, shown only the failing test file, rewrote the test), and the
+    files that still use a name the change removed (a rename: the 1.5B renamed the function,
+    and shown only its file and the test that failed to import it, wrote its file again)."""
     task_id = f"repair_tests_{attempt}"
     while plan.subtask(task_id) is not None:
         task_id += "_"
     where = f" The change was made in {_names(changed)}." if changed else ""
+    users = "".join(
+        f" `{name}`, which the change removed, is still used in {_names(files)}."
+        for name, files in still_used.items()
+        if files
+    )
     description = (
-        f"{_failing(note)}{where} Run them with run_tests (`{note.command}`); fix the code, "
-        "not the tests."
+        f"{_failing(note)}{where}{users} Run them with run_tests (`{note.command}`); fix the "
+        "code, and change a test only where the issue asks for it."
     )
     return Subtask(
         id=task_id,

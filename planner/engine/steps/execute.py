@@ -33,6 +33,7 @@ from planner.engine.task_guard import (
     looks_in_plan,
 )
 from planner.engine.tool_names import WRITE_TOOLS
+from planner.engine.verification import verification_note
 
 Finish = tuple[str, str]
 """How the model ended a task: (status, summary)."""
@@ -204,8 +205,11 @@ def _all_written_before(run: PassContext, task_id: str, paths: list[str]) -> boo
     """Every file an earlier task of the plan wrote: a block that leaves it as it is shows the
     change is there. (1.5B: "Add a `## Usage` section" wrote it; the next task, "Write the
     example command in the `## Usage` section", wrote README.md as it now was, was told
-    "nothing changed", and failed.)"""
-    if not paths:
+    "nothing changed", and failed.) Not while tests that passed before fail: then the change
+    there is what broke them (the 1.5B, asked to repair slug.py, wrote it back as it was, twice,
+    and each repair task was ticked)."""
+    note = verification_note(run.store.entries())
+    if not paths or (note is not None and note.regressed):
         return False
     written = {
         str(action["execution"]["function_call"].get("arguments", {}).get("path", ""))
