@@ -19,11 +19,13 @@ import pytest
 
 from planner.engine.config import PlannerConfig, load_config
 from planner.engine.history import PlanningHistoryStore
+from planner.engine.interfaces import ToolCall
 from planner.engine.issue import IssueContext
 from planner.engine.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_tool_calls
 from planner.verification.changes import diff_since, head_commit
+from planner.verification.undo import RepairUndo
 from tests.plans import (
     ROOT_TOOLS,
     completion,
@@ -169,6 +171,75 @@ def test_a_regression_goes_back_to_the_model_and_a_repair_fixes_it(
     assert all(t.status == "completed" for t in result.tasks)
     assert result.verification is not None and result.verification.latest is not None
     assert result.verification.latest.status == "passed"
+
+
+def test_a_repair_that_mends_nothing_is_undone_before_the_next(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """The 1.5B's fahrenheit repair: the fix was right, a wrong test still failed, and the
+    repair wrote a wrong formula. A repair that passes none of the failing tests is undone, so
+    the next repair (or the result) starts from the code before it."""
+    workspace = calc_repo(tmp_path / "repo")
+    worse = BROKEN_ADD.replace("return a - b", "return a + b")  # test_add still fails
+    scripted_model.add(
+        planning("task_1"),
+        write("calc.py", BROKEN_ADD),
+        finish(),
+        write("calc.py", worse),  # repair 1: mends nothing, breaks sub again
+        finish(),
+        write("calc.py", GOOD),  # repair 2
+        finish(),
+        completion(),
+    )
+    result = run(workspace, scripted_model, **{"verification.max_repair_attempts": 2})
+
+    assert result.status == "completed", result.stop_reason
+    (undone,) = of_type(workspace, "verification_repair_undone")
+    assert undone["task_id"] == "repair_tests_1" and undone["paths"] == ["calc.py"]
+    assert "tests/test_calc.py::test_add" in undone["still_failing"]
+    second = last_prompt(scripted_model, 5)  # repair 2 is shown the code from before repair 1
+    assert "2|     return a * b" in second and "5| def sub(a, b):\n6|     return a - b" in second
+    after_undo = [e for e in of_type(workspace, "verification") if e["task_id"] == "repair_tests_1"]
+    assert [e["failed"] for e in after_undo] == [2, 1]
+
+
+def test_a_repair_that_mends_a_test_is_kept(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(
+        planning("task_1"),
+        write("calc.py", BROKEN_ADD),
+        finish(),
+        write("calc.py", GOOD),
+        finish(),
+        completion(),
+    )
+    assert run(workspace, scripted_model).status == "completed"
+    assert not of_type(workspace, "verification_repair_undone")
+    assert (workspace / "calc.py").read_text(encoding="utf-8") == GOOD
+
+
+def test_undoing_a_repair_never_writes_through_a_link_put_in_its_place(tmp_path: Path) -> None:
+    """Attack: after its write, the repair's command replaces calc.py with a link to a file
+    outside the workspace, so that undoing the repair would write that file. The link is
+    removed and calc.py put back; the outside file is untouched."""
+    workspace = calc_repo(tmp_path / "repo")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me\n", encoding="utf-8")
+    undo = RepairUndo(workspace)
+    undo.start("repair_tests_1", ["tests/test_calc.py::test_add"])
+    call = ToolCall(id="1", name="write_file", arguments={"path": "calc.py", "content": GOOD})
+    undo.before_write("repair_tests_1", call)
+    (workspace / "calc.py").unlink()
+    (workspace / "calc.py").symlink_to(outside)
+
+    assert undo.mended_nothing("repair_tests_1", ["tests/test_calc.py::test_add"])
+    assert undo.undo() == ["calc.py"]
+
+    assert outside.read_text(encoding="utf-8") == "keep me\n"
+    assert not (workspace / "calc.py").is_symlink()
+    assert (workspace / "calc.py").read_text(encoding="utf-8") == BUGGY
 
 
 def test_the_diff_shown_never_runs_a_driver_the_pass_planted(tmp_path: Path) -> None:

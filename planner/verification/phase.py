@@ -65,6 +65,7 @@ from planner.verification.issue_test import (
     placed,
 )
 from planner.verification.runner import TestRunner, Watch
+from planner.verification.undo import RepairUndo
 
 RUN_TESTS = ToolSpec(
     name="run_tests",
@@ -77,6 +78,7 @@ RUN_TESTS = ToolSpec(
 SETUP = "verification_setup"
 REPAIR = "verification_repair"
 UNRESOLVED = "verification_unresolved"
+UNDONE = "verification_repair_undone"
 SOURCE = "verification"
 NAMES_SHOWN = 20
 CHANGE_LINES = 80
@@ -105,6 +107,7 @@ class VerificationPhase(Phase):
         """A command was found and its program is installed: the tests can run this pass."""
         self.checked = ""
         """Fingerprint of the working tree the latest run saw."""
+        self.repair = RepairUndo(workspace)
 
     # -- pass start: setup and baseline ------------------------------------------------------
 
@@ -310,6 +313,7 @@ class VerificationPhase(Phase):
         if test is not None and _writes(call, test.path):
             # The 1.5B, shown the issue's test failing, wrote its own version of it.
             return ToolResult(ok=False, error=f"{test.path} {ISSUE_TEST_IS_PLANNERS}")
+        self.repair.before_write(task_id, call)
         if call.name != RUN_TESTS.name or not self.usable:
             return None
         result = self._run(run, "tool", task_id)
@@ -335,6 +339,16 @@ class VerificationPhase(Phase):
     def after_task(self, run: PassContext, task_id: str, status: str, summary: str) -> None:
         if self.usable and self._tree_changed(run):
             self._run(run, "task", task_id)
+            self._undo_if_mended_nothing(run, task_id)
+
+    def _undo_if_mended_nothing(self, run: PassContext, task_id: str) -> None:
+        note = verification_note(run.store.entries())
+        failing = [*note.new_failures, *note.issue_failures] if note else []
+        if not self.repair.mended_nothing(task_id, failing):
+            return
+        restored = self.repair.undo()
+        run.store.append(UNDONE, task_id=task_id, paths=restored, still_failing=failing)
+        self._run(run, "task", task_id)  # the tests as the tree is again
 
     # -- before completion: repair or stop ---------------------------------------------------
 
@@ -376,6 +390,7 @@ class VerificationPhase(Phase):
         changed = self._changed_code(run)
         task = _repair_task(state.plan, note, attempt, changed, self._still_used(run, changed))
         run.store.append(REPAIR, task_id=task.id, attempt=attempt, new_failures=note.new_failures)
+        self.repair.start(task.id, [*note.new_failures, *note.issue_failures])
         run.store.append(
             "revision",
             revision=state.revision + 1,
