@@ -260,6 +260,8 @@ def test_the_diff_shown_never_runs_a_driver_the_pass_planted(tmp_path: Path) -> 
     assert not marker.exists()
     assert shown.splitlines()[-2:] == ["-    return a + b", "+    return a - b"]
     assert diff_since(workspace, base, ["calc.py"], max_lines=2).endswith("more lines of the diff]")
+    (workspace / "data.bin").write_bytes(b"\0\1\2")
+    assert diff_since(workspace, base, ["data.bin"], max_lines=80) == ""  # no lines to show
 
 
 def test_repairs_are_bounded_and_a_regression_is_never_completed(

@@ -67,9 +67,11 @@ def diff_since(workspace: Path, base: str, paths: list[str], max_lines: int) -> 
     if not base:
         return ""
     tree = _tree(workspace, base)
+    texts = [(path, _blob(workspace, tree.get(path)), _text(workspace / path)) for path in paths]
     parts = [
-        unified_diff(path, _blob(workspace, tree.get(path)), _text(workspace / path))
-        for path in paths
+        unified_diff(path, before, after)
+        for path, before, after in texts
+        if "\0" not in before + after  # a binary file has no lines to show
     ]
     lines = "".join(parts).splitlines()
     cut = [line[:LINE_CHARS] for line in lines[:max_lines]]
@@ -92,16 +94,23 @@ def removed_names(workspace: Path, base: str, paths: list[str]) -> list[str]:
     return sorted(removed)
 
 
+USERS_LISTED = 10
+"""At most this many files are listed as still using a removed name."""
+
+
 def files_using(workspace: Path, names: list[str]) -> list[str]:
-    """Python files of the working tree that still name one of `names` as a word."""
+    """Python files of the working tree (the first USERS_LISTED) that still name one of
+    `names` as a word."""
     if not names:
         return []
     word = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
-    return [
-        path
-        for path in _working_files(workspace)
-        if path.endswith(".py") and word.search(_text(workspace / path))
-    ]
+    found: list[str] = []
+    for path in _working_files(workspace):
+        if path.endswith(".py") and word.search(_text(workspace / path)):
+            found.append(path)
+            if len(found) == USERS_LISTED:
+                break
+    return found
 
 
 def _defined(text: str) -> set[str]:
