@@ -105,6 +105,18 @@ def write(path: str, content: str) -> Any:
     return reply_tool_calls("execute", [("write_file", {"path": path, "content": content})])
 
 
+def add_broken_then(server: ScriptedModelServer, repair: str, *more: Any) -> None:
+    """A one-task plan whose task breaks add (test_add fails), then a repair writing `repair`."""
+    server.add(
+        planning("task_1"),
+        write("calc.py", BROKEN_ADD),
+        finish(),
+        write("calc.py", repair),
+        finish(),
+        *more,
+    )
+
+
 def last_prompt(server: ScriptedModelServer, index: int) -> str:
     return str(server.requests[index].body["messages"][-1]["content"])
 
@@ -207,14 +219,7 @@ def test_a_repair_that_mends_a_test_is_kept(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
     workspace = calc_repo(tmp_path / "repo")
-    scripted_model.add(
-        planning("task_1"),
-        write("calc.py", BROKEN_ADD),
-        finish(),
-        write("calc.py", GOOD),
-        finish(),
-        completion(),
-    )
+    add_broken_then(scripted_model, GOOD, completion())
     assert run(workspace, scripted_model).status == "completed"
     assert not of_type(workspace, "verification_repair_undone")
     assert (workspace / "calc.py").read_text(encoding="utf-8") == GOOD
@@ -268,13 +273,7 @@ def test_repairs_are_bounded_and_a_regression_is_never_completed(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
     workspace = calc_repo(tmp_path / "repo")
-    scripted_model.add(
-        planning("task_1"),
-        write("calc.py", BROKEN_ADD),
-        finish(),
-        write("calc.py", BROKEN_ADD.replace("a * b", "a * b + 0")),  # repair 1 fails
-        finish(),
-    )
+    add_broken_then(scripted_model, BROKEN_ADD.replace("a * b", "a * b + 0"))  # repair fails
     result = run(workspace, scripted_model, **{"verification.max_repair_attempts": 1})
 
     assert result.status == "needs_human"
