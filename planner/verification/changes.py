@@ -98,18 +98,19 @@ USERS_LISTED = 10
 """At most this many files are listed as still using a removed name."""
 
 
-def files_using(workspace: Path, names: list[str]) -> list[str]:
-    """Python files of the working tree (the first USERS_LISTED) that still name one of
-    `names` as a word."""
+def files_using(workspace: Path, names: list[str]) -> dict[str, list[str]]:
+    """For each of `names`, the Python files of the working tree (the first USERS_LISTED)
+    that still name it as a word; each file is read once."""
+    found: dict[str, list[str]] = {name: [] for name in names}
     if not names:
-        return []
+        return found
     word = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
-    found: list[str] = []
     for path in _working_files(workspace):
-        if path.endswith(".py") and word.search(_text(workspace / path)):
-            found.append(path)
-            if len(found) == USERS_LISTED:
-                break
+        if not path.endswith(".py"):
+            continue
+        for name in set(word.findall(_text(workspace / path))):
+            if len(found[name]) < USERS_LISTED:
+                found[name].append(path)
     return found
 
 

@@ -251,8 +251,7 @@ class VerificationPhase(Phase):
 
     def _still_used(self, run: PassContext, changed: list[str]) -> dict[str, list[str]]:
         """Functions and classes the change removed, each with the files that still use it."""
-        removed = removed_names(self.workspace, _base(run), changed)
-        return {name: files_using(self.workspace, [name]) for name in removed}
+        return files_using(self.workspace, removed_names(self.workspace, _base(run), changed))
 
     def _tree_changed(self, run: PassContext) -> bool:
         if not self.checked:
@@ -343,7 +342,7 @@ class VerificationPhase(Phase):
 
     def _undo_if_mended_nothing(self, run: PassContext, task_id: str) -> None:
         note = verification_note(run.store.entries())
-        failing = [*note.new_failures, *note.issue_failures] if note else []
+        failing = _failing_names(note) if note else []
         if not self.repair.mended_nothing(task_id, failing):
             return
         restored = self.repair.undo()
@@ -390,7 +389,7 @@ class VerificationPhase(Phase):
         changed = self._changed_code(run)
         task = _repair_task(state.plan, note, attempt, changed, self._still_used(run, changed))
         run.store.append(REPAIR, task_id=task.id, attempt=attempt, new_failures=note.new_failures)
-        self.repair.start(task.id, [*note.new_failures, *note.issue_failures])
+        self.repair.start(task.id, _failing_names(note))
         run.store.append(
             "revision",
             revision=state.revision + 1,
@@ -468,6 +467,10 @@ def _repair_task(
         estimated_complexity="low",
         required_tools=["edit_file"],
     )
+
+
+def _failing_names(note: VerificationNote) -> list[str]:
+    return [*note.new_failures, *note.issue_failures]
 
 
 def _failing(note: VerificationNote) -> str:
