@@ -733,6 +733,23 @@ def test_a_block_left_open_at_the_end_of_the_reply_is_still_read() -> None:
     assert written_files(reply, SHOWN, current).files == [("calc.py", FIXED)]
 
 
+def test_a_file_written_as_an_indented_list_item_loses_only_the_fence_indent() -> None:
+    """The 0.5B's docs_usage reply: `1. **calc.py**`, then the fence and every line indented
+    three spaces; written as it came, the file failed to parse at its first line."""
+    indented = "".join(f"   {line}" if line.strip() else line for line in FIXED.splitlines(True))
+    reply = f"1. **calc.py**\n   ```python\n{indented}   ```\n\n2. Done."
+    assert written_files(reply, SHOWN, current).files == [("calc.py", FIXED)]
+    # a line indented less than the fence keeps what it has: nothing but spaces is taken
+    assert [b.lines for b in code_blocks("  ```\nx\n    y\n  ```")] == [["x", "  y"]]
+
+
+def test_the_same_file_written_unchanged_many_times_is_told_once() -> None:
+    """The 0.5B wrote temperature.py, unchanged, as eleven numbered blocks in one reply."""
+    reply = "".join(f"{n}. `calc.py`\n```python\n{CALC}```\n" for n in range(1, 12))
+    found = written_files(reply, SHOWN, current)
+    assert (found.files, found.unchanged) == ([], ["calc.py"])
+
+
 # -- write_file --------------------------------------------------------------------------------
 
 

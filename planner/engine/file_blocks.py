@@ -88,9 +88,19 @@ def code_blocks(text: str | None) -> list[Block]:
             index += 1
             continue
         label = _label_above(lines, index - 1)
+        indent = len(lines[index]) - len(lines[index].lstrip(" "))
         body, index = _block_body(lines, index + 1, opening.group(1))
+        body = [_outdented(line, indent) for line in body]
         blocks.append(Block(label=label, lines=body, language=opening.group(2).lower()))
     return blocks
+
+
+def _outdented(line: str, indent: int) -> str:
+    """A line of a block whose fence is indented, without up to that many leading spaces
+    (CommonMark's rule): the 0.5B wrote each file as a numbered list item, its fence and every
+    line indented three spaces, and greet.py then failed to parse at its first line."""
+    spaces = len(line) - len(line.lstrip(" "))
+    return line[min(spaces, indent) :]
 
 
 def _block_body(lines: list[str], start: int, fence: str) -> tuple[list[str], int]:
@@ -161,6 +171,9 @@ def written_files(
             "The code block was not written: it names no file. Put the path of the file it is "
             f"for on the line above the block: {', '.join(sorted(shown))}."
         )
+    # The 0.5B wrote temperature.py unchanged eleven times in one reply; it is told once.
+    found.problems = list(dict.fromkeys(found.problems))
+    found.unchanged = list(dict.fromkeys(found.unchanged))
     return found
 
 
