@@ -14,7 +14,7 @@ from planner.engine.config import LLMConfig, load_config
 from planner.engine.documents import CompletionReply
 from planner.engine.interfaces import ToolSpec
 from planner.engine.llm import REPEAT_TEMPERATURE, CallRecord, OpenAIModel
-from planner.engine.streaming import REPEAT_WINDOW, repeating
+from planner.engine.streaming import REPEAT_STEP, REPEAT_WINDOW, repeating
 from planner.testing.scripted_server import (
     ScriptedModelServer,
     reply_json,
@@ -37,6 +37,9 @@ SUBTASK_LOOP = "".join(
     f'and extract the `durations` section.", "dependencies": ["{n - 1}"]}},\n'
     for n in range(2, 80)
 )
+TEMPERATURE = "def to_fahrenheit(celsius: float) -> float:\n    return celsius * 9 / 5 - 32\n"
+BLOCK_LOOP = "".join(f"{n}. `temperature.py`\n```python\n{TEMPERATURE}```\n" for n in range(1, 12))
+"""The 0.5B's fahrenheit_formula reply: the file, unchanged, as numbered blocks until stopped."""
 DONE = {
     "phase": "completion",
     "done": True,
@@ -57,6 +60,26 @@ def model(
 @pytest.mark.parametrize("loop", [SNIPPET_LOOP, SUBTASK_LOOP], ids=["snippet", "subtasks"])
 def test_a_loop_is_repeating(loop: str) -> None:
     assert repeating(loop)
+
+
+def test_the_same_block_three_times_is_a_loop_long_before_the_window() -> None:
+    assert len(BLOCK_LOOP) < REPEAT_WINDOW and repeating(BLOCK_LOOP)
+    third = BLOCK_LOOP.index("3. ")
+    assert not repeating(BLOCK_LOOP[:third])  # twice is not yet a loop
+    # three different blocks, or the same one-line command thrice, are not a loop
+    different = "".join(f"```python\n{TEMPERATURE}x = {n}\n```\n" for n in range(3))
+    assert not repeating(different) and not repeating("```sh\npytest\n```\n" * 3)
+
+
+def test_a_reply_repeating_its_block_is_stopped_after_the_third(
+    scripted_model: ScriptedModelServer,
+) -> None:
+    scripted_model.add(reply_text("legacy", BLOCK_LOOP))
+    records: list[CallRecord] = []
+    reply = model(scripted_model, records, temperature=0).chat("legacy", MESSAGES, [])
+    # the tail is measured every REPEAT_STEP characters: stopped within that of the third block
+    assert reply.content is not None and reply.content.startswith(BLOCK_LOOP[:200])
+    assert len(reply.content) < BLOCK_LOOP.index("3. ") + REPEAT_STEP + 100 < len(BLOCK_LOOP)
 
 
 @pytest.mark.parametrize(
