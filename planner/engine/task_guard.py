@@ -18,6 +18,7 @@ from typing import Any
 from planner.engine.documents import Plan, Subtask
 from planner.engine.interfaces import ToolCall, ToolResult
 from planner.engine.tool_names import READ_ONLY_TOOLS as READ_ONLY
+from planner.engine.tool_names import path_argument
 
 EVIDENCE = frozenset({"run_command", "run_tests"})
 GRACE_CALLS = 4
@@ -115,11 +116,11 @@ class TaskGuard:
             self.evidence += 1
         elif result.ok and call.name not in READ_ONLY:
             self.changes += 1
-            self.changed.add(_path(call.arguments))
+            self.changed.add(path_argument(call.arguments))
         self.seen[_key(call)] = (self.calls, self.changes)
 
     def _shown_unchanged(self, arguments: dict[str, Any]) -> bool:
-        path = _path(arguments)
+        path = path_argument(arguments)
         ranged = arguments.get("start_line") or arguments.get("end_line")
         return path in self.shown and path not in self.changed and not ranged
 
@@ -191,7 +192,3 @@ def _refused(text: str) -> ToolResult:
 
 def _key(call: ToolCall) -> str:
     return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
-
-
-def _path(arguments: dict[str, Any]) -> str:
-    return str(arguments.get("path", "")).strip().removeprefix("./")

@@ -21,6 +21,12 @@ COMMAND_LIKE = re.compile(
 NO_COMMANDS = "no command may be run; read and edit files, the tests run in CI"
 
 
+def path_argument(arguments: Mapping[str, object]) -> str:
+    """The path a file tool's call names, as the tools read it (`./a.py` is `a.py`)."""
+    path = arguments.get("path")
+    return path.strip().removeprefix("./") if isinstance(path, str) else ""
+
+
 def canonical_tool(name: str, available: Mapping[str, str]) -> str | None:
     """The real tool a name means when only spelling differs (`functions.read_file`,
     `Read-File`, `read_file()`), else None."""

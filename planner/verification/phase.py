@@ -31,7 +31,7 @@ from planner.engine.interfaces import ToolCall, ToolResult, ToolSpec
 from planner.engine.issue import prompt_view
 from planner.engine.phase import Phase, Request
 from planner.engine.prompts import render
-from planner.engine.tool_names import WRITE_TOOLS
+from planner.engine.tool_names import WRITE_TOOLS, path_argument
 from planner.engine.verification import (
     VERIFICATION,
     Stage,
@@ -414,8 +414,7 @@ def _active_test(entries: list[dict[str, Any]]) -> IssueTest | None:
 
 
 def _writes(call: ToolCall, path: str) -> bool:
-    written = str(call.arguments.get("path") or "").strip().removeprefix("./")
-    return call.name in WRITE_TOOLS and written == path
+    return call.name in WRITE_TOOLS and path_argument(call.arguments) == path
 
 
 def _passes(result: TestRun) -> bool:

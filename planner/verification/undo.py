@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planner.engine.interfaces import ToolCall
-from planner.engine.tool_names import WRITE_TOOLS
+from planner.engine.tool_names import WRITE_TOOLS, path_argument
 
 
 @dataclass
@@ -33,7 +33,7 @@ class RepairUndo:
         self.task_id, self.failing_before, self.saved = task_id, frozenset(failing), {}
 
     def before_write(self, task_id: str, call: ToolCall) -> None:
-        path = _relative(call)
+        path = path_argument(call.arguments)
         if task_id != self.task_id or call.name not in WRITE_TOOLS or not path:
             return
         target = self.workspace / path
@@ -64,11 +64,6 @@ class RepairUndo:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
         return True
-
-
-def _relative(call: ToolCall) -> str:
-    path = call.arguments.get("path")
-    return path.strip().removeprefix("./") if isinstance(path, str) else ""
 
 
 def _inside(workspace: Path, target: Path) -> bool:
