@@ -18,6 +18,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -27,9 +28,9 @@ BIN = VENV / "bin"
 NODE_DIR = ROOT / "tests" / "node"
 
 
-def run(*command: str | Path, cwd: Path = ROOT) -> None:
+def run(*command: str | Path, cwd: Path = ROOT, env: dict[str, str] | None = None) -> None:
     print("+", " ".join(str(part) for part in command), flush=True)
-    completed = subprocess.run([str(part) for part in command], cwd=cwd)
+    completed = subprocess.run([str(part) for part in command], cwd=cwd, env=env)
     if completed.returncode != 0:
         sys.exit(completed.returncode)
 
@@ -68,7 +69,23 @@ def demo(args: list[str]) -> None:
 def test(args: list[str]) -> None:
     ensure_venv("dev")
     ensure_node()
-    run(BIN / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *workers(args), *args)
+    # A temporary folder of the run's own: pytest, run by a test on a fixture repository,
+    # deletes the old numbered tmp_path roots it finds when it exits, and a CI test spent its
+    # whole timeout deleting those earlier runs had left in the machine's shared one. Its mode
+    # is /tmp's: the user-switching tests hand folders under it to the sandbox user.
+    with tempfile.TemporaryDirectory(prefix="planner-tests-", ignore_cleanup_errors=True) as tmp:
+        os.chmod(tmp, 0o1777)
+        run(
+            BIN / "python",
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *workers(args),
+            *args,
+            env={**os.environ, "TMPDIR": tmp},
+        )
 
 
 def workers(args: list[str]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,22 @@ def test_the_hidden_check_cannot_be_edited_away(tmp_path: Path) -> None:
     # A model that "resolves" the task by writing its own passing check file loses it.
     (workspace / "tests" / "test_check_stats.py").write_text("def test_ok() -> None: pass\n")
     assert not run_check(task, workspace).passed
+
+
+def test_a_check_leaves_the_machines_temporary_folder_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pytest, run as a check whose tests use tmp_path, deletes every unlocked numbered root
+    # but the last three under <temp>/pytest-of-<user> when it exits: other sessions' folders
+    # (a CI run's check spent its whole timeout deleting them). The check has its own.
+    shared = tmp_path / "shared"
+    roots = shared / f"pytest-of-{getpass.getuser()}"
+    for number in range(6):
+        (roots / f"pytest-{number}").mkdir(parents=True)
+        (roots / f"pytest-{number}" / "kept.txt").write_text("another session's file\n")
+    monkeypatch.setenv("TMPDIR", str(shared))
+    (task,) = load_suite(names=["sort_reverse_flag"])
+    workspace = materialize(task, tmp_path / "repo")
+    apply_solution(task, workspace)
+    assert run_check(task, workspace).passed
+    assert sorted(path.name for path in roots.iterdir()) == [f"pytest-{n}" for n in range(6)]

@@ -120,7 +120,7 @@ def run_check(task: Task, tree: Path) -> CheckResult:
             done = subprocess.run(
                 argv,
                 cwd=copy,
-                env=scrubbed_environment(os.environ),
+                env=_check_environment(Path(scratch) / "tmp"),
                 capture_output=True,
                 text=True,
                 timeout=CHECK_TIMEOUT_SECONDS,
@@ -128,6 +128,14 @@ def run_check(task: Task, tree: Path) -> CheckResult:
         except subprocess.TimeoutExpired:
             return CheckResult(False, f"check timed out after {CHECK_TIMEOUT_SECONDS}s")
         return CheckResult(done.returncode == 0, (done.stdout + done.stderr)[-4000:])
+
+
+def _check_environment(temporary: Path) -> dict[str, str]:
+    """The scrubbed environment with a temporary folder of the check's own: a check's test
+    runner never reads, nor (pytest's cleanup of old `tmp_path` roots) deletes, what other
+    programs left in the machine's shared temporary folder."""
+    temporary.mkdir()
+    return {**scrubbed_environment(os.environ), "TMPDIR": str(temporary)}
 
 
 def branch_tree(workspace: Path, branch: str, destination: Path) -> Path:
