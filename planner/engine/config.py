@@ -384,8 +384,9 @@ class LLMConfig(Section):
     """Stream each reply and stop it once it keeps repeating itself (the same passage over and
     over, as small models do at temperature 0, until the output limit): what came before is the
     reply, treated as cut off at the output limit. Needs an endpoint that streams with
-    `stream_options.include_usage` (OpenAI, llama.cpp, Ollama, vLLM). A stopped reply reports
-    the tokens it streamed and no prompt tokens: the endpoint counts those in the last chunk."""
+    `stream_options.include_usage` (OpenAI, llama.cpp, Ollama, vLLM). A stopped reply ends
+    before the endpoint's count: it reports the tokens it streamed and its prompt estimated at
+    4 characters per token."""
     tool_calling: Literal["native", "json", "auto"] = "auto"
     """How tool calls travel: native `tools`/`tool_calls`; json (the model answers a JSON
     document naming the tool and its arguments, validated and re-asked once); auto (native,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import random
 import re
 import time
@@ -374,14 +375,21 @@ class OpenAIModel:
         stream = self._client.chat.completions.create(
             **arguments, stream=True, stream_options={"include_usage": True}
         )
-        return self._read(kind, stream, time.monotonic() + arguments["timeout"])
+        deadline = time.monotonic() + arguments["timeout"]
+        return self._read(kind, stream, deadline, estimated_prompt_tokens(arguments))
 
-    def _read(self, kind: str, stream: Any, deadline: float) -> Any:
+    def _read(self, kind: str, stream: Any, deadline: float, prompt_estimate: int) -> Any:
         """The streamed reply as one completion (planner.engine.streaming); a stream that
         breaks off or outlasts the timeout is a connection error (retried like one)."""
         request = stream.response.request
         try:
-            streamed = read_stream(stream, stream.close, model=self.config.model, deadline=deadline)
+            streamed = read_stream(
+                stream,
+                stream.close,
+                model=self.config.model,
+                deadline=deadline,
+                prompt_estimate=prompt_estimate,
+            )
         except TimeoutError as exc:
             raise openai.APITimeoutError(request=request) from exc
         except Exception as exc:
@@ -441,6 +449,21 @@ class OpenAIModel:
         )
         if self.on_call is not None:
             self.on_call(record)
+
+
+def estimated_prompt_tokens(arguments: dict[str, Any]) -> int:
+    """A request's prompt at 4 characters per token (as the repository map estimates): the
+    count of a reply stopped before the endpoint reported its usage, so that the token budget
+    and the figures do not take its prompt for free."""
+    text = [_message_text(message.get("content")) for message in arguments["messages"]]
+    wire = [json.dumps(arguments[key]) for key in ("tools", "response_format") if key in arguments]
+    return math.ceil(sum(map(len, text + wire)) / 4)
+
+
+def _message_text(content: object) -> str:
+    if isinstance(content, list):  # content parts: only text is sent to a chat model here
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""
 
 
 @functools.cache

@@ -127,9 +127,11 @@ def read_stream(
     *,
     model: str,
     deadline: float,
+    prompt_estimate: int = 0,
 ) -> Streamed:
     """Read `chunks` into one completion; close the stream once the reply repeats itself.
-    Past `deadline` (time.monotonic) the stream is closed and TimeoutError raised."""
+    Past `deadline` (time.monotonic) the stream is closed and TimeoutError raised. A stopped
+    stream ends before the endpoint's usage chunk: its prompt counts `prompt_estimate`."""
     reader = _Reader()
     stopped = False
     for chunk in chunks:
@@ -141,10 +143,10 @@ def read_stream(
             close()
             stopped = True
             break
-    return Streamed(_completion(reader, model, stopped), stopped)
+    return Streamed(_completion(reader, model, stopped, prompt_estimate), stopped)
 
 
-def _completion(reader: _Reader, model: str, stopped: bool) -> ChatCompletion:
+def _completion(reader: _Reader, model: str, stopped: bool, prompt_estimate: int) -> ChatCompletion:
     calls = [
         {
             "id": parts.id or f"call_{index}",
@@ -160,9 +162,9 @@ def _completion(reader: _Reader, model: str, stopped: bool) -> ChatCompletion:
     usage = reader.usage.model_dump() if reader.usage is not None else None
     if usage is None:  # a stopped stream ends before the usage chunk: its text is counted
         usage = {
-            "prompt_tokens": 0,
+            "prompt_tokens": prompt_estimate,
             "completion_tokens": reader.tokens,
-            "total_tokens": reader.tokens,
+            "total_tokens": prompt_estimate + reader.tokens,
         }
     last = reader.last
     return ChatCompletion.model_validate(
