@@ -25,7 +25,6 @@ from typing import Any
 from planner.engine.config import PlannerConfig
 from planner.engine.context import PassContext
 from planner.engine.conversation import user
-from planner.engine.documents import Plan, PlannedAction, Subtask
 from planner.engine.flow import PlanChanged, StopPass
 from planner.engine.interfaces import ToolCall, ToolResult, ToolSpec
 from planner.engine.issue import prompt_view
@@ -63,6 +62,13 @@ from planner.verification.issue_test import (
     issue_test_from_reply,
     issue_test_path,
     placed,
+)
+from planner.verification.repair_task import (
+    failing_names,
+    repair_goal,
+    repair_task,
+    unresolved_reason,
+    with_task,
 )
 from planner.verification.runner import TestRunner, Watch
 from planner.verification.undo import RepairUndo
@@ -342,7 +348,7 @@ class VerificationPhase(Phase):
 
     def _undo_if_mended_nothing(self, run: PassContext, task_id: str) -> None:
         note = verification_note(run.store.entries())
-        failing = _failing_names(note) if note else []
+        failing = failing_names(note) if note else []
         if not self.repair.mended_nothing(task_id, failing):
             return
         restored = self.repair.undo()
@@ -366,7 +372,7 @@ class VerificationPhase(Phase):
         if not note.regressed:
             return  # only the issue's own test fails: the result says so, the pass goes on
         run.store.append(UNRESOLVED, new_failures=note.new_failures, repairs=attempts)
-        raise StopPass("needs_human", _unresolved_reason(note, attempts), [note.line()])
+        raise StopPass("needs_human", unresolved_reason(note, attempts), [note.line()])
 
     def _repair_limit(self, note: VerificationNote) -> int:
         """The issue's own test alone gets one repair: a model wrote it, it may be wrong."""
@@ -387,15 +393,15 @@ class VerificationPhase(Phase):
         state = run.state()
         assert state.plan is not None  # completion is only reached with a plan
         changed = self._changed_code(run)
-        task = _repair_task(state.plan, note, attempt, changed, self._still_used(run, changed))
+        task = repair_task(state.plan, note, attempt, changed, self._still_used(run, changed))
         run.store.append(REPAIR, task_id=task.id, attempt=attempt, new_failures=note.new_failures)
-        self.repair.start(task.id, _failing_names(note))
+        self.repair.start(task.id, failing_names(note))
         run.store.append(
             "revision",
             revision=state.revision + 1,
-            reason=_failing(note).rstrip("."),
+            reason=repair_goal(note).rstrip("."),
             changes=[{"type": "add_task", "details": task.description}],
-            updated_plan=_with_task(state.plan, task).model_dump(mode="json"),
+            updated_plan=with_task(state.plan, task, RUN_TESTS.name).model_dump(mode="json"),
             carry_progress=True,
             review_phases=[],
             source=SOURCE,
@@ -433,78 +439,4 @@ def _base(run: PassContext) -> str:
             if entry.get("type") == VERIFICATION and entry.get("stage") == "baseline"
         ),
         "",
-    )
-
-
-def _repair_task(
-    plan: Plan,
-    note: VerificationNote,
-    attempt: int,
-    changed: list[str],
-    still_used: dict[str, list[str]],
-) -> Subtask:
-    """The task that mends the tests. It names the files changed since the baseline, so its
-    prompt shows them (the 1.5B, shown only the failing test file, rewrote the test), and the
-    files that still use a name the change removed (a rename: the 1.5B renamed the function,
-    and shown only its file and the test that failed to import it, wrote its file again)."""
-    task_id = f"repair_tests_{attempt}"
-    while plan.subtask(task_id) is not None:
-        task_id += "_"
-    where = f" The change was made in {_names(changed)}." if changed else ""
-    users = "".join(
-        f" `{name}`, which the change removed, is still used in {_names(files)}."
-        for name, files in still_used.items()
-        if files
-    )
-    description = (
-        f"{_failing(note)}{where}{users} Run them with run_tests (`{note.command}`); fix the "
-        "code, and change a test only where the issue asks for it."
-    )
-    return Subtask(
-        id=task_id,
-        description=description,
-        estimated_complexity="low",
-        required_tools=["edit_file"],
-    )
-
-
-def _failing_names(note: VerificationNote) -> list[str]:
-    return [*note.new_failures, *note.issue_failures]
-
-
-def _failing(note: VerificationNote) -> str:
-    """What the repair is for: tests the change broke, the issue's own test, or both."""
-    parts = []
-    if note.new_failures:
-        names = _names(note.new_failures)
-        parts.append(f"Make the tests that passed before the change pass again: {names}.")
-    if note.issue_failures:
-        parts.append(f"Make the issue's test pass: {_names(note.issue_failures)}.")
-    return " ".join(parts)
-
-
-def _with_task(plan: Plan, task: Subtask) -> Plan:
-    decomposition = plan.task_decomposition.model_copy(
-        update={"subtasks": [*plan.task_decomposition.subtasks, task]}
-    )
-    check = PlannedAction(task_id=task.id, tool=RUN_TESTS.name, purpose="see which tests fail")
-    action_plan = plan.action_plan.model_copy(
-        update={
-            "execution_order": [*plan.action_plan.execution_order, task.id],
-            "actions": [*plan.action_plan.actions, check],
-        }
-    )
-    return plan.model_copy(update={"task_decomposition": decomposition, "action_plan": action_plan})
-
-
-def _names(names: list[str], shown: int = 5) -> str:
-    more = len(names) - shown
-    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
-
-
-def _unresolved_reason(note: VerificationNote, attempts: int) -> str:
-    tried = f"after {attempts} repair attempt(s)" if attempts else "(no repair attempts allowed)"
-    return (
-        f"tests that passed before the change still fail {tried}: {_names(note.new_failures)}; "
-        "the pull request is a draft until a person looks at them"
     )
