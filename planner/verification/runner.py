@@ -70,6 +70,7 @@ class TestRunner:
         self.sandbox = sandbox
         self.watch = watch
         self.venv: Path | None = None
+        self._temporary: Path | None = None
 
     # -- setup -------------------------------------------------------------------------------
 
@@ -203,8 +204,20 @@ class TestRunner:
         )
         tool = CommandTool(self.workspace, tools, sandbox=self.sandbox)
         tool.env.update(self._venv_variables(tool.env.get("PATH", "")))
+        tool.env["TMPDIR"] = str(self._temporary_folder())
         tool.env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ for the commit to pick up
         return tool
+
+    def _temporary_folder(self) -> Path:
+        """TMPDIR for the setup and the tests, one per pass and gone with it: a repository's
+        test runner neither fills nor cleans the machine's shared one (pytest deletes the old
+        `tmp_path` roots it finds there when it exits: other jobs' on a long-lived runner)."""
+        if self._temporary is None:
+            self._temporary = Path(tempfile.mkdtemp(prefix="planner-verification-tmp-"))
+            weakref.finalize(self, shutil.rmtree, self._temporary, True)
+            if self.sandbox is not None:
+                os.chown(self._temporary, self.sandbox.uid, self.sandbox.gid)
+        return self._temporary
 
     def _venv_variables(self, path: str) -> dict[str, str]:
         if self.venv is None:
