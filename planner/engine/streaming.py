@@ -127,7 +127,7 @@ def read_stream(
     *,
     model: str,
     deadline: float,
-    prompt_estimate: int = 0,
+    prompt_estimate: int,
 ) -> Streamed:
     """Read `chunks` into one completion; close the stream once the reply repeats itself.
     Past `deadline` (time.monotonic) the stream is closed and TimeoutError raised. A stopped

@@ -86,11 +86,7 @@ class TestRunner:
         return results
 
     def _make_venv(self) -> SetupResult:
-        directory = Path(tempfile.mkdtemp(prefix="planner-verification-venv-"))
-        # Gone with the pass (this runner), so a long-lived process does not collect them.
-        weakref.finalize(self, shutil.rmtree, directory, True)
-        if self.sandbox is not None:
-            os.chown(directory, self.sandbox.uid, self.sandbox.gid)
+        directory = self._folder("venv")
         argv = [PYTHON, "-m", "venv", "--system-site-packages", str(directory)]
         result = self._setup_step(argv, "a virtual environment for the tests")
         self.venv = directory if result.ok else None
@@ -213,11 +209,17 @@ class TestRunner:
         test runner neither fills nor cleans the machine's shared one (pytest deletes the old
         `tmp_path` roots it finds there when it exits: other jobs' on a long-lived runner)."""
         if self._temporary is None:
-            self._temporary = Path(tempfile.mkdtemp(prefix="planner-verification-tmp-"))
-            weakref.finalize(self, shutil.rmtree, self._temporary, True)
-            if self.sandbox is not None:
-                os.chown(self._temporary, self.sandbox.uid, self.sandbox.gid)
+            self._temporary = self._folder("tmp")
         return self._temporary
+
+    def _folder(self, purpose: str) -> Path:
+        """A new folder outside the repository that the commands' user owns; gone with the
+        pass (this runner), so a long-lived process does not collect them."""
+        directory = Path(tempfile.mkdtemp(prefix=f"planner-verification-{purpose}-"))
+        weakref.finalize(self, shutil.rmtree, directory, True)
+        if self.sandbox is not None:
+            os.chown(directory, self.sandbox.uid, self.sandbox.gid)
+        return directory
 
     def _venv_variables(self, path: str) -> dict[str, str]:
         if self.venv is None:
