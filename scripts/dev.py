@@ -129,8 +129,8 @@ def lint_ci(args: list[str]) -> None:
 
 def evaluate(args: list[str]) -> None:
     """`eval [--local-model 0.5b|1.5b] [planner eval options]`: the suite against the local
-    model (started by scripts/local_model.py, with `profile: small_model`), else the scripted
-    reference model."""
+    model (started by scripts/local_model.py; its name makes profile auto pick small_model),
+    else the scripted reference model."""
     ensure_venv("dev")
     model, rest = _local_model_choice(args)
     if model is None:
@@ -145,9 +145,9 @@ def evaluate(args: list[str]) -> None:
     if started.returncode != 0:
         sys.exit(started.returncode)
     url = started.stdout.strip().splitlines()[-1]
+    # The model's name gives its size, so the default profile picks small_model, as it does
+    # for users; PLANNER_PROFILE or --config can still set another.
     local = ["--base-url", url, "--model", f"qwen2.5-coder-{model}-instruct"]
-    # What docs/models.md tells users of small local models to set.
-    os.environ.setdefault("PLANNER_PROFILE", "small_model")
     os.environ.setdefault("OPENAI_API_KEY", "local")
     run(BIN / "planner", "eval", *local, *rest)
 

@@ -93,6 +93,7 @@ class Runner:
             )
             finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
             self.kinds = [request.kind for request in model.requests]
+            self.bodies = [request.body for request in model.requests]
             assert finished.stderr == "", finished.stderr
             model.assert_consumed()
         return finished, workspace, files
@@ -286,6 +287,32 @@ def test_a_pull_request_comment_works_on_the_issue_and_outputs_its_number(
     downloads = [r.path for r in fake.api_requests("GET") if r.path.endswith("/zip")]
     assert [path.split("/")[-2] for path in downloads] == [str(good.id)]
     assert (fresh / history_name(fake)).is_file()
+
+
+def test_a_small_model_named_by_its_size_gets_the_small_model_profile(
+    runner: Runner, fake: FakeGitHub
+) -> None:
+    """Only the endpoint and the model are set: the model's name says 7B, so the requests are
+    sampled at temperature 0, bounded and streamed, and the summary names the profile."""
+    finished, _, files = runner.job("issues", labeled(fake), STEPS, model="qwen2.5-coder:7b")
+
+    assert finished.returncode == 0, finished.stdout
+    assert read_outputs(files / "set_output")["status"] == "completed"
+    assert all(body["model"] == "qwen2.5-coder:7b" for body in runner.bodies)
+    assert {(b["temperature"], b["max_tokens"], b["stream"]) for b in runner.bodies} == {
+        (0, 2048, True)
+    }
+    summary = (files / "step_summary").read_text(encoding="utf-8")
+    assert "tokens (qwen2.5-coder:7b, profile small_model) |" in summary
+
+
+def test_a_hosted_model_keeps_the_standard_defaults(runner: Runner, fake: FakeGitHub) -> None:
+    finished, _, files = runner.job("issues", labeled(fake), STEPS, model="gpt-4.1")
+
+    assert finished.returncode == 0, finished.stdout
+    assert all("temperature" not in body and "max_tokens" not in body for body in runner.bodies)
+    summary = (files / "step_summary").read_text(encoding="utf-8")
+    assert "tokens (gpt-4.1, profile standard) |" in summary
 
 
 def test_a_skipped_event_leaves_the_issue_number_empty(runner: Runner, fake: FakeGitHub) -> None:

@@ -39,7 +39,8 @@ def test_defaults_match_the_seed() -> None:
 
 
 def test_missing_default_file_means_defaults(tmp_path: Path) -> None:
-    assert load_config(tmp_path / "absent.yml", env={}) == PlannerConfig()
+    # Loaded, profile auto names the profile it picked: the default model has no size.
+    assert load_config(tmp_path / "absent.yml", env={}) == PlannerConfig(profile="standard")
 
 
 def test_explicit_file_that_is_missing_is_an_error(tmp_path: Path) -> None:
@@ -132,7 +133,7 @@ def test_malformed_yaml_is_a_config_error(tmp_path: Path, text: str) -> None:
 
 
 def test_empty_file_means_defaults(tmp_path: Path) -> None:
-    assert load_config(write(tmp_path, "# nothing\n"), env={}) == PlannerConfig()
+    assert load_config(write(tmp_path, "# nothing\n"), env={}) == PlannerConfig(profile="standard")
 
 
 # -- profiles ----------------------------------------------------------------------------------
@@ -166,6 +167,46 @@ def test_a_key_set_anywhere_wins_over_the_profile(tmp_path: Path) -> None:
 def test_the_profile_comes_from_the_environment_too() -> None:
     config = load_config(None, env={"PLANNER_PROFILE": "small_model"})
     assert config.llm.timeout_seconds == 900
+
+
+@pytest.mark.parametrize(
+    ("model", "profile"),
+    [
+        ("qwen2.5-coder-1.5b-instruct", "small_model"),
+        ("qwen2.5-coder:7b-instruct-q4_K_M", "small_model"),
+        ("Qwen/Qwen2.5-Coder-7B-Instruct", "small_model"),
+        ("llama3.1:8b", "small_model"),
+        ("smollm2:360m", "small_model"),
+        ("gemma3n:e4b", "small_model"),
+        ("gpt-4.1", "standard"),  # no size in the name
+        ("gpt-4o-mini", "standard"),
+        ("qwen2.5-coder:14b", "standard"),
+        ("qwen3-30b-a3b", "standard"),  # 30B in all, 3B active: the largest counts
+        ("mixtral-8x7b", "standard"),  # eight experts of 7B are not a 7B model
+        ("llama-3.3-70b-versatile", "standard"),
+    ],
+)
+def test_profile_auto_goes_by_the_size_the_models_name_gives(model: str, profile: str) -> None:
+    config = load_config(None, env={"OPENAI_MODEL": model})
+    assert config.profile == profile
+    assert config.planning.refinement.enabled is (profile == "standard")
+
+
+def test_profile_auto_reads_the_model_from_every_source(tmp_path: Path) -> None:
+    file = tmp_path / "planner.yml"
+    file.write_text("llm:\n  model: llama3.2:3b\n", encoding="utf-8")
+    assert load_config(file, env={}).profile == "small_model"
+    hosted = load_config(file, env={}, overrides={"llm.model": "gpt-4.1"})
+    assert hosted.profile == "standard" and hosted.llm.temperature is None
+
+
+def test_a_profile_set_anywhere_wins_over_the_models_size() -> None:
+    config = load_config(
+        None, env={"OPENAI_MODEL": "qwen2.5-coder:7b", "PLANNER_PROFILE": "standard"}
+    )
+    assert config.profile == "standard" and config.llm.max_output_tokens is None
+    named = load_config(None, env={"OPENAI_MODEL": "phi4-mini", "PLANNER_PROFILE": "small_model"})
+    assert named.llm.max_output_tokens == 2048
 
 
 def test_an_unknown_profile_names_the_allowed_ones() -> None:

@@ -282,6 +282,7 @@ def report(
     facts = SummaryFacts(
         issue_url=issue_url(job, outcome),
         model=config.llm.model,
+        profile=config.profile,
         history_backend=settings.history_backend,
         history=history,
         workspace=job.workspace,

@@ -42,6 +42,8 @@ class SummaryFacts:
 
     issue_url: str = ""
     model: str = ""
+    profile: str = ""
+    """The profile in effect (`profile`, as auto picked it)."""
     history_backend: str = ""
     history: PlanningHistoryStore | None = None
     workspace: Path | None = None
@@ -87,7 +89,7 @@ def _facts_table(outcome: CiOutcome, facts: SummaryFacts) -> list[str]:
         ("Tracking comment", _link("comment", outcome.comment_url)),
         ("Branch", f"`{outcome.branch}`" if outcome.branch else ""),
         ("Commit", f"`{outcome.commit[:12]}`" if outcome.commit else ""),
-        ("Usage", _usage(outcome, facts.model)),
+        ("Usage", _usage(outcome, facts)),
         ("History", _history(outcome, facts)),
     ]
     kept = [(name, value) for name, value in rows if value]
@@ -116,11 +118,12 @@ def _link(text: str, url: str) -> str:
     return f"[{text}]({url})" if url else ""
 
 
-def _usage(outcome: CiOutcome, model: str) -> str:
+def _usage(outcome: CiOutcome, facts: SummaryFacts) -> str:
     if not outcome.model_calls:
         return ""
     calls = f"{outcome.model_calls} model call(s), {outcome.tokens_used} tokens"
-    return f"{calls} ({model})" if model else calls
+    named = ", ".join(filter(None, [facts.model, facts.profile and f"profile {facts.profile}"]))
+    return f"{calls} ({named})" if named else calls
 
 
 def _history(outcome: CiOutcome, facts: SummaryFacts) -> str:

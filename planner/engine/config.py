@@ -8,6 +8,7 @@ offending value, where it came from and what is allowed — before anything has 
 from __future__ import annotations
 
 import difflib
+import re
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -702,8 +703,11 @@ class VerificationConfig(Section):
 class PlannerConfig(Section):
     """The whole configuration file."""
 
-    profile: Literal["standard", "small_model"] = "standard"
+    profile: Literal["auto", "standard", "small_model"] = "auto"
     """Defaults for a kind of model; any key set in the file, the environment or an input wins.
+    auto picks small_model when llm.model's name gives a size of at most 8 billion parameters
+    (`qwen2.5-coder:7b`, `Qwen2.5-Coder-1.5B-Instruct`, `smollm2:360m`), else standard; once
+    loaded, this key holds the profile picked. standard leaves every default as it is.
     small_model, for local models of a few billion parameters: llm.tool_calling auto,
     llm.temperature 0 (the most likely reply; after a reply repeated word for word, cut off at
     the output limit or unusable, the next call samples at 0.7), llm.max_output_tokens 2048,
@@ -805,10 +809,35 @@ def load_config(
 def _merge_profile(merged: dict[str, Any], sources: dict[str, str]) -> None:
     """The chosen profile's keys, where no source set them (an unknown profile is left for
     validation to report)."""
-    profile = merged.get("profile", "standard")
+    profile = merged.get("profile", "auto")
+    if profile == "auto":
+        profile = merged["profile"] = _profile_for(_model_named(merged))
     chosen = PROFILES.get(profile, {}) if isinstance(profile, str) else {}
     unset = {key: value for key, value in chosen.items() if key not in sources}
     _merge_flat(merged, sources, unset, lambda key: f"profile {profile}")
+
+
+SMALL_MODEL_BILLIONS = 8.0
+"""The largest size, in billions of parameters, that profile auto treats as a small model."""
+
+# A size in a model's name: `7b`, `1.5B`, `360m`; not the `7b` of a mixture such as `8x7b`.
+_MODEL_SIZE = re.compile(r"(?<![\w.])[a-z]?(\d+(?:\.\d+)?)([bm])(?![a-z0-9])", re.IGNORECASE)
+
+
+def _model_named(merged: Mapping[str, Any]) -> str:
+    llm = merged.get("llm")
+    model = llm.get("model") if isinstance(llm, Mapping) else None
+    return model if isinstance(model, str) else LLMConfig.model_fields["model"].default
+
+
+def _profile_for(model: str) -> str:
+    """small_model for a model whose name gives a size of at most SMALL_MODEL_BILLIONS;
+    a name with several sizes (`qwen3-30b-a3b`: 30B, 3B active) counts its largest."""
+    sizes = [
+        float(number) / (1000 if unit.lower() == "m" else 1)
+        for number, unit in _MODEL_SIZE.findall(model)
+    ]
+    return "small_model" if sizes and max(sizes) <= SMALL_MODEL_BILLIONS else "standard"
 
 
 def _env_source(key: str) -> str:
