@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import getpass
 import os
 import shlex
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -244,3 +246,33 @@ def test_env_argument_defaults_to_the_process_environment(
         env_passthrough=["PLANNER_TEST_MARKER"],
     )
     assert "None" in explicit.call("run_command", {"argv": [PYTHON, "-c", script]}).content
+
+
+def test_commands_get_a_temporary_folder_of_their_own_removed_at_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository's pytest whose tests use tmp_path, run with run_command, deletes when it
+    exits every old numbered root but the last three under <temp>/pytest-of-<user>: on a
+    long-lived runner, other jobs' folders. The commands get a folder of the tool's own."""
+    shared = tmp_path / "shared"
+    roots = shared / f"pytest-of-{getpass.getuser()}"
+    for number in range(6):
+        (roots / f"pytest-{number}").mkdir(parents=True)
+    monkeypatch.setenv("TMPDIR", str(shared))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # planner's own temporary folder: `shared`
+    workspace = tmp_path / "repo"
+    (workspace / "tests").mkdir(parents=True)
+    (workspace / "tests" / "test_scratch.py").write_text(
+        "def test_scratch(tmp_path):\n    (tmp_path / 'note').write_text('x')\n", "utf-8"
+    )
+    tool = command_tool(workspace, f"{shlex.quote(PYTHON)} -m pytest", python_prefix())
+
+    tests = [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+    assert "1 passed" in tool.call("run_command", {"argv": tests}).content
+    where = [PYTHON, "-c", "import tempfile; print(tempfile.gettempdir())"]
+    folder = Path(tool.call("run_command", {"argv": where}).content.splitlines()[2])
+
+    assert sorted(path.name for path in roots.iterdir()) == [f"pytest-{n}" for n in range(6)]
+    assert folder.parent == shared and (folder / roots.name).is_dir()  # the run's own roots
+    tool.close()
+    assert sorted(path.name for path in shared.iterdir()) == [roots.name]

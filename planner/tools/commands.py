@@ -9,7 +9,10 @@ Never a shell string: the model sends an argv list, and it runs only when it sta
 times out, the group and whatever else is left in its session are killed, so nothing it started
 outlives it unless it started a session of its own (setsid); output goes to temporary files
 (no pipe can fill up and block it) and comes back cut to `tools.max_output_bytes` per stream
-with the real sizes noted.
+with the real sizes noted. Commands get a temporary folder (TMPDIR) of the tool's own, removed
+when the tool closes: a command neither fills nor cleans the machine's shared one (a repository's
+pytest deletes the old `tmp_path` roots it finds there when it exits, other jobs' on a long-lived
+runner).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -31,7 +35,7 @@ from planner.engine.deadline import bounded
 from planner.engine.interfaces import ToolResult, ToolSpec
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
-from planner.tools.isolation import SandboxUser
+from planner.tools.isolation import SandboxUser, private_folder
 from planner.tools.leftovers import process_table
 from planner.tools.output import cap_file
 from planner.tools.safe_env import scrubbed_environment
@@ -54,6 +58,7 @@ class CommandTool:
         config: ToolsConfig,
         env: Mapping[str, str] | None = None,
         sandbox: SandboxUser | None = None,
+        temporary: Path | None = None,
     ) -> None:
         self.root = root.resolve()
         self.config = config
@@ -63,6 +68,10 @@ class CommandTool:
         """The unprivileged user commands run as (planner runs as root), or None."""
         if sandbox is not None:
             self.env.update(sandbox.environment())
+        self.temporary = temporary
+        """The commands' TMPDIR: the owner's when given (the owner removes it), else one made
+        at the first command and removed at close."""
+        self._made: Path | None = None
 
     def list_tools(self) -> list[ToolSpec]:
         return [self._spec()] if self.prefixes else []
@@ -83,7 +92,14 @@ class CommandTool:
         return self._result(finished)
 
     def close(self) -> None:
-        return None
+        if self._made is not None:
+            shutil.rmtree(self._made, ignore_errors=True)
+            self.temporary = self._made = None
+
+    def _temporary_folder(self) -> Path:
+        if self.temporary is None:
+            self.temporary = self._made = private_folder("planner-command-tmp-", self.sandbox)
+        return self.temporary
 
     def run_argv(self, argv: list[str]) -> Finished:
         """Run `argv` exactly as run_command runs an allowed one (environment, user, process
@@ -105,7 +121,7 @@ class CommandTool:
             process = subprocess.Popen(
                 argv,
                 cwd=self.root,
-                env=self.env,
+                env={**self.env, "TMPDIR": str(self._temporary_folder())},
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,

@@ -192,6 +192,15 @@ def _without_userinfo(url: str) -> str:
     return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
+def private_folder(prefix: str, user: SandboxUser | None) -> Path:
+    """A new folder in planner's temporary folder, owned by the user the tools run as, for
+    one pass's commands (their TMPDIR, the tests' virtual environment); the caller removes it."""
+    directory = Path(tempfile.mkdtemp(prefix=prefix))
+    if user is not None:
+        os.chown(directory, user.uid, user.gid)
+    return directory
+
+
 def reachable_by_others(path: Path) -> bool:
     """Whether a user other than the owner can reach `path` (every ancestor is o+x)."""
     for directory in (path, *path.parents):

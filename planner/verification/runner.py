@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import tempfile
 import weakref
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -25,7 +24,7 @@ from planner.engine.issue import sanitize_untrusted
 from planner.engine.redaction import redact
 from planner.engine.verification import TestRun
 from planner.tools.commands import CommandTool, Finished
-from planner.tools.isolation import SandboxUser
+from planner.tools.isolation import SandboxUser, private_folder
 from planner.verification.detect import PYTHON, Verification
 from planner.verification.parse import parse_output
 
@@ -198,9 +197,10 @@ class TestRunner:
                 "max_output_bytes": self.config.verification.max_output_bytes,
             }
         )
-        tool = CommandTool(self.workspace, tools, sandbox=self.sandbox)
+        tool = CommandTool(
+            self.workspace, tools, sandbox=self.sandbox, temporary=self._temporary_folder()
+        )
         tool.env.update(self._venv_variables(tool.env.get("PATH", "")))
-        tool.env["TMPDIR"] = str(self._temporary_folder())
         tool.env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ for the commit to pick up
         return tool
 
@@ -215,10 +215,8 @@ class TestRunner:
     def _folder(self, purpose: str) -> Path:
         """A new folder outside the repository that the commands' user owns; gone with the
         pass (this runner), so a long-lived process does not collect them."""
-        directory = Path(tempfile.mkdtemp(prefix=f"planner-verification-{purpose}-"))
+        directory = private_folder(f"planner-verification-{purpose}-", self.sandbox)
         weakref.finalize(self, shutil.rmtree, directory, True)
-        if self.sandbox is not None:
-            os.chown(directory, self.sandbox.uid, self.sandbox.gid)
         return directory
 
     def _venv_variables(self, path: str) -> dict[str, str]:
