@@ -20,7 +20,7 @@ import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.engine.history import task_uuid
-from planner.testing.scripted_server import ScriptedModelServer, Step
+from planner.testing.scripted_server import DEFAULT_MODEL_ID, ScriptedModelServer, Step
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.scenario import (
     branch_log,
@@ -69,13 +69,15 @@ class Runner:
         script: list[Step],
         *,
         workspace: Path | None = None,
+        served: str = DEFAULT_MODEL_ID,
         **inputs: str,
     ) -> tuple[Finished, Path, Path]:
-        """(the finished process, its workspace, its runner files directory)."""
+        """(the finished process, its workspace, its runner files directory); `served`: the
+        model the stand-in endpoint lists."""
         self.count += 1
         workspace = workspace or clone(self.fake.bare, self.tmp / f"workspace-{self.count}")
         files = self.tmp / f"runner-{self.count}"
-        with ScriptedModelServer(script) as model:
+        with ScriptedModelServer(script, model=served) as model:
             defaults = {
                 "openai_api_key": API_KEY,
                 "openai_base_url": model.base_url,
@@ -304,6 +306,22 @@ def test_a_small_model_named_by_its_size_gets_the_small_model_profile(
     }
     summary = (files / "step_summary").read_text(encoding="utf-8")
     assert "tokens (qwen2.5-coder:7b, profile small_model) |" in summary
+
+
+def test_with_only_the_endpoint_set_the_model_it_serves_is_used(
+    runner: Runner, fake: FakeGitHub
+) -> None:
+    """No model input, no OPENAI_MODEL, no config file: the endpoint lists one model, and its
+    name (and size) decide the requests."""
+    finished, _, files = runner.job(
+        "issues", labeled(fake), STEPS, model="", served="qwen2.5-coder-1.5b-instruct"
+    )
+
+    assert finished.returncode == 0, finished.stdout
+    assert {body["model"] for body in runner.bodies} == {"qwen2.5-coder-1.5b-instruct"}
+    assert all(body["temperature"] == 0 for body in runner.bodies)
+    summary = (files / "step_summary").read_text(encoding="utf-8")
+    assert "(qwen2.5-coder-1.5b-instruct, profile small_model) |" in summary
 
 
 def test_a_hosted_model_keeps_the_standard_defaults(runner: Runner, fake: FakeGitHub) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.plans import REFINEMENT_OFF_ENV, completed, finish, git_repo, planned, write
+from tests.support.model_listing import Listing
 
 
 def planner(
@@ -137,6 +138,21 @@ def test_config_error_exits_2_before_any_side_effect(tmp_path: Path) -> None:
     assert "planning.strategy = 'guess'" in run.stderr and "chain_of_thought" in run.stderr
     assert not (repo / "planning_history").exists()
     assert "planning_history" not in (repo / ".git" / "info" / "exclude").read_text()
+
+
+def test_an_endpoint_with_several_models_and_none_named_exits_2_naming_them(
+    tmp_path: Path,
+) -> None:
+    repo = git_repo(tmp_path / "repo")
+    with Listing(["b", "a"]) as several:
+        env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": several.base_url}
+        run = planner(
+            "run", "--repo", str(repo), "--issue-file", str(issue_file(tmp_path)), env=env
+        )
+    assert run.returncode == 2
+    assert f"llm.model is not set and {several.base_url} serves 2 models (a, b)" in run.stderr
+    assert several.requests == ["/v1/models"]
+    assert not (repo / "planning_history").exists()
 
 
 def test_unparseable_issue_file(tmp_path: Path) -> None:

@@ -120,8 +120,9 @@ def run(job: Job) -> int:
         return skip(job, trigger)
     if isinstance(trigger, Sweep):
         return sweep(job, config, trigger)
-    from planner.engine.llm import require_api_key
+    from planner.engine.llm import require_api_key, served_model
 
+    config = load_action_config(settings, job.workspace, job.env, served_model)
     require_api_key(config.llm)  # exit 2 before any comment, label or branch is written
     trust_workspace(job.workspace)
     try:

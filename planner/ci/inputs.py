@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from planner.engine.errors import ConfigError
 
 if TYPE_CHECKING:
-    from planner.engine.config import PlannerConfig
+    from planner.engine.config import PlannerConfig, ServedModel
 
 INPUT_NAMES = (
     "github_token",
@@ -152,9 +152,13 @@ def _boolean(name: str, text: str, problems: list[str]) -> bool | None:
 
 
 def load_action_config(
-    settings: Settings, workspace: Path, env: Mapping[str, str]
+    settings: Settings,
+    workspace: Path,
+    env: Mapping[str, str],
+    served_model: ServedModel | None = None,
 ) -> PlannerConfig:
-    """defaults < the config file < environment < inputs; the allowed lists add to the file's."""
+    """defaults < the config file < environment < inputs; the allowed lists add to the file's.
+    `served_model`: see load_config (only once the event is known to start a pass)."""
     from planner.engine.config import load_config
 
     path = workspace / settings.config_path
@@ -163,6 +167,7 @@ def load_action_config(
         env=env,
         overrides=settings.overrides,
         required_file=settings.config_path != DEFAULT_CONFIG_PATH,
+        served_model=served_model,
     )
     forge = config.forge
     forge.allowed_users = [*forge.allowed_users, *settings.allowed_users]

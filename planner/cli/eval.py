@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.engine.config import PlannerConfig, load_config
+from planner.engine.llm import served_model
 from planner.evaluation.harness import EvalOptions, run_suite
 from planner.evaluation.report import TaskReport, summary, to_json, to_markdown
 from planner.evaluation.scripted import SCRIPTED_MODELS
@@ -73,7 +74,11 @@ def _config(args: argparse.Namespace) -> PlannerConfig:
         overrides["planning.enabled"] = False
     env = {**os.environ, "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY") or "unused"}
     return load_config(
-        args.config, env=env, overrides=overrides, required_file=args.config is not None
+        args.config,
+        env=env,
+        overrides=overrides,
+        required_file=args.config is not None,
+        served_model=None if args.scripted else served_model,
     )
 
 

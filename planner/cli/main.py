@@ -21,7 +21,7 @@ from planner.cli.plan import add_plan_command, run_plan
 from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.engine.errors import PlannerError, UserInputError
 from planner.engine.history import PlanningHistoryStore
-from planner.engine.llm import require_api_key
+from planner.engine.llm import require_api_key, served_model
 from planner.engine.redaction import RedactingFilter, redact, register_environment_secrets
 from planner.run.runner import PassSetup, history_directory, repository_name, run_pass
 
@@ -124,7 +124,11 @@ def _config(args: argparse.Namespace) -> PlannerConfig:
     }
     path = args.config or args.repo / DEFAULT_CONFIG_PATH
     return load_config(
-        path, env=os.environ, overrides=overrides, required_file=args.config is not None
+        path,
+        env=os.environ,
+        overrides=overrides,
+        required_file=args.config is not None,
+        served_model=served_model,
     )
 
 

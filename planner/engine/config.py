@@ -10,9 +10,10 @@ from __future__ import annotations
 import difflib
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import (
@@ -359,7 +360,9 @@ class LLMConfig(Section):
     """llm — the OpenAI-compatible chat endpoint (OpenAI, Azure, Ollama, vLLM, LiteLLM, ...)."""
 
     model: str = "gpt-4.1"
-    """Model name sent with every request."""
+    """Model name sent with every request. Not set anywhere, with a base_url other than
+    OpenAI's: the model that endpoint lists at GET /models when it lists one (llama.cpp, vLLM,
+    an Ollama with one model pulled); when it lists several, the run stops and names them."""
     base_url: str | None = None
     """API base URL, e.g. http://localhost:11434/v1 for Ollama; None means OpenAI."""
     api_key: SecretStr | None = None
@@ -784,14 +787,21 @@ ENV_KEYS: dict[str, str] = {
 SECRET_KEYS = frozenset({"llm.api_key"})
 
 
+ServedModel = Callable[["LLMConfig"], "str | None"]
+"""Asks an endpoint which model it serves (planner.engine.llm.served_model)."""
+
+
 def load_config(
     config_file: Path | None,
     *,
     env: Mapping[str, str],
     overrides: Mapping[str, Any] | None = None,
     required_file: bool = False,
+    served_model: ServedModel | None = None,
 ) -> PlannerConfig:
-    """Merge every source and validate once; raise ConfigError listing every problem."""
+    """Merge every source and validate once; raise ConfigError listing every problem.
+    `served_model`, given where a pass is about to start: an endpoint other than OpenAI's is
+    asked for its model when no source names one."""
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
     if config_file is not None:
@@ -799,11 +809,33 @@ def load_config(
     env_values = {key: env[name] for name, key in ENV_KEYS.items() if env.get(name, "") != ""}
     _merge_flat(merged, sources, env_values, _env_source)
     _merge_flat(merged, sources, dict(overrides or {}), lambda key: "explicit input")
+    if served_model is not None and "llm.model" not in sources:
+        _merge_served_model(merged, sources, served_model)
     _merge_profile(merged, sources)
     try:
         return PlannerConfig.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, sources)) from None
+
+
+def _merge_served_model(
+    merged: dict[str, Any], sources: dict[str, str], served_model: ServedModel
+) -> None:
+    """llm.model, when no source sets it, for an endpoint other than OpenAI's: the model the
+    endpoint serves (a model name for OpenAI's default means nothing to llama.cpp or vLLM)."""
+    section = merged.get("llm")
+    if not isinstance(section, dict) or not section.get("base_url"):
+        return
+    try:
+        endpoint = LLMConfig.model_validate(section)
+    except ValidationError:
+        return  # the validation of the whole file reports it
+    if urlsplit(endpoint.base_url or "").hostname == "api.openai.com":
+        return
+    model = served_model(endpoint)
+    if model:
+        source = f"the model {endpoint.base_url} serves"
+        _merge_flat(merged, sources, {"llm.model": model}, lambda key: source)
 
 
 def _merge_profile(merged: dict[str, Any], sources: dict[str, str]) -> None:

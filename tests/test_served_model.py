@@ -1,0 +1,74 @@
+"""llm.model that no source sets, for an endpoint other than OpenAI's: the model it serves.
+
+A llama.cpp or vLLM server ignores or refuses OpenAI's default model name; a maintainer who set
+only the endpoint gets the model the endpoint lists, and the profile that model's size asks for.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from planner.engine.config import load_config
+from planner.engine.errors import ConfigError
+from planner.engine.llm import served_model
+from planner.testing.scripted_server import ScriptedModelServer
+from tests.support.model_listing import Listing
+
+
+@pytest.fixture
+def several() -> Iterator[Listing]:
+    with Listing([f"model-{n}" for n in range(12)]) as listing:
+        yield listing
+
+
+def endpoint_only(base_url: str) -> dict[str, str]:
+    return {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "local"}
+
+
+def test_an_endpoint_set_alone_gives_its_model_and_that_models_profile() -> None:
+    with ScriptedModelServer(model="qwen2.5-coder:7b") as server:
+        config = load_config(None, env=endpoint_only(server.base_url), served_model=served_model)
+    assert config.llm.model == "qwen2.5-coder:7b"
+    assert config.profile == "small_model" and config.llm.temperature == 0
+
+
+def test_an_endpoint_serving_several_models_asks_for_one_by_name(several: Listing) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_config(None, env=endpoint_only(several.base_url), served_model=served_model)
+    message = str(raised.value)
+    assert "llm.model is not set" in message and "serves 12 models" in message
+    assert "model-0, model-1" in message and "and 2 more" in message
+    assert "OPENAI_MODEL" in message
+
+
+def test_a_model_named_anywhere_is_not_asked_for(several: Listing) -> None:
+    env = {**endpoint_only(several.base_url), "OPENAI_MODEL": "model-3"}
+    assert load_config(None, env=env, served_model=served_model).llm.model == "model-3"
+    overrides = {"llm.model": "model-4"}
+    config = load_config(
+        None, env=endpoint_only(several.base_url), overrides=overrides, served_model=served_model
+    )
+    assert config.llm.model == "model-4"
+    assert several.requests == []
+
+
+def test_loading_a_config_asks_nothing_unless_a_pass_is_about_to_start(several: Listing) -> None:
+    config = load_config(None, env=endpoint_only(several.base_url))
+    assert config.llm.model == "gpt-4.1" and several.requests == []
+
+
+def test_an_endpoint_that_does_not_answer_keeps_the_default_and_says_why(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base_url = f"http://127.0.0.1:{port}/v1"
+    with caplog.at_level(logging.WARNING):
+        config = load_config(None, env=endpoint_only(base_url), served_model=served_model)
+    assert config.llm.model == "gpt-4.1"
+    assert f"llm.model is not set and {base_url} did not list its models" in caplog.text
