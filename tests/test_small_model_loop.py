@@ -466,6 +466,26 @@ def test_an_old_text_that_is_only_a_line_number_is_refused_plainly(old: str) -> 
         apply_edits(CALC, [Edit(old, "x")])
 
 
+README = "# tempconv\n\nConverts temperatures between Celsius and Fahrenheit.\n"
+
+
+def test_an_edit_wrapped_in_a_code_fence_is_applied_without_it() -> None:
+    """The 1.5B's README edit, from a run with the default configuration: both texts in a
+    ```markdown fence; it failed as 'not in the file' and the task wrote the README whole."""
+    usage = "# tempconv\n\n## Usage\n\n    python tempconv.py 100 --to c\n"
+    edit = Edit("```markdown\n# tempconv\n```\n", f"```markdown\n{usage}```\n")
+    edited = apply_edits(README, [edit])
+    assert edited == usage + "\nConverts temperatures between Celsius and Fahrenheit.\n"
+
+
+def test_a_fenced_new_text_that_cannot_be_unwrapped_is_not_guessed() -> None:
+    """A code block inside the new text could close its fence: which fences are the README's
+    own is unclear, so the edit fails as written instead of writing stray fences."""
+    new = "```markdown\n# tempconv\n\n```sh\npython tempconv.py 100\n```\n```\n"
+    with pytest.raises(EditFailed, match="not in the file"):
+        apply_edits(README, [Edit("```markdown\n# tempconv\n```\n", new)])
+
+
 def test_no_match_answers_with_the_closest_lines_to_copy() -> None:
     with pytest.raises(EditFailed) as failure:
         apply_edits(CALC, [Edit("def add(x, y):\n    return x - y", "")])

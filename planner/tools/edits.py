@@ -2,10 +2,12 @@
 
 An old text is found exactly first; when it is not in the file, a match that ignores
 whitespace at the ends of lines (and then inside them) is tried, and the replacement is
-re-indented to the lines it replaces. When nothing matches, the error quotes the closest lines
-of the file with their numbers, so the next attempt can copy them. Argument shapes that models
-write instead of {"edits": [{"oldText", "newText"}]} (snake_case names, SWE-agent's
-old_str/new_str, one edit at the top level, a pair of strings) are read as what they mean.
+re-indented to the lines it replaces; line numbers copied from the prompt's view of the file
+and a code fence wrapped around the texts are left out. When nothing matches, the error quotes
+the closest lines of the file with their numbers, so the next attempt can copy them. Argument
+shapes that models write instead of {"edits": [{"oldText", "newText"}]} (snake_case names,
+SWE-agent's old_str/new_str, one edit at the top level, a pair of strings) are read as what
+they mean.
 """
 
 from __future__ import annotations
@@ -95,10 +97,10 @@ def _apply(index: int, text: str, edit: Edit) -> str:
     try:
         return _apply_as_written(index, text, edit)
     except EditFailed:
-        unnumbered = _without_line_numbers(edit)
-        if unnumbered is None:
+        meant = _without_line_numbers(edit) or _without_fences(edit)
+        if meant is None:
             raise
-        return _apply_as_written(index, text, unnumbered)
+        return _apply_as_written(index, text, meant)
 
 
 def _appended(text: str, new_text: str) -> str:
@@ -118,6 +120,18 @@ def _without_line_numbers(edit: Edit) -> Edit | None:
         return None  # (the first line is often copied without its number, the rest with)
     old = _unnumbered(edit.old_text)
     return Edit(old, _unnumbered(edit.new_text)) if old.strip() else None
+
+
+def _without_fences(edit: Edit) -> Edit | None:
+    """The edit without the code fence its old text is wrapped in (the 1.5B's README edit:
+    oldText "```markdown\\n# tempconv\\n```"), and the new text's, when that one is wrapped
+    too; None when the old text is not wrapped or either cannot be unwrapped cleanly."""
+    old = without_fence(edit.old_text)
+    new = without_fence(edit.new_text)
+    new_wrapped = WRAPPING_FENCE.match(edit.new_text) is not None
+    if old == edit.old_text or not old.strip() or (new_wrapped and new == edit.new_text):
+        return None
+    return Edit(old, new)
 
 
 VIEW_FRAME = re.compile(r"^=== .* ===$|^\S+ now reads \(lines \d+-\d+ of \d+\):$")
