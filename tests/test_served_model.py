@@ -45,6 +45,13 @@ def test_an_endpoint_serving_several_models_asks_for_one_by_name(several: Listin
     assert "OPENAI_MODEL" in message
 
 
+def test_a_proxy_listing_the_default_model_among_others_keeps_it() -> None:
+    """A LiteLLM proxy that routes gpt-4.1 among other models worked before planner asked."""
+    with Listing(["claude-sonnet-4", "gpt-4.1", "qwen2.5-coder:7b"]) as proxy:
+        config = load_config(None, env=endpoint_only(proxy.base_url), served_model=served_model)
+    assert config.llm.model == "gpt-4.1" and config.profile == "standard"
+
+
 def test_a_model_named_anywhere_is_not_asked_for(several: Listing) -> None:
     env = {**endpoint_only(several.base_url), "OPENAI_MODEL": "model-3"}
     assert load_config(None, env=env, served_model=served_model).llm.model == "model-3"

@@ -362,7 +362,8 @@ class LLMConfig(Section):
     model: str = "gpt-4.1"
     """Model name sent with every request. Not set anywhere, with a base_url other than
     OpenAI's: the model that endpoint lists at GET /models when it lists one (llama.cpp, vLLM,
-    an Ollama with one model pulled); when it lists several, the run stops and names them."""
+    an Ollama with one model pulled); when it lists several others than this default, the run
+    stops and names them."""
     base_url: str | None = None
     """API base URL, e.g. http://localhost:11434/v1 for Ollama; None means OpenAI."""
     api_key: SecretStr | None = None

@@ -531,6 +531,7 @@ def _tool_call(call: Any) -> ToolCall:
     return ToolCall(id=call.id, name=call.function.name, arguments=arguments)
 
 
+DEFAULT_MODEL: str = LLMConfig.model_fields["model"].default
 SERVED_MODEL_TIMEOUT_SECONDS = 10.0
 SERVED_MODELS_SHOWN = 10
 
@@ -538,8 +539,9 @@ SERVED_MODELS_SHOWN = 10
 def served_model(config: LLMConfig) -> str | None:
     """The model the endpoint serves, asked with GET /models when no source names one: the
     only one listed (llama.cpp, vLLM, an Ollama with one model pulled). None when the endpoint
-    lists none or does not answer (the first request then says what is wrong); ConfigError
-    when it lists several, since which one is the maintainer's choice."""
+    lists none or does not answer (the first request then says what is wrong), or lists the
+    default model among others (a proxy that routes it); ConfigError when it lists several
+    others, since which one is the maintainer's choice."""
     key = config.api_key.get_secret_value() if config.api_key else "none"
     timeout = min(SERVED_MODEL_TIMEOUT_SECONDS, config.timeout_seconds)
     client = openai.OpenAI(api_key=key, base_url=config.base_url, timeout=timeout, max_retries=0)
@@ -548,15 +550,16 @@ def served_model(config: LLMConfig) -> str | None:
     except openai.OpenAIError as exc:
         log.warning("llm.model is not set and %s did not list its models: %s", config.base_url, exc)
         return None
-    if len(names) > 1:
+    if len(names) > 1 and DEFAULT_MODEL not in names:
         raise ConfigError(
             f"llm.model is not set and {config.base_url} serves {len(names)} models "
             f"({_some(names)}): name one in llm.model, the environment variable OPENAI_MODEL "
             "or the action's input model"
         )
-    if names:
-        log.info("llm.model: %s, the model %s serves", names[0], config.base_url)
-    return names[0] if names else None
+    if len(names) != 1:
+        return None
+    log.info("llm.model: %s, the model %s serves", names[0], config.base_url)
+    return names[0]
 
 
 def _some(names: list[str]) -> str:
