@@ -6,6 +6,7 @@ import logging
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -270,6 +271,23 @@ def test_allow_and_deny_lists_filter_tools(tmp_path: Path) -> None:
         assert registry.call("d__crash", {}).error is not None
     finally:
         registry.close()
+
+
+def test_a_stdio_server_gets_a_temporary_folder_of_its_own_removed_at_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    monkeypatch.setenv("TMPDIR", str(shared))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # planner's own temporary folder: `shared`
+    server = misbehaving_server(MISBEHAVING_TEMPORARY_FOLDER="1")
+    registry = registry_for(tmp_path, mcpServers={"mis": server})
+    try:
+        folder = Path(registry.call("mis__temporary_folder", {}).content)
+        assert folder.parent == shared and folder.name.startswith("planner-mcp-tmp-")
+    finally:
+        registry.close()
+    assert list(shared.iterdir()) == []
 
 
 def test_servers_are_shut_down_on_close(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from planner.engine.config import McpServerConfig, ToolsConfig
 from planner.engine.interfaces import ToolResult, ToolSpec
-from planner.tools.isolation import SandboxUser
+from planner.tools.isolation import SandboxUser, private_folder
 from planner.tools.loop import LoopThread
 from planner.tools.output import cap_text
 from planner.tools.safe_env import scrubbed_environment
@@ -79,6 +79,8 @@ class McpServer:
         self._task: asyncio.Task[None] | None = None
         self._ready: concurrent.futures.Future[list[mcp_types.Tool]] = concurrent.futures.Future()
         self._stderr: IO[str] | None = None
+        self._temporary: Path | None = None
+        """A stdio server's TMPDIR, removed once the server is gone."""
 
     # -- lifecycle (called by McpHost) --------------------------------------------------------
 
@@ -110,6 +112,8 @@ class McpServer:
     def release(self) -> None:
         if self._stderr is not None:
             self._stderr.close()
+        if self._temporary is not None:
+            shutil.rmtree(self._temporary, ignore_errors=True)
 
     # -- ToolProvider -----------------------------------------------------------------------
 
@@ -163,9 +167,12 @@ class McpServer:
 
     def _stdio_parameters(self, command: str) -> StdioServerParameters:
         """The server's launch: an allow-listed environment plus its own `env`, and under the
-        sandbox user (through the launcher) when planner runs as root."""
+        sandbox user (through the launcher) when planner runs as root. Its TMPDIR is a folder of
+        its own, as run_command's is, unless its `env` names one."""
         cwd = self._workspace / self._config.cwd if self._config.cwd else self._workspace
         env = scrubbed_environment(os.environ, self._settings.env_passthrough)
+        self._temporary = private_folder("planner-mcp-tmp-", self._sandbox)
+        env["TMPDIR"] = str(self._temporary)
         argv = [command, *self._config.args]
         if self._sandbox is not None:
             _must_exist(command, env.get("PATH"))

@@ -4,13 +4,15 @@
 
 Tools: echo (works), fail (the tool reports an error), crash (the process dies mid-call),
 hang (never answers; for call timeouts), and with MISBEHAVING_DELETE_LATER set delete_later
-(deletes a file after the call returned). Used by the tests and the benchmark. With
+(deletes a file after the call returned), with MISBEHAVING_TEMPORARY_FOLDER set temporary_folder.
+Used by the tests and the benchmark. With
 MISBEHAVING_PID_FILE set it writes its process id there at start.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 
 import anyio
@@ -37,6 +39,11 @@ def crash() -> str:
     os._exit(17)
 
 
+def temporary_folder() -> str:
+    """The folder this server's temporary files go to."""
+    return tempfile.gettempdir()
+
+
 def delete_later(path: str, seconds: float) -> str:
     """Delete the file at `path` a while after the call returned (a server writing later)."""
     threading.Timer(seconds, lambda: os.path.exists(path) and os.unlink(path)).start()
@@ -53,6 +60,8 @@ async def hang() -> str:
 if __name__ == "__main__":
     if "MISBEHAVING_DELETE_LATER" in os.environ:  # only where a test asks for it
         server.tool()(delete_later)
+    if "MISBEHAVING_TEMPORARY_FOLDER" in os.environ:
+        server.tool()(temporary_folder)
     if "MISBEHAVING_PID_FILE" in os.environ:  # lets tests check the process is gone afterwards
         with open(os.environ["MISBEHAVING_PID_FILE"], "w") as handle:
             handle.write(str(os.getpid()))
