@@ -12,7 +12,7 @@ import pytest
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.issue import IssueContext
 from planner.engine.result import render_checklist
-from planner.engine.steps.plan import ONE_TASK, ONE_TASK_REPAIR
+from planner.engine.steps.plan import NO_PLAN_REPAIR, ONE_TASK, ONE_TASK_REPAIR
 from planner.testing.scripted_server import ScriptedModelServer, Step, reply_error, reply_text
 from tests.harness import ISSUE, Harness
 from tests.plans import (
@@ -295,6 +295,30 @@ def test_garbage_twice_fails_the_pass_and_keeps_history_valid(harness: Harness) 
     entries = harness.entries()
     assert [e["type"] for e in entries][-2:] == ["error", "run_end"]
     assert entries[-2]["level"] == 4 and entries[-1]["status"] == "failed"
+
+
+def test_a_plan_without_its_parts_twice_becomes_the_issue_as_one_task(harness: Harness) -> None:
+    """The 1.5B, asked to implement a stub with the default configuration, twice answered a
+    JSON plan that lacked one of its parts, and the pass ended `failed` with nothing done."""
+    from planner.testing.scripted_server import reply_json
+
+    partial = plan_doc("task_1")
+    del partial["goal_understanding"]
+    harness.server.add(
+        reply_json("planning", partial),
+        reply_json("planning", partial),
+        write("a.txt"),
+        finish(),
+        completion(),
+    )
+    quiet = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+    result = harness.run(**quiet)
+    assert result.status == "completed", result.stop_reason
+    assert (harness.workspace / "a.txt").exists()
+    [plan] = [entry["plan"] for entry in harness.of_type("plan")]
+    assert [t["description"] for t in plan["task_decomposition"]["subtasks"]] == [ONE_TASK]
+    [repaired] = harness.of_type("plan_repaired")
+    assert repaired["repairs"] == [NO_PLAN_REPAIR]
 
 
 CAPTURED = Path(__file__).parent / "fixtures" / "local_models"

@@ -31,7 +31,13 @@ class ModelBehaviourError(PlannerError):
     """The model replied with something that is not what was asked for."""
 
     def __init__(
-        self, message: str, *, kind: str = "", raw: str = "", cut_off: bool = False
+        self,
+        message: str,
+        *,
+        kind: str = "",
+        raw: str = "",
+        cut_off: bool = False,
+        parsed: bool = False,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -39,6 +45,8 @@ class ModelBehaviourError(PlannerError):
         self.cut_off = cut_off
         """The reply ended before the document did: stopped for repeating itself, or at the
         output limit (a loop, mostly), not a malformed answer."""
+        self.parsed = parsed
+        """The reply was JSON, but not the document asked for (parts missing or invalid)."""
 
 
 class ApiError(PlannerError):

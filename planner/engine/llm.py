@@ -134,6 +134,7 @@ class OpenAIModel:
                         kind=kind,
                         raw=text,
                         cut_off=cut_off,
+                        parsed=unusable.parsed,
                     ) from None
                 log.warning("model %s reply unusable, asking again: %s", kind, problem)
                 # The schema's grammar can force a reply shut: the 1.5B wrote a criterion
@@ -668,7 +669,7 @@ def parse_document(text: str, schema: type[DocT], context: Any = None) -> DocT:
     try:
         return schema.model_validate(value, context=context)
     except ValidationError as exc:
-        raise ModelBehaviourError(_validation_summary(exc)) from None
+        raise ModelBehaviourError(_validation_summary(exc), parsed=True) from None
 
 
 def _validation_summary(exc: ValidationError) -> str:

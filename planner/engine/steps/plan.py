@@ -5,9 +5,10 @@ document, plans on stated assumptions once the question budget is spent, and oth
 the pass with the model's questions. The plan is saved to the history before it returns.
 
 A planning reply that never ends (seed §10.1.2, a decomposition that fails: the 1.5B listed
-"Read `shop/report.py` …" as subtask 7, 8, 9 … until it was stopped, twice) gets the coarsest
+"Read `shop/report.py` …" as subtask 7, 8, 9 … until it was stopped, twice), or a JSON reply
+that twice lacks the plan's parts (the 1.5B, asked to implement a stub), gets the coarsest
 decomposition instead of a failed pass: the issue as one task, as without planning. A reply
-that is malformed rather than endless is still fatal (seed §7.8, level 4).
+that is not JSON at all is still fatal (seed §7.8, level 4: JSON parse errors).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from planner.engine.documents import PlanningReply
 from planner.engine.errors import ModelBehaviourError
 from planner.engine.flow import StopPass
 from planner.engine.issue import sanitize_untrusted
+from planner.engine.llm import extract_json
 from planner.engine.prompts import render
 from planner.engine.questions import questions_asked
 
@@ -31,9 +33,9 @@ def make_plan(run: PassContext, feedback: str = "") -> PlanningReply:
     try:
         reply = _planning_reply(run, messages)
     except ModelBehaviourError as unusable:
-        if not unusable.cut_off:
+        if not (unusable.cut_off or _a_plan_without_its_parts(unusable)):
             raise
-        reply = _issue_as_one_task(run)
+        reply = _issue_as_one_task(run, ONE_TASK_REPAIR if unusable.cut_off else NO_PLAN_REPAIR)
     if reply.error is not None:
         _stop_with_questions(run, reply)
     if reply.repairs:
@@ -60,7 +62,25 @@ ONE_TASK_REPAIR = (
 )
 
 
-def _issue_as_one_task(run: PassContext) -> PlanningReply:
+NO_PLAN_REPAIR = (
+    "planned as one task: the planning reply was JSON without a usable plan twice (parts "
+    "missing or invalid)"
+)
+
+
+PLAN_PARTS = ("goal_understanding", "task_decomposition", "action_plan")
+
+
+def _a_plan_without_its_parts(unusable: ModelBehaviourError) -> bool:
+    """The reply was an attempt at a plan (JSON holding some of its parts) that validation
+    refused; not prose, nor JSON of anything else."""
+    if not unusable.parsed:
+        return False
+    document = extract_json(unusable.raw)
+    return isinstance(document, dict) and any(part in document for part in PLAN_PARTS)
+
+
+def _issue_as_one_task(run: PassContext, why: str) -> PlanningReply:
     """The coarsest decomposition: one task that is the whole issue (its files are shown from
     the issue's text, as without planning)."""
     document = {
@@ -69,7 +89,7 @@ def _issue_as_one_task(run: PassContext) -> PlanningReply:
         "action_plan": {"execution_order": ["task_1"]},
     }
     reply = PlanningReply.model_validate(document, context=run.plan_rules(None))
-    reply.repairs.insert(0, ONE_TASK_REPAIR)
+    reply.repairs.insert(0, why)
     return reply
 
 
