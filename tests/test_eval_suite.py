@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from planner.evaluation.suite import (
     materialize,
     run_check,
 )
+from tests.support.stale_roots import ROOTS, shared_temporary_folder
 
 SUITE = load_suite()
 CATEGORIES = {"bug_fix", "feature", "refactor", "docs", "clarification", "trap"}
@@ -64,14 +64,9 @@ def test_a_check_leaves_the_machines_temporary_folder_alone(
     # pytest, run as a check whose tests use tmp_path, deletes every unlocked numbered root
     # but the last three under <temp>/pytest-of-<user> when it exits: other sessions' folders
     # (a CI run's check spent its whole timeout deleting them). The check has its own.
-    shared = tmp_path / "shared"
-    roots = shared / f"pytest-of-{getpass.getuser()}"
-    for number in range(6):
-        (roots / f"pytest-{number}").mkdir(parents=True)
-        (roots / f"pytest-{number}" / "kept.txt").write_text("another session's file\n")
-    monkeypatch.setenv("TMPDIR", str(shared))
+    _, roots = shared_temporary_folder(tmp_path, monkeypatch)
     (task,) = load_suite(names=["sort_reverse_flag"])
     workspace = materialize(task, tmp_path / "repo")
     apply_solution(task, workspace)
     assert run_check(task, workspace).passed
-    assert sorted(path.name for path in roots.iterdir()) == [f"pytest-{n}" for n in range(6)]
+    assert sorted(path.name for path in roots.iterdir()) == ROOTS

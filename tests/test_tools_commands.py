@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import getpass
 import os
 import shlex
 import signal
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import pytest
 from planner.engine.config import ToolsConfig
 from planner.tools.commands import CommandTool
 from planner.tools.safe_env import is_secret_name
+from tests.support.stale_roots import ROOTS, SCRATCH_TEST, shared_temporary_folder
 
 PYTHON = sys.executable
 
@@ -254,17 +253,10 @@ def test_commands_get_a_temporary_folder_of_their_own_removed_at_close(
     """A repository's pytest whose tests use tmp_path, run with run_command, deletes when it
     exits every old numbered root but the last three under <temp>/pytest-of-<user>: on a
     long-lived runner, other jobs' folders. The commands get a folder of the tool's own."""
-    shared = tmp_path / "shared"
-    roots = shared / f"pytest-of-{getpass.getuser()}"
-    for number in range(6):
-        (roots / f"pytest-{number}").mkdir(parents=True)
-    monkeypatch.setenv("TMPDIR", str(shared))
-    monkeypatch.setattr(tempfile, "tempdir", None)  # planner's own temporary folder: `shared`
+    shared, roots = shared_temporary_folder(tmp_path, monkeypatch)
     workspace = tmp_path / "repo"
     (workspace / "tests").mkdir(parents=True)
-    (workspace / "tests" / "test_scratch.py").write_text(
-        "def test_scratch(tmp_path):\n    (tmp_path / 'note').write_text('x')\n", "utf-8"
-    )
+    (workspace / "tests" / "test_scratch.py").write_text(SCRATCH_TEST, "utf-8")
     tool = command_tool(workspace, f"{shlex.quote(PYTHON)} -m pytest", python_prefix())
 
     tests = [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
@@ -272,7 +264,7 @@ def test_commands_get_a_temporary_folder_of_their_own_removed_at_close(
     where = [PYTHON, "-c", "import tempfile; print(tempfile.gettempdir())"]
     folder = Path(tool.call("run_command", {"argv": where}).content.splitlines()[2])
 
-    assert sorted(path.name for path in roots.iterdir()) == [f"pytest-{n}" for n in range(6)]
+    assert sorted(path.name for path in roots.iterdir()) == ROOTS
     assert folder.parent == shared and (folder / roots.name).is_dir()  # the run's own roots
     tool.close()
     assert sorted(path.name for path in shared.iterdir()) == [roots.name]

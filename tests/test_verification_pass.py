@@ -9,12 +9,10 @@ with a real pytest suite of one passing and one failing test, run by the real ru
 from __future__ import annotations
 
 import gc
-import getpass
 import json
 import shlex
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +38,7 @@ from tests.plans import (
     reflection,
     review_ok,
 )
+from tests.support.stale_roots import ROOTS, SCRATCH_TEST, shared_temporary_folder
 
 ISSUE = IssueContext(
     repository="octo/calc",
@@ -546,22 +545,15 @@ def test_the_tests_get_a_temporary_folder_of_their_own(
     root but the last three under <temp>/pytest-of-<user>: on a long-lived runner, other jobs'
     folders, and the time that takes is the tests'. The tests get a folder of their own."""
     workspace = calc_repo(tmp_path / "repo")
-    (workspace / "tests" / "test_scratch.py").write_text(
-        "def test_scratch(tmp_path):\n    (tmp_path / 'note').write_text('x')\n", "utf-8"
-    )
+    (workspace / "tests" / "test_scratch.py").write_text(SCRATCH_TEST, "utf-8")
     subprocess.run(["git", "add", "."], cwd=workspace, check=True)
-    shared = tmp_path / "shared"
-    roots = shared / f"pytest-of-{getpass.getuser()}"
-    for number in range(6):
-        (roots / f"pytest-{number}").mkdir(parents=True)
-    monkeypatch.setenv("TMPDIR", str(shared))
-    monkeypatch.setattr(tempfile, "tempdir", None)  # planner's own temporary folder: `shared`
+    shared, roots = shared_temporary_folder(tmp_path, monkeypatch)
     scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
     result = run(workspace, scripted_model)
 
     assert result.status == "completed", result.stop_reason
     baseline = of_type(workspace, "verification")[0]
     assert (baseline["passed"], baseline["failing"]) == (2, ["tests/test_calc.py::test_sub"])
-    assert sorted(path.name for path in roots.iterdir()) == [f"pytest-{n}" for n in range(6)]
+    assert sorted(path.name for path in roots.iterdir()) == ROOTS
     gc.collect()  # the pass's runner, and with it the tests' folder, is gone
     assert sorted(path.name for path in shared.iterdir()) == [roots.name]
