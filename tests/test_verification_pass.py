@@ -288,6 +288,61 @@ def test_repairs_are_bounded_and_a_regression_is_never_completed(
     assert not of_type(workspace, "completion")  # never judged done
 
 
+WRONG_TEST = TESTS + "\n\ndef test_mul():\n    assert add(2, 2) == 5\n"
+
+
+def test_a_failing_test_the_change_added_may_be_fixed_or_removed(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """The 1.5B, on a docs issue, added a wrong test to an existing test file; the repair told
+    it to make "the tests that passed before" pass and to change tests only where the issue
+    asks, so it could do neither and the pass ended needs_human. A test the change added is
+    named as such, and the model may fix or remove it."""
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(
+        planning("task_1"),
+        write("calc.py", GOOD),
+        write("tests/test_calc.py", WRONG_TEST),
+        finish(),
+        write("tests/test_calc.py", TESTS),  # the repair removes the wrong test
+        finish(),
+        completion(),
+    )
+    result = run(workspace, scripted_model, **{"verification.max_repair_attempts": 1})
+
+    assert result.status == "completed", result.stop_reason
+    (repair,) = of_type(workspace, "verification_repair")
+    assert repair["new_failures"] == ["tests/test_calc.py::test_mul"]
+    repair_prompt = last_prompt(scripted_model, 4)
+    assert "Tests this change added fail: tests/test_calc.py::test_mul; fix them, or remove" in (
+        repair_prompt
+    )
+    assert "passed before the change" not in repair_prompt
+    assert "change a test only where the issue asks for it or the change added it" in (
+        repair_prompt
+    )
+
+
+def test_a_failing_test_the_change_added_is_named_as_such_when_it_stays(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(
+        planning("task_1"),
+        write("calc.py", GOOD),
+        write("tests/test_calc.py", WRONG_TEST),
+        finish(),
+        write("calc.py", GOOD + "\n# the test stays\n"),
+        finish(),
+    )
+    result = run(workspace, scripted_model, **{"verification.max_repair_attempts": 1})
+
+    assert result.status == "needs_human"
+    assert result.stop_reason.startswith(
+        "tests the change added fail after 1 repair attempt(s): tests/test_calc.py::test_mul;"
+    )
+
+
 def test_failures_already_there_at_baseline_do_not_count(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:

@@ -94,6 +94,26 @@ def removed_names(workspace: Path, base: str, paths: list[str]) -> list[str]:
     return sorted(removed)
 
 
+def added_tests(workspace: Path, base: str, names: list[str]) -> list[str]:
+    """Of the tests `names` (`tests/test_a.py::test_x[1]`, `tests/test_a.py::TestA::test_x`),
+    those the working tree added since commit `base`: commit `base` has neither their file
+    nor a function of their name in it. Names without a file (`(the test command failed …)`,
+    unittest's) are never taken for added."""
+    if not base:
+        return []
+    tree = _tree(workspace, base)
+    added = []
+    for name in names:
+        path, _, rest = name.partition("::")
+        function = rest.split("::")[-1].split("[")[0]
+        if not function:
+            continue
+        before = _blob(workspace, tree.get(path))
+        if not re.search(rf"\bdef {re.escape(function)}\b", before):
+            added.append(name)
+    return added
+
+
 USERS_LISTED = 10
 """At most this many files are listed as still using a removed name."""
 

@@ -45,6 +45,7 @@ from planner.engine.verification import (
 )
 from planner.tools.isolation import SandboxUser
 from planner.verification.changes import (
+    added_tests,
     changed_files,
     changed_test_files,
     diff_since,
@@ -259,6 +260,9 @@ class VerificationPhase(Phase):
         """Functions and classes the change removed, each with the files that still use it."""
         return files_using(self.workspace, removed_names(self.workspace, _base(run), changed))
 
+    def _added_tests(self, run: PassContext, note: VerificationNote) -> list[str]:
+        return added_tests(self.workspace, _base(run), note.new_failures)
+
     def _tree_changed(self, run: PassContext) -> bool:
         if not self.checked:
             latest = [e for e in run.store.entries() if e.get("type") == VERIFICATION]
@@ -291,10 +295,12 @@ class VerificationPhase(Phase):
     def _feedback(self, run: PassContext, note: VerificationNote | None) -> str:
         if note is None or not note.unfinished or note.latest is None:
             return ""
+        added = self._added_tests(run, note)
         return render(
             "verification_feedback.md.j2",
             command=note.command,
-            new_failures=note.new_failures[:NAMES_SHOWN],
+            new_failures=[name for name in note.new_failures if name not in added][:NAMES_SHOWN],
+            added_failures=added[:NAMES_SHOWN],
             issue_failures=note.issue_failures[:NAMES_SHOWN],
             tool=RUN_TESTS.name,
             tail=note.latest.tail,
@@ -372,7 +378,8 @@ class VerificationPhase(Phase):
         if not note.regressed:
             return  # only the issue's own test fails: the result says so, the pass goes on
         run.store.append(UNRESOLVED, new_failures=note.new_failures, repairs=attempts)
-        raise StopPass("needs_human", unresolved_reason(note, attempts), [note.line()])
+        reason = unresolved_reason(note, attempts, self._added_tests(run, note))
+        raise StopPass("needs_human", reason, [note.line()])
 
     def _repair_limit(self, note: VerificationNote) -> int:
         """The issue's own test alone gets one repair: a model wrote it, it may be wrong."""
@@ -393,13 +400,16 @@ class VerificationPhase(Phase):
         state = run.state()
         assert state.plan is not None  # completion is only reached with a plan
         changed = self._changed_code(run)
-        task = repair_task(state.plan, note, attempt, changed, self._still_used(run, changed))
+        added = self._added_tests(run, note)
+        task = repair_task(
+            state.plan, note, attempt, changed, self._still_used(run, changed), added
+        )
         run.store.append(REPAIR, task_id=task.id, attempt=attempt, new_failures=note.new_failures)
         self.repair.start(task.id, failing_names(note))
         run.store.append(
             "revision",
             revision=state.revision + 1,
-            reason=repair_goal(note).rstrip("."),
+            reason=repair_goal(note, added).rstrip("."),
             changes=[{"type": "add_task", "details": task.description}],
             updated_plan=with_task(state.plan, task, RUN_TESTS.name).model_dump(mode="json"),
             carry_progress=True,

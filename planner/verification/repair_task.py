@@ -17,11 +17,15 @@ def repair_task(
     attempt: int,
     changed: list[str],
     still_used: dict[str, list[str]],
+    added: list[str],
 ) -> Subtask:
     """The task that mends the tests. It names the files changed since the baseline, so its
     prompt shows them (the 1.5B, shown only the failing test file, rewrote the test), and the
     files that still use a name the change removed (a rename: the 1.5B renamed the function,
-    and shown only its file and the test that failed to import it, wrote its file again)."""
+    and shown only its file and the test that failed to import it, wrote its file again).
+    `added`: the failing tests the change itself added, which the model may fix or remove
+    (the 1.5B added a wrong test to a docs change and, told to make "the tests that passed
+    before" pass without changing tests, could do neither)."""
     task_id = f"repair_tests_{attempt}"
     while plan.subtask(task_id) is not None:
         task_id += "_"
@@ -31,9 +35,10 @@ def repair_task(
         for name, files in still_used.items()
         if files
     )
+    own = " or the change added it" if added else ""
     description = (
-        f"{repair_goal(note)}{where}{users} Run them with run_tests (`{note.command}`); fix the "
-        "code, and change a test only where the issue asks for it."
+        f"{repair_goal(note, added)}{where}{users} Run them with run_tests (`{note.command}`); "
+        f"fix the code, and change a test only where the issue asks for it{own}."
     )
     return Subtask(
         id=task_id,
@@ -48,12 +53,20 @@ def failing_names(note: VerificationNote) -> list[str]:
     return [*note.new_failures, *note.issue_failures]
 
 
-def repair_goal(note: VerificationNote) -> str:
-    """What the repair is for: tests the change broke, the issue's own test, or both."""
+def repair_goal(note: VerificationNote, added: list[str]) -> str:
+    """What the repair is for: tests the change broke, tests it added that fail, the issue's
+    own test, or several of these."""
     parts = []
-    if note.new_failures:
-        again = listed(note.new_failures)
+    broken = [name for name in note.new_failures if name not in added]
+    if broken:
+        again = listed(broken)
         parts.append(f"Make the tests that passed before the change pass again: {again}.")
+    if len(broken) < len(note.new_failures):
+        new = listed([name for name in note.new_failures if name in added])
+        parts.append(
+            f"Tests this change added fail: {new}; fix them, or remove them if the issue "
+            "does not ask for them."
+        )
     if note.issue_failures:
         parts.append(f"Make the issue's test pass: {listed(note.issue_failures)}.")
     return " ".join(parts)
@@ -80,9 +93,13 @@ def listed(names: list[str], shown: int = 5) -> str:
     return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
-def unresolved_reason(note: VerificationNote, attempts: int) -> str:
+def unresolved_reason(note: VerificationNote, attempts: int, added: list[str]) -> str:
     tried = f"after {attempts} repair attempt(s)" if attempts else "(no repair attempts allowed)"
-    return (
-        f"tests that passed before the change still fail {tried}: {listed(note.new_failures)}; "
-        "the pull request is a draft until a person looks at them"
-    )
+    broken = [name for name in note.new_failures if name not in added]
+    new = [name for name in note.new_failures if name in added]
+    parts = []
+    if broken:
+        parts.append(f"tests that passed before the change still fail {tried}: {listed(broken)}")
+    if new:
+        parts.append(f"tests the change added fail {tried}: {listed(new)}")
+    return "; ".join([*parts, "the pull request is a draft until a person looks at them"])
