@@ -67,8 +67,8 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def write(root: Path, path: str, content: str) -> str:
-    result = WorkspaceTools(root, PlannerConfig().tools).call(
+def write(root: Path, path: str, content: str, issue: str = "") -> str:
+    result = WorkspaceTools(root, PlannerConfig().tools, issue_text=issue).call(
         "write_file", {"path": path, "content": content}
     )
     assert result.ok, result.error
@@ -92,11 +92,46 @@ def test_a_definition_another_file_imports_is_kept_before_the_new_one(repo: Path
     assert pytest_passes(repo)
 
 
-def test_a_definition_nothing_imports_may_be_dropped(repo: Path) -> None:
+def test_a_definition_nothing_imports_may_be_dropped_when_the_issue_names_it(repo: Path) -> None:
     (repo / "tests" / "test_stats.py").write_text("def test_nothing() -> None:\n    pass\n")
-    said = write(repo, "stats.py", CAPTURED_MEDIAN)
+    said = write(repo, "stats.py", CAPTURED_MEDIAN, issue="Replace stats.mean with a median.")
     assert (repo / "stats.py").read_text(encoding="utf-8") == CAPTURED_MEDIAN
     assert "put back" not in said
+
+
+TEXTUTIL = (
+    "def pad(text, width):\n    return text.ljust(width)\n\n\n"
+    "def truncate(text, width):\n    raise NotImplementedError\n\n\n"
+    "def column(rows, width):\n    return [pad(truncate(r, width), width) for r in rows]\n\n\n"
+    "def _clip(text):\n    return text\n"
+)
+IMPLEMENTED = (
+    "def pad(text, width):\n    return text.ljust(width)\n\n\n"
+    "def truncate(text, width):\n"
+    "    return text if len(text) <= width else text[: width - 1] + '…'\n"
+)
+
+
+def test_a_public_definition_the_issue_does_not_name_is_kept(tmp_path: Path) -> None:
+    """The 1.5B, asked to implement the stub `truncate`, wrote textutil.py back without
+    `column`: the repository's tests did not use it, so the pass completed with the module's
+    interface broken. A private helper may go."""
+    (tmp_path / "textutil.py").write_text(TEXTUTIL, encoding="utf-8")
+    said = write(tmp_path, "textutil.py", IMPLEMENTED, issue="Implement textutil.truncate")
+    assert "kept `column`: the issue does not ask to remove it" in said
+    text = (tmp_path / "textutil.py").read_text(encoding="utf-8")
+    assert "def column(rows, width):" in text and "text[: width - 1]" in text
+    assert "_clip" not in text
+
+
+def test_a_test_file_written_whole_may_drop_its_tests(tmp_path: Path) -> None:
+    """A test the change added and then removed is not put back (the test files a change
+    edits are named to the reviewers instead)."""
+    (tmp_path / "tests").mkdir()
+    tests = "def test_a():\n    assert True\n\n\ndef test_b():\n    assert False\n"
+    (tmp_path / "tests" / "test_a.py").write_text(tests, encoding="utf-8")
+    write(tmp_path, "tests/test_a.py", "def test_a():\n    assert True\n")
+    assert "test_b" not in (tmp_path / "tests" / "test_a.py").read_text(encoding="utf-8")
 
 
 def test_a_rename_the_issue_asks_for_stays_a_rename(repo: Path) -> None:

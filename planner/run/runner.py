@@ -93,6 +93,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         extra=setup.extra_tools,
         file_servers=setup.mcp_file_servers,
         runs_programs=runs_programs(setup.workspace, setup.config.verification),
+        issue_text=f"{issue.title}\n{issue.body}",
     )
     gate: ApprovalGate | None = None
     try:

@@ -32,6 +32,7 @@ def build_registry(
     extra: Sequence[ToolProvider] = (),
     file_servers: Mapping[str, McpServerConfig] | None = None,
     runs_programs: bool = False,
+    issue_text: str = "",
 ) -> ToolRegistry:
     """Every tool of the pass; MCP servers are started here and stopped by registry.close().
 
@@ -42,7 +43,8 @@ def build_registry(
     `file_servers`, when given, are the servers of tools.mcp_config_file as read before the
     issue branch was checked out; the file is then not read again. `runs_programs`: planner
     itself runs repository programs this pass (the tests, planner.verification), so the
-    checkout's credentials go and a sandbox user is chosen as for run_command.
+    checkout's credentials go and a sandbox user is chosen as for run_command. `issue_text`: the
+    issue's title and body (what a whole-file write may leave out of a module).
     """
     environment = os.environ if env is None else env
     servers = resolve_servers(config, workspace, environment, file_servers)
@@ -56,7 +58,11 @@ def build_registry(
     registry = ToolRegistry(
         [
             WorkspaceTools(
-                workspace, config, protected, (*write_protected, *((mcp_file,) if mcp_file else ()))
+                workspace,
+                config,
+                protected,
+                (*write_protected, *((mcp_file,) if mcp_file else ())),
+                issue_text,
             ),
             CommandTool(workspace, config, environment, isolation.user),
             *extra,

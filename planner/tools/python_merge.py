@@ -7,8 +7,9 @@ Both leave a file that cannot work, in ways a program can see and mend exactly:
 
 - a top-level name the new text uses but no longer binds (an import, a constant, a function)
   is taken back from the old text;
-- a definition the new text drops that another file still imports is taken back, unless a new
-  definition has its body (a rename, which the issue asked for);
+- a definition the new text drops that another file still imports, or (in a module that is not
+  a test file) a public one the issue does not name, is taken back, unless a new definition has
+  its body (a rename, which the issue asked for);
 - a standard-library module the new text uses but never imports is imported.
 
 Anything that does not parse is left as written: the syntax check answers it.
@@ -32,7 +33,7 @@ BUILTIN_NAMES = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "
 DEFINITION_STARTS = ("def ", "async def ", "class ", "@")
 
 UsedBy = Callable[[str], str | None]
-"""A dropped definition's name → a file that still uses it, or None."""
+"""A dropped definition's name → why it is still needed (`tests/test_a.py uses it`), or None."""
 
 
 @dataclass
@@ -103,7 +104,7 @@ def _restored(
         if binding.name in missing:
             chosen.append((binding, f"kept `{binding.name}`: the new content uses it"))
         elif binding.is_definition and (user := used_by(binding.name)):
-            chosen.append((binding, f"kept `{binding.name}`: {user} uses it"))
+            chosen.append((binding, f"kept `{binding.name}`: {user}"))
     return chosen
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -33,6 +34,8 @@ from planner.tools.python_merge import Completion, complete_module, importer_pat
 from planner.tools.search import FileSearch, SearchFailed
 
 Handler = Callable[[dict[str, Any]], ToolResult]
+TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)")
+"""A Python test file: its test functions are never put back by the unnamed-public rule."""
 PATH = {"type": "string", "description": "Path relative to the repository root"}
 
 
@@ -45,8 +48,11 @@ class WorkspaceTools:
         config: ToolsConfig,
         protected: tuple[Path, ...] = (),
         write_protected: tuple[Path, ...] = (),
+        issue_text: str = "",
     ) -> None:
         self.config = config
+        self.issue_text = issue_text
+        """The issue's title and body: a definition they name may go in a whole-file write."""
         self.policy = PathPolicy.create(
             root, protected, write_protected, config.allow_workflow_edits
         )
@@ -188,25 +194,39 @@ class WorkspaceTools:
 
     def _completed(self, raw: str, before: str, after: str, whole: bool) -> Completion:
         """A Python file with what the new text left out by accident put back; a definition
-        dropped by a whole-file write only when another file imports it."""
+        dropped by a whole-file write only when another file imports it, or when it is a
+        public one of a module the issue does not name (small models leave out what they were
+        not asked about: the 1.5B, implementing `truncate`, wrote textutil.py back without
+        `column`, which no test of the repository used)."""
         if not raw.endswith(".py"):
             return Completion(after)
         if not whole:
             return complete_module(before, after, lambda name: None)
         others = functools.cache(lambda: self._other_python_files(raw))  # listed once, if needed
-        return complete_module(before, after, lambda name: self._importer(raw, name, others()))
+        return complete_module(
+            before,
+            after,
+            lambda name: self._importer(raw, name, others()) or self._unasked(raw, name),
+        )
+
+    def _unasked(self, raw: str, name: str) -> str | None:
+        if name.startswith("_") or TEST_FILE.search(raw.removeprefix("./")):
+            return None
+        named = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", self.issue_text)
+        return None if named else "the issue does not ask to remove it"
 
     def _other_python_files(self, raw: str) -> list[str]:
         return [f for f in self._search.python_files() if f != raw.removeprefix("./")]
 
     def _importer(self, raw: str, name: str, files: list[str]) -> str | None:
-        """One of `files` that imports `name` from the module at `raw`, or None."""
+        """`<file> uses it` for one of `files` that imports `name` from the module at `raw`,
+        or None."""
         module = Path(raw).parent.name if Path(raw).stem == "__init__" else Path(raw).stem
         try:
             found = self._search.scan(importer_pattern(module, name), files)
         except SearchFailed:
             return None
-        return str(found["matches"][0][0]) if found["matches"] else None
+        return f"{found['matches'][0][0]} uses it" if found["matches"] else None
 
     def _check_syntax(self, raw: str, before: str, after: str) -> None:
         """A Python file that parsed must still parse: the change is refused with the line
