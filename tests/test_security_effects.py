@@ -140,12 +140,15 @@ def test_writing_a_file_the_test_command_runs_is_not_low_risk(rig: Rig) -> None:
 
 # Only the copies of this pass's README.md: passes of other test workers save copies in the same
 # temporary directory, and those may be gone by the time they are read (and are not the attack's).
+# The command's own TMPDIR lies inside planner's temporary folder: it looks in both.
 TAMPER = (
-    "import contextlib, glob, pathlib, tempfile\n"
-    "for copy in glob.glob(tempfile.gettempdir() + '/planner-effects-*/*'):\n"
-    "    with contextlib.suppress(OSError, UnicodeDecodeError):\n"
-    "        if 'Edited by the pass.' in pathlib.Path(copy).read_text():\n"
-    "            pathlib.Path(copy).write_text('pwned\\n')\n"
+    "import contextlib, glob, os, pathlib, tempfile\n"
+    "own = tempfile.gettempdir()\n"
+    "for root in {own, os.path.dirname(own)}:\n"
+    "    for copy in glob.glob(root + '/planner-effects-*/*'):\n"
+    "        with contextlib.suppress(OSError, UnicodeDecodeError):\n"
+    "            if 'Edited by the pass.' in pathlib.Path(copy).read_text():\n"
+    "                pathlib.Path(copy).write_text('pwned\\n')\n"
     "pathlib.Path('README.md').unlink()\n"
 )
 
