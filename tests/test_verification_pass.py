@@ -24,7 +24,7 @@ from planner.engine.interfaces import ToolCall
 from planner.engine.issue import IssueContext
 from planner.engine.result import PassResult
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer, Step, reply_tool_calls
 from planner.verification.changes import diff_since, head_commit
 from planner.verification.undo import RepairUndo
 from tests.plans import (
@@ -291,6 +291,19 @@ def test_repairs_are_bounded_and_a_regression_is_never_completed(
 WRONG_TEST = TESTS + "\n\ndef test_mul():\n    assert add(2, 2) == 5\n"
 
 
+def add_wrong_test_then(server: ScriptedModelServer, repair: Step, *more: Step) -> None:
+    """A task that fixes sub and adds a wrong test to the test file, then the repair's step."""
+    server.add(
+        planning("task_1"),
+        write("calc.py", GOOD),
+        write("tests/test_calc.py", WRONG_TEST),
+        finish(),
+        repair,
+        finish(),
+        *more,
+    )
+
+
 def test_a_failing_test_the_change_added_may_be_fixed_or_removed(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
@@ -299,15 +312,8 @@ def test_a_failing_test_the_change_added_may_be_fixed_or_removed(
     asks, so it could do neither and the pass ended needs_human. A test the change added is
     named as such, and the model may fix or remove it."""
     workspace = calc_repo(tmp_path / "repo")
-    scripted_model.add(
-        planning("task_1"),
-        write("calc.py", GOOD),
-        write("tests/test_calc.py", WRONG_TEST),
-        finish(),
-        write("tests/test_calc.py", TESTS),  # the repair removes the wrong test
-        finish(),
-        completion(),
-    )
+    # the repair removes the wrong test
+    add_wrong_test_then(scripted_model, write("tests/test_calc.py", TESTS), completion())
     result = run(workspace, scripted_model, **{"verification.max_repair_attempts": 1})
 
     assert result.status == "completed", result.stop_reason
@@ -327,14 +333,7 @@ def test_a_failing_test_the_change_added_is_named_as_such_when_it_stays(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
     workspace = calc_repo(tmp_path / "repo")
-    scripted_model.add(
-        planning("task_1"),
-        write("calc.py", GOOD),
-        write("tests/test_calc.py", WRONG_TEST),
-        finish(),
-        write("calc.py", GOOD + "\n# the test stays\n"),
-        finish(),
-    )
+    add_wrong_test_then(scripted_model, write("calc.py", GOOD + "\n# the test stays\n"))
     result = run(workspace, scripted_model, **{"verification.max_repair_attempts": 1})
 
     assert result.status == "needs_human"
