@@ -30,6 +30,7 @@ from planner.engine.errors import ConfigError
 from planner.engine.redaction import is_secret_name
 
 DEFAULT_CONFIG_PATH = ".github/planner.yml"
+DEFAULT_MODEL = "gpt-4.1"
 
 
 class Section(BaseModel):
@@ -359,7 +360,7 @@ class ModelPrice(Section):
 class LLMConfig(Section):
     """llm — the OpenAI-compatible chat endpoint (OpenAI, Azure, Ollama, vLLM, LiteLLM, ...)."""
 
-    model: str = "gpt-4.1"
+    model: str = DEFAULT_MODEL
     """Model name sent with every request. Not set anywhere, with a base_url other than
     OpenAI's: the model that endpoint lists at GET /models when it lists one (llama.cpp, vLLM,
     an Ollama with one model pulled); when it lists several others than this default, the run
@@ -860,7 +861,7 @@ _MODEL_SIZE = re.compile(r"(?<![\w.])[a-z]?(\d+(?:\.\d+)?)([bm])(?![a-z0-9])", r
 def _model_named(merged: Mapping[str, Any]) -> str:
     llm = merged.get("llm")
     model = llm.get("model") if isinstance(llm, Mapping) else None
-    return model if isinstance(model, str) else LLMConfig.model_fields["model"].default
+    return model if isinstance(model, str) else DEFAULT_MODEL
 
 
 def _profile_for(model: str) -> str:

@@ -37,7 +37,6 @@ class ModelBehaviourError(PlannerError):
         kind: str = "",
         raw: str = "",
         cut_off: bool = False,
-        parsed: bool = False,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -45,8 +44,6 @@ class ModelBehaviourError(PlannerError):
         self.cut_off = cut_off
         """The reply ended before the document did: stopped for repeating itself, or at the
         output limit (a loop, mostly), not a malformed answer."""
-        self.parsed = parsed
-        """The reply was JSON, but not the document asked for (parts missing or invalid)."""
 
 
 class ApiError(PlannerError):

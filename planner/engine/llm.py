@@ -24,7 +24,7 @@ from typing import Any
 import openai
 from pydantic import BaseModel, ValidationError
 
-from planner.engine.config import LLMConfig
+from planner.engine.config import DEFAULT_MODEL, LLMConfig
 from planner.engine.deadline import bounded, stop_if_expired
 from planner.engine.errors import ApiError, ConfigError, ModelBehaviourError
 from planner.engine.file_blocks import holds_code
@@ -134,7 +134,6 @@ class OpenAIModel:
                         kind=kind,
                         raw=text,
                         cut_off=cut_off,
-                        parsed=unusable.parsed,
                     ) from None
                 log.warning("model %s reply unusable, asking again: %s", kind, problem)
                 # The schema's grammar can force a reply shut: the 1.5B wrote a criterion
@@ -532,7 +531,6 @@ def _tool_call(call: Any) -> ToolCall:
     return ToolCall(id=call.id, name=call.function.name, arguments=arguments)
 
 
-DEFAULT_MODEL: str = LLMConfig.model_fields["model"].default
 SERVED_MODEL_TIMEOUT_SECONDS = 10.0
 SERVED_MODELS_SHOWN = 10
 
@@ -669,7 +667,7 @@ def parse_document(text: str, schema: type[DocT], context: Any = None) -> DocT:
     try:
         return schema.model_validate(value, context=context)
     except ValidationError as exc:
-        raise ModelBehaviourError(_validation_summary(exc), parsed=True) from None
+        raise ModelBehaviourError(_validation_summary(exc)) from None
 
 
 def _validation_summary(exc: ValidationError) -> str:

@@ -9,6 +9,7 @@ Read-only git plumbing that runs nothing the repository configured: `ls-files`, 
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import os
 import re
@@ -102,14 +103,12 @@ def added_tests(workspace: Path, base: str, names: list[str]) -> list[str]:
     if not base:
         return []
     tree = _tree(workspace, base)
+    before = functools.cache(lambda path: _blob(workspace, tree.get(path)))
     added = []
     for name in names:
         path, _, rest = name.partition("::")
         function = rest.split("::")[-1].split("[")[0]
-        if not function:
-            continue
-        before = _blob(workspace, tree.get(path))
-        if not re.search(rf"\bdef {re.escape(function)}\b", before):
+        if function and not re.search(rf"\bdef {re.escape(function)}\b", before(path)):
             added.append(name)
     return added
 

@@ -68,6 +68,7 @@ from planner.verification.repair_task import (
     failing_names,
     repair_goal,
     repair_task,
+    split_added,
     unresolved_reason,
     with_task,
 )
@@ -295,11 +296,11 @@ class VerificationPhase(Phase):
     def _feedback(self, run: PassContext, note: VerificationNote | None) -> str:
         if note is None or not note.unfinished or note.latest is None:
             return ""
-        added = self._added_tests(run, note)
+        broken, added = split_added(note, self._added_tests(run, note))
         return render(
             "verification_feedback.md.j2",
             command=note.command,
-            new_failures=[name for name in note.new_failures if name not in added][:NAMES_SHOWN],
+            new_failures=broken[:NAMES_SHOWN],
             added_failures=added[:NAMES_SHOWN],
             issue_failures=note.issue_failures[:NAMES_SHOWN],
             tool=RUN_TESTS.name,

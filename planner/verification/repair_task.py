@@ -57,19 +57,24 @@ def repair_goal(note: VerificationNote, added: list[str]) -> str:
     """What the repair is for: tests the change broke, tests it added that fail, the issue's
     own test, or several of these."""
     parts = []
-    broken = [name for name in note.new_failures if name not in added]
+    broken, new = split_added(note, added)
     if broken:
         again = listed(broken)
         parts.append(f"Make the tests that passed before the change pass again: {again}.")
-    if len(broken) < len(note.new_failures):
-        new = listed([name for name in note.new_failures if name in added])
+    if new:
         parts.append(
-            f"Tests this change added fail: {new}; fix them, or remove them if the issue "
-            "does not ask for them."
+            f"Tests this change added fail: {listed(new)}; fix them, or remove them if the "
+            "issue does not ask for them."
         )
     if note.issue_failures:
         parts.append(f"Make the issue's test pass: {listed(note.issue_failures)}.")
     return " ".join(parts)
+
+
+def split_added(note: VerificationNote, added: list[str]) -> tuple[list[str], list[str]]:
+    """The new failures: (tests that passed before the change, tests the change added)."""
+    broken = [name for name in note.new_failures if name not in added]
+    return broken, [name for name in note.new_failures if name in added]
 
 
 def with_task(plan: Plan, task: Subtask, check_tool: str) -> Plan:
@@ -95,8 +100,7 @@ def listed(names: list[str], shown: int = 5) -> str:
 
 def unresolved_reason(note: VerificationNote, attempts: int, added: list[str]) -> str:
     tried = f"after {attempts} repair attempt(s)" if attempts else "(no repair attempts allowed)"
-    broken = [name for name in note.new_failures if name not in added]
-    new = [name for name in note.new_failures if name in added]
+    broken, new = split_added(note, added)
     parts = []
     if broken:
         parts.append(f"tests that passed before the change still fail {tried}: {listed(broken)}")

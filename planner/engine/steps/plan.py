@@ -74,9 +74,10 @@ PLAN_PARTS = ("goal_understanding", "task_decomposition", "action_plan")
 def _a_plan_without_its_parts(unusable: ModelBehaviourError) -> bool:
     """The reply was an attempt at a plan (JSON holding some of its parts) that validation
     refused; not prose, nor JSON of anything else."""
-    if not unusable.parsed:
+    try:
+        document = extract_json(unusable.raw)
+    except ModelBehaviourError:
         return False
-    document = extract_json(unusable.raw)
     return isinstance(document, dict) and any(part in document for part in PLAN_PARTS)
 
 
