@@ -137,6 +137,13 @@ def git_repo(root: Path) -> Path:
     return root
 
 
+def commit_all(root: Path, message: str = "files") -> None:
+    """Commit the working tree: what the repository has before planner changes it."""
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    identity = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(["git", *identity, "commit", "-q", "-m", message], cwd=root, check=True)
+
+
 # -- replanning decisions (replanning.md §2.4) ---------------------------------------------------
 
 

@@ -31,7 +31,7 @@ from planner.testing.scripted_server import (
 from planner.tools.edits import Edit, EditFailed, apply_edits, edits_of
 from planner.tools.workspace import WorkspaceTools
 from tests.harness import Harness
-from tests.plans import ROOT_TOOLS, completion, finish, plan_doc
+from tests.plans import ROOT_TOOLS, commit_all, completion, finish, plan_doc
 
 FIXTURES = Path(__file__).parent / "fixtures" / "local_models"
 CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -694,6 +694,7 @@ def test_without_planning_a_change_that_breaks_the_tests_goes_back_to_the_model(
     (tests / "test_calc.py").write_text(
         "from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 2) == 1\n", encoding="utf-8"
     )
+    commit_all(harness.workspace)  # the test is the repository's, not one the change added
     breaking = {
         "oldText": "def sub(a, b):\n    return a - b",
         "newText": "def sub(a, b):\n    return a + b",

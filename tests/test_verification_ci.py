@@ -10,14 +10,14 @@ from typing import Any
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.summary import SummaryFacts, open_history, render_summary
-from planner.ci.tracking import REGRESSION_WARNING
+from planner.ci.tracking import ADDED_TESTS_WARNING, REGRESSION_WARNING
 from planner.testing.scripted_server import Step, reply_tool_calls
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import IDENTITY, git
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import gitlab_payload, labeled_event
 from tests.plans import ROOT_TOOLS, completion, finish, planning
-from tests.test_verification_pass import BROKEN_ADD, BUGGY, GOOD, PYTEST, TESTS
+from tests.test_verification_pass import BROKEN_ADD, BUGGY, GOOD, PYTEST, TESTS, WRONG_TEST
 
 SETTINGS: dict[str, Any] = {
     "planning.replanning.enabled": False,
@@ -78,6 +78,44 @@ def test_a_regression_opens_a_draft_that_says_so(fake_github: FakeGitHub, tmp_pa
     summary = render_summary(outcome, SummaryFacts(history=history))
     assert f"Tests (`{PYTEST}`): 1 passed, 1 failed — 1 failing before" in summary
     assert REGRESSION_WARNING in summary
+
+
+def test_a_failing_test_the_change_added_is_not_called_one_that_passed_before(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    """The change fixes sub and adds a wrong test: nothing that passed before fails, so the
+    draft says the change's own test fails, not that it broke the repository's tests."""
+    rig = github_rig(fake_github, tmp_path)
+    script = [
+        planning("task_1"),
+        reply_tool_calls(
+            "execute",
+            [
+                ("write_file", {"path": "calc.py", "content": GOOD}),
+                ("write_file", {"path": "tests/test_calc.py", "content": WRONG_TEST}),
+            ],
+        ),
+        finish(),
+    ]
+    outcome = rig.run(
+        labeled_event(),
+        script,
+        event_name="issues",
+        **SETTINGS,
+        **{"verification.max_repair_attempts": 0},
+    )
+
+    assert outcome.status == "needs_human"
+    assert "tests the change added fail" in outcome.reason
+    [pull] = fake_github.pulls.values()
+    assert pull.draft and pull.title.startswith("[tests failing] ")
+    for body in (pull.body, *(c.body for c in fake_github.comments_on(1))):
+        assert REGRESSION_WARNING not in body
+        assert "Failing now but not before the change" not in body
+    assert ADDED_TESTS_WARNING in pull.body
+    assert "Tests the change added that fail: `tests/test_calc.py::test_mul`" in pull.body
+    [tracking] = [c for c in fake_github.comments_on(1) if TRACKING_MARKER in c.body]
+    assert ADDED_TESTS_WARNING in tracking.body
 
 
 def test_a_fix_shows_its_tests_and_the_edited_test_files(

@@ -11,7 +11,6 @@ git checkout.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from planner.engine.llm import REPEAT_TEMPERATURE
 from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_text
 from planner.tools.workspace import WorkspaceTools
 from tests.harness import Harness
-from tests.plans import ROOT_TOOLS, completion, plan_doc
+from tests.plans import ROOT_TOOLS, commit_all, completion, plan_doc
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -49,12 +48,6 @@ def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Har
     made = Harness(tmp_path, scripted_model)
     (made.workspace / "calc.py").write_text(CALC, encoding="utf-8")
     yield made
-
-
-def commit_all(workspace: Path) -> None:
-    subprocess.run(["git", "add", "."], cwd=workspace, check=True)
-    identity = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
-    subprocess.run(["git", *identity, "commit", "-q", "-m", "files"], cwd=workspace, check=True)
 
 
 def calc(harness: Harness) -> str:
@@ -347,6 +340,7 @@ def test_tests_broken_by_a_written_file_go_back_and_the_next_file_mends_them(
     (tests / "test_calc.py").write_text(
         "from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 2) == 1\n", encoding="utf-8"
     )
+    commit_all(harness.workspace)  # the test is the repository's, not one the change added
     broken = FIXED.replace("def sub(a, b):\n    return a - b", "def sub(a, b):\n    return a + b")
     harness.server.add(
         reply_text("legacy", block("calc.py", broken)),
@@ -359,6 +353,32 @@ def test_tests_broken_by_a_written_file_go_back_and_the_next_file_mends_them(
     assert told.startswith("The repository's tests fail after your change") and "test_sub" in told
     assert "in one code block" in told
     assert [e["status"] for e in harness.of_type("verification")][-1] == "passed"
+
+
+def test_without_planning_a_failing_test_the_change_added_is_named_as_its_own(
+    harness: Harness,
+) -> None:
+    """The model fixes add and adds a wrong test: told "the tests passed before", it would be
+    asked for the impossible; it is told the test is its own, and the pass says so."""
+    tests = harness.workspace / "tests"
+    tests.mkdir()
+    test_file = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    (tests / "test_calc.py").write_text(test_file, encoding="utf-8")
+    commit_all(harness.workspace)
+    wrong = test_file + "\n\ndef test_twice():\n    assert add(2, 2) == 5\n"
+    fix_and_test = block("calc.py", FIXED) + "\n" + block("tests/test_calc.py", wrong)
+    harness.server.add(
+        reply_text("legacy", fix_and_test),
+        reply_text("legacy", block("calc.py", FIXED.replace("a + b", "b + a"))),
+        reply_text("legacy", block("calc.py", FIXED)),
+    )
+    body = ISSUE.body + " Add a test of it to tests/test_calc.py."
+    result = harness.run(ISSUE.model_copy(update={"body": body}), **LEGACY, **ROOT_TOOLS)
+    assert result.status == "failed"
+    assert result.stop_reason == "tests the change added fail: tests/test_calc.py::test_twice"
+    told = harness.server.requests[1].body["messages"][-1]["content"]
+    assert told.startswith("Tests your change added fail (remove them if the issue does not")
+    assert "passed before" not in told
 
 
 def test_a_failing_test_file_is_shown_whole_and_may_be_written_back(harness: Harness) -> None:

@@ -303,6 +303,10 @@ REGRESSION_WARNING = (
     "⚠️ **Tests that passed before this change fail now: this is not a finished fix.** "
     "The pull request stays a draft until they pass."
 )
+ADDED_TESTS_WARNING = (
+    "⚠️ **Tests this change added fail: this is not a finished fix.** "
+    "The pull request stays a draft until they pass or are removed."
+)
 TEST_LINE_CHARS = 2_000
 
 
@@ -311,11 +315,16 @@ def verification_lines(note: VerificationNote | None) -> list[str]:
     never ran. Test names come from the repository's output: made inert like model text."""
     if note is None:
         return []
-    lines = [REGRESSION_WARNING] if note.regressed else []
+    lines = [_regression_warning(note)] if note.regressed else []
     lines += [
         one_line(neutralize(line), TEST_LINE_CHARS) for line in [note.line(), *note.details()]
     ]
     return lines
+
+
+def _regression_warning(note: VerificationNote) -> str:
+    """Which tests fail now decides what to say: a test the change added did not pass before."""
+    return REGRESSION_WARNING if note.broken else ADDED_TESTS_WARNING
 
 
 JUDGEMENT_ITEM_CHARS = 1_000

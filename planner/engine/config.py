@@ -682,7 +682,8 @@ class VerificationConfig(Section):
     """The tail of a failing run's output shown to the model with the failing test names."""
     max_repair_attempts: int = Field(default=2, ge=0)
     """Repair tasks planner adds when the work leaves tests failing that passed at the
-    baseline; when they are spent the pass ends needs_human with a draft pull request."""
+    baseline (or that it added); when they are spent the pass ends needs_human with a draft
+    pull request."""
     issue_test: bool = True
     """With pytest: before the change, the model writes a test of what the issue states
     (one model call per issue). Used only when it fails on the code before the change; it
@@ -711,8 +712,10 @@ class PlannerConfig(Section):
     profile: Literal["auto", "standard", "small_model"] = "auto"
     """Defaults for a kind of model; any key set in the file, the environment or an input wins.
     auto picks small_model when llm.model's name gives a size of at most 8 billion parameters
-    (`qwen2.5-coder:7b`, `Qwen2.5-Coder-1.5B-Instruct`, `smollm2:360m`), else standard; once
-    loaded, this key holds the profile picked. standard leaves every default as it is.
+    (`qwen2.5-coder:7b`, `Qwen2.5-Coder-1.5B-Instruct`, `smollm2:360m`) or, for a name that
+    gives none, when an endpoint other than OpenAI's says so as a run starts (llama.cpp's
+    model list, Ollama's model tags), else standard; once loaded, this key holds the profile
+    picked. standard leaves every default as it is.
     small_model, for local models of a few billion parameters: llm.tool_calling auto,
     llm.temperature 0 (the most likely reply; after a reply repeated word for word, cut off at
     the output limit or unusable, the next call samples at 0.7), llm.max_output_tokens 2048,
@@ -789,8 +792,13 @@ ENV_KEYS: dict[str, str] = {
 SECRET_KEYS = frozenset({"llm.api_key"})
 
 
-ServedModel = Callable[["LLMConfig"], "str | None"]
-"""Asks an endpoint which model it serves (planner.engine.llm.served_model)."""
+ServedModels = Mapping[str, "float | None"]
+"""What an endpoint lists: each model's name and its size in billions of parameters, where
+the endpoint gives one."""
+ServedModel = Callable[["LLMConfig"], "ServedModels | None"]
+"""Asks an endpoint which models it serves (planner.engine.llm.served_model); None when it
+does not answer."""
+SERVED_MODELS_SHOWN = 10
 
 
 def load_config(
@@ -803,7 +811,8 @@ def load_config(
 ) -> PlannerConfig:
     """Merge every source and validate once; raise ConfigError listing every problem.
     `served_model`, given where a pass is about to start: an endpoint other than OpenAI's is
-    asked for its model when no source names one."""
+    asked for its model when no source names one, and for the model's size when profile auto
+    cannot tell it from the name."""
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
     if config_file is not None:
@@ -811,9 +820,8 @@ def load_config(
     env_values = {key: env[name] for name, key in ENV_KEYS.items() if env.get(name, "") != ""}
     _merge_flat(merged, sources, env_values, _env_source)
     _merge_flat(merged, sources, dict(overrides or {}), lambda key: "explicit input")
-    if served_model is not None and "llm.model" not in sources:
-        _merge_served_model(merged, sources, served_model)
-    _merge_profile(merged, sources)
+    size = _merge_served_model(merged, sources, served_model) if served_model else None
+    _merge_profile(merged, sources, size)
     try:
         return PlannerConfig.model_validate(merged)
     except ValidationError as exc:
@@ -822,30 +830,64 @@ def load_config(
 
 def _merge_served_model(
     merged: dict[str, Any], sources: dict[str, str], served_model: ServedModel
-) -> None:
+) -> float | None:
     """llm.model, when no source sets it, for an endpoint other than OpenAI's: the model the
-    endpoint serves (a model name for OpenAI's default means nothing to llama.cpp or vLLM)."""
+    endpoint serves (a model name for OpenAI's default means nothing to llama.cpp or vLLM).
+    Returns the model's size as the endpoint gives it, when profile auto needs it."""
+    endpoint = _local_endpoint(merged)
+    named = "llm.model" in sources
+    if endpoint is None or (named and not _size_unknown(merged)):
+        return None
+    listed = served_model(endpoint)
+    if not listed:
+        return None
+    if not named:
+        model = _served_choice(listed, endpoint.base_url or "")
+        if model is None:
+            return None
+        source = f"the model {endpoint.base_url} serves"
+        _merge_flat(merged, sources, {"llm.model": model}, lambda key: source)
+    return listed.get(_model_named(merged))
+
+
+def _local_endpoint(merged: Mapping[str, Any]) -> LLMConfig | None:
+    """The llm section, when it names an endpoint other than OpenAI's."""
     section = merged.get("llm")
     if not isinstance(section, dict) or not section.get("base_url"):
-        return
+        return None
     try:
         endpoint = LLMConfig.model_validate(section)
     except ValidationError:
-        return  # the validation of the whole file reports it
-    if urlsplit(endpoint.base_url or "").hostname == "api.openai.com":
-        return
-    model = served_model(endpoint)
-    if model:
-        source = f"the model {endpoint.base_url} serves"
-        _merge_flat(merged, sources, {"llm.model": model}, lambda key: source)
+        return None  # the validation of the whole file reports it
+    hostname = urlsplit(endpoint.base_url or "").hostname
+    return None if hostname == "api.openai.com" else endpoint
 
 
-def _merge_profile(merged: dict[str, Any], sources: dict[str, str]) -> None:
+def _size_unknown(merged: Mapping[str, Any]) -> bool:
+    """Profile auto is to pick, and the model's name gives no size."""
+    return merged.get("profile", "auto") == "auto" and not _sizes(_model_named(merged))
+
+
+def _served_choice(listed: ServedModels, base_url: str) -> str | None:
+    """The one model listed; None when the default is among several (a proxy that routes
+    it); ConfigError when several others are, since which one is the maintainer's choice."""
+    names = sorted(listed)
+    if len(names) > 1 and DEFAULT_MODEL not in names:
+        more = len(names) - SERVED_MODELS_SHOWN
+        shown = ", ".join(names[:SERVED_MODELS_SHOWN]) + (f" and {more} more" if more > 0 else "")
+        raise ConfigError(
+            f"llm.model is not set and {base_url} serves {len(names)} models ({shown}): name "
+            "one in llm.model, the environment variable OPENAI_MODEL or the action's input model"
+        )
+    return names[0] if len(names) == 1 else None
+
+
+def _merge_profile(merged: dict[str, Any], sources: dict[str, str], size: float | None) -> None:
     """The chosen profile's keys, where no source set them (an unknown profile is left for
-    validation to report)."""
+    validation to report). `size`: the model's, as its endpoint gives it."""
     profile = merged.get("profile", "auto")
     if profile == "auto":
-        profile = merged["profile"] = _profile_for(_model_named(merged))
+        profile = merged["profile"] = _profile_for(_model_named(merged), size)
     chosen = PROFILES.get(profile, {}) if isinstance(profile, str) else {}
     unset = {key: value for key, value in chosen.items() if key not in sources}
     _merge_flat(merged, sources, unset, lambda key: f"profile {profile}")
@@ -864,14 +906,20 @@ def _model_named(merged: Mapping[str, Any]) -> str:
     return model if isinstance(model, str) else DEFAULT_MODEL
 
 
-def _profile_for(model: str) -> str:
-    """small_model for a model whose name gives a size of at most SMALL_MODEL_BILLIONS;
-    a name with several sizes (`qwen3-30b-a3b`: 30B, 3B active) counts its largest."""
-    sizes = [
+def _profile_for(model: str, size: float | None = None) -> str:
+    """small_model for a model whose name gives a size of at most SMALL_MODEL_BILLIONS (a name
+    with several sizes, `qwen3-30b-a3b`: 30B, 3B active, counts its largest), or whose
+    endpoint gives such a size for a name that gives none."""
+    sizes = _sizes(model) or ([size] if size else [])
+    return "small_model" if sizes and max(sizes) <= SMALL_MODEL_BILLIONS else "standard"
+
+
+def _sizes(model: str) -> list[float]:
+    """The sizes a model's name gives, in billions of parameters."""
+    return [
         float(number) / (1000 if unit.lower() == "m" else 1)
         for number, unit in _MODEL_SIZE.findall(model)
     ]
-    return "small_model" if sizes and max(sizes) <= SMALL_MODEL_BILLIONS else "standard"
 
 
 def _env_source(key: str) -> str:

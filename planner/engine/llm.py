@@ -22,9 +22,10 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 import openai
+import requests
 from pydantic import BaseModel, ValidationError
 
-from planner.engine.config import DEFAULT_MODEL, LLMConfig
+from planner.engine.config import LLMConfig
 from planner.engine.deadline import bounded, stop_if_expired
 from planner.engine.errors import ApiError, ConfigError, ModelBehaviourError
 from planner.engine.file_blocks import holds_code
@@ -532,39 +533,63 @@ def _tool_call(call: Any) -> ToolCall:
 
 
 SERVED_MODEL_TIMEOUT_SECONDS = 10.0
-SERVED_MODELS_SHOWN = 10
+_PARAMETER_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([BM])", re.IGNORECASE)
 
 
-def served_model(config: LLMConfig) -> str | None:
-    """The model the endpoint serves, asked with GET /models when no source names one: the
-    only one listed (llama.cpp, vLLM, an Ollama with one model pulled). None when the endpoint
-    lists none or does not answer (the first request then says what is wrong), or lists the
-    default model among others (a proxy that routes it); ConfigError when it lists several
-    others, since which one is the maintainer's choice."""
+def served_model(config: LLMConfig) -> dict[str, float | None] | None:
+    """The models the endpoint lists (GET /models), with the size in billions of parameters
+    of the one that matters (the only one listed, else `config.model`) where the endpoint
+    gives it: llama.cpp's `meta.n_params`, else Ollama's `details.parameter_size` (GET
+    /api/tags, which also knows `llama3.2` as its `llama3.2:latest`). None when it does not
+    answer (the first request then says what is wrong)."""
     key = config.api_key.get_secret_value() if config.api_key else "none"
     timeout = min(SERVED_MODEL_TIMEOUT_SECONDS, config.timeout_seconds)
     client = openai.OpenAI(api_key=key, base_url=config.base_url, timeout=timeout, max_retries=0)
     try:
-        names = sorted({model.id for model in client.models.list()})
+        listed = {model.id: _n_params(model.model_extra) for model in client.models.list()}
     except openai.OpenAIError as exc:
-        log.warning("llm.model is not set and %s did not list its models: %s", config.base_url, exc)
+        log.warning("%s did not list its models: %s", config.base_url, exc)
         return None
-    if len(names) > 1 and DEFAULT_MODEL not in names:
-        raise ConfigError(
-            f"llm.model is not set and {config.base_url} serves {len(names)} models "
-            f"({_some(names)}): name one in llm.model, the environment variable OPENAI_MODEL "
-            "or the action's input model"
-        )
-    if len(names) != 1:
-        return None
-    log.info("llm.model: %s, the model %s serves", names[0], config.base_url)
-    return names[0]
+    wanted = next(iter(listed)) if len(listed) == 1 else config.model
+    if listed.get(wanted) is None and (wanted in listed or f"{wanted}:latest" in listed):
+        size = _tagged(_ollama_sizes(str(client.base_url), timeout), wanted)
+        if size is not None:
+            listed[wanted] = size
+    return listed
 
 
-def _some(names: list[str]) -> str:
-    shown = ", ".join(names[:SERVED_MODELS_SHOWN])
-    more = len(names) - SERVED_MODELS_SHOWN
-    return f"{shown} and {more} more" if more > 0 else shown
+def _n_params(extra: dict[str, Any] | None) -> float | None:
+    meta = (extra or {}).get("meta")
+    count = meta.get("n_params") if isinstance(meta, dict) else None
+    return count / 1e9 if isinstance(count, int | float) and count > 0 else None
+
+
+def _ollama_sizes(base_url: str, timeout: float) -> dict[str, float]:
+    """Ollama's sizes by model name ({} from any other endpoint)."""
+    root = re.sub(r"/v1/?$", "", base_url.rstrip("/"))
+    try:
+        reply = requests.get(f"{root}/api/tags", timeout=timeout, allow_redirects=False)
+        models = reply.json().get("models") if reply.status_code == 200 else None
+    except (requests.RequestException, ValueError, AttributeError):
+        return {}
+    sizes = {}
+    for model in models if isinstance(models, list) else []:
+        found = _PARAMETER_SIZE.fullmatch(str(_dig(model, "details", "parameter_size")).strip())
+        if found and isinstance(model.get("name"), str):
+            number, unit = found.groups()
+            sizes[model["name"]] = float(number) / (1000 if unit.lower() == "m" else 1)
+    return sizes
+
+
+def _dig(value: Any, *keys: str) -> Any:
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _tagged(sizes: dict[str, float], name: str) -> float | None:
+    """Ollama names a model without a tag as its `latest`."""
+    return sizes.get(name) or (sizes.get(f"{name}:latest") if ":" not in name else None)
 
 
 def require_api_key(config: LLMConfig) -> str:

@@ -52,6 +52,8 @@ class TestRun(BaseModel):
     """Test files that differ from the baseline commit when this run was made."""
     issue_test: str = ""
     """The issue's own test file, when it took part in this run."""
+    added: list[str] = Field(default_factory=list)
+    """Failing tests the change added: the baseline commit has no test of that name."""
 
     @property
     def issue_failures(self) -> list[str]:
@@ -128,8 +130,20 @@ class VerificationNote(BaseModel):
 
     @property
     def regressed(self) -> bool:
-        """Tests that passed at the baseline fail now: the work is not finished."""
+        """Tests that did not fail at the baseline fail now: the work is not finished."""
         return bool(self.new_failures)
+
+    @property
+    def added_failures(self) -> list[str]:
+        """The new failures that are tests the change added."""
+        added = set(self.latest.added) if self.latest is not None else set()
+        return [name for name in self.new_failures if name in added]
+
+    @property
+    def broken(self) -> list[str]:
+        """The new failures that are tests the baseline had: they passed before the change."""
+        added = set(self.added_failures)
+        return [name for name in self.new_failures if name not in added]
 
     @property
     def unfinished(self) -> bool:
@@ -155,13 +169,10 @@ class VerificationNote(BaseModel):
     def details(self) -> list[str]:
         """Lines under the summary line: new failures and the test files the model changed."""
         lines = []
-        if self.new_failures:
-            shown = ", ".join(f"`{name}`" for name in self.new_failures[:10])
-            more = len(self.new_failures) - 10
-            lines.append(
-                f"⚠️ Failing now but not before the change: {shown}"
-                + (f" and {more} more" if more > 0 else "")
-            )
+        if self.broken:
+            lines.append(f"⚠️ Failing now but not before the change: {_names(self.broken)}")
+        if self.added_failures:
+            lines.append(f"⚠️ Tests the change added that fail: {_names(self.added_failures)}")
         lines += self._issue_test_lines()
         if self.changed_tests:
             shown = ", ".join(f"`{name}`" for name in self.changed_tests[:20])
@@ -193,6 +204,12 @@ class VerificationNote(BaseModel):
                 "make them pass."
             )
         return lines
+
+
+def _names(names: list[str], shown: int = 10) -> str:
+    more = len(names) - shown
+    listed = ", ".join(f"`{name}`" for name in names[:shown])
+    return listed + (f" and {more} more" if more > 0 else "")
 
 
 def _failing_before(baseline: TestRun) -> str:

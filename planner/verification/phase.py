@@ -68,7 +68,6 @@ from planner.verification.repair_task import (
     failing_names,
     repair_goal,
     repair_task,
-    split_added,
     unresolved_reason,
     with_task,
 )
@@ -173,6 +172,7 @@ class VerificationPhase(Phase):
                 "task_id": task_id,
                 "changed_tests": self._changed_tests(run),
                 "issue_test": test.path if test is not None else "",
+                "added": self._added(run, stage, result.failing),
             }
         )
         tree = fingerprint(self.workspace)  # as the run left it (caches it wrote included)
@@ -261,8 +261,9 @@ class VerificationPhase(Phase):
         """Functions and classes the change removed, each with the files that still use it."""
         return files_using(self.workspace, removed_names(self.workspace, _base(run), changed))
 
-    def _added_tests(self, run: PassContext, note: VerificationNote) -> list[str]:
-        return added_tests(self.workspace, _base(run), note.new_failures)
+    def _added(self, run: PassContext, stage: Stage, failing: list[str]) -> list[str]:
+        """Of the failing tests, those the change added (none at the baseline: no change)."""
+        return [] if stage == "baseline" else added_tests(self.workspace, _base(run), failing)
 
     def _tree_changed(self, run: PassContext) -> bool:
         if not self.checked:
@@ -296,12 +297,11 @@ class VerificationPhase(Phase):
     def _feedback(self, run: PassContext, note: VerificationNote | None) -> str:
         if note is None or not note.unfinished or note.latest is None:
             return ""
-        broken, added = split_added(note, self._added_tests(run, note))
         return render(
             "verification_feedback.md.j2",
             command=note.command,
-            new_failures=broken[:NAMES_SHOWN],
-            added_failures=added[:NAMES_SHOWN],
+            new_failures=note.broken[:NAMES_SHOWN],
+            added_failures=note.added_failures[:NAMES_SHOWN],
             issue_failures=note.issue_failures[:NAMES_SHOWN],
             tool=RUN_TESTS.name,
             tail=note.latest.tail,
@@ -379,7 +379,7 @@ class VerificationPhase(Phase):
         if not note.regressed:
             return  # only the issue's own test fails: the result says so, the pass goes on
         run.store.append(UNRESOLVED, new_failures=note.new_failures, repairs=attempts)
-        reason = unresolved_reason(note, attempts, self._added_tests(run, note))
+        reason = unresolved_reason(note, attempts)
         raise StopPass("needs_human", reason, [note.line()])
 
     def _repair_limit(self, note: VerificationNote) -> int:
@@ -401,16 +401,13 @@ class VerificationPhase(Phase):
         state = run.state()
         assert state.plan is not None  # completion is only reached with a plan
         changed = self._changed_code(run)
-        added = self._added_tests(run, note)
-        task = repair_task(
-            state.plan, note, attempt, changed, self._still_used(run, changed), added
-        )
+        task = repair_task(state.plan, note, attempt, changed, self._still_used(run, changed))
         run.store.append(REPAIR, task_id=task.id, attempt=attempt, new_failures=note.new_failures)
         self.repair.start(task.id, failing_names(note))
         run.store.append(
             "revision",
             revision=state.revision + 1,
-            reason=repair_goal(note, added).rstrip("."),
+            reason=repair_goal(note).rstrip("."),
             changes=[{"type": "add_task", "details": task.description}],
             updated_plan=with_task(state.plan, task, RUN_TESTS.name).model_dump(mode="json"),
             carry_progress=True,

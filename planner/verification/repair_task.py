@@ -17,15 +17,14 @@ def repair_task(
     attempt: int,
     changed: list[str],
     still_used: dict[str, list[str]],
-    added: list[str],
 ) -> Subtask:
     """The task that mends the tests. It names the files changed since the baseline, so its
     prompt shows them (the 1.5B, shown only the failing test file, rewrote the test), and the
     files that still use a name the change removed (a rename: the 1.5B renamed the function,
     and shown only its file and the test that failed to import it, wrote its file again).
-    `added`: the failing tests the change itself added, which the model may fix or remove
-    (the 1.5B added a wrong test to a docs change and, told to make "the tests that passed
-    before" pass without changing tests, could do neither)."""
+    Failing tests the change itself added may be fixed or removed (the 1.5B added a wrong
+    test to a docs change and, told to make "the tests that passed before" pass without
+    changing tests, could do neither)."""
     task_id = f"repair_tests_{attempt}"
     while plan.subtask(task_id) is not None:
         task_id += "_"
@@ -35,9 +34,9 @@ def repair_task(
         for name, files in still_used.items()
         if files
     )
-    own = " or the change added it" if added else ""
+    own = " or the change added it" if note.added_failures else ""
     description = (
-        f"{repair_goal(note, added)}{where}{users} Run them with run_tests (`{note.command}`); "
+        f"{repair_goal(note)}{where}{users} Run them with run_tests (`{note.command}`); "
         f"fix the code, and change a test only where the issue asks for it{own}."
     )
     return Subtask(
@@ -53,11 +52,11 @@ def failing_names(note: VerificationNote) -> list[str]:
     return [*note.new_failures, *note.issue_failures]
 
 
-def repair_goal(note: VerificationNote, added: list[str]) -> str:
+def repair_goal(note: VerificationNote) -> str:
     """What the repair is for: tests the change broke, tests it added that fail, the issue's
     own test, or several of these."""
     parts = []
-    broken, new = split_added(note, added)
+    broken, new = note.broken, note.added_failures
     if broken:
         again = listed(broken)
         parts.append(f"Make the tests that passed before the change pass again: {again}.")
@@ -69,12 +68,6 @@ def repair_goal(note: VerificationNote, added: list[str]) -> str:
     if note.issue_failures:
         parts.append(f"Make the issue's test pass: {listed(note.issue_failures)}.")
     return " ".join(parts)
-
-
-def split_added(note: VerificationNote, added: list[str]) -> tuple[list[str], list[str]]:
-    """The new failures: (tests that passed before the change, tests the change added)."""
-    broken = [name for name in note.new_failures if name not in added]
-    return broken, [name for name in note.new_failures if name in added]
 
 
 def with_task(plan: Plan, task: Subtask, check_tool: str) -> Plan:
@@ -98,9 +91,9 @@ def listed(names: list[str], shown: int = 5) -> str:
     return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
-def unresolved_reason(note: VerificationNote, attempts: int, added: list[str]) -> str:
+def unresolved_reason(note: VerificationNote, attempts: int) -> str:
     tried = f"after {attempts} repair attempt(s)" if attempts else "(no repair attempts allowed)"
-    broken, new = split_added(note, added)
+    broken, new = note.broken, note.added_failures
     parts = []
     if broken:
         parts.append(f"tests that passed before the change still fail {tried}: {listed(broken)}")

@@ -15,7 +15,7 @@ from planner.engine.issue import prompt_view
 from planner.engine.prompts import render
 from planner.engine.steps.execute import Finish, task_turns
 from planner.engine.task_guard import TaskGuard, did_nothing
-from planner.engine.verification import evidence_text, verification_note
+from planner.engine.verification import VerificationNote, evidence_text, verification_note
 
 LEGACY = "legacy"
 
@@ -58,13 +58,22 @@ def _checked_turns(
         if guard.stands_by and not note.regressed:
             return finish  # the issue's own test had its round: a model wrote it, it may be wrong
         guard.stands_by = not note.regressed
-        messages.append(user(_failing_tests(run, guard, whole_file, note.regressed)))
+        messages.append(user(_failing_tests(run, guard, whole_file, note)))
     if note is None or not note.regressed:
         return finish  # only the issue's own test fails: the result says so
-    return "failed", f"tests that passed before fail now: {', '.join(note.new_failures)}"
+    return "failed", _still_failing(note)
 
 
-def _failing_tests(run: PassContext, guard: TaskGuard, whole_file: bool, regressed: bool) -> str:
+def _still_failing(note: VerificationNote) -> str:
+    parts = [f"tests that passed before fail now: {', '.join(note.broken)}"] if note.broken else []
+    if note.added_failures:
+        parts.append(f"tests the change added fail: {', '.join(note.added_failures)}")
+    return "; ".join(parts)
+
+
+def _failing_tests(
+    run: PassContext, guard: TaskGuard, whole_file: bool, note: VerificationNote
+) -> str:
     """The failures, and with whole_file the files the model changed and those the output names
     (the failing test file among them), shown whole so the model can write them back; its own
     files first (shown the test first, the 1.5B rewrote the test)."""
@@ -77,7 +86,8 @@ def _failing_tests(run: PassContext, guard: TaskGuard, whole_file: bool, regress
         evidence=evidence,
         whole_file=whole_file,
         files=files.text,
-        regressed=regressed,
+        regressed=note.regressed,
+        added=note.regressed and not note.broken,
     )
 
 
