@@ -342,6 +342,26 @@ def test_a_failing_test_the_change_added_is_named_as_such_when_it_stays(
     )
 
 
+def test_a_test_not_yet_committed_when_planner_started_is_not_taken_for_one_it_added(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """A local run on a checkout with a new test not committed yet: that test is the
+    maintainer's. Taken for one the change added, the model would be told it may remove it."""
+    workspace = calc_repo(tmp_path / "repo")
+    mine = "from calc import add\n\n\ndef test_one():\n    assert add(1, 1) == 2\n"
+    (workspace / "tests" / "test_mine.py").write_text(mine, encoding="utf-8")
+    scripted_model.add(planning("task_1"), write("calc.py", BROKEN_ADD), finish())
+    result = run(workspace, scripted_model, **{"verification.max_repair_attempts": 0})
+
+    assert result.status == "needs_human"
+    assert result.stop_reason.startswith(
+        "tests that passed before the change still fail (no repair attempts allowed): "
+        "tests/test_calc.py::test_add, tests/test_mine.py::test_one;"
+    )
+    assert "added" not in result.stop_reason
+    assert (workspace / "tests" / "test_mine.py").read_text(encoding="utf-8") == mine
+
+
 def test_failures_already_there_at_baseline_do_not_count(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:

@@ -156,7 +156,11 @@ class VerificationPhase(Phase):
         if earlier is not None and earlier.ran and earlier.command == self.found.display:
             self.usable = True  # one baseline per issue: it describes the tree before any change
             return
-        result = self._run(run, "baseline", "", base_commit=head_commit(self.workspace))
+        head = head_commit(self.workspace)
+        # Test files already changed or new before planner acts (a local run on a checkout
+        # with work in progress): their tests are the maintainer's, never "added by the change".
+        dirty = changed_test_files(self.workspace, head, self.settings.test_paths)
+        result = self._run(run, "baseline", "", base_commit=head, dirty_tests=dirty)
         if setup_problem and result.status != "passed":
             run.store.append(SETUP, ok=False, problems=[f"the tests ran after: {setup_problem}"])
         self.usable = result.ran
@@ -263,7 +267,12 @@ class VerificationPhase(Phase):
 
     def _added(self, run: PassContext, stage: Stage, failing: list[str]) -> list[str]:
         """Of the failing tests, those the change added (none at the baseline: no change)."""
-        return [] if stage == "baseline" else added_tests(self.workspace, _base(run), failing)
+        if stage == "baseline":
+            return []
+        baseline = _baseline_entry(run)
+        dirty = set(baseline.get("dirty_tests") or [])
+        added = added_tests(self.workspace, str(baseline.get("base_commit") or ""), failing)
+        return [name for name in added if name.split("::")[0] not in dirty]
 
     def _tree_changed(self, run: PassContext) -> bool:
         if not self.checked:
@@ -440,11 +449,16 @@ def _passes(result: TestRun) -> bool:
 
 def _base(run: PassContext) -> str:
     """The commit the baseline ran on ("" before a baseline)."""
+    return str(_baseline_entry(run).get("base_commit") or "")
+
+
+def _baseline_entry(run: PassContext) -> dict[str, Any]:
+    """The latest baseline's history entry ({} before a baseline)."""
     return next(
         (
-            str(entry.get("base_commit") or "")
+            entry
             for entry in reversed(run.store.entries())
             if entry.get("type") == VERIFICATION and entry.get("stage") == "baseline"
         ),
-        "",
+        {},
     )
