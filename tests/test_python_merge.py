@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,8 +68,8 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def write(root: Path, path: str, content: str, issue: str = "") -> str:
-    result = WorkspaceTools(root, PlannerConfig().tools, issue_text=issue).call(
+def write(root: Path, path: str, content: str, issue: str = "", **tools: Any) -> str:
+    result = WorkspaceTools(root, PlannerConfig().tools, issue_text=issue, **tools).call(
         "write_file", {"path": path, "content": content}
     )
     assert result.ok, result.error
@@ -132,6 +133,17 @@ def test_a_test_file_written_whole_may_drop_its_tests(tmp_path: Path) -> None:
     (tmp_path / "tests" / "test_a.py").write_text(tests, encoding="utf-8")
     write(tmp_path, "tests/test_a.py", "def test_a():\n    assert True\n")
     assert "test_b" not in (tmp_path / "tests" / "test_a.py").read_text(encoding="utf-8")
+
+
+def test_the_test_files_are_those_verification_test_paths_names(tmp_path: Path) -> None:
+    """A repository whose tests live in `checks/` says so in verification.test_paths."""
+    (tmp_path / "checks").mkdir()
+    tests = "def check_a():\n    assert True\n\n\ndef check_b():\n    assert False\n"
+    (tmp_path / "checks" / "run.py").write_text(tests, encoding="utf-8")
+    write(tmp_path, "checks/run.py", "def check_a():\n    assert True\n", test_paths=["checks/*"])
+    assert "check_b" not in (tmp_path / "checks" / "run.py").read_text(encoding="utf-8")
+    said = write(tmp_path, "checks/run.py", "def check_c():\n    pass\n")  # default test_paths
+    assert "kept `check_a`" in said
 
 
 def test_a_rename_the_issue_asks_for_stays_a_rename(repo: Path) -> None:

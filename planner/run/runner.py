@@ -94,6 +94,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
         file_servers=setup.mcp_file_servers,
         runs_programs=runs_programs(setup.workspace, setup.config.verification),
         issue_text=f"{issue.title}\n{issue.body}",
+        test_paths=setup.config.verification.test_paths,
     )
     gate: ApprovalGate | None = None
     try:

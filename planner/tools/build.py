@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from planner.engine.config import McpServerConfig, ToolsConfig
+from planner.engine.config import TEST_PATHS, McpServerConfig, ToolsConfig
 from planner.engine.interfaces import ToolProvider
 from planner.engine.redaction import register_secret
 from planner.tools.commands import CommandTool
@@ -33,6 +33,7 @@ def build_registry(
     file_servers: Mapping[str, McpServerConfig] | None = None,
     runs_programs: bool = False,
     issue_text: str = "",
+    test_paths: Sequence[str] = TEST_PATHS,
 ) -> ToolRegistry:
     """Every tool of the pass; MCP servers are started here and stopped by registry.close().
 
@@ -44,7 +45,8 @@ def build_registry(
     issue branch was checked out; the file is then not read again. `runs_programs`: planner
     itself runs repository programs this pass (the tests, planner.verification), so the
     checkout's credentials go and a sandbox user is chosen as for run_command. `issue_text`: the
-    issue's title and body (what a whole-file write may leave out of a module).
+    issue's title and body, and `test_paths` verification's test files (what a whole-file
+    write may leave out of a module).
     """
     environment = os.environ if env is None else env
     servers = resolve_servers(config, workspace, environment, file_servers)
@@ -63,6 +65,7 @@ def build_registry(
                 protected,
                 (*write_protected, *((mcp_file,) if mcp_file else ())),
                 issue_text,
+                test_paths,
             ),
             CommandTool(workspace, config, environment, isolation.user),
             *extra,

@@ -10,12 +10,13 @@ from __future__ import annotations
 import codecs
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from planner.engine.config import ToolsConfig
+from planner.engine.config import TEST_PATHS, ToolsConfig
 from planner.engine.interfaces import ToolResult, ToolSpec
+from planner.engine.verification import is_test_file
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
 from planner.tools.edits import (
@@ -34,8 +35,6 @@ from planner.tools.python_merge import Completion, complete_module, importer_pat
 from planner.tools.search import FileSearch, SearchFailed
 
 Handler = Callable[[dict[str, Any]], ToolResult]
-TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)")
-"""A Python test file: its test functions are never put back by the unnamed-public rule."""
 PATH = {"type": "string", "description": "Path relative to the repository root"}
 
 
@@ -49,10 +48,13 @@ class WorkspaceTools:
         protected: tuple[Path, ...] = (),
         write_protected: tuple[Path, ...] = (),
         issue_text: str = "",
+        test_paths: Sequence[str] = TEST_PATHS,
     ) -> None:
         self.config = config
         self.issue_text = issue_text
         """The issue's title and body: a definition they name may go in a whole-file write."""
+        self.test_paths = test_paths
+        """verification.test_paths: a test file's tests are never put back by that rule."""
         self.policy = PathPolicy.create(
             root, protected, write_protected, config.allow_workflow_edits
         )
@@ -210,7 +212,7 @@ class WorkspaceTools:
         )
 
     def _unasked(self, raw: str, name: str) -> str | None:
-        if name.startswith("_") or TEST_FILE.search(raw.removeprefix("./")):
+        if name.startswith("_") or is_test_file(raw.removeprefix("./"), self.test_paths):
             return None
         named = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", self.issue_text)
         return None if named else "the issue does not ask to remove it"
