@@ -865,7 +865,7 @@ def _local_endpoint(merged: Mapping[str, Any]) -> LLMConfig | None:
 
 def _size_unknown(merged: Mapping[str, Any]) -> bool:
     """Profile auto is to pick, and the model's name gives no size."""
-    return merged.get("profile", "auto") == "auto" and not _sizes(_model_named(merged))
+    return merged.get("profile", "auto") == "auto" and not sizes_in_name(_model_named(merged))
 
 
 def _served_choice(listed: ServedModels, base_url: str) -> str | None:
@@ -910,12 +910,13 @@ def _profile_for(model: str, size: float | None = None) -> str:
     """small_model for a model whose name gives a size of at most SMALL_MODEL_BILLIONS (a name
     with several sizes, `qwen3-30b-a3b`: 30B, 3B active, counts its largest), or whose
     endpoint gives such a size for a name that gives none."""
-    sizes = _sizes(model) or ([size] if size else [])
+    sizes = sizes_in_name(model) or ([size] if size else [])
     return "small_model" if sizes and max(sizes) <= SMALL_MODEL_BILLIONS else "standard"
 
 
-def _sizes(model: str) -> list[float]:
-    """The sizes a model's name gives, in billions of parameters."""
+def sizes_in_name(model: str) -> list[float]:
+    """The sizes a model's name (or a size such as Ollama's `3.2B`) gives, in billions of
+    parameters."""
     return [
         float(number) / (1000 if unit.lower() == "m" else 1)
         for number, unit in _MODEL_SIZE.findall(model)

@@ -25,7 +25,7 @@ import openai
 import requests
 from pydantic import BaseModel, ValidationError
 
-from planner.engine.config import LLMConfig
+from planner.engine.config import LLMConfig, sizes_in_name
 from planner.engine.deadline import bounded, stop_if_expired
 from planner.engine.errors import ApiError, ConfigError, ModelBehaviourError
 from planner.engine.file_blocks import holds_code
@@ -533,7 +533,6 @@ def _tool_call(call: Any) -> ToolCall:
 
 
 SERVED_MODEL_TIMEOUT_SECONDS = 10.0
-_PARAMETER_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([BM])", re.IGNORECASE)
 
 
 def served_model(config: LLMConfig) -> dict[str, float | None] | None:
@@ -574,10 +573,9 @@ def _ollama_sizes(base_url: str, timeout: float) -> dict[str, float]:
         return {}
     sizes = {}
     for model in models if isinstance(models, list) else []:
-        found = _PARAMETER_SIZE.fullmatch(str(_dig(model, "details", "parameter_size")).strip())
+        found = sizes_in_name(str(_dig(model, "details", "parameter_size")))
         if found and isinstance(model.get("name"), str):
-            number, unit = found.groups()
-            sizes[model["name"]] = float(number) / (1000 if unit.lower() == "m" else 1)
+            sizes[model["name"]] = max(found)
     return sizes
 
 

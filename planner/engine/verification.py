@@ -145,6 +145,19 @@ class VerificationNote(BaseModel):
         added = set(self.added_failures)
         return [name for name in self.new_failures if name not in added]
 
+    def still_failing(self, tried: str = "") -> list[str]:
+        """The new failures in words, for a stop reason: those that passed before the change,
+        those it added; `tried` says what was done about them (`after 2 repair attempt(s)`)."""
+        after = f" {tried}" if tried else ""
+        parts = []
+        if self.broken:
+            parts.append(
+                f"tests that passed before the change still fail{after}: " + listed(self.broken)
+            )
+        if self.added_failures:
+            parts.append(f"tests the change added fail{after}: {listed(self.added_failures)}")
+        return parts
+
     @property
     def unfinished(self) -> bool:
         """Tests that passed before fail, or the issue's own test still fails."""
@@ -206,10 +219,14 @@ class VerificationNote(BaseModel):
         return lines
 
 
-def _names(names: list[str], shown: int = 10) -> str:
+def _names(names: list[str]) -> str:
+    return listed([f"`{name}`" for name in names], shown=10)
+
+
+def listed(names: list[str], shown: int = 5) -> str:
+    """`a, b, c and 2 more`: names in a sentence, at most `shown` of them."""
     more = len(names) - shown
-    listed = ", ".join(f"`{name}`" for name in names[:shown])
-    return listed + (f" and {more} more" if more > 0 else "")
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def _failing_before(baseline: TestRun) -> str:

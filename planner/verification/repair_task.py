@@ -8,7 +8,7 @@ the plan; its text names the failing tests, the files changed and the names a re
 from __future__ import annotations
 
 from planner.engine.documents import Plan, PlannedAction, Subtask
-from planner.engine.verification import VerificationNote
+from planner.engine.verification import VerificationNote, listed
 
 
 def repair_task(
@@ -85,18 +85,7 @@ def with_task(plan: Plan, task: Subtask, check_tool: str) -> Plan:
     return plan.model_copy(update={"task_decomposition": decomposition, "action_plan": action_plan})
 
 
-def listed(names: list[str], shown: int = 5) -> str:
-    """`a, b, c and 2 more`: names in a sentence, at most `shown` of them."""
-    more = len(names) - shown
-    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
-
-
 def unresolved_reason(note: VerificationNote, attempts: int) -> str:
     tried = f"after {attempts} repair attempt(s)" if attempts else "(no repair attempts allowed)"
-    broken, new = note.broken, note.added_failures
-    parts = []
-    if broken:
-        parts.append(f"tests that passed before the change still fail {tried}: {listed(broken)}")
-    if new:
-        parts.append(f"tests the change added fail {tried}: {listed(new)}")
-    return "; ".join([*parts, "the pull request is a draft until a person looks at them"])
+    draft = "the pull request is a draft until a person looks at them"
+    return "; ".join([*note.still_failing(tried), draft])

@@ -61,14 +61,7 @@ def _checked_turns(
         messages.append(user(_failing_tests(run, guard, whole_file, note)))
     if note is None or not note.regressed:
         return finish  # only the issue's own test fails: the result says so
-    return "failed", _still_failing(note)
-
-
-def _still_failing(note: VerificationNote) -> str:
-    parts = [f"tests that passed before fail now: {', '.join(note.broken)}"] if note.broken else []
-    if note.added_failures:
-        parts.append(f"tests the change added fail: {', '.join(note.added_failures)}")
-    return "; ".join(parts)
+    return "failed", "; ".join(note.still_failing())
 
 
 def _failing_tests(
