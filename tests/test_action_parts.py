@@ -207,6 +207,22 @@ def test_dotenv_values_are_single_lines(tmp_path: Path) -> None:
         write_dotenv(tmp_path / "bad.env", {"NOT-A-NAME": "x"})
 
 
+def test_the_dotenv_report_never_writes_through_a_link_a_tool_planted(tmp_path: Path) -> None:
+    # A program the model started links planner.env (GitLab's dotenv report, in the checkout) to
+    # a file of root's; planner writes the report as root after the pass.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("root's own\n", encoding="utf-8")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "planner.env").symlink_to(elsewhere)
+
+    write_dotenv(checkout / "planner.env", {"PLANNER_STATUS": "done"})
+
+    assert elsewhere.read_text(encoding="utf-8") == "root's own\n"
+    assert not (checkout / "planner.env").is_symlink()
+    assert read_dotenv(checkout / "planner.env") == {"PLANNER_STATUS": "done"}
+
+
 # -- ownership ---------------------------------------------------------------------------------
 
 

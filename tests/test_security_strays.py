@@ -256,9 +256,9 @@ def running(pid: int) -> bool:
     return "State:\tZ" not in status
 
 
-def run_the_daemon_pass(rig: Rig, script: str) -> Any:
+def run_the_daemon_pass(rig: Rig, script: str, env: dict[str, str] | None = None) -> Any:
     """One task: write start.sh (which starts the daemon) and run it, then finish; the pass is
-    allowed `sh start.sh`, with tools as the sandbox user."""
+    allowed `sh start.sh`, with tools as the sandbox user; `env`: the job's, besides the forge's."""
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
     fake.add_issue(1, "Add tests", "Add a test setup and run the tests.", labels=["planner"])
@@ -271,7 +271,8 @@ def run_the_daemon_pass(rig: Rig, script: str) -> Any:
     steps = one_file_plan("start.sh", script, "Add a test setup")
     model = [*steps[:2], reply_tool_calls("execute", calls), reply_tool_calls("execute", [finish])]
     config = {"tools.allowed_commands": ["sh start.sh"], "tools.sandbox_user": "auto"}
-    return rig.run(labeled_event(), [*model, *steps[-2:]], event_name="issues", **config)
+    job = rig.env(**env) if env else None
+    return rig.run(labeled_event(), [*model, *steps[-2:]], event_name="issues", env=job, **config)
 
 
 @pytest.mark.parametrize(

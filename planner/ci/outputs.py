@@ -151,6 +151,8 @@ def write_dotenv(path: Path, values: Mapping[str, str]) -> None:
         if not DOTENV_NAME.match(name):
             raise ValueError(f"{name!r} is not a dotenv variable name")
         lines.append(f"{name}={' '.join(value.split())}")
+    if path.is_symlink():  # planted in the checkout by a tool: root would write through it
+        path.unlink()
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

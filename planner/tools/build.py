@@ -54,8 +54,9 @@ def build_registry(
     programs = runs_programs or bool(
         config.allowed_commands or any(s.command for s in servers.values())
     )
+    keep = (*protected, workspace / ".git")
     isolation = isolate(
-        config.sandbox_user, workspace, (*protected, workspace / ".git"), programs=programs
+        config.sandbox_user, workspace, keep, programs=programs, environment=environment
     )
     registry = ToolRegistry(
         [

@@ -12,8 +12,10 @@ Four layers, each closing routes the others leave open (README, "Secret isolatio
    the environment, memory and file descriptors of planner, of the CI job's shell above it and of
    the git push planner starts, whatever their dumpable flag, and the switch drops every
    capability (CAP_SYS_PTRACE included). Tools never fall back to root, not even where that
-   user cannot reach the workspace by its path (_reaching). When the tools close, every
-   process of that user they started is killed, however it detached (planner.tools.leftovers).
+   user cannot reach the workspace by its path (_reaching). They get a HOME of their own, and
+   what the runner gave that user beside the checkout (planner's HOME, GitHub's file commands)
+   is closed to it meanwhile (planner.tools.fence). When the tools close, every process of
+   that user they started is killed, however it detached (planner.tools.leftovers).
 4. Credentials the checkout left behind are removed before any tool runs
    (scrub_checkout_credentials): actions/checkout's `http.<url>.extraheader`, wherever it is
    included from, and the job token in the userinfo of GitLab's origin URL.
@@ -23,15 +25,18 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from planner.engine.process import make_undumpable
+from planner.tools.fence import Fence, fence
 from planner.tools.safe_env import git_argv, git_environment, scrubbed_environment
 
 log = logging.getLogger(__name__)
@@ -95,8 +100,10 @@ def choose_sandbox_user(setting: str, workspace: Path) -> SandboxUser | None:
     if setting == "off" or not hasattr(os, "geteuid") or os.geteuid() != 0:
         return None
     if setting == "auto":
+        # Never the owner's group: a GitHub-hosted runner's user has the group `docker`, and
+        # the runner mounts the Docker socket (root:docker, 0660) into a Docker action.
         owner = workspace.stat()
-        uid, gid = (owner.st_uid, owner.st_gid) if owner.st_uid != 0 else (NOBODY, NOBODY)
+        uid, gid = (owner.st_uid, NOBODY) if owner.st_uid != 0 else (NOBODY, NOBODY)
     else:
         uid_text, _, gid_text = setting.partition(":")
         uid, gid = int(uid_text), int(gid_text or uid_text)
@@ -106,13 +113,9 @@ def choose_sandbox_user(setting: str, workspace: Path) -> SandboxUser | None:
 
 
 def _home_for(uid: int, gid: int) -> str:
-    """HOME for tools: the current one when the sandbox user owns it, else a private one."""
-    current = os.environ.get("HOME", "")
-    try:
-        if current and os.stat(current).st_uid == uid:
-            return current
-    except OSError:
-        pass
+    """A HOME of the tools' own, never planner's: planner's git reads its global config there
+    (a Docker action's HOME belongs to the runner's user, whom tools run as: planner.tools.fence)
+    """
     home = tempfile.mkdtemp(prefix=f"planner-home-{uid}-")
     os.chown(home, uid, gid)
     return home
@@ -243,17 +246,30 @@ class Isolation:
     user: SandboxUser | None
     undo: tuple[int, int] | None = None
     """The workspace's owner to give the tree back to when it was handed over."""
+    fenced: Fence = field(default_factory=Fence)
+    """What the runner gave the tools' user outside the checkout, closed to it meanwhile."""
 
     def close(self, workspace: Path) -> None:
         if self.user is not None and self.undo is not None:
             hand_back(workspace, self.user, self.undo)
+        self.fenced.lift()
+        if self.user is not None:
+            shutil.rmtree(self.user.home, ignore_errors=True)
 
 
-def isolate(setting: str, workspace: Path, keep: tuple[Path, ...], *, programs: bool) -> Isolation:
+def isolate(
+    setting: str,
+    workspace: Path,
+    keep: tuple[Path, ...],
+    *,
+    programs: bool,
+    environment: Mapping[str, str] | None = None,
+) -> Isolation:
     """Set up isolation before any tool starts: planner non-dumpable, checkout credentials gone
     (when tools can run programs), and the user tools run as, the workspace handed to it when
-    root owns it. Never falls back to root, not even when that user cannot reach the workspace
-    by its path (_reaching)."""
+    root owns it, what the runner gave that user outside the checkout closed to it (`environment`:
+    the job's). Never falls back to root, not even when that user cannot reach the workspace by
+    its path (_reaching)."""
     make_undumpable()
     if programs:
         scrub_checkout_credentials(workspace)
@@ -264,10 +280,11 @@ def isolate(setting: str, workspace: Path, keep: tuple[Path, ...], *, programs: 
         user = _reaching(user, workspace)
     owner = workspace.stat()
     if owner.st_uid == user.uid:
-        return Isolation(user)
+        return Isolation(user, fenced=fence([os.environ, environment or {}], user.uid, workspace))
     trust_for_git(workspace)
     hand_over(workspace, user, keep)
-    return Isolation(user, (owner.st_uid, owner.st_gid))
+    fenced = fence([os.environ, environment or {}], user.uid, workspace)
+    return Isolation(user, (owner.st_uid, owner.st_gid), fenced)
 
 
 def _reaching(user: SandboxUser, workspace: Path) -> SandboxUser:

@@ -30,6 +30,8 @@ class Rig:
     owner: int | None = None
     """The uid each fresh checkout belongs to, as the runner's user owns the workspace a Docker
     action sees (tools then run as that user); None: the test's own user."""
+    group: int | None = None
+    """The checkout's group (a GitHub-hosted runner's user has `docker`); None: `owner`."""
 
     @property
     def history(self) -> Path:
@@ -72,7 +74,7 @@ class Rig:
         self.runs += 1
         workspace = clone(self.fake.bare, self.tmp / f"job-{self.runs}")
         if self.owner is not None:
-            hand_to(workspace, self.owner)
+            hand_to(workspace, self.owner, self.group)
         with ScriptedModelServer(script) as model:
             outcome = run_for_event(
                 self.platform,
@@ -88,8 +90,9 @@ class Rig:
         return outcome
 
 
-def hand_to(workspace: Path, uid: int) -> None:
-    """The checkout belongs to `uid`, and planner's own git still works in it."""
+def hand_to(workspace: Path, uid: int, gid: int | None = None) -> None:
+    """The checkout belongs to `uid` (and `gid`, else uid's own), and planner's own git still
+    works in it."""
     for entry in [workspace, *workspace.rglob("*")]:
-        os.lchown(entry, uid, uid)
+        os.lchown(entry, uid, uid if gid is None else gid)
     trust_workspace(workspace)
