@@ -310,17 +310,41 @@ def prepared_workspace(bare: Path, base: Path, sandbox_user: str) -> Path:
     return workspace
 
 
+SUDO = """\
+import ctypes, os, sys
+uid = int(sys.argv[1])
+child = os.fork()
+if child == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+os.setgroups([])
+os.setresgid(uid, uid, uid)
+os.setresuid(uid, uid, uid)
+ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE, as a job shell is
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]))
+"""
+"""`sudo planner …` from a job shell running as argv[1]: the shell holds every secret in its
+environment and waits, as that user, for planner, which runs as root."""
+
+
 def run_entry(
-    env: dict[str, str], workspace: Path, *, shell: bool, user: int | None = None
+    env: dict[str, str],
+    workspace: Path,
+    *,
+    shell: bool,
+    user: int | None = None,
+    sudo_from: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """The entry point, under a job shell holding every secret (shell) or as the top process;
-    as `user`, from a runtime that user reaches wherever the checkout lives."""
+    as `user`, from a runtime that user reaches wherever the checkout lives; or as root under a
+    job shell running as `sudo_from` (SUDO)."""
     runtime = reachable_runtime(workspace.parent) if user else None
     argv = (
         [runtime.python, str(runtime.entrypoint)] if runtime else [sys.executable, str(ENTRYPOINT)]
     )
     if shell:
         argv = ["bash", "-c", '"$0" "$1"; exit $?', *argv]
+    if sudo_from is not None:
+        argv = [sys.executable, "-c", SUDO, str(sudo_from), *argv]
     extra: dict[str, Any] = {"user": user, "group": user, "extra_groups": []} if user else {}
     env = {**env, **REFINEMENT_OFF_ENV}  # the scripted conversation has no quality judge
     env |= runtime.environment() if runtime else {}
@@ -385,9 +409,10 @@ def only_with_mounts(closed: Path) -> None:
         pytest.skip("no mount namespaces here (no CAP_SYS_ADMIN): see the test without it")
 
 
-def probe_github_job(base: Path, *, planner_uid: int | None) -> str:
-    """The GitHub layout: planner as root under a job shell, or as the runner's user on top.
-    Asserts nothing leaked anywhere; returns the probe's report."""
+def probe_github_job(base: Path, *, planner_uid: int | None, sudo_from: int | None = None) -> str:
+    """The GitHub layout: planner as root under a job shell, or as the runner's user on top, or
+    as root under sudo from a job shell of `sudo_from`. Asserts nothing leaked anywhere; returns
+    the probe's report."""
     fake = FakeGitHub(base / "fake", token=FORGE_TOKEN).start()
     try:
         fake.add_issue(1, "Check the environment", "Run the check.", labels=["planner"])
@@ -399,7 +424,8 @@ def probe_github_job(base: Path, *, planner_uid: int | None) -> str:
             plant_checkout_credentials(workspace, runner_temp)
             hand_to(workspace, RUNNER_UID)
             hand_to(base / "runner", RUNNER_UID)
-            finished = run_entry(env, workspace, shell=planner_uid is None, user=planner_uid)
+            shell = planner_uid is None and sudo_from is None
+            finished = run_entry(env, workspace, shell=shell, user=planner_uid, sudo_from=sudo_from)
             report = assert_probe_found_nothing(
                 finished, model, workspace, fake.bare, "planner/issue-1", GITHUB_SECRETS,
                 github_bodies(fake),
@@ -487,6 +513,19 @@ def test_probe_as_the_same_user_cannot_read_planner(reachable_tmp: Path) -> None
     only_as_root()  # to start planner as another user; the tools then share its uid
     report = probe_github_job(reachable_tmp, planner_uid=RUNNER_UID)
     assert f"uid={RUNNER_UID}" in report
+
+
+def test_probe_finds_no_secret_when_planner_runs_under_sudo_from_the_owners_shell(
+    reachable_tmp: Path,
+) -> None:
+    """`sudo -E planner action` on a runner, from the job shell of the runner's user, who owns
+    the checkout. Tools must not run as that user: a GitHub-hosted runner's user has sudo without
+    a password (root, and every secret of the job, one command away), and the job shell holding
+    the tokens is that user's. (Its environment stays closed to tools of that uid only because
+    their group differs; the probe checks that too.)"""
+    only_as_root()
+    report = probe_github_job(reachable_tmp, planner_uid=None, sudo_from=RUNNER_UID)
+    assert f"uid={NOBODY} euid={NOBODY}" in report
 
 
 def test_control_without_the_user_switch_root_reads_the_job_shell(reachable_tmp: Path) -> None:

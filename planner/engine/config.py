@@ -511,10 +511,10 @@ class ToolsConfig(Section):
     (TOKEN, KEY, SECRET, PASSWORD, ...) is refused: tools never see a secret."""
     sandbox_user: str = Field(default="auto", pattern=r"^(auto|off|\d+(:\d+)?)$")
     """Which user runs commands and MCP servers when planner runs as root: `auto` (the
-    workspace's owner, or uid 65534 when root owns it, always with group 65534: a GitHub-hosted
-    runner's user has the group docker, whose socket a Docker action is given), `off`, or
-    `UID[:GID]`. A different user cannot read planner's or the CI job's process memory and
-    environment."""
+    workspace's owner, or uid 65534 when root owns it or its owner runs a process above planner,
+    as under `sudo`; always with group 65534: a GitHub-hosted runner's user has the group docker,
+    whose socket a Docker action is given), `off`, or `UID[:GID]`. A different user cannot read
+    planner's or the CI job's process memory and environment."""
 
     @field_validator("env_passthrough")
     @classmethod

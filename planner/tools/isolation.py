@@ -101,15 +101,33 @@ def choose_sandbox_user(setting: str, workspace: Path) -> SandboxUser | None:
         return None
     if setting == "auto":
         # Never the owner's group: a GitHub-hosted runner's user has the group `docker`, and
-        # the runner mounts the Docker socket (root:docker, 0660) into a Docker action.
-        owner = workspace.stat()
-        uid, gid = (owner.st_uid, NOBODY) if owner.st_uid != 0 else (NOBODY, NOBODY)
+        # the runner mounts the Docker socket (root:docker, 0660) into a Docker action. Never
+        # the uid of a process above planner (`sudo planner` from the owner's job shell): that
+        # process's environment holds the job's tokens, and its user may have sudo.
+        owner = workspace.stat().st_uid
+        uid = owner if owner not in (0, *_ancestor_uids()) else NOBODY
+        gid = NOBODY
     else:
         uid_text, _, gid_text = setting.partition(":")
         uid, gid = int(uid_text), int(gid_text or uid_text)
     if uid == 0:
         return None
     return SandboxUser(uid, gid, _home_for(uid, gid))
+
+
+def _ancestor_uids() -> set[int]:
+    """Every uid (real, effective, saved, filesystem) of planner's ancestors, from /proc."""
+    uids: set[int] = set()
+    pid = os.getppid()
+    while pid > 1:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+        except OSError:
+            break
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        uids.update(int(uid) for uid in fields.get("Uid", "").split())
+        pid = int(fields.get("PPid", "0").strip() or 0)
+    return uids
 
 
 def _home_for(uid: int, gid: int) -> str:
