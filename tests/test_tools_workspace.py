@@ -271,3 +271,61 @@ def test_pathological_regex_costs_a_timeout_not_the_pass(tmp_path: Path) -> None
         "search_files stopped after 0.5s (rule 'search-timeout'); "
         "use a simpler pattern or a narrower path"
     )
+
+
+# -- a folder swapped for a link between the check and the open --------------------------------
+# Attack: a process the tools left running (a daemon an allowed command started) replaces `pkg`
+# with a link to a folder outside the checkout in the moment between planner checking the path
+# and opening it. planner's file tools run in planner's own process, as root in a container:
+# followed, the link would let the model write (or read) any file there.
+
+
+@pytest.fixture
+def swapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[WorkspaceTools, Path]:
+    from planner.tools.paths import PathPolicy
+
+    workspace = tmp_path / "checkout"
+    (workspace / "pkg").mkdir(parents=True)
+    (workspace / "pkg" / "mod.py").write_text("x = 1\n", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mod.py").write_text("ROOT_ONLY = 'secret'\n", encoding="utf-8")
+    resolve = PathPolicy.resolve
+
+    def racing(self: PathPolicy, raw: str, *, for_write: bool = False) -> Path:
+        checked = resolve(self, raw, for_write=for_write)
+        if not (workspace / "pkg").is_symlink():
+            (workspace / "pkg").rename(workspace / "pkg.moved")
+            (workspace / "pkg").symlink_to(outside)
+        return checked
+
+    monkeypatch.setattr(PathPolicy, "resolve", racing)
+    return tools_for(workspace), outside
+
+
+def test_a_write_never_follows_a_link_planted_after_the_check(
+    swapped: tuple[WorkspaceTools, Path],
+) -> None:
+    tools, outside = swapped
+    result = tools.call("write_file", {"path": "pkg/mod.py", "content": "x = 2\n"})
+    assert (outside / "mod.py").read_text(encoding="utf-8") == "ROOT_ONLY = 'secret'\n"
+    assert not result.ok
+
+
+def test_an_edit_never_follows_a_link_planted_after_the_check(
+    swapped: tuple[WorkspaceTools, Path],
+) -> None:
+    tools, outside = swapped
+    edit = {"oldText": "ROOT_ONLY = 'secret'", "newText": "ROOT_ONLY = 'mine'"}
+    result = tools.call("edit_file", {"path": "pkg/mod.py", "edits": [edit]})
+    assert (outside / "mod.py").read_text(encoding="utf-8") == "ROOT_ONLY = 'secret'\n"
+    assert not result.ok
+
+
+def test_a_read_never_follows_a_link_planted_after_the_check(
+    swapped: tuple[WorkspaceTools, Path],
+) -> None:
+    tools, _ = swapped
+    result = tools.call("read_file", {"path": "pkg/mod.py"})
+    assert "secret" not in (result.content or "") + (result.error or "")
+    assert not result.ok

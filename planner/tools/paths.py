@@ -17,6 +17,8 @@ planner.ci.commit_policy applies the same rules (git_segment, ci_definition) to 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -25,6 +27,7 @@ from urllib.parse import unquote
 DRIVE = re.compile(r"^[A-Za-z]:")
 CI_DEFINITIONS = ((".github", "workflows"), (".github", "actions"), (".gitlab-ci.yml",))
 """Workflows, the composite actions they run, and GitLab's pipeline: CI that runs with secrets."""
+NO_FOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class PathRefused(Exception):
@@ -71,6 +74,25 @@ class PathPolicy:
             self._check_parts(raw, parts, for_write)
         self._check_protected(raw, resolved, for_write)
         return resolved
+
+    def open_beneath(self, resolved: Path, flags: int, *, make_parents: bool = False) -> int:
+        """A descriptor for `resolved` (from resolve()), opened one component at a time from the
+        workspace root without following any link: a folder or file swapped for a link after
+        resolve() (by a process the tools left running) fails the open with OSError instead of
+        leading planner, as root, outside the workspace. `make_parents` creates missing folders."""
+        *folders, name = self.relative_parts(resolved) or (".",)
+        directory = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            for folder in folders:
+                if make_parents:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(folder, 0o777, dir_fd=directory)
+                inner = os.open(folder, NO_FOLLOW | os.O_RDONLY | os.O_DIRECTORY, dir_fd=directory)
+                os.close(directory)
+                directory = inner
+            return os.open(name, flags | NO_FOLLOW, 0o666, dir_fd=directory)
+        finally:
+            os.close(directory)
 
     def relative_parts(self, resolved: Path) -> tuple[str, ...]:
         return resolved.relative_to(self.root).parts

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -98,7 +99,7 @@ class WorkspaceTools:
         start = args.optional_int(arguments, "start_line")
         end = args.optional_int(arguments, "end_line")
         path = self._existing_file(raw)
-        with path.open("rb") as handle:
+        with self._opened(path, os.O_RDONLY) as handle:
             head = handle.read(self.config.max_read_bytes + 1)
             if looks_binary(head):
                 size = path.stat().st_size
@@ -153,8 +154,7 @@ class WorkspaceTools:
         completion = self._replacing(raw, path, data.decode("utf-8")) if existed else None
         if completion is not None:
             data = completion.text.encode("utf-8")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        self._store(path, data)
         verb = "replaced" if existed else "created"
         note = _kept_note(completion.kept if completion else [])
         return ToolResult(ok=True, content=f"{verb} {raw} ({len(data)} bytes)" + note)
@@ -162,7 +162,7 @@ class WorkspaceTools:
     def _replacing(self, raw: str, path: Path, text: str) -> Completion:
         """The text that replaces an existing file: it must parse if the file did, and gets
         back what it left out by accident."""
-        before = decode_text(path.read_bytes())
+        before = decode_text(self._load(path))
         self._check_syntax(raw, before, text)
         completion = self._completed(raw, before, text, whole=True)
         self._check_size(raw, len(completion.text.encode("utf-8")))
@@ -185,7 +185,7 @@ class WorkspaceTools:
         completion = self._completed(raw, before, after, whole=False)
         after = completion.text
         if not dry_run:
-            path.write_bytes(after.encode("utf-8"))
+            self._store(path, after.encode("utf-8"))
         if dry_run:
             diff = unified_diff(raw, before, after) or "(no change)"
             shown, heading = diff, "dry run, nothing written"
@@ -238,7 +238,7 @@ class WorkspaceTools:
             raise EditFailed(f"not written: {problem}. Fix the new text and try again.")
 
     def _editable_text(self, raw: str, path: Path) -> str:
-        data = self._existing_file(raw, path).read_bytes()
+        data = self._load(self._existing_file(raw, path))
         if looks_binary(data):
             raise EditFailed(f"{raw!r} is a binary file; edit_file only changes text")
         try:
@@ -267,6 +267,21 @@ class WorkspaceTools:
             if not self.policy.hidden(entry)
         ]
         return ToolResult(ok=True, content="\n".join(lines) or "(empty directory)")
+
+    def _opened(self, path: Path, flags: int, make_parents: bool = False) -> IO[bytes]:
+        """The file at `path` (from policy.resolve), reached without following a link: planner
+        may run as root while a process the tools left running swaps a folder for one."""
+        descriptor = self.policy.open_beneath(path, flags, make_parents=make_parents)
+        return os.fdopen(descriptor, "rb" if flags == os.O_RDONLY else "wb")
+
+    def _load(self, path: Path) -> bytes:
+        with self._opened(path, os.O_RDONLY) as handle:
+            return handle.read()
+
+    def _store(self, path: Path, data: bytes) -> None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        with self._opened(path, flags, make_parents=True) as handle:
+            handle.write(data)
 
     def _existing_file(self, raw: str, path: Path | None = None) -> Path:
         path = path or self.policy.resolve(raw)
