@@ -329,3 +329,34 @@ def test_a_read_never_follows_a_link_planted_after_the_check(
     result = tools.call("read_file", {"path": "pkg/mod.py"})
     assert "secret" not in (result.content or "") + (result.error or "")
     assert not result.ok
+
+
+def test_a_task_prompt_never_shows_a_file_through_a_link_planted_after_the_listing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The files a task names are listed (links left out), then read for its prompt, as root:
+    # a folder swapped for a link in between must not put a file from outside into the prompt.
+    from planner.engine.config import PlannerConfig
+    from planner.grounding import task_files
+
+    workspace = tmp_path / "checkout"
+    (workspace / "pkg").mkdir(parents=True)
+    (workspace / "pkg" / "mod.py").write_text("x = 1\n", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mod.py").write_text("ROOT_ONLY = 'secret'\n", encoding="utf-8")
+    listed = task_files.build_index
+
+    def listed_then_swapped(*args: object, **kwargs: object) -> object:
+        index = listed(*args, **kwargs)  # type: ignore[arg-type]
+        (workspace / "pkg").rename(workspace / "pkg.moved")
+        (workspace / "pkg").symlink_to(outside)
+        return index
+
+    monkeypatch.setattr(task_files, "build_index", listed_then_swapped)
+    files = task_files.TaskFiles(PlannerConfig(), workspace)
+
+    shown = files.files_for(["Fix pkg/mod.py"])
+
+    assert "secret" not in shown.text
+    assert files.current("pkg/mod.py") is None

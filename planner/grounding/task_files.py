@@ -10,6 +10,7 @@ lines), within a token budget, read fresh for every task (earlier tasks may have
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from planner.grounding.index import FileEntry, build_index
 from planner.grounding.ranking import defines, issue_terms, named_files
 from planner.grounding.repo_map import estimate_tokens
 from planner.tools.edits import numbered
+from planner.tools.paths import PathPolicy, PathRefused
 
 MIN_FILE_TOKENS = 60
 """A file with less room than this left in the budget is not started."""
@@ -70,13 +72,18 @@ class TaskFiles:
         return difflib.get_close_matches(path, paths, n=limit, cutoff=0.3) or paths[:limit]
 
     def current(self, path: str) -> str | None:
-        target = self.workspace / path
-        if not target.resolve().is_relative_to(self.workspace.resolve()):
-            return None
         try:
-            return target.read_text("utf-8")
-        except (OSError, UnicodeDecodeError):
+            return self._read(path).decode("utf-8")
+        except (OSError, PathRefused, UnicodeDecodeError):
             return None
+
+    def _read(self, path: str) -> bytes:
+        """The file at `path` inside the workspace, reached without following a link planted
+        after the check (planner may read as root while the tools' processes run)."""
+        policy = PathPolicy.create(self.workspace)
+        descriptor = policy.open_beneath(policy.resolve(path), os.O_RDONLY)
+        with os.fdopen(descriptor, "rb") as handle:
+            return handle.read()
 
     def _paths(self) -> list[str]:
         return list_files(self.workspace, self.excluded)
@@ -96,8 +103,8 @@ class TaskFiles:
 
     def _block(self, path: str, room: int) -> tuple[str, bool]:
         try:
-            lines = (self.workspace / path).read_text("utf-8", errors="replace").splitlines(True)
-        except OSError:
+            lines = self._read(path).decode("utf-8", errors="replace").splitlines(True)
+        except (OSError, PathRefused):
             return "", False
         kept = _lines_within(lines, room - 20)
         if kept == len(lines) and self.whole_files:
