@@ -280,44 +280,58 @@ def test_pathological_regex_costs_a_timeout_not_the_pass(tmp_path: Path) -> None
 # followed, the link would let the model write (or read) any file there.
 
 
-@pytest.fixture
-def swapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[WorkspaceTools, Path]:
-    from planner.tools.paths import PathPolicy
-
+def checkout_and_outside(tmp_path: Path) -> tuple[Path, Path]:
+    """A checkout with pkg/mod.py, and a folder outside it with a mod.py of root's."""
     workspace = tmp_path / "checkout"
     (workspace / "pkg").mkdir(parents=True)
     (workspace / "pkg" / "mod.py").write_text("x = 1\n", encoding="utf-8")
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "mod.py").write_text("ROOT_ONLY = 'secret'\n", encoding="utf-8")
+    return workspace, outside
+
+
+def swap(workspace: Path, outside: Path) -> None:
+    """What the left-running process does: pkg becomes a link to the outside folder."""
+    (workspace / "pkg").rename(workspace / "pkg.moved")
+    (workspace / "pkg").symlink_to(outside)
+
+
+@pytest.fixture
+def swapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[WorkspaceTools, Path]:
+    from planner.tools.paths import PathPolicy
+
+    workspace, outside = checkout_and_outside(tmp_path)
     resolve = PathPolicy.resolve
 
     def racing(self: PathPolicy, raw: str, *, for_write: bool = False) -> Path:
         checked = resolve(self, raw, for_write=for_write)
         if not (workspace / "pkg").is_symlink():
-            (workspace / "pkg").rename(workspace / "pkg.moved")
-            (workspace / "pkg").symlink_to(outside)
+            swap(workspace, outside)
         return checked
 
     monkeypatch.setattr(PathPolicy, "resolve", racing)
     return tools_for(workspace), outside
 
 
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("write_file", {"path": "pkg/mod.py", "content": "x = 2\n"}),
+        (
+            "edit_file",
+            {
+                "path": "pkg/mod.py",
+                "edits": [{"oldText": "ROOT_ONLY = 'secret'", "newText": "ROOT_ONLY = 'mine'"}],
+            },
+        ),
+    ],
+)
 def test_a_write_never_follows_a_link_planted_after_the_check(
-    swapped: tuple[WorkspaceTools, Path],
+    swapped: tuple[WorkspaceTools, Path], tool: str, arguments: dict[str, object]
 ) -> None:
     tools, outside = swapped
-    result = tools.call("write_file", {"path": "pkg/mod.py", "content": "x = 2\n"})
-    assert (outside / "mod.py").read_text(encoding="utf-8") == "ROOT_ONLY = 'secret'\n"
-    assert not result.ok
-
-
-def test_an_edit_never_follows_a_link_planted_after_the_check(
-    swapped: tuple[WorkspaceTools, Path],
-) -> None:
-    tools, outside = swapped
-    edit = {"oldText": "ROOT_ONLY = 'secret'", "newText": "ROOT_ONLY = 'mine'"}
-    result = tools.call("edit_file", {"path": "pkg/mod.py", "edits": [edit]})
+    result = tools.call(tool, arguments)
     assert (outside / "mod.py").read_text(encoding="utf-8") == "ROOT_ONLY = 'secret'\n"
     assert not result.ok
 
@@ -339,18 +353,12 @@ def test_a_task_prompt_never_shows_a_file_through_a_link_planted_after_the_listi
     from planner.engine.config import PlannerConfig
     from planner.grounding import task_files
 
-    workspace = tmp_path / "checkout"
-    (workspace / "pkg").mkdir(parents=True)
-    (workspace / "pkg" / "mod.py").write_text("x = 1\n", encoding="utf-8")
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "mod.py").write_text("ROOT_ONLY = 'secret'\n", encoding="utf-8")
+    workspace, outside = checkout_and_outside(tmp_path)
     listed = task_files.build_index
 
     def listed_then_swapped(*args: object, **kwargs: object) -> object:
         index = listed(*args, **kwargs)  # type: ignore[arg-type]
-        (workspace / "pkg").rename(workspace / "pkg.moved")
-        (workspace / "pkg").symlink_to(outside)
+        swap(workspace, outside)
         return index
 
     monkeypatch.setattr(task_files, "build_index", listed_then_swapped)
