@@ -29,10 +29,13 @@ from pathlib import Path
 
 import pytest
 
+from planner.testing.scripted_server import reply_json, reply_tool_calls
 from planner.tools.fence import MAX_ENTRIES, fence
 from tests.fake_forge import FakeGitHub
+from tests.fake_forge.core import git
 from tests.fake_forge.rig import Rig
-from tests.fake_forge.scenario import file_on
+from tests.fake_forge.scenario import file_on, labeled_event, one_file_plan
+from tests.plans import decision
 from tests.test_security_strays import (
     RUNNER_UID,
     only_with_a_sandbox_user,
@@ -207,6 +210,61 @@ def test_a_program_the_model_starts_cannot_reach_the_docker_socket(
 
     assert docker.connections == 0, f"a tool reached the Docker socket: {docker.received!r}"
     assert outcome.status == "completed", outcome
+
+
+KEY_FILE = "gha-creds-5a3e9c.json"
+KEY = (
+    '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\n'
+    'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7KEYMATERIAL\\n-----END PRIVATE KEY-----"}'
+)
+
+
+def test_a_credential_file_in_the_checkout_is_neither_read_nor_committed(
+    fake_github: FakeGitHub, reachable: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # google-github-actions/auth writes a service account key into the checkout and names it in
+    # GOOGLE_APPLICATION_CREDENTIALS (the step before planner, to reach a model on Vertex AI,
+    # say). The model searches the checkout for it, copies it with a command, and planner's
+    # commit adds every untracked file to the pull request.
+    only_with_a_sandbox_user()
+
+    def plant_key(workspace: Path) -> None:
+        key = workspace / KEY_FILE
+        key.write_text(KEY, encoding="utf-8")
+        os.chown(key, RUNNER_UID, RUNNER_UID)
+        key.chmod(0o640)
+
+    rig = Rig("github", fake_github, reachable, owner=RUNNER_UID, before=plant_key)
+    key_path = reachable / "job-1" / KEY_FILE
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key_path))
+    fake_github.add_issue(1, "Add a setup script", "Add start.sh and run it.", labels=["planner"])
+    fake_github.permissions["Codertocat"] = "write"
+    script = f"cat {KEY_FILE} > loot.txt 2>/dev/null || true\n"
+    calls = [
+        ("search_files", {"pattern": "PRIVATE KEY"}),
+        ("write_file", {"path": "start.sh", "content": script}),
+        ("run_command", {"argv": ["sh", "start.sh"]}),
+    ]
+    finish = ("finish_task", {"status": "completed", "summary": "Done."})
+    steps = one_file_plan("start.sh", script, "Add a setup script")
+    check = reply_json("replan_execution", {"replan_decision": decision(False)})
+    model = [
+        *steps[:2],
+        reply_tool_calls("execute", calls),
+        check,  # every third action is looked at (planning.reflection.trigger_interval)
+        reply_tool_calls("execute", [finish]),
+    ]
+    config = {"tools.allowed_commands": ["sh start.sh"], "tools.sandbox_user": "auto"}
+    outcome = rig.run(labeled_event(), [*model, *steps[-2:]], event_name="issues", **config)
+
+    assert "KEYMATERIAL" not in "\n".join(rig.prompts), "the key reached the model"
+    pushed = git(fake_github.bare, "ls-tree", "--name-only", "planner/issue-1").split()
+    assert KEY_FILE not in pushed, "the key was committed"
+    if "loot.txt" in pushed:
+        assert "KEYMATERIAL" not in file_on(fake_github.bare, "planner/issue-1", "loot.txt")
+    assert outcome.status == "completed", outcome
+    status = key_path.stat()
+    assert (status.st_uid, stat.S_IMODE(status.st_mode)) == (RUNNER_UID, 0o640)
 
 
 def test_a_persons_own_home_is_never_taken_over(runner: Path) -> None:

@@ -12,6 +12,7 @@ written to it. Forge adapters are imported lazily, so the GitHub path never load
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -92,6 +93,7 @@ from planner.run.runner import (
     repository_name,
     run_pass,
 )
+from planner.tools.fence import credential_files
 from planner.tools.mcp_config import load_file_servers
 
 log = logging.getLogger(__name__)
@@ -495,7 +497,9 @@ class IssueRun:
         )
         base_commit = git.state.base_sha if git.state else None
         # Every commit of the run, checkpoints during the pass included, obeys the path rules.
-        git.commit_rules = CommitRules.for_pass(self.config, self.workspace)
+        git.commit_rules = CommitRules.for_pass(
+            self.config, self.workspace, self.credential_files()
+        )
         directory = history_directory(self.config, self.workspace)
         try:
             result = self._pass(issue, model, extra_tools, history, mcp_servers, base_commit)
@@ -512,6 +516,13 @@ class IssueRun:
         if self._closed_by_a_person(git):
             return self._outcome(result, commit, None)
         return self._outcome(result, commit, self._pull_request(result, base))
+
+    def credential_files(self) -> tuple[Path, ...]:
+        """Files in the checkout that the job's environment names as credentials (a key that
+        google-github-actions/auth wrote there): no tool reads them, no commit holds them."""
+        root = self.workspace.resolve()
+        named = {*credential_files(os.environ, root), *credential_files(self.env, root)}
+        return tuple(sorted(Path(p) for p in named if Path(p).is_relative_to(root)))
 
     def _pass(
         self,
@@ -536,7 +547,10 @@ class IssueRun:
             reporter=CheckpointReporter(self, TrackingReporter(self)),
             extra_tools=extra_tools,
             model=model,
-            protected=(self.workspace / ".planner",) if self.forge.platform == "local" else (),
+            protected=(
+                *((self.workspace / ".planner",) if self.forge.platform == "local" else ()),
+                *self.credential_files(),
+            ),
             mcp_file_servers=mcp_servers,
             base_commit=base_commit,
         )

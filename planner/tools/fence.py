@@ -12,6 +12,10 @@ that user also owns what the runner mounts beside it:
   of every later step of the job, post steps included, and those steps hold tokens;
 - the event payload (GITHUB_EVENT_PATH), which later steps read.
 
+Files the job's environment names as credentials (credential_files: a service account key that
+google-github-actions/auth writes into the checkout, a kubeconfig) are closed to the tools' user
+too, whoever owns them: root's alone, mode 0600, while tools run.
+
 While tools run, each of these that the sandbox user owns (HOME and XDG_CONFIG_HOME with
 everything in them, each file command with its folder) belongs to root and is writable by no
 one else; owners and modes come back when the tools close, after every process they started was
@@ -29,6 +33,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from planner.engine.redaction import SECRET_NAME_WORDS
+
 log = logging.getLogger(__name__)
 
 RUNNER_FILES = (
@@ -42,6 +48,15 @@ RUNNER_FILES = (
 """Files the runner reads after the step, or later steps read: each is closed with its folder."""
 CONFIG_TREES = ("HOME", "XDG_CONFIG_HOME")
 """Folders whose configuration planner's own programs (git) read: closed with all they hold."""
+CREDENTIAL_FILE_VARIABLES = (
+    "KUBECONFIG",
+    "NETRC",
+    "PGPASSFILE",
+    "GOOGLE_GHA_CREDS_PATH",
+    "DOCKER_CONFIG",
+)
+"""Variables that name a credential file without being named like a credential themselves (those
+are: GOOGLE_APPLICATION_CREDENTIALS, AWS_SHARED_CREDENTIALS_FILE, AWS_WEB_IDENTITY_TOKEN_FILE)."""
 MAX_ENTRIES = 1_000
 """A HOME larger than this is a person's or a machine's, not a job's: it is left as it is."""
 SKIPPED = (
@@ -86,6 +101,11 @@ def fence(environments: list[Mapping[str, str]], uid: int, workspace: Path) -> F
         if path not in seen:
             seen.add(path)
             _close(path, uid, closed)
+    for env in environments:
+        for path in credential_files(env, workspace):
+            if path not in seen:
+                seen.add(path)
+                _close(path, None, closed)
     if closed.closed:
         log.info("closed %d runner file(s) to the tools' user while they run", len(closed.closed))
     return closed
@@ -121,14 +141,36 @@ def _tree(top: str, workspace: str) -> list[str]:
     return entries
 
 
-def _close(path: str, uid: int, closed: Fence) -> None:
+def credential_files(env: Mapping[str, str], workspace: Path) -> list[str]:
+    """The existing regular files `env` names as credentials: the value of a variable whose name
+    holds a credential word (SECRET_NAME_WORDS) or is in CREDENTIAL_FILE_VARIABLES, relative
+    paths taken from `workspace`. Real paths, links resolved."""
+    found: list[str] = []
+    for name, value in env.items():
+        upper = name.upper()
+        if not (any(w in upper for w in SECRET_NAME_WORDS) or name in CREDENTIAL_FILE_VARIABLES):
+            continue  # not by prefix: GITHUB_* and INPUT_* name files that are no credentials
+        for part in value.split(os.pathsep) if name == "KUBECONFIG" else [value]:
+            if part and len(part) < 4096 and "\n" not in part and "\0" not in part:
+                path = os.path.realpath(os.path.join(workspace, part))
+                if os.path.isfile(path) and path not in found:
+                    found.append(path)
+    return found
+
+
+def _close(path: str, uid: int | None, closed: Fence) -> None:
+    """`path` root's and written by no one else when `uid` owns it; with `uid` None (a credential
+    file), root's alone whoever owns it."""
     try:
         status = os.lstat(path)
-        if status.st_uid != uid or stat.S_ISLNK(status.st_mode):
+        if stat.S_ISLNK(status.st_mode) or (uid is not None and status.st_uid != uid):
             return  # a link's target is closed, or not, on its own account
         mode = stat.S_IMODE(status.st_mode)
+        closed_mode = mode & ~0o022 if uid is not None else mode & 0o700
+        if status.st_uid == 0 and closed_mode == mode:
+            return
         inode = (status.st_dev, status.st_ino)
-        _set_owner(path, 0, 0, mode & ~0o022, inode)
+        _set_owner(path, 0, 0, closed_mode, inode)
         closed.closed.append(_Owner(path, status.st_uid, status.st_gid, mode, inode))
     except OSError as error:
         log.warning("could not close %s to the tools' user: %s", path, error)

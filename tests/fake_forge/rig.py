@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,8 @@ class Rig:
     action sees (tools then run as that user); None: the test's own user."""
     group: int | None = None
     """The checkout's group (a GitHub-hosted runner's user has `docker`); None: `owner`."""
+    before: Callable[[Path], None] | None = None
+    """What the job's earlier steps leave in each fresh checkout before planner runs."""
 
     @property
     def history(self) -> Path:
@@ -75,6 +77,8 @@ class Rig:
         workspace = clone(self.fake.bare, self.tmp / f"job-{self.runs}")
         if self.owner is not None:
             hand_to(workspace, self.owner, self.group)
+        if self.before is not None:
+            self.before(workspace)
         with ScriptedModelServer(script) as model:
             outcome = run_for_event(
                 self.platform,
