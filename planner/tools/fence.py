@@ -53,7 +53,6 @@ CREDENTIAL_FILE_VARIABLES = (
     "NETRC",
     "PGPASSFILE",
     "GOOGLE_GHA_CREDS_PATH",
-    "DOCKER_CONFIG",
 )
 """Variables that name a credential file without being named like a credential themselves (those
 are: GOOGLE_APPLICATION_CREDENTIALS, AWS_SHARED_CREDENTIALS_FILE, AWS_WEB_IDENTITY_TOKEN_FILE)."""
