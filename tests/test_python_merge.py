@@ -100,6 +100,17 @@ def test_a_definition_nothing_imports_may_be_dropped_when_the_issue_names_it(rep
     assert "put back" not in said
 
 
+def test_a_definition_imported_over_several_lines_is_kept(repo: Path) -> None:
+    # The issue names `mean`, so only an importer keeps it: here one whose import goes on over
+    # several lines, which a line-by-line search for the name next to `import` does not see.
+    test = TEST_MEAN.replace("from stats import mean", "from stats import (\n    mean,\n)")
+    assert test != TEST_MEAN
+    (repo / "tests" / "test_stats.py").write_text(test, encoding="utf-8")
+    said = write(repo, "stats.py", CAPTURED_MEDIAN, issue="Replace stats.mean with a median.")
+    assert "kept `mean`: tests/test_stats.py uses it" in said
+    assert pytest_passes(repo)
+
+
 TEXTUTIL = (
     "def pad(text, width):\n    return text.ljust(width)\n\n\n"
     "def truncate(text, width):\n    raise NotImplementedError\n\n\n"

@@ -234,5 +234,25 @@ def importer_pattern(module: str, name: str) -> str:
     )
 
 
+def parenthesised_import_pattern(module: str) -> str:
+    """The first line of an import from `module` that goes on over several lines
+    (`from stats import (`): its names are on the lines below (imports_name)."""
+    return rf"\bfrom\s+[\w.]*?\b{re.escape(module)}\s+import\s*\("
+
+
+def imports_name(text: str, module: str, name: str) -> bool:
+    """Whether the Python `text` imports `name` from `module` (its last dotted part)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return any(
+        isinstance(node, ast.ImportFrom)
+        and (node.module or "").rsplit(".", 1)[-1] == module
+        and any(alias.name == name for alias in node.names)
+        for node in ast.walk(tree)
+    )
+
+
 def _stdlib(name: str) -> bool:
     return name in sys.stdlib_module_names and not name.startswith("_")

@@ -32,7 +32,13 @@ from planner.tools.edits import (
 )
 from planner.tools.output import cap_text, looks_binary
 from planner.tools.paths import PathPolicy, PathRefused
-from planner.tools.python_merge import Completion, complete_module, importer_pattern
+from planner.tools.python_merge import (
+    Completion,
+    complete_module,
+    importer_pattern,
+    imports_name,
+    parenthesised_import_pattern,
+)
 from planner.tools.search import FileSearch, SearchFailed
 
 Handler = Callable[[dict[str, Any]], ToolResult]
@@ -226,9 +232,21 @@ class WorkspaceTools:
         module = Path(raw).parent.name if Path(raw).stem == "__init__" else Path(raw).stem
         try:
             found = self._search.scan(importer_pattern(module, name), files)
+            if found["matches"]:
+                return f"{found['matches'][0][0]} uses it"
+            opened = self._search.scan(parenthesised_import_pattern(module), files)
         except SearchFailed:
             return None
-        return f"{found['matches'][0][0]} uses it" if found["matches"] else None
+        for path in dict.fromkeys(match[0] for match in opened["matches"]):
+            if imports_name(self._python_text(path), module, name):
+                return f"{path} uses it"  # in an import over several lines
+        return None
+
+    def _python_text(self, path: str) -> str:
+        try:
+            return self._load(self.policy.resolve(path)).decode("utf-8", errors="replace")
+        except (OSError, PathRefused):
+            return ""
 
     def _check_syntax(self, raw: str, before: str, after: str) -> None:
         """A Python file that parsed must still parse: the change is refused with the line
