@@ -11,6 +11,7 @@ written to it. Forge adapters are imported lazily, so the GitHub path never load
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -498,7 +499,7 @@ class IssueRun:
         base_commit = git.state.base_sha if git.state else None
         # Every commit of the run, checkpoints during the pass included, obeys the path rules.
         git.commit_rules = CommitRules.for_pass(
-            self.config, self.workspace, self.credential_files()
+            self.config, self.workspace, self.checkout_credentials
         )
         directory = history_directory(self.config, self.workspace)
         try:
@@ -517,7 +518,8 @@ class IssueRun:
             return self._outcome(result, commit, None)
         return self._outcome(result, commit, self._pull_request(result, base))
 
-    def credential_files(self) -> tuple[Path, ...]:
+    @functools.cached_property
+    def checkout_credentials(self) -> tuple[Path, ...]:
         """Files in the checkout that the job's environment names as credentials (a key that
         google-github-actions/auth wrote there): no tool reads them, no commit holds them."""
         root = self.workspace.resolve()
@@ -549,7 +551,7 @@ class IssueRun:
             model=model,
             protected=(
                 *((self.workspace / ".planner",) if self.forge.platform == "local" else ()),
-                *self.credential_files(),
+                *self.checkout_credentials,
             ),
             mcp_file_servers=mcp_servers,
             base_commit=base_commit,

@@ -10,7 +10,6 @@ lines), within a token budget, read fresh for every task (earlier tasks may have
 from __future__ import annotations
 
 import difflib
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -37,6 +36,7 @@ class TaskFiles:
         self.settings = config.planning.task_context
         self.map_settings = config.planning.repository_map
         self.workspace = workspace
+        self.policy = PathPolicy.create(workspace)
         self.excluded = tuple(excluded)
         self.whole_files = config.llm.edit_format == "whole_file"
         """Files shown whole are shown as the model writes them back (llm.edit_format)."""
@@ -80,10 +80,7 @@ class TaskFiles:
     def _read(self, path: str) -> bytes:
         """The file at `path` inside the workspace, reached without following a link planted
         after the check (planner may read as root while the tools' processes run)."""
-        policy = PathPolicy.create(self.workspace)
-        descriptor = policy.open_beneath(policy.resolve(path), os.O_RDONLY)
-        with os.fdopen(descriptor, "rb") as handle:
-            return handle.read()
+        return self.policy.read_beneath(self.policy.resolve(path))
 
     def _paths(self) -> list[str]:
         return list_files(self.workspace, self.excluded)

@@ -94,6 +94,11 @@ class PathPolicy:
         finally:
             os.close(directory)
 
+    def read_beneath(self, resolved: Path) -> bytes:
+        """The content of the file at `resolved`, opened as open_beneath opens it."""
+        with os.fdopen(self.open_beneath(resolved, os.O_RDONLY), "rb") as handle:
+            return handle.read()
+
     def relative_parts(self, resolved: Path) -> tuple[str, ...]:
         return resolved.relative_to(self.root).parts
 

@@ -293,8 +293,7 @@ class WorkspaceTools:
         return os.fdopen(descriptor, "rb" if flags == os.O_RDONLY else "wb")
 
     def _load(self, path: Path) -> bytes:
-        with self._opened(path, os.O_RDONLY) as handle:
-            return handle.read()
+        return self.policy.read_beneath(path)
 
     def _store(self, path: Path, data: bytes) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
