@@ -161,9 +161,9 @@ def test_a_file_holding_a_known_secret_is_not_committed(
 
 def test_deleting_a_workflow_is_refused_too(repo: GitWorkspace, fake_github: FakeGitHub) -> None:
     """Attack: removing the repository's own CI (its checks) through a command."""
-    write(repo.root, ".github/workflows/ci.yml", "on: push\n")
-    git(repo.root, "add", "-f", ".github/workflows/ci.yml")
-    git(repo.root, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "ci")
+    fake_github.push_branch("main", ".github/workflows/ci.yml", "on: push\n")
+    repo = GitWorkspace(clone(fake_github.bare, repo.root.parent / "ci"), repo.remote)
+    repo.prepare(BRANCH, "main")
     (repo.root / ".github/workflows/ci.yml").unlink()
     write(repo.root, "ok.txt")
     notes = commit_and_push(repo)

@@ -13,6 +13,7 @@ import pytest
 
 from planner.ci.forges.base import GitRemote
 from planner.ci.gitops import GitError, GitWorkspace, Identity
+from planner.tools.safe_env import repository_overrides
 from tests.fake_forge import FakeGitHub, git
 from tests.fake_forge.core import IDENTITY
 from tests.fake_forge.scenario import clone, commit_author, commit_message, file_on
@@ -247,29 +248,40 @@ def subcommand(argv: list[str]) -> str:
     return rest[0]
 
 
-def test_a_filter_driver_defined_or_changed_during_the_pass_never_runs(
+def test_no_filter_or_diff_driver_from_the_repository_ever_runs(
     fake_github: FakeGitHub, workspace: Path, tmp_path: Path
 ) -> None:
-    # A clean filter runs on `git add`; a long-running one could outlive it and wait for the
-    # push. Drivers the checkout came with (git-lfs, say) keep working.
+    """Attack: drivers in the repository's config (planted by a pass, or there before it): a
+    clean filter runs on `git add` and `git status`, a textconv on `git diff`; planner's git,
+    root in a container, would run them. None runs, whenever it was defined; only git-lfs's own
+    driver, exactly as `git lfs install` writes it, is left on."""
     spies = tmp_path / "spies"
     spies.mkdir()
 
     def driver(name: str) -> str:
         return f'sh -c "env > {spies}/{name}.env; cat"'
 
-    git(workspace, "config", "filter.lfs-like.clean", driver("lfs-like"))
-    git(workspace, "config", "filter.changed.clean", driver("changed-before"))
+    git(workspace, "config", "filter.before.clean", driver("before"))
+    git(workspace, "config", "filter.lfs.clean", "git-lfs clean -- %f")
     repo = GitWorkspace(workspace, remote(fake_github))
     repo.prepare("planner/issue-1", "main")
     # What the pass did, through an allowed command:
     git(workspace, "config", "filter.planted.clean", driver("planted"))
     git(workspace, "config", "filter.planted.process", driver("planted-process"))
-    git(workspace, "config", "filter.changed.process", driver("changed-after"))
-    attributes = "*.md filter=planted\n*.txt filter=changed\n*.bin filter=lfs-like\n"
+    git(workspace, "config", "filter.before.process", driver("before-process"))
+    git(workspace, "config", "diff.planted.textconv", driver("textconv"))
+    attributes = "*.md filter=planted diff=planted\n*.txt filter=before\n"
     (workspace / ".gitattributes").write_text(attributes, encoding="utf-8")
-    for name in ("NEW.md", "notes.txt", "data.bin"):
+    for name in ("NEW.md", "notes.txt"):
         (workspace / name).write_text(f"{name}\n", encoding="utf-8")
+    repo._git("add", "-N", "NEW.md")
+    assert "NEW.md" in repo._git("status", "--porcelain").stdout
+    assert "+NEW.md" in repo._git("diff", "HEAD").stdout
     assert repo.commit_all("msg\n", BOT) and repo.push()
-    assert sorted(p.name for p in spies.iterdir()) == ["lfs-like.env"]
+    assert sorted(p.name for p in spies.iterdir()) == []
     assert file_on(fake_github.bare, "planner/issue-1", "NEW.md") == "NEW.md"
+    overrides = dict(repository_overrides(workspace))
+    assert overrides["filter.planted.clean"] == "" and overrides["filter.before.clean"] == ""
+    assert "filter.lfs.clean" not in overrides  # git-lfs's own stays
+    git(workspace, "config", "filter.lfs.clean", driver("lfs-changed"))
+    assert dict(repository_overrides(workspace))["filter.lfs.clean"] == ""

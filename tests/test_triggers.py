@@ -207,7 +207,19 @@ def test_load_github_event_reads_the_event_file(tmp_path: Path) -> None:
         ("see `/planner stop` in the docs", None),
         ("> /planner stop\n\nI quoted that", None),
         ("```\n/planner stop\n```\nonly code", None),
-        ("> quoted\n/planner resume", "resume"),
+        ("> quoted\n\n/planner resume", "resume"),
+        # CommonMark's lazy continuation: the second line is still part of the quote.
+        ("> quoted\n/planner resume", None),
+        # An indented code block, and a fence whose inner ``` line does not close it.
+        ("Don't approve yet!\n\n    /planner approve a1", None),
+        ("\tDon't\n\t/planner approve a1", None),
+        ("````\n```\n/planner approve a1\n```\n````", None),
+        # Inside a multi-line HTML attribute, a list item, a heading: not a top-level paragraph.
+        ('<div title="\n/planner approve a1\n">x</div>', None),
+        ("- /planner approve a1", None),
+        ("# /planner approve a1", None),
+        ("<span title='/planner stop'>hi</span> there", None),
+        ("ok\n\n/planner fix `a` then\n\nmore", "fix `a` then\n\nmore"),
         ("mail me at x@/planner", None),
         ("<!-- /planner stop -->", None),
         ("<!-- unclosed\n/planner stop", None),
@@ -224,7 +236,7 @@ def test_match_phrase(text: str, rest: str | None) -> None:
         ("/planner approve", True),
         ("Looks good.\n  /planner approve a1", True),
         ("Please do NOT /planner approve yet", False),
-        ("> /planner approve\nwell, /planner approve", False),
+        ("> /planner approve\n\nwell, /planner approve", False),
     ],
 )
 def test_a_command_counts_only_on_its_own_line(text: str, own_line: bool) -> None:

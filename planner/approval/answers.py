@@ -12,8 +12,16 @@ from planner.approval.store import spec_number
 from planner.approval.tool import PlanTool
 
 
-def apply_answer(tool: PlanTool, answer: Approve | Reject, approver: str) -> str:
-    """Record the answer; the returned line says what happened (for the tracking comment)."""
+def apply_answer(
+    tool: PlanTool,
+    answer: Approve | Reject,
+    approver: str,
+    *,
+    comment_id: str = "",
+    thread: int | None = None,
+) -> str:
+    """Record the answer; the returned line says what happened (for the tracking comment).
+    `comment_id` on `thread`: where it was given, kept with an approval."""
     waiting = _waiting_by_plan(tool)
     known = {spec_id for ids in waiting.values() for spec_id in ids}
     if not known:
@@ -26,7 +34,8 @@ def apply_answer(tool: PlanTool, answer: Approve | Reject, approver: str) -> str
         if not mine:
             continue
         if isinstance(answer, Approve):
-            tool.approve(plan_id, approver, SpecSelection(ids=mine))
+            selection = SpecSelection(ids=mine)
+            tool.approve(plan_id, approver, selection, comment_id=comment_id, thread=thread)
         else:
             tool.reject(plan_id, approver, mine, answer.reason)
     verb = "approved" if isinstance(answer, Approve) else "rejected"

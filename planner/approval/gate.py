@@ -24,6 +24,7 @@ from planner.approval.effects import KINDS, EffectGuard, EffectReview, Stray
 from planner.approval.models import (
     ActionSpec,
     ActionSpecExt,
+    Approval,
     MessageRef,
     PlanRecord,
     Preflight,
@@ -60,6 +61,25 @@ class GatePort(Protocol):
     def reopen_task(self, task_id: str) -> None: ...
 
 
+class ApprovalWitness(Protocol):
+    """Where people answer (the forge): an approval found only in planner's history, which a
+    program a pass started may have written, runs nothing."""
+
+    def confirm(self, approval: Approval, spec: ActionSpecExt) -> str:
+        """'' when the forge shows `approval` of exactly `spec` (by its author, who may approve,
+        after `spec` was shown, naming it); otherwise why not, for people."""
+        ...
+
+    def was_shown(self, spec: ActionSpecExt) -> bool:
+        """Whether exactly `spec` was shown to people for approval."""
+        ...
+
+
+SYSTEM_APPROVER = "planner"
+"""What the gate approves itself (by policy, in the call that asked for it)."""
+NOT_CONFIRMED = "Not run"
+
+
 class AwaitingApproval(StopPass):
     """The pass ends waiting for a person (needs_human). `markdown` asks and previews; the
     forge layer shows it (rendered again from PlanTool), the pass result carries one line per
@@ -87,7 +107,11 @@ class ApprovalGate:
     every later command or MCP call says it runs code the model wrote."""
     rolled_back: list[str] = field(default_factory=list)
     """Where a pass cannot wait: what was rolled back that a person would have been asked
-    about, one note each (also in the history), for the people on the issue."""
+    about, one note each (also in the history), for the people on the issue; also approvals
+    the witness could not confirm."""
+    witness: ApprovalWitness | None = None
+    """Confirms every approval on the forge before its spec runs; None at the terminal, where
+    the person approving is the one running planner."""
 
     def guard(self, name: str, arguments: dict[str, Any]) -> ToolResult | None:
         """ToolRegistry's guard: every tool call of the pass passes here first (None: run it)."""
@@ -384,7 +408,10 @@ class ApprovalGate:
         return waiting_specs(self.tool)
 
     def resume(self, port: GatePort) -> None:
-        """Execute approved plans, hand rejected specs back, and re-ask for what still waits."""
+        """Execute approved plans, hand rejected specs back, and re-ask for what still waits.
+        An approval the witness cannot confirm runs nothing (_hold_back)."""
+        for record in self.tool.records(RUNNABLE):
+            self._hold_back(record)
         for record in self.tool.records(RUNNABLE):
             self._execute_approved(record, port)
         for record in self.tool.records(("completed", "aborted")):  # `plan-tool execute`
@@ -395,6 +422,53 @@ class ApprovalGate:
             self._report_rejected(record, port)
         if self.waiting():
             raise self._awaiting("still waiting for approval")
+
+    def _hold_back(self, record: PlanRecord) -> None:
+        """Approved specs not yet run whose approval is not confirmed: one shown to people waits
+        for an approval again; one never shown as it is now (a plan or a spec planner did not
+        write) is never run. Each gets a note for the people on the issue."""
+        refused = {
+            spec.id: why
+            for spec in record.state.action_specs
+            if spec.outcome == "approved" and (why := self._unconfirmed(record, spec))
+        }
+        if not refused:
+            return
+        specs = [spec for spec in record.state.action_specs if spec.id in refused]
+        shown = [spec.id for spec in specs]
+        again = [s.id for s in specs if self.witness is not None and self.witness.was_shown(s)]
+        dropped = [spec_id for spec_id in shown if spec_id not in again]
+        self.tool.hold_back(record.plan.id, again, dropped, refused)
+        for spec_id in shown:
+            what = "it waits for an approval again" if spec_id in again else "it is dropped"
+            note = f"{NOT_CONFIRMED}: {spec_id} of {record.plan.id}: {refused[spec_id]}; {what}"
+            self.rolled_back.append(note)
+            journal = self.tool.store.journal
+            if journal is not None:
+                journal.append(
+                    "approval_refused", plan_id=record.plan.id, spec_id=spec_id, note=note
+                )
+
+    def _unconfirmed(self, record: PlanRecord, spec: ActionSpecExt) -> str:
+        """Why `spec`'s approval does not count ('' when it does)."""
+        approval = next(
+            (
+                a
+                for a in reversed(record.state.approvals)
+                if a.decision == "approved" and a.selection.covers(spec.id)
+            ),
+            None,
+        )
+        if approval is None:
+            return "no approval of it was recorded"
+        if approval.approver == SYSTEM_APPROVER:
+            needs = self._needs_person(spec) and spec.validated
+            return (
+                "it needs a person's approval, and only planner's policy approved it"
+                if needs
+                else ""
+            )
+        return self.witness.confirm(approval, spec) if self.witness is not None else ""
 
     def _execute_approved(self, record: PlanRecord, port: GatePort) -> None:
         self.tool.execute(record.plan.id)

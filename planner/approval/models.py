@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -91,6 +93,24 @@ class Approval(Model):
     selection: SpecSelection
     decision: Literal["approved", "rejected"] = "approved"
     reason: str = ""
+    comment_id: str = ""
+    """The forge comment that gave it; `event:<run id>` for an event that is no comment (a
+    workflow dispatch), "" at the terminal. A plan runs only when its approval is still on the
+    forge (planner.approval.gate.ApprovalWitness)."""
+    thread: int | None = None
+    """The issue or pull request that comment is on."""
+
+
+def spec_digest(spec: ActionSpecExt) -> str:
+    """What a spec would do, as a hash: an approval is of exactly the change it previewed."""
+    what = {
+        "kind": spec.kind,
+        "path": spec.path,
+        "content": spec.content,
+        "invocation": spec.invocation.model_dump(mode="json") if spec.invocation else None,
+        "base": spec.preflight.base_sha256,
+    }
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode("utf-8")).hexdigest()[:32]
 
 
 class DiffSummary(Model):

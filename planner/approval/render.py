@@ -10,7 +10,13 @@ from planner.approval.models import ActionSpecExt, PlanRecord
 from planner.approval.preview import PREVIEW_CHARS, is_cut
 from planner.approval.tool import PlanTool
 from planner.engine.inert import inert_links
+from planner.engine.issue import show_invisible
 
+INVISIBLE_NOTE = (
+    "⚠️ **Invisible characters:** this change holds characters that do not show (zero-width, "
+    "text-direction controls). They are written out below as `[U+XXXX]`; the file gets the "
+    "characters themselves."
+)
 RISK_MARK = {"low": "low", "medium": "medium", "high": "⚠️ high"}
 
 
@@ -56,9 +62,12 @@ def _details(tool: PlanTool, spec: ActionSpecExt) -> list[str]:
     if effect:
         lines += [_effect_note(spec), ""]
     shown = body[:PREVIEW_CHARS]
-    fence = _fence(shown)
+    escaped = show_invisible(shown)
+    if escaped != shown:
+        lines += [INVISIBLE_NOTE, ""]
+    fence = _fence(escaped)
     language = "diff" if spec.path or effect else "sh"
-    lines += [f"{fence}{language}", shown.rstrip("\n"), fence]
+    lines += [f"{fence}{language}", escaped.rstrip("\n"), fence]
     if is_cut(body):
         lines += ["", _cut_note(tool, spec, len(body) - PREVIEW_CHARS, len(body))]
     return [*lines, "</details>", ""]
@@ -99,7 +108,8 @@ def _fence(body: str) -> str:
 
 def _cell(text: str) -> str:
     """Model-written text made inert for a table cell or summary: no markup, no @mentions."""
-    flat = " ".join(text.split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    flat = " ".join(show_invisible(text).split())
+    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     flat = re.sub(r"@(?=\w)", "@\u200b", inert_links(flat))
     return flat.replace("|", "\\|").replace("`", "'")[:160]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from planner.approval.effects import EffectGuard
 from planner.approval.fileops import CallTool, SpecExecutor
-from planner.approval.gate import ApprovalGate, person_needed
+from planner.approval.gate import ApprovalGate, ApprovalWitness, person_needed
 from planner.approval.store import Journal, PlanStore
 from planner.approval.tool import PlanTool
 from planner.approval.validation import SpecRules
@@ -16,7 +16,7 @@ from planner.engine.config import PlannerConfig
 from planner.engine.history import PlanningHistoryStore
 from planner.tools.commands import allowed_argv
 from planner.tools.effects import TreeWatcher
-from planner.tools.paths import PathPolicy
+from planner.tools.paths import PathPolicy, read_in_tree
 from planner.tools.registry import ToolRegistry
 
 
@@ -70,12 +70,14 @@ def build_gate(tool: PlanTool, config: PlannerConfig, issue_ref: str) -> Approva
     root = tool.rules.policy.root
 
     def read_file(path: str) -> bytes | None:
-        candidate = root / path
+        """The file's bytes, opened one folder at a time without following links."""
         try:
             resolved = tool.rules.policy.resolve(path)
         except Exception:  # a refused path reads as missing; the spec's validation says why
             return None
-        return resolved.read_bytes() if resolved.is_file() and candidate.exists() else None
+        if not (root / path).exists():
+            return None
+        return read_in_tree(root, resolved.relative_to(root))
 
     gate = ApprovalGate(tool, config.approval, read_file, issue_ref)
     gate.staged = staged_contents(tool)
@@ -102,8 +104,10 @@ def install_gate(
     registry: ToolRegistry,
     config_paths: tuple[Path, ...],
     protected: tuple[Path, ...] = (),
+    witness: ApprovalWitness | None = None,
 ) -> ApprovalGate:
-    """The gate in front of `registry`: from now on every tool call passes through it."""
+    """The gate in front of `registry`: from now on every tool call passes through it.
+    `witness` confirms approvals before what they approve runs (None: at the terminal)."""
     tool = build_plan_tool(
         config,
         workspace,
@@ -116,6 +120,7 @@ def install_gate(
     )
     gate = build_gate(tool, config, f"{store.repository}#{store.issue_id}")
     gate.can_wait = config.planning.enabled
+    gate.witness = witness
     registry.guard = gate.guard
     gate.accept()  # the checkout as the pass starts: later changes are judged from here
     return gate

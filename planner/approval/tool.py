@@ -37,6 +37,7 @@ from planner.approval.preview import counts, preview_body, unified
 from planner.approval.store import PlanStore, atomic_write
 from planner.approval.validation import SpecRules, preflight, validate
 from planner.engine.interfaces import ToolResult
+from planner.tools.paths import read_in_tree
 
 RUNNABLE: tuple[PlanStatus, ...] = ("approved", "scheduled", "aborted", "executing")
 """States execute() takes: approved, or stopped before every approved spec ran."""
@@ -143,8 +144,17 @@ class PlanTool:
         return request_id
 
     def approve(
-        self, plan_id: str, approver: str, selection: SpecSelection, actor: Actor = "user"
+        self,
+        plan_id: str,
+        approver: str,
+        selection: SpecSelection,
+        actor: Actor = "user",
+        *,
+        comment_id: str = "",
+        thread: int | None = None,
     ) -> PlanState:
+        """`approver` approves the selected specs; `comment_id` on `thread` is where (the forge
+        comment or event planner checked), so the approval can be confirmed before it runs."""
         record = self._record(plan_id)
         self._require(record, "approve", ("pending_review",))
         chosen = _selected(record.state, self._known(record, selection))
@@ -154,7 +164,13 @@ class PlanTool:
         for spec in chosen:
             spec.outcome = "approved" if spec.outcome in ("pending", "approved") else spec.outcome
         record.state.approvals.append(
-            Approval(approver=approver, timestamp=self._now(), selection=selection)
+            Approval(
+                approver=approver,
+                timestamp=self._now(),
+                selection=selection,
+                comment_id=comment_id,
+                thread=thread,
+            )
         )
         record.state.selection = selection
         if not [s for s in record.state.action_specs if s.outcome == "pending" and s.needs_person]:
@@ -285,8 +301,7 @@ class PlanTool:
         for spec in record.state.action_specs:
             if spec.outcome != "approved" or spec.kind not in {"create", "write", "delete"}:
                 continue
-            resolved = self.rules.policy.root / spec.path
-            if preflight(spec, resolved).base_sha256 != spec.preflight.base_sha256:
+            if preflight(spec, self.rules.policy.root).base_sha256 != spec.preflight.base_sha256:
                 stale.append(spec)
         return stale
 
@@ -294,7 +309,7 @@ class PlanTool:
         self, record: PlanRecord, stale: builtins.list[ActionSpecExt], started: str
     ) -> ExecutionResult:
         for spec in stale:
-            spec.preflight = preflight(spec, self.rules.policy.root / spec.path)
+            spec.preflight = preflight(spec, self.rules.policy.root)
             spec.outcome, spec.needs_person = "pending", True
             spec.reason = "the file changed after approval; approve the new preview again"
             self.store.save_diff(record.plan.id, spec.id, self._diff_of(spec))
@@ -332,6 +347,24 @@ class PlanTool:
     def list(self) -> builtins.list[PlanRef]:
         refs = self.store.index()
         return [ref for ref in refs if not self.issue or ref.issue == self.issue]
+
+    def hold_back(
+        self, plan_id: str, again: Sequence[str], dropped: Sequence[str], why: dict[str, str]
+    ) -> None:
+        """Approved specs whose approval does not count: `again` wait for a person once more
+        (their plan is pending review), `dropped` never run (failed, not handed to the pass)."""
+        record = self._record(plan_id)
+        for spec in record.state.action_specs:
+            if spec.id in again:
+                spec.outcome, spec.needs_person, spec.reason = "pending", True, why[spec.id]
+            elif spec.id in dropped:
+                spec.outcome, spec.reported, spec.reason = "failed", True, why[spec.id]
+        if again:
+            record.state.status = "pending_review"
+        elif not any(spec.outcome == "approved" for spec in record.state.action_specs):
+            record.state.status = "completed"
+        self._save(record)
+        self.store.event("held_back", plan_id=plan_id, again=list(again), dropped=list(dropped))
 
     def mark_reported(self, plan_id: str, spec_id: str) -> None:
         """The spec's outcome reached the pass; it is not handed back twice."""
@@ -417,8 +450,9 @@ class PlanTool:
         return preview_body(spec, self._before(spec))
 
     def _before(self, spec: ActionSpecExt) -> bytes:
-        path = self.rules.policy.root / spec.path if spec.path else None
-        return path.read_bytes() if path is not None and path.is_file() else b""
+        """The file as it is now, read without following links (b"" when it is none)."""
+        found = read_in_tree(self.rules.policy.root, spec.path) if spec.path else None
+        return found or b""
 
     def _diff_of(self, spec: ActionSpecExt) -> str:
         """What preview/<spec>.diff stores: a file's diff, or a call's whole arguments and the
@@ -428,9 +462,7 @@ class PlanTool:
             return (spec.content or "") + "\n" + (f"\n{effect}" if effect else "")
         if not spec.path or not spec.validated:
             return ""
-        path = self.rules.policy.root / spec.path
-        before = path.read_bytes() if path.is_file() else b""
-        return unified(spec, before)
+        return unified(spec, self._before(spec))
 
     def _save(self, record: PlanRecord) -> None:
         if self._batch is not None:

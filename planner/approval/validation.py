@@ -30,7 +30,7 @@ from pathlib import Path, PurePosixPath
 from planner.approval.models import ActionSpecExt, Preflight, Risk
 from planner.approval.preview import diff_summary
 from planner.engine.config import ApprovalConfig
-from planner.tools.paths import CI_DEFINITIONS, PathPolicy, PathRefused
+from planner.tools.paths import CI_DEFINITIONS, PathPolicy, PathRefused, read_in_tree
 
 RUNS_AS_CODE_NAMES = frozenset(
     {
@@ -65,7 +65,7 @@ def validate(spec: ActionSpecExt, rules: SpecRules) -> ActionSpecExt:
     resolved = _resolved(checked, rules)
     if resolved is not None:
         checked.path = PurePosixPath(resolved.relative_to(rules.policy.root)).as_posix()
-        checked.preflight = preflight(checked, resolved)
+        checked.preflight = preflight(checked, rules.policy.root)
         if checked.kind in ("create", "write"):  # named for what it does to the file now
             checked.kind = "write" if checked.preflight.exists else "create"
     _check_limits(checked, rules)
@@ -158,10 +158,12 @@ def path_high_reason(path: str, resolved: Path | None, rules: SpecRules, before_
     return ""
 
 
-def preflight(spec: ActionSpecExt, resolved: Path) -> Preflight:
-    """What the spec would do to the file as it is now."""
-    exists = resolved.is_file()
-    before = resolved.read_bytes() if exists else b""
+def preflight(spec: ActionSpecExt, root: Path) -> Preflight:
+    """What the spec would do to its file (beneath `root`) as it is now, read without
+    following links."""
+    found = read_in_tree(root, spec.path) if spec.path else None
+    exists = found is not None
+    before = found or b""
     writes = spec.kind in {"create", "write"}
     return Preflight(
         exists=exists,

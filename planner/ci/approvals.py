@@ -7,11 +7,12 @@ shown (planner.ci.request_marks); anything else is answered with why it did not 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from planner.approval.answers import apply_answer, waiting_specs
 from planner.approval.commands import UNREADABLE, is_attempt, parse_command
-from planner.approval.models import ActionSpecExt
+from planner.approval.models import ActionSpecExt, spec_digest
 from planner.approval.render import approval_request
 from planner.approval.setup import build_plan_tool
 from planner.approval.tool import PlanTool
@@ -22,13 +23,22 @@ from planner.engine.interfaces import ToolResult
 from planner.engine.issue import IssueContext
 
 
-def waiting_section(
+@dataclass(frozen=True)
+class WaitingRequest:
+    section: str
+    """The tracking comment's approval request: what waits, previewed ("" if nothing)."""
+    specs: dict[str, str]
+    """What it shows, by spec id: spec_digest() of each."""
+
+
+def waiting_request(
     config: PlannerConfig, workspace: Path, directory: Path, issue: IssueContext
-) -> str:
-    """The tracking comment's approval request: what waits, previewed (empty if nothing)."""
+) -> WaitingRequest:
+    """What waits for a person, previewed for the tracking comment."""
     tool = _plan_tool(config, workspace, directory, issue)
     waiting = waiting_specs(tool)
-    return approval_request(tool, waiting) if waiting else ""
+    section = approval_request(tool, waiting) if waiting else ""
+    return WaitingRequest(section, {spec.id: spec_digest(spec) for spec in waiting})
 
 
 def _plan_tool(
@@ -48,9 +58,13 @@ def record_answer(
     text: str,
     approver: str,
     refusal: Callable[[], str] = lambda: "",
+    *,
+    comment_id: str = "",
+    thread: int | None = None,
 ) -> str | None:
     """The tracking comment's line about the answer, or None when `text` is not one.
-    `refusal` says why an answer cannot count ('' when it can); asked only of answers."""
+    `refusal` says why an answer cannot count ('' when it can); asked only of answers.
+    `comment_id` on `thread` is where the answer was given (kept with an approval)."""
     line = text.strip().split("\n", 1)[0].strip()
     answer = parse_command(line)
     if not line:
@@ -64,7 +78,9 @@ def record_answer(
     problem = refusal()
     if problem:
         return f"`{line[:80]}` did not count, so nothing was approved or rejected: {problem}"
-    return UNREADABLE if answer is None else apply_answer(tool, answer, approver)
+    if answer is None:
+        return UNREADABLE
+    return apply_answer(tool, answer, approver, comment_id=comment_id, thread=thread)
 
 
 def _not_an_answer(waiting: list[ActionSpecExt]) -> str:
@@ -83,12 +99,13 @@ def last_mark(journal: PlanningHistoryStore) -> RequestMark | None:
 
 
 def remember_shown(
-    journal: PlanningHistoryStore, section: str, mark: Callable[[], RequestMark]
+    journal: PlanningHistoryStore, request: WaitingRequest, mark: Callable[[], RequestMark]
 ) -> None:
     """A new mark when what is shown changed; the same request shown again keeps its mark."""
     previous = last_mark(journal)
-    if previous is None or previous.digest != digest(section):
-        journal.append(ENTRY, mark=mark().model_dump())
+    if previous is None or previous.digest != digest(request.section):
+        made = mark().model_copy(update={"specs": request.specs})
+        journal.append(ENTRY, mark=made.model_dump())
 
 
 def _no_execution(name: str, arguments: dict[str, object]) -> ToolResult:

@@ -5,7 +5,8 @@ config (planner.tools.paths), but an allowed command or an MCP server writes wit
 (`git log --output=.github/workflows/x.yml`), and a `.gitignore` line such as
 `!/planning_history/` un-ignores the history that .git/info/exclude keeps out. So before every
 commit the staged changes are checked against the same rules, plus two only a commit has:
-symlinks pointing outside the tree (or into `.git`), and files holding a secret planner knows.
+symlinks pointing outside the tree (or into `.git`), files holding a secret planner knows, and
+a copy of planner's history under another name (recognised by its content, not only its path).
 A violating path is unstaged (the index goes back to HEAD for it), so it is never committed or
 pushed, and each one is reported with its rule for the tracking comment. Build and cache outputs
 (`__pycache__/`, `*.pyc`, `.pytest_cache/`, `node_modules/`: planner.tools.build_outputs) are
@@ -14,6 +15,7 @@ unstaged too, whatever `.gitignore` says, without a note: running the tests leav
 
 from __future__ import annotations
 
+import json
 import posixpath
 import subprocess
 from collections.abc import Mapping
@@ -42,7 +44,7 @@ class GitRunner:
         self.root, self.env, self.config = root, dict(env), config
 
     def __call__(self, *args: str, stdin: bytes | None = None) -> bytes:
-        argv = git_argv(*args, config=self.config)
+        argv = git_argv(*args, config=self.config, repository=self.root)
         done = subprocess.run(argv, cwd=self.root, env=self.env, input=stdin, capture_output=True)
         if done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip()
@@ -110,18 +112,26 @@ class PolicyCheck:
     def run(self) -> list[Refusal]:
         entries = staged_entries(self.git)
         outputs = [e.path for e in entries if is_build_output(tuple(e.path.split("/")))]
-        entries = [e for e in entries if e.path not in set(outputs)]
+        self.check([e for e in entries if e.path not in set(outputs)])
+        if self.refusals or outputs:
+            unstage(self.git, [refusal.path for refusal in self.refusals] + outputs)
+        return self.refusals
+
+    def check(self, entries: list[StagedEntry]) -> list[Refusal]:
+        """The refusals among `entries` (also kept in self.refusals)."""
         self.blobs = read_blobs(self.git, [e.new_sha for e in entries if self._reads(e)])
         for entry in entries:
             rule = self.rule_broken(entry)
             if rule:
                 self.refusals.append(Refusal(entry.path, rule))
-        if self.refusals or outputs:
-            unstage(self.git, [refusal.path for refusal in self.refusals] + outputs)
         return self.refusals
 
     def _reads(self, entry: StagedEntry) -> bool:
-        wanted = entry.new_mode == SYMLINK_MODE or (self.rules.scan_secrets and SECRETS.forms())
+        wanted = (
+            entry.new_mode == SYMLINK_MODE
+            or (self.rules.scan_secrets and SECRETS.forms())
+            or entry.path.rsplit(".", 1)[-1].lower() in HISTORY_SUFFIXES
+        )
         return bool(wanted) and entry.status != "D" and entry.new_sha != ZERO_SHA
 
     def rule_broken(self, entry: StagedEntry) -> str | None:
@@ -138,6 +148,8 @@ class PolicyCheck:
             return None
         if entry.new_mode == SYMLINK_MODE:
             return "inside-workspace" if self._link_escapes(entry) else None
+        if looks_like_history(self.blobs.get(entry.new_sha, "")):
+            return "protected-path"
         return "no-secrets" if self._holds_secret(entry) else None
 
     def _link_escapes(self, entry: StagedEntry) -> bool:
@@ -150,6 +162,33 @@ class PolicyCheck:
     def _holds_secret(self, entry: StagedEntry) -> bool:
         text = self.blobs.get(entry.new_sha)
         return text is not None and any(form in text for form in SECRETS.forms())
+
+
+HISTORY_SUFFIXES = frozenset({"jsonl", "json", "ndjson"})
+"""Files whose content is read to recognise planner's history under another name."""
+HISTORY_KEYS = (
+    frozenset({"type", "timestamp", "repository", "issue_id", "run_id"}),  # a history entry
+    frozenset({"plan", "state", "revision"}),  # PlanTool's plans/<id>/plan.json
+)
+
+
+def looks_like_history(text: str) -> bool:
+    """Whether `text` is (a copy of) planner's history or PlanTool's state: its first JSON
+    object, or its first line's, has the keys of one of their records."""
+    stripped = text.lstrip()
+    if not stripped.startswith(("{", "[")):
+        return False
+    first = stripped.split("\n", 1)[0]
+    for candidate in (stripped, first):
+        try:
+            value = json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+        records = value if isinstance(value, list) else [value]
+        for record in records[:1]:
+            if isinstance(record, dict) and any(keys <= record.keys() for keys in HISTORY_KEYS):
+                return True
+    return False
 
 
 def read_blobs(git: GitRunner, shas: list[str]) -> dict[str, str]:
@@ -199,9 +238,22 @@ def enforce_commit_policy(
     return PolicyCheck(rules or CommitRules(), GitRunner(root, env, config)).run()
 
 
+def range_refusals(
+    root: Path, env: Mapping[str, str], rules: CommitRules, base: str, head: str = "HEAD"
+) -> list[Refusal]:
+    """What the whole change `base..head` holds that breaks `rules` (nothing is unstaged)."""
+    git = GitRunner(root, env)
+    raw = git("diff-tree", "-r", "--raw", "--no-abbrev", "-z", "--no-renames", base, head)
+    return PolicyCheck(rules, git).check(_raw_entries(raw))
+
+
 def staged_entries(git: GitRunner) -> list[StagedEntry]:
     """The index against HEAD: `git diff --cached --raw -z` (renames as delete + add)."""
     raw = git("diff", "--cached", "--raw", "--no-abbrev", "-z", "--no-renames", "--no-ext-diff")
+    return _raw_entries(raw)
+
+
+def _raw_entries(raw: bytes) -> list[StagedEntry]:
     fields = raw.decode("utf-8", "surrogateescape").split("\0")
     entries: list[StagedEntry] = []
     for header, path in zip(fields[::2], fields[1::2], strict=False):

@@ -16,7 +16,7 @@ import contextlib
 import logging
 from typing import Any
 
-from planner.approval.gate import ROLLED_BACK
+from planner.approval.gate import NOT_CONFIRMED, ROLLED_BACK
 from planner.ci.gitops import GitError, GitWorkspace, Published, on_branch, publish
 from planner.ci.lease import (
     Heartbeat,
@@ -30,11 +30,11 @@ from planner.ci.lease import (
 )
 from planner.ci.run_port import IssueRunPort
 from planner.ci.signals import cancellation
-from planner.ci.tracking import no_closing_keywords
 from planner.engine.checkpoints import MARKER_TRAILER, reconcile, record_checkpoint
 from planner.engine.deadline import DEADLINE
 from planner.engine.flow import StopPass
-from planner.engine.history import SKIPPED_MARK, SKIPPED_MORE, PlanningHistoryStore
+from planner.engine.history import SKIPPED_MARK, SKIPPED_MORE, PlanningHistoryStore, expel_foreign
+from planner.engine.inert import no_closing_keywords
 from planner.engine.result import PassResult
 from planner.run.runner import history_directory
 
@@ -200,6 +200,7 @@ def restore_from_lease(run: IssueRunPort, lease: Lease | None, store: PlanningHi
     if lease is not None:
         git = run.git or GitWorkspace(run.workspace, run.forge.git_remote())
         restore_history(git, lease, store.filepath)
+    store.seal()  # restored from storage planner wrote, before any tool of this run starts
 
 
 def free_lease(run: IssueRunPort, lease: Lease | None) -> None:
@@ -207,6 +208,7 @@ def free_lease(run: IssueRunPort, lease: Lease | None) -> None:
     if lease is None:
         return
     directory = history_directory(run.config, run.workspace)
+    expel_foreign(directory)  # the next run trusts what the lease carries
     history = PlanningHistoryStore(directory, run.forge.repository, str(run.number)).filepath
     try:
         release(GitWorkspace(run.workspace, run.forge.git_remote()), lease, history, run.identity())
@@ -222,5 +224,5 @@ def skipped_history_notes(run: IssueRunPort, result: PassResult) -> None:
     for message in result.messages:
         if SKIPPED_MARK in message or SKIPPED_MORE in message:
             run.view.notes.append(f"History: {message}")
-        elif message.startswith(ROLLED_BACK):
+        elif message.startswith((ROLLED_BACK, NOT_CONFIRMED)):
             run.view.notes.append(message)

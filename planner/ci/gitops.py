@@ -6,12 +6,16 @@ is scoped to the exact repository URL and resets any header configured before (f
 the one actions/checkout persisted), so exactly one Authorization header is sent, and it is in
 the environment of fetch and push only.
 
-Every git command runs with an environment scrubbed of planner's secrets (planner.tools.safe_env)
-and with hooks, fsmonitor and the `ext::` transport switched off, because a pass can plant those in
-`.git/`. fetch and push also ignore credential helpers and speak only the remote's protocol (so a
-`url.*.insteadOf` in the repository's config cannot send them to a local path or over ssh).
-Filter drivers defined or changed after prepare() (by the pass) are switched off for the commit;
-the ones the checkout came with (git-lfs) keep working.
+Every git command runs with an environment scrubbed of planner's secrets and with the fixed safe
+configuration of planner.tools.safe_env, whatever the repository's config says: no hooks, no
+fsmonitor, no drivers but git-lfs's, no proxy but planner's own, TLS verification on. fetch and
+push also speak only the remote's protocol (so a `url.*.insteadOf` in the repository's config
+cannot send them to a local path or over ssh).
+
+Before every push (and before a rebase that would rewrite them) the commits about to leave are
+checked (verify_outgoing): HEAD is the issue branch, every commit the remote does not have is one
+this GitWorkspace made, and their whole change passes the commit rules — not only what was
+staged. A program a pass started cannot get a commit of its own pushed, however it made it.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from planner.ci.commit_policy import CommitRules, Refusal, enforce_commit_policy
+from planner.ci.commit_policy import CommitRules, Refusal, enforce_commit_policy, range_refusals
 from planner.ci.forges.base import GitRemote, redact_secrets
 from planner.engine.errors import PlannerError
 from planner.tools.safe_env import git_argv, git_environment
@@ -37,17 +41,18 @@ MISSING_REF = "couldn't find remote ref"
 LOCAL_CONFIG = (("commit.gpgsign", "false"), ("maintenance.auto", "false"), ("gc.auto", "0"))
 """No signing program, and no background gc left running after a command."""
 NETWORK_CONFIG = (
-    ("credential.helper", ""),  # resets the list: no helper from the repository runs
     ("protocol.allow", "never"),  # the remote's own scheme is allowed again; ssh never is
     ("fetch.recurseSubmodules", "false"),
     ("push.recurseSubmodules", "no"),
 )
-FILTER_OFF = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
-"""An empty command switches a filter driver off."""
 
 
 class GitError(PlannerError):
     """A git command failed; the message says which and why (never with credentials)."""
+
+
+class OutgoingRefused(GitError):
+    """What would be pushed is not what planner made: nothing was pushed."""
 
 
 @dataclass(frozen=True)
@@ -73,9 +78,13 @@ class GitWorkspace:
         self.remote = remote
         self.base_env = git_environment(os.environ if env is None else env)
         self.state: BranchState | None = None
-        self.filters: frozenset[tuple[str, str]] = frozenset()
-        """The filter driver settings prepare() found, before any pass could change them."""
         self.commit_rules = CommitRules()
+        self.made: set[str] = set()
+        """Commits this GitWorkspace made (its own commits and their rebased copies)."""
+        self.published = ""
+        """The commit the remote branch pointed to when planner last fetched it (the base's when
+        the branch is new): what the remote already has, kept in memory, never read from a ref
+        a pass's programs could move."""
         self.refused: list[Refusal] = []
         """Staged paths the last commit_all() left out (planner.ci.commit_policy)."""
 
@@ -90,21 +99,19 @@ class GitWorkspace:
             self.state = self._prepare_local(branch, base)
         else:
             self.state = self._prepare_remote(branch, base)
-        self.filters = self._filter_settings()
         log.info("on branch %s (%s)", branch, "new" if self.state.created else "continued")
         return self.state
 
     def commit_all(self, message: str, identity: Identity) -> str | None:
         """Commit every change in the working tree; None when there is nothing to commit."""
-        off = self._planted_filters_off()
-        self._git("add", "-A", config=off)
-        self.refused = enforce_commit_policy(self.root, self.base_env, self.commit_rules, off)
+        self._git("add", "-A")
+        self.refused = enforce_commit_policy(self.root, self.base_env, self.commit_rules)
         if self._git("diff", "--cached", "--quiet", "--no-ext-diff", check=False).returncode == 0:
             return None
-        self._git(
-            "commit", "--no-verify", "-q", "-F", "-", stdin=message, identity=identity, config=off
-        )
-        return self.head()
+        self._git("commit", "--no-verify", "-q", "-F", "-", stdin=message, identity=identity)
+        made = self.head()
+        self.made.add(made)
+        return made
 
     def push(self) -> bool:
         """Push the branch (never forced, never the base). False when there is no remote."""
@@ -114,8 +121,34 @@ class GitWorkspace:
         if state.branch == state.base:
             raise GitError(f"refusing to push to the default branch {state.base!r}")
         refspec = f"HEAD:refs/heads/{state.branch}"
+        self.verify_outgoing()
         self._git("push", "--porcelain", "--no-verify", self.remote.url, refspec, network=True)
         return True
+
+    def verify_outgoing(self) -> None:
+        """Refuse (OutgoingRefused) unless HEAD is the issue branch, every commit the remote
+        does not have is one this GitWorkspace made, and their whole change passes the commit
+        rules: a program a pass started may have committed, detached HEAD or moved the branch."""
+        state = self._state()
+        head = self._git("symbolic-ref", "-q", "HEAD", check=False).stdout.strip()
+        if head != f"refs/heads/{state.branch}":
+            where = f"on {head}" if head else "detached"
+            raise OutgoingRefused(
+                f"refusing to push: HEAD is {where}, not on the issue branch {state.branch} "
+                "(a program the pass started moved it)"
+            )
+        outgoing = self._git("rev-list", "HEAD", "--not", self.published).stdout.split()
+        foreign = [sha for sha in outgoing if sha not in self.made]
+        if foreign:
+            raise OutgoingRefused(
+                f"refusing to push: {len(foreign)} commit(s) on {state.branch} were not made by "
+                f"planner ({', '.join(sha[:12] for sha in foreign[:5])}); a program the pass "
+                "started may have committed them"
+            )
+        refusals = range_refusals(self.root, self.base_env, self.commit_rules, self.published)
+        if refusals:
+            listed = "; ".join(refusal.describe() for refusal in refusals[:5])
+            raise OutgoingRefused(f"refusing to push changes that break the commit rules: {listed}")
 
     def commits_ahead(self) -> int:
         """Commits on the branch that the base branch does not have."""
@@ -134,6 +167,7 @@ class GitWorkspace:
         exists = self._fetch(branch, BRANCH_REF, required=False)
         start = BRANCH_REF if exists else BASE_REF
         self._git("checkout", "-q", "--no-track", "-B", branch, start)
+        self.published = self._sha(start)
         return BranchState(branch, base, self._sha(BASE_REF), created=not exists)
 
     def _prepare_local(self, branch: str, base: str) -> BranchState:
@@ -143,6 +177,7 @@ class GitWorkspace:
             self._git("checkout", "-q", branch)
         else:
             self._git("checkout", "-q", "-b", branch, base_sha)
+        self.published = self.head()
         return BranchState(branch, base, base_sha, created=not exists)
 
     def _fetch(self, branch: str, into: str, *, required: bool) -> bool:
@@ -164,19 +199,6 @@ class GitWorkspace:
                 "the working tree has uncommitted changes to tracked files; commit or stash "
                 f"them first:\n{changed}"
             )
-
-    def _filter_settings(self) -> frozenset[tuple[str, str]]:
-        listed = self._git("config", "-z", "--get-regexp", r"^filter\.", check=False).stdout
-        entries = (entry.partition("\n") for entry in listed.split("\0") if entry)
-        return frozenset((key, value) for key, _, value in entries)
-
-    def _planted_filters_off(self) -> tuple[tuple[str, str], ...]:
-        """`-c` settings that switch off every filter driver defined or changed since prepare()."""
-        new = self._filter_settings() - self.filters
-        drivers = sorted({key.rsplit(".", 1)[0] for key, _ in new})
-        if drivers:
-            log.warning("switched off filter drivers set up during the pass: %s", drivers)
-        return tuple((f"{driver}.{key}", value) for driver in drivers for key, value in FILTER_OFF)
 
     def _sha(self, ref: str, *, required: bool = True) -> str:
         done = self._git("rev-parse", "--verify", "--quiet", ref, check=False)
@@ -200,7 +222,7 @@ class GitWorkspace:
         identity: Identity | None = None,
         config: tuple[tuple[str, str], ...] = (),
     ) -> subprocess.CompletedProcess[str]:
-        argv = git_argv(*args, config=(*self._config(network), *config))
+        argv = git_argv(*args, config=(*self._config(network), *config), repository=self.root)
         try:
             done = subprocess.run(
                 argv,
@@ -299,17 +321,23 @@ def publish(git: GitWorkspace, identity: Identity, side_branch: str) -> Publishe
 
 def _push_ref(git: GitWorkspace, ref: str) -> subprocess.CompletedProcess[str]:
     assert git.remote is not None
+    git.verify_outgoing()
     argv = ("push", "--porcelain", "--no-verify", git.remote.url, f"HEAD:{ref}")
     return git._git(*argv, network=True, check=False)
 
 
 def rebase_onto(git: GitWorkspace, upstream: str, identity: Identity) -> bool:
     """Replay our commits onto `upstream`; False (and nothing changed) on a conflict.
-    Commits that became empty are kept, so none of ours disappears."""
-    off = git._planted_filters_off()
+    Commits that became empty are kept, so none of ours disappears. Only planner's own commits
+    are replayed: verify_outgoing first, so a rebase never turns a commit a program made into
+    one planner made."""
+    git.verify_outgoing()
     argv = ("rebase", "-q", "--reapply-cherry-picks", "--empty=keep", upstream)
-    done = git._git(*argv, check=False, identity=identity, config=off)
+    done = git._git(*argv, check=False, identity=identity)
     if done.returncode == 0:
+        onto = git._sha(upstream)
+        git.made.update(git._git("rev-list", "HEAD", "--not", onto).stdout.split())
+        git.published = onto
         return True
     log.warning("rebasing onto the remote branch conflicted: %s", done.stdout + done.stderr)
     git._git("rebase", "--abort", check=False)

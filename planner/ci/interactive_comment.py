@@ -6,7 +6,8 @@ Everything the model or a person wrote is made inert (neutralize) before it is s
 
 from __future__ import annotations
 
-from planner.ci.tracking import neutralize, one_line
+from planner.ci.tracking import one_line
+from planner.engine.inert import neutralize
 from planner.interactive.model import (
     DecisionPoint,
     PlanningSession,

@@ -23,7 +23,13 @@ from typing import Any
 
 import requests
 
-from planner.ci.approvals import last_mark, record_answer, remember_shown, waiting_section
+from planner.ci.approvals import (
+    WaitingRequest,
+    last_mark,
+    record_answer,
+    remember_shown,
+    waiting_request,
+)
 from planner.ci.commit_policy import CommitRules
 from planner.ci.costs import cost_report, render_usage_details
 from planner.ci.durable import (
@@ -60,8 +66,6 @@ from planner.ci.tracking import (
     capped_items,
     earlier_runs,
     final_judgement_lines,
-    neutralize,
-    no_closing_keywords,
     render_tracking,
     run_line,
     safe_result,
@@ -79,10 +83,12 @@ from planner.ci.triggers import (
     parse_github_event,
     parse_gitlab_event,
 )
+from planner.ci.witness import ForgeWitness
 from planner.engine.config import ForgeConfig, McpServerConfig, PlannerConfig
 from planner.engine.deadline import DEADLINE
 from planner.engine.errors import UserInputError
-from planner.engine.history import PlanningHistoryStore
+from planner.engine.history import PlanningHistoryStore, expel_foreign
+from planner.engine.inert import neutralize, no_closing_keywords
 from planner.engine.interfaces import HistoryBackend, ToolProvider
 from planner.engine.issue import Comment, IssueContext
 from planner.engine.result import Notification, PassResult, render_checklist
@@ -508,6 +514,7 @@ class IssueRun:
             result, commit = publish_pass(self, git, result, self._store(directory))
         finally:
             self.view.notes.extend(refusal.describe() for refusal in git.refused)
+            self.view.notes.extend(f"History: {line}" for line in expel_foreign(directory))
             if history is not None:
                 history.save(directory, str(self.number))
         self.view.result = result
@@ -555,22 +562,31 @@ class IssueRun:
             ),
             mcp_file_servers=mcp_servers,
             base_commit=base_commit,
+            witness=ForgeWitness(
+                self.forge,
+                self.config.forge,
+                self.number,
+                self.trigger,
+                self.run_id,
+                self._store(directory),
+            ),
         )
         result = run_pass(setup, issue)
         skipped_history_notes(self, result)
-        self.view.approval = waiting_section(self.config, self.workspace, directory, issue)
-        self._show_request(directory)
+        waiting = waiting_request(self.config, self.workspace, directory, issue)
+        self.view.approval = waiting.section
+        self._show_request(directory, waiting)
         return result
 
-    def _show_request(self, directory: Path) -> None:
+    def _show_request(self, directory: Path, waiting: WaitingRequest) -> None:
         """The approval request, visible on the issue before its mark is taken: only answers
         that come after the mark count (planner.ci.request_marks)."""
-        if not self.view.approval:
+        if not waiting.section:
             return
         self.write_comment()
-        section = self.view.approval
+        section = waiting.section
         remember_shown(
-            self._store(directory), section, lambda: mark_now(self.forge, self.number, section)
+            self._store(directory), waiting, lambda: mark_now(self.forge, self.number, section)
         )
 
     def _store(self, directory: Path) -> PlanningHistoryStore:
@@ -591,6 +607,8 @@ class IssueRun:
             self.trigger.instruction,
             self.trigger.actor.login,
             refusal=lambda: self._answer_refusal(directory),
+            comment_id=self.trigger.comment_id or f"event:{self.run_id}",
+            thread=self.trigger.issue_number or self.trigger.pull_request,
         )
         if line is None:
             return issue

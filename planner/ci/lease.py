@@ -250,7 +250,10 @@ def release_abandoned(git: GitWorkspace, number: int, identity: Identity) -> Lea
 def _blob(git: GitWorkspace, spec: str) -> bytes:
     """The bytes of a blob (history may hold a cut-off line: no decoding here)."""
     done = subprocess.run(
-        git_argv("cat-file", "blob", spec), cwd=git.root, env=git.base_env, capture_output=True
+        git_argv("cat-file", "blob", spec, repository=git.root),
+        cwd=git.root,
+        env=git.base_env,
+        capture_output=True,
     )
     return done.stdout if done.returncode == 0 else b""
 

@@ -42,6 +42,9 @@ class RequestMark(BaseModel):
     """When planner showed the request (orders events that are not comments)."""
     digest: str = ""
     """A hash of what was shown."""
+    specs: dict[str, str] = {}
+    """The approval gate's specs shown, by id: what each would do, as a hash (spec_digest). An
+    approval counts only for a spec shown exactly as it is when it runs."""
 
 
 def digest(text: str) -> str:

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.plan_graph import graph_section
-from planner.engine.inert import inert_links
+from planner.engine.inert import MENTION, neutralize
 from planner.engine.result import PassResult, TaskView, render_checklist
 from planner.engine.verification import VerificationNote
 
@@ -44,13 +44,6 @@ TITLES: dict[str, str] = {
     "failed": "❌ Failed",
     "stopped": "⏹️ Stopped",
 }
-MENTION = re.compile(r"@(?=[A-Za-z0-9_])")
-CLOSING_KEYWORD = re.compile(
-    r"(?i)\b(clos(?:e[sd]?|ing)|fix(?:e[sd]|ing)?|resolv(?:e[sd]?|ing)|implement(?:s|ed|ing)?)"
-    r"(?=:?\s+(?:issues?\s+)?(?:[\w.-]+/[\w.-]+)?(?:#|!|https?://|[A-Z][A-Z0-9_]+-\d))"
-)
-"""A closing keyword followed by an issue reference (GitHub's and GitLab's patterns): in a
-commit message or a pull request's text it would close that issue when merged."""
 BARE_AMPERSAND = re.compile(r"&(?!(?:amp|lt|gt);)")
 PROCEED_AFTER = "<!-- planner:proceed-after {moment} -->"
 """Machine-readable: when the scheduled sweep (planner.ci.sweep) should start this issue's next
@@ -84,19 +77,6 @@ class TrackingView:
     proceed_after: str = ""
     """When a run waiting without a pass result (a planning session) goes on without an answer
     (ISO 8601); a pass's own is PassResult.proceed_after."""
-
-
-def neutralize(text: str, own_host: str = "") -> str:
-    """Model or issue text made inert for a comment: no HTML, no notifying @mentions, no
-    closing keywords, no links or images (planner.engine.inert; inline links to `own_host`,
-    the forge's host, stay)."""
-    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return no_closing_keywords(MENTION.sub("@\u200b", inert_links(escaped, own_host)))
-
-
-def no_closing_keywords(text: str) -> str:
-    """`fixes #42` becomes `“fixes” #42`: readable, and no forge reads it as closing #42."""
-    return CLOSING_KEYWORD.sub(lambda match: f"“{match.group(1)}”", text)
 
 
 def safe_result(result: PassResult) -> PassResult:

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from planner.ci.forges.base import MARKER_PREFIX, Actor, CommentData
 from planner.engine.config import ForgeConfig
 from planner.engine.errors import UserInputError
+from planner.engine.markdown import top_level_paragraphs
 
 Platform = Literal["github", "gitlab", "local"]
 Command = Literal["run", "resume", "replan", "stop"]
@@ -51,11 +52,6 @@ GITLAB_BOT_NAME = re.compile(r"(?:project|group)_\d+_bot(?:_[0-9a-z]+)?")
 GITLAB_SYSTEM_BOTS = frozenset(
     {"ghost", "support-bot", "alert-bot", "visual-review-bot", "gitlab-bot", "gitlab-security-bot"}
 )
-FENCE = re.compile(r"^[ \t]*(```|~~~).*?(^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
-HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
-"""Hidden when rendered (an unclosed one hides the rest), so nothing in one is a command."""
-QUOTE_LINE = re.compile(r"^[ \t]*>.*$", re.M)
-INLINE_CODE = re.compile(r"`[^`\n]*`")
 
 
 class Trigger(BaseModel):
@@ -107,11 +103,13 @@ class Sweep(BaseModel):
 
 
 def match_phrase(text: str, phrase: str) -> str | None:
-    """The text after the first use of `phrase` outside quotes and code, or None.
+    """The text after the first use of `phrase` in a paragraph at the top level, or None.
 
     Case-insensitive and on a word boundary: '/planner' matches '/Planner do x' but not
-    '/planners' or 'a/planner'. Quoted lines, code and HTML comments are ignored, so quoting
-    an earlier command does not run it again and a hidden one never runs.
+    '/planners' or 'a/planner'. Only plain text at the top level of the comment counts
+    (planner.engine.markdown, a CommonMark parse): quoting an earlier command does not run it
+    again, a hidden one (an HTML comment or attribute) never runs, and one shown as code — fenced,
+    indented or inline — is an example, not a command.
     """
     found = find_phrase(text, phrase)
     return None if found is None else found[0]
@@ -119,13 +117,17 @@ def match_phrase(text: str, phrase: str) -> str | None:
 
 def find_phrase(text: str, phrase: str) -> tuple[str, bool] | None:
     """(the text after the phrase, whether the phrase began its line), or None."""
-    masked = _mask(text)
-    pattern = rf"(?<![\w/@.-]){re.escape(phrase)}(?![\w-])"
-    found = re.search(pattern, masked, re.IGNORECASE)
-    if found is None:
-        return None
-    line_start = masked.rfind("\n", 0, found.start()) + 1
-    return text[found.end() :].strip(), not masked[line_start : found.start()].strip()
+    pattern = re.compile(rf"(?<![\w/@.-]){re.escape(phrase)}(?![\w-])", re.IGNORECASE)
+    for paragraph in top_level_paragraphs(text):
+        found = pattern.search(paragraph.masked)
+        if found is None:
+            continue
+        line_start = paragraph.masked.rfind("\n", 0, found.start()) + 1
+        own_line = not paragraph.masked[line_start : found.start()].strip()
+        rest = paragraph.shown[found.end() :].strip()
+        after = paragraph.after.strip()
+        return (f"{rest}\n\n{after}" if rest and after else rest or after), own_line
+    return None
 
 
 def parse_command(rest: str) -> tuple[Command, str]:
@@ -137,13 +139,6 @@ def parse_command(rest: str) -> tuple[Command, str]:
         if word == command:
             return command, tail if command == "replan" else ""
     return "run", rest
-
-
-def _mask(text: str) -> str:
-    """Blank out fenced code, quoted lines and inline code, keeping every offset."""
-    for pattern in (FENCE, HTML_COMMENT, QUOTE_LINE, INLINE_CODE):
-        text = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
-    return text
 
 
 Parsed = tuple[Command, str, bool]

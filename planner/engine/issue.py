@@ -93,6 +93,12 @@ def fence_untrusted(text: str, limit_bytes: int = MAX_BODY_BYTES) -> str:
     return truncate_bytes(FENCE_TAG.sub("[fence removed]", shown), limit_bytes)
 
 
+def show_invisible(text: str) -> str:
+    """`text` with every invisible character (zero-width, bidi controls, tags) written out as
+    `[U+202E]`, so what a person reads is what the bytes say."""
+    return INVISIBLE.sub(_codepoint, text)
+
+
 def _codepoint(match: re.Match[str]) -> str:
     return f"[U+{ord(match.group()):04X}]"
 

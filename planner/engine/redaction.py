@@ -12,10 +12,11 @@ unknown.
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from urllib.parse import quote, urlsplit
 
 REDACTED = "[redacted]"
@@ -85,6 +86,53 @@ SECRETS = SecretRegistry()
 
 def register_secret(value: str | None) -> None:
     SECRETS.add(value)
+
+
+CREDENTIAL_FILE_BYTES = 1_000_000
+"""More of a credential file is not read (a key or a kubeconfig is a few kilobytes)."""
+SECRET_LINE = re.compile(r"^[^\S\n]*[\"']?([\w.-]+)[\"']?\s*[:=]\s*[\"']?(.+?)[\"',]*\s*$", re.M)
+"""`key: value`, `key = value`, `"key": "value",` lines of YAML, INI, .netrc-like and JSON files."""
+PEM_BODY = re.compile(r"^[A-Za-z0-9+/=]{16,}$", re.M)
+
+
+def register_file_secrets(data: bytes) -> None:
+    """A credential file's content (a service account key, a kubeconfig, a .netrc): the whole
+    text, every value of a key named like a credential, and every line of a PEM block, so a part
+    of it copied into a tool's output is redacted too."""
+    text = data[:CREDENTIAL_FILE_BYTES].decode("utf-8", errors="replace")
+    if not text.strip():
+        return
+    SECRETS.add(text)
+    values = _secret_values(text)
+    SECRETS.add_all(values)
+    for value in [text, *values]:
+        SECRETS.add_all(PEM_BODY.findall(value.replace("\\n", "\n")))
+
+
+def _secret_values(text: str) -> list[str]:
+    """Values of keys named like a credential: from JSON when the file is JSON, else from
+    `key: value` and `key = value` lines."""
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        pairs = SECRET_LINE.findall(text)
+    else:
+        pairs = list(_json_pairs(document))
+    return [value for key, value in pairs if any(w in key.upper() for w in SECRET_NAME_WORDS)]
+
+
+def _json_pairs(node: object, depth: int = 0) -> Iterator[tuple[str, str]]:
+    if depth > 20:
+        return
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(value, str):
+                yield str(key), value
+            else:
+                yield from _json_pairs(value, depth + 1)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _json_pairs(item, depth + 1)
 
 
 def register_environment_secrets(env: Mapping[str, str]) -> None:

@@ -148,7 +148,7 @@ def branch_tree(workspace: Path, branch: str, destination: Path) -> Path:
 
 def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        git_argv(*args),
+        git_argv(*args, repository=cwd),
         cwd=cwd,
         env=git_environment(os.environ),
         capture_output=True,

@@ -29,7 +29,7 @@ def git_output(workspace: Path, *args: str) -> bytes | None:
     """A git command's stdout, or None when git is missing or fails (not a repository)."""
     try:
         done = subprocess.run(
-            git_argv(*args),
+            git_argv(*args, repository=workspace),
             cwd=workspace,
             env=git_environment(os.environ),
             capture_output=True,

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from planner.grounding.files import changed_files, git_dir, head_commit, list_files
 from planner.grounding.symbols import Outline, Symbol, outline
+from planner.tools.paths import read_in_tree
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +70,10 @@ def describe(workspace: Path, path: str, max_file_bytes: int) -> FileEntry | Non
             return None  # a symlink could point out of the workspace; the tools refuse those
         if status.st_size > max_file_bytes:
             return FileEntry(path, status.st_size, "large")
-        data = (workspace / path).read_bytes()
+        data = read_in_tree(workspace, path, max_file_bytes + 1)
     except OSError:
+        return None
+    if data is None:
         return None
     size = len(data)
     if b"\0" in data[:SNIFF_BYTES]:

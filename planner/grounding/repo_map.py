@@ -23,6 +23,7 @@ from planner.engine.config import RepositoryMapConfig
 from planner.engine.issue import sanitize_untrusted
 from planner.grounding.index import FileEntry, RepositoryIndex, build_index
 from planner.grounding.ranking import defines, issue_terms, named_files, ranked
+from planner.tools.paths import read_in_tree
 
 LISTING_SHARE = 0.35
 """Part of the budget kept for the file listing when named files are shown in full."""
@@ -159,20 +160,20 @@ def _full_files(
         limit = min(
             config.named_file_max_tokens, writer.room() - int(writer.budget * LISTING_SHARE)
         )
-        block = _file_in_full(workspace / path, path, limit)
+        block = _file_in_full(workspace, path, limit)
         if block and writer.add(block, path):  # shown in full: no outline block after it
             shown.append(path)
     return shown
 
 
-def _file_in_full(file: Path, path: str, limit: int) -> str:
+def _file_in_full(workspace: Path, path: str, limit: int) -> str:
     """The file's first lines within `limit` tokens, framed, with what was cut."""
     if limit < 50:
         return ""
-    try:
-        text = file.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    data = read_in_tree(workspace, path)
+    if data is None:
         return ""
+    text = data.decode("utf-8", errors="replace")
     lines = text.splitlines()
     kept = []
     size = 0

@@ -10,12 +10,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from planner.approval.gate import ApprovalGate, AwaitingApproval
+from planner.approval.gate import ApprovalGate, ApprovalWitness, AwaitingApproval
 from planner.approval.setup import install_gate
 from planner.engine.config import DEFAULT_CONFIG_PATH, McpServerConfig, PlannerConfig
 from planner.engine.coordinator import PlanningCoordinator
 from planner.engine.deadline import guarded
-from planner.engine.history import PlanningHistoryStore, summarize_skipped
+from planner.engine.history import PlanningHistoryStore, expel_foreign, summarize_skipped
 from planner.engine.interfaces import ProgressReporter, ToolProvider
 from planner.engine.issue import IssueContext
 from planner.engine.llm import OpenAIModel
@@ -58,6 +58,9 @@ class PassSetup:
     base_commit: str | None = None
     """The commit the issue branch started from; the final quality judgement reads the diff
     against it. None: the commit checked out when the pass starts."""
+    witness: ApprovalWitness | None = None
+    """Confirms every approval where people give them before what it approves runs (the CI
+    layer's planner.ci.witness); None at the terminal."""
 
 
 def config_files(setup: PassSetup) -> tuple[Path, ...]:
@@ -85,6 +88,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     store = open_store(setup, issue)
     store.entries()  # read once up front: damaged lines are reported before anything runs
     prune_completed(setup, store)
+    store.seal()  # before any tool starts: from now on only planner's own lines are read
     registry = build_registry(
         setup.config.tools,
         setup.workspace,
@@ -100,7 +104,13 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     try:
         try:
             gate = install_gate(
-                setup.config, setup.workspace, store, registry, config_files(setup), setup.protected
+                setup.config,
+                setup.workspace,
+                store,
+                registry,
+                config_files(setup),
+                setup.protected,
+                setup.witness,
             )
             result = coordinate(setup, issue, model, store, registry, gate)
         finally:
@@ -113,7 +123,9 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     # worth a person's attention even when the pass went on (the store already logged each
     # damaged line once).
     rolled_back = gate.rolled_back if gate is not None else []
-    notes = [*summarize_skipped(store.warnings), *registry.problems, *rolled_back]
+    refused = expel_foreign(store.directory)  # the tools are closed: nothing appends any more
+    skipped = summarize_skipped(list(dict.fromkeys([*store.warnings, *refused])))
+    notes = [*skipped, *registry.problems, *rolled_back]
     return result.model_copy(update={"messages": [*result.messages, *notes]})
 
 

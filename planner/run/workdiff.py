@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from planner.tools.paths import read_in_tree, shown_in_tree
 from planner.tools.safe_env import git_argv, git_environment
 
 DIFF_CHARS = 60_000
@@ -52,11 +53,13 @@ def _untracked(workspace: Path) -> str:
 
 
 def _new_file(workspace: Path, name: str) -> str:
-    path = workspace / name
     header = f"diff --git a/{name} b/{name}\nnew file (untracked)\n"
-    if path.is_symlink():
-        return header + f"(symbolic link to {os.readlink(path)})\n"
-    data = path.read_bytes()[:UNTRACKED_FILE_BYTES] if path.is_file() else b""
+    data = read_in_tree(workspace, name, UNTRACKED_FILE_BYTES)
+    if data is None:
+        target = shown_in_tree(workspace, name)
+        if target is not None:
+            return header + f"(symbolic link to {os.fsdecode(target)})\n"
+        data = b""
     if b"\0" in data:
         return header + "(binary file)\n"
     lines = data.decode("utf-8", errors="replace").splitlines()
@@ -73,7 +76,7 @@ def _git(workspace: Path, *args: str, config: tuple[tuple[str, str], ...] = ()) 
     """stdout of a git command; "" when git fails (no repository, unknown base)."""
     try:
         done = subprocess.run(
-            git_argv(*args, config=config),
+            git_argv(*args, config=config, repository=workspace),
             cwd=workspace,
             env=git_environment(os.environ),
             capture_output=True,

@@ -10,8 +10,13 @@ from typing import TYPE_CHECKING
 
 from planner.engine.config import TEST_PATHS, McpServerConfig, ToolsConfig
 from planner.engine.interfaces import ToolProvider
-from planner.engine.redaction import register_secret
+from planner.engine.redaction import (
+    CREDENTIAL_FILE_BYTES,
+    register_file_secrets,
+    register_secret,
+)
 from planner.tools.commands import CommandTool
+from planner.tools.fence import credential_files
 from planner.tools.isolation import isolate
 from planner.tools.leftovers import adopt_orphans, end_leftovers
 from planner.tools.mcp_config import config_file_path, resolve_servers
@@ -54,6 +59,8 @@ def build_registry(
     programs = runs_programs or bool(
         config.allowed_commands or any(s.command for s in servers.values())
     )
+    for path in credential_files(environment, workspace):
+        register_credential_file(Path(path))
     keep = (*protected, workspace / ".git")
     isolation = isolate(
         config.sandbox_user, workspace, keep, programs=programs, environment=environment
@@ -85,6 +92,16 @@ def build_registry(
 
         _add_servers(registry, McpHost(servers, config, workspace, isolation.user))
     return registry
+
+
+def register_credential_file(path: Path) -> None:
+    """What a file the job names as a credential holds is redacted like any secret."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return
+    with os.fdopen(descriptor, "rb") as handle:
+        register_file_secrets(handle.read(CREDENTIAL_FILE_BYTES))
 
 
 def register_secrets_of(server: McpServerConfig) -> None:

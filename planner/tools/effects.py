@@ -297,7 +297,7 @@ class TreeWatcher:
 
     def _git(self, *args: str) -> bytes:
         done = subprocess.run(
-            git_argv(*args),
+            git_argv(*args, repository=self.root),
             cwd=self.root,
             env=git_environment(os.environ),
             capture_output=True,

@@ -14,7 +14,8 @@ Four layers, each closing routes the others leave open (README, "Secret isolatio
    capability (CAP_SYS_PTRACE included). Tools never fall back to root, not even where that
    user cannot reach the workspace by its path (_reaching). They get a HOME of their own, and
    what the runner gave that user beside the checkout (planner's HOME, GitHub's file commands)
-   is closed to it meanwhile (planner.tools.fence). When the tools close, every process of
+   is closed to it meanwhile (planner.tools.fence), and so are `.git` and planner's history
+   inside it, whoever owns the checkout (planner.tools.lock). When the tools close, every process of
    that user they started is killed, however it detached (planner.tools.leftovers).
 4. Credentials the checkout left behind are removed before any tool runs
    (scrub_checkout_credentials): actions/checkout's `http.<url>.extraheader`, wherever it is
@@ -37,6 +38,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from planner.engine.process import make_undumpable
 from planner.tools.fence import Fence, fence
+from planner.tools.lock import Lock, lock_checkout
 from planner.tools.safe_env import git_argv, git_environment, scrubbed_environment
 
 log = logging.getLogger(__name__)
@@ -139,15 +141,20 @@ def _home_for(uid: int, gid: int) -> str:
     return home
 
 
-def hand_over(workspace: Path, user: SandboxUser, keep: tuple[Path, ...]) -> int:
+def hand_over(
+    workspace: Path, user: SandboxUser, keep: tuple[Path, ...], held: frozenset[str] = frozenset()
+) -> int:
     """Let `user` write the workspace: chown what it does not own, except `keep` (planner's
-    history and state stay root's, out of the tools' reach). Returns the count changed."""
-    kept = {path.resolve() for path in keep}
+    history and state stay root's, out of the tools' reach) and the `held` folders (the lock's:
+    root's, shared with the tools' group). Returns the count changed."""
+    kept = {os.path.realpath(path) for path in keep}
     changed = 0
-    for directory, subdirectories, files in os.walk(workspace):
-        subdirectories[:] = [d for d in subdirectories if Path(directory, d).resolve() not in kept]
+    for directory, subdirectories, files in os.walk(os.path.realpath(workspace)):
+        subdirectories[:] = [d for d in subdirectories if os.path.join(directory, d) not in kept]
         for name in (".", *subdirectories, *files):
-            changed += _chown_one(os.path.join(directory, name), user)
+            path = os.path.normpath(os.path.join(directory, name))
+            if path not in held and path not in kept:
+                changed += _chown_one(path, user)
     return changed
 
 
@@ -195,7 +202,7 @@ def _config_entries(workspace: Path, pattern: str) -> list[tuple[str, str, str]]
 
 def _git_config(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        git_argv("config", *args),
+        git_argv("config", *args, repository=workspace),
         cwd=workspace,
         env=git_environment(os.environ),
         capture_output=True,
@@ -266,10 +273,13 @@ class Isolation:
     """The workspace's owner to give the tree back to when it was handed over."""
     fenced: Fence = field(default_factory=Fence)
     """What the runner gave the tools' user outside the checkout, closed to it meanwhile."""
+    locked: Lock = field(default_factory=Lock)
+    """`.git`, the history and the folders above them, root's meanwhile (planner.tools.lock)."""
 
     def close(self, workspace: Path) -> None:
         if self.user is not None and self.undo is not None:
             hand_back(workspace, self.user, self.undo)
+        self.locked.release()
         self.fenced.lift()
         if self.user is not None:
             shutil.rmtree(self.user.home, ignore_errors=True)
@@ -297,12 +307,17 @@ def isolate(
     if not reachable_by_others(workspace.resolve().parent):
         user = _reaching(user, workspace)
     owner = workspace.stat()
-    if owner.st_uid == user.uid:
-        return Isolation(user, fenced=fence([os.environ, environment or {}], user.uid, workspace))
-    trust_for_git(workspace)
-    hand_over(workspace, user, keep)
+    # In this order, undone in the reverse one (Isolation.close): a credential file inside the
+    # checkout is the fence's (root's alone) before the lock looks at what it keeps.
     fenced = fence([os.environ, environment or {}], user.uid, workspace)
-    return Isolation(user, (owner.st_uid, owner.st_gid), fenced)
+    locked = lock_checkout(workspace, keep, user.gid)
+    undo = None
+    if owner.st_uid != user.uid:
+        trust_for_git(workspace)
+        held = frozenset(folder.path for folder in locked.folders)
+        hand_over(workspace, user, keep, held)
+        undo = (owner.st_uid, owner.st_gid)
+    return Isolation(user, undo, fenced, locked)
 
 
 def _reaching(user: SandboxUser, workspace: Path) -> SandboxUser:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
@@ -28,6 +29,64 @@ DRIVE = re.compile(r"^[A-Za-z]:")
 CI_DEFINITIONS = ((".github", "workflows"), (".github", "actions"), (".gitlab-ci.yml",))
 """Workflows, the composite actions they run, and GitLab's pipeline: CI that runs with secrets."""
 NO_FOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def open_beneath(
+    root: Path, parts: tuple[str, ...], flags: int, *, make_parents: bool = False
+) -> int:
+    """A descriptor for `root`/`parts`, opened one component at a time from `root` without
+    following any link (OSError when a component is a link, or missing)."""
+    *folders, name = parts
+    directory = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for folder in folders:
+            if make_parents:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(folder, 0o777, dir_fd=directory)
+            inner = os.open(folder, NO_FOLLOW | os.O_RDONLY | os.O_DIRECTORY, dir_fd=directory)
+            os.close(directory)
+            directory = inner
+        return os.open(name, flags | NO_FOLLOW, 0o666, dir_fd=directory)
+    finally:
+        os.close(directory)
+
+
+def read_in_tree(root: Path, relative: str | Path, limit: int = -1) -> bytes | None:
+    """The bytes (at most `limit`) of the regular file `relative` beneath `root`, opened without
+    following any link: None when it is missing, not a regular file, or behind a link. Every
+    file planner reads for a model or a person goes through here (or shown_in_tree): a link a
+    program planted is never followed by planner, which may be root, out of the checkout."""
+    parts = PurePosixPath(Path(relative).as_posix()).parts
+    if not parts or ".." in parts or parts[0] == "/":
+        return None
+    try:
+        descriptor = open_beneath(root, tuple(parts), os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        return handle.read(limit)
+
+
+def shown_in_tree(root: Path, relative: str | Path, limit: int = -1) -> bytes | None:
+    """What git would store for `relative`: a regular file's bytes, or a symbolic link's target
+    (the link is shown as a link, never followed); None when it is neither."""
+    found = read_in_tree(root, relative, limit)
+    if found is not None:
+        return found
+    path = PurePosixPath(Path(relative).as_posix())
+    try:
+        folder = open_beneath(root, (*path.parent.parts, "."), os.O_RDONLY | os.O_DIRECTORY)
+    except (OSError, ValueError):
+        return None
+    try:
+        return os.fsencode(os.readlink(path.name, dir_fd=folder))
+    except OSError:
+        return None
+    finally:
+        os.close(folder)
 
 
 class PathRefused(Exception):
@@ -80,19 +139,8 @@ class PathPolicy:
         workspace root without following any link: a folder or file swapped for a link after
         resolve() (by a process the tools left running) fails the open with OSError instead of
         leading planner, as root, outside the workspace. `make_parents` creates missing folders."""
-        *folders, name = self.relative_parts(resolved) or (".",)
-        directory = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            for folder in folders:
-                if make_parents:
-                    with contextlib.suppress(FileExistsError):
-                        os.mkdir(folder, 0o777, dir_fd=directory)
-                inner = os.open(folder, NO_FOLLOW | os.O_RDONLY | os.O_DIRECTORY, dir_fd=directory)
-                os.close(directory)
-                directory = inner
-            return os.open(name, flags | NO_FOLLOW, 0o666, dir_fd=directory)
-        finally:
-            os.close(directory)
+        parts = self.relative_parts(resolved) or (".",)
+        return open_beneath(self.root, parts, flags, make_parents=make_parents)
 
     def read_beneath(self, resolved: Path) -> bytes:
         """The content of the file at `resolved`, opened as open_beneath opens it."""

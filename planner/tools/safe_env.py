@@ -4,15 +4,22 @@ Programs get an allow-listed environment (scrubbed_environment): a variable reac
 when it is on ALLOWED_VARIABLES or the user named it in `tools.env_passthrough`, and never when it
 is named like a credential (is_secret_name). A deny-list alone misses what no rule foresaw, such
 as GitLab's CI_REPOSITORY_URL, which carries the job token in its userinfo. git also runs with
-options that switch off what a repository can make it execute: a pass may plant hooks or an
-fsmonitor in `.git/` (through an allowed command or an MCP server), and `commit --no-verify`
-would still run post-commit.
+a fixed safe configuration whatever the repository's config says (git_argv with the repository's
+root): no hooks, no fsmonitor, no filter, textconv or merge drivers but git-lfs's own, no proxy
+but the one planner's own environment names, TLS verification on, no credential helper, no
+signing or editor program. A pass may plant any of these in `.git/config` through an allowed
+command or an MCP server wherever tools can write `.git` (planner.tools.isolation keeps it root's
+while tools run as another user), and `commit --no-verify` would still run post-commit.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import re
+import subprocess
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from planner.engine.redaction import is_secret_name
 
@@ -24,8 +31,40 @@ GIT_SAFETY = (
     ("core.hooksPath", "/dev/null"),
     ("core.fsmonitor", "false"),
     ("protocol.ext.allow", "never"),
+    ("credential.helper", ""),  # resets the list: no helper from any config runs
+    ("http.sslVerify", "true"),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("push.gpgSign", "false"),
+    ("core.pager", "cat"),
+    ("core.editor", "true"),
+    ("sequence.editor", "true"),
 )
-"""Passed as `-c` to every git command: no hooks, no fsmonitor, no `ext::` transport."""
+"""Passed as `-c` to every git command: what no repository may switch on for planner's git."""
+DRIVER_KEYS = re.compile(
+    r"^(?:(filter)\.(.+)\.(clean|smudge|process|required)"
+    r"|(diff)\.(.+)\.(textconv|command)|(merge)\.(.+)\.(driver)"
+    r"|(http)\.(.+)\.(proxy|sslverify))$",
+    re.IGNORECASE,
+)
+"""Settings of a named filter, diff or merge driver, and URL-specific proxy and TLS settings:
+each one found in the repository's config is overridden (repository_overrides)."""
+LFS_FILTER = {
+    "clean": "git-lfs clean -- %f",
+    "smudge": "git-lfs smudge -- %f",
+    "process": "git-lfs filter-process",
+    "required": "true",
+}
+"""git-lfs's own driver, exactly as `git lfs install` writes it: the one filter that stays on."""
+OVERRIDES = {
+    "filter": {"clean": "", "smudge": "", "process": "", "required": "false"},
+    "diff": {"textconv": "cat", "command": ""},
+    "merge": {"driver": "false"},
+    "http": {"sslverify": "true"},
+}
+"""What a driver's setting becomes: an empty filter command switches the filter off, `cat` is
+the identity textconv, a merge driver that fails is a conflict. An external diff command cannot
+be switched off by a setting: planner's diffs pass --no-ext-diff."""
 INHERITED_GIT_CONFIG = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
 """Config given to git through the environment; dropped, so only planner's own applies."""
 
@@ -65,7 +104,113 @@ def git_environment(env: Mapping[str, str]) -> dict[str, str]:
     return kept
 
 
-def git_argv(*args: str, config: tuple[tuple[str, str], ...] = ()) -> list[str]:
-    """`git <args>` with GIT_SAFETY and `config` as `-c` options (never put secrets in them)."""
-    options = [part for key, value in (*GIT_SAFETY, *config) for part in ("-c", f"{key}={value}")]
+def git_argv(
+    *args: str, config: tuple[tuple[str, str], ...] = (), repository: Path | None = None
+) -> list[str]:
+    """`git <args>` with GIT_SAFETY, `repository`'s overrides and `config` as `-c` options (never
+    put secrets in them). Pass `repository` (the work tree git runs in) for every command in a
+    tree a pass's tools could reach: its config is then read and neutralised first."""
+    found = repository_overrides(repository) if repository is not None else ()
+    settings = (*GIT_SAFETY, *found, *config)
+    options = [part for key, value in settings for part in ("-c", f"{key}={value}")]
     return ["git", *options, *args]
+
+
+def repository_overrides(repository: Path) -> tuple[tuple[str, str], ...]:
+    """`-c` settings that switch off every driver and URL-specific proxy or TLS setting the
+    config of `repository` (local, global, system, included files) holds, but git-lfs's own.
+    Read again whenever one of those files changes."""
+    return _overrides(str(repository), _config_signature(repository), proxy_setting(os.environ))
+
+
+PROXY_VARIABLES = (
+    "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"
+)  # fmt: skip
+
+
+def proxy_setting(env: Mapping[str, str]) -> str:
+    """The proxy planner's own environment names ('' for none): every `http.<url>.proxy` a
+    repository sets is replaced by it, so git's traffic goes where the runner sends it."""
+    for name in (
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ):
+        if env.get(name):
+            return env[name]
+    return ""
+
+
+def _config_signature(repository: Path) -> tuple[tuple[str, int, int, int], ...]:
+    """(path, inode, size, mtime) of each config file git may read for `repository`: a change
+    to any of them (a pass writing `.git/config`) makes the overrides be read again."""
+    home = os.environ.get("HOME", "")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
+    candidates = [
+        repository / ".git" / "config",
+        repository / ".git" / "config.worktree",
+        *([Path(home, ".gitconfig")] if home else []),
+        *([Path(xdg, "git", "config")] if xdg else []),
+        Path("/etc/gitconfig"),
+        *_included(repository),
+    ]
+    signature = []
+    for path in candidates:
+        try:
+            status = os.stat(path)
+        except OSError:
+            continue
+        signature.append((str(path), status.st_ino, status.st_size, status.st_mtime_ns))
+    return tuple(signature)
+
+
+def _included(repository: Path) -> list[Path]:
+    """Files the repository's own config includes (read by `_overrides` too)."""
+    path = repository / ".git" / "config"
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    found = re.findall(r"(?im)^\s*path\s*=\s*(.+?)\s*$", text)
+    return [(path.parent / os.path.expanduser(item.strip('"'))) for item in found]
+
+
+@functools.lru_cache(maxsize=64)
+def _overrides(
+    repository: str, signature: tuple[tuple[str, int, int, int], ...], proxy: str
+) -> tuple[tuple[str, str], ...]:
+    del signature  # part of the cache key only
+    settings = [("http.proxy", proxy)]
+    for key, value in _config_list(repository):
+        match = DRIVER_KEYS.match(key)
+        if match is None:
+            continue
+        kind, name, field = (part for part in match.groups() if part is not None)
+        kind, field = kind.lower(), field.lower()
+        if kind == "filter" and name.lower() == "lfs" and LFS_FILTER.get(field) == value:
+            continue
+        if kind == "http":
+            settings.append((key, proxy if field == "proxy" else "true"))
+        else:
+            settings.append((key, OVERRIDES[kind][field]))
+    return tuple(dict.fromkeys(settings))
+
+
+def _config_list(repository: str) -> list[tuple[str, str]]:
+    """Every (key, value) git reads in `repository`; reading config runs no program."""
+    try:
+        done = subprocess.run(
+            git_argv("config", "--includes", "--list", "-z"),
+            cwd=repository,
+            env=git_environment(os.environ),
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    entries = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    pairs = (entry.partition("\n") for entry in entries if entry)
+    return [(key, value) for key, _, value in pairs]

@@ -128,7 +128,7 @@ def _git_files(root: Path, base: Path) -> list[str] | None:
     """Files git would consider (tracked, or untracked and not ignored); None outside git."""
     try:
         listed = subprocess.run(
-            git_argv(*LS_FILES, str(base)),
+            git_argv(*LS_FILES, str(base), repository=root),
             cwd=root,
             env=git_environment(os.environ),
             capture_output=True,

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from planner.engine.verification import is_test_file
 from planner.tools.edits import unified_diff
+from planner.tools.paths import shown_in_tree
 from planner.tools.safe_env import git_argv, git_environment
 
 
@@ -51,8 +52,12 @@ def changed_files(workspace: Path, base: str, wanted: Callable[[str], bool]) -> 
         return []
     before = {path: blob for path, blob in _tree(workspace, base).items() if wanted(path)}
     now = [name for name in _working_files(workspace) if wanted(name)]
-    present = [name for name in now if (workspace / name).is_file()]
-    hashes = dict(zip(present, _hash_files(workspace, present), strict=False))
+    hashes = {
+        name: _blob_id(content)
+        for name in now
+        if (content := shown_in_tree(workspace, name)) is not None
+    }
+    present = list(hashes)
     changed = {name for name in present if hashes.get(name) != before.get(name)}
     changed |= {path for path in before if path not in hashes}
     return sorted(changed)
@@ -68,7 +73,7 @@ def diff_since(workspace: Path, base: str, paths: list[str], max_lines: int) -> 
     if not base:
         return ""
     tree = _tree(workspace, base)
-    texts = [(path, _blob(workspace, tree.get(path)), _text(workspace / path)) for path in paths]
+    texts = [(path, _blob(workspace, tree.get(path)), _text(workspace, path)) for path in paths]
     parts = [
         unified_diff(path, before, after)
         for path, before, after in texts
@@ -91,7 +96,7 @@ def removed_names(workspace: Path, base: str, paths: list[str]) -> list[str]:
     for path in paths:
         if path.endswith(".py") and path in tree:
             before = _defined(_blob(workspace, tree[path]))
-            removed |= before - _defined(_text(workspace / path))
+            removed |= before - _defined(_text(workspace, path))
     return sorted(removed)
 
 
@@ -127,7 +132,7 @@ def files_using(workspace: Path, names: list[str]) -> dict[str, list[str]]:
     for path in _working_files(workspace):
         if not path.endswith(".py"):
             continue
-        for name in set(word.findall(_text(workspace / path))):
+        for name in set(word.findall(_text(workspace, path))):
             if len(found[name]) < USERS_LISTED:
                 found[name].append(path)
     return found
@@ -146,11 +151,16 @@ def _blob(workspace: Path, blob: str | None) -> str:
     return _git(workspace, "cat-file", "blob", blob) if blob else ""
 
 
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""  # deleted: the diff shows it removed
+def _text(workspace: Path, path: str) -> str:
+    """The file as git would store it (a link's target, never what it points to), read without
+    following links; "" when it is gone (the diff shows it removed) or not a file."""
+    content = shown_in_tree(workspace, path)
+    return "" if content is None else content.decode("utf-8", errors="replace")
+
+
+def _blob_id(content: bytes) -> str:
+    """The id git gives `content` as a blob (what `git hash-object --no-filters` prints)."""
+    return hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
 
 
 def _working_files(workspace: Path) -> list[str]:
@@ -169,18 +179,11 @@ def _tree(workspace: Path, commit: str) -> dict[str, str]:
     return tree
 
 
-def _hash_files(workspace: Path, names: list[str]) -> list[str]:
-    if not names:
-        return []
-    out = _git(workspace, "hash-object", "--no-filters", "--stdin-paths", stdin="\n".join(names))
-    return out.split()
-
-
 def _git(workspace: Path, *args: str, stdin: str | None = None) -> str:
     """stdout of a git command; '' when git fails (no repository, unknown commit)."""
     try:
         done = subprocess.run(
-            git_argv(*args),
+            git_argv(*args, repository=workspace),
             cwd=workspace,
             env=git_environment(os.environ),
             input=stdin,

@@ -10,8 +10,10 @@ test/dev (installed into a virtual environment of their own), package-lock.json 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +33,8 @@ PYTEST_MARKERS = {
 """A file that says the repository uses pytest (with this text in it, when not empty)."""
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 NPM_PLACEHOLDER = "no test specified"
+MAX_READ_BYTES = 4_000_000
+"""More of a marker file (package.json, pyproject.toml, a Makefile) is never needed."""
 """`npm init`'s test script, which only fails: no tests."""
 MAKE_TEST_TARGET = re.compile(r"^test\s*:(?!=)", re.MULTILINE)
 NO_TESTS = (
@@ -217,7 +221,13 @@ def _package_scripts(root: Path) -> dict[str, object]:
 
 
 def _text(path: Path) -> str:
+    """A regular file's text; "" for anything else (a link, a FIFO a program left, a folder)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return ""
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        return ""
+    with os.fdopen(descriptor, "rb") as handle:
+        return handle.read(MAX_READ_BYTES).decode("utf-8", errors="replace")

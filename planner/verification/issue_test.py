@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from planner.engine.file_blocks import code_blocks
 from planner.engine.issue import sanitize_untrusted
+from planner.tools.paths import read_in_tree
 from planner.tools.python_merge import complete_module
 
 ISSUE_TEST = "issue_test"
@@ -63,12 +64,13 @@ def example_test(workspace: Path, modules: list[str]) -> tuple[str, str]:
     """An existing test file to copy the imports and style from: one that imports a module the
     issue is about, else the shortest; ("", "") when there is none."""
     files = sorted(_test_files(workspace), key=lambda path: path.stat().st_size)
-    about = [path for path in files if any(_imports(path, module) for module in modules)]
+    about = [path for path in files if any(_imports(workspace, path, m) for m in modules)]
     if not about + files:
         return "", ""
     chosen = (about or files)[0]
-    lines = chosen.read_text(errors="replace").splitlines()[:EXAMPLE_LINES]
-    return chosen.relative_to(workspace).as_posix(), "\n".join(lines)
+    relative = chosen.relative_to(workspace).as_posix()
+    lines = _read(workspace, chosen).splitlines()[:EXAMPLE_LINES]
+    return relative, "\n".join(lines)
 
 
 def _test_files(workspace: Path) -> list[Path]:
@@ -77,9 +79,15 @@ def _test_files(workspace: Path) -> list[Path]:
     return found or list(workspace.glob("test_*.py"))
 
 
-def _imports(path: Path, module: str) -> bool:
+def _imports(workspace: Path, path: Path, module: str) -> bool:
     pattern = rf"^\s*(?:from|import)\s+{re.escape(module)}\b"
-    return re.search(pattern, path.read_text(errors="replace"), re.MULTILINE) is not None
+    return re.search(pattern, _read(workspace, path), re.MULTILINE) is not None
+
+
+def _read(workspace: Path, path: Path) -> str:
+    """A test file's text, read without following links ("" for a link or a special file)."""
+    data = read_in_tree(workspace, path.relative_to(workspace))
+    return "" if data is None else data.decode("utf-8", errors="replace")
 
 
 def issue_test_from_reply(reply: str | None, stated: str) -> str | None:

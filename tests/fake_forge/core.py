@@ -178,6 +178,7 @@ class FakeServerBase:
         """Add a commit on `name` (from main) to the bare repository, as another client would."""
         seed = self.root / "seed"
         git(seed, "checkout", "-q", "-B", name, "main")
+        (seed / path).parent.mkdir(parents=True, exist_ok=True)
         (seed / path).write_text(content, encoding="utf-8")
         git(seed, "add", ".")
         git(seed, "commit", "-q", "-m", f"Add {path}", env=IDENTITY)

@@ -247,6 +247,10 @@ def _write_json(path: Path, data: Any) -> None:
 
 def _git(root: Path, *args: str) -> str:
     completed = subprocess.run(
-        git_argv(*args), cwd=root, env=git_environment(os.environ), capture_output=True, text=True
+        git_argv(*args, repository=root),
+        cwd=root,
+        env=git_environment(os.environ),
+        capture_output=True,
+        text=True,
     )
     return completed.stdout.strip() if completed.returncode == 0 else ""
