@@ -205,9 +205,7 @@ def forged_line(repository: str, license_text: str) -> str:
     return json.dumps(entry) + "\n"
 
 
-def readme_waits_then_is_approved(
-    rig: Rig, first: list[Step], **config: Any
-) -> tuple[str, Any]:
+def readme_waits_then_is_approved(rig: Rig, first: list[Step], **config: Any) -> tuple[str, Any]:
     """Job 1 asks for README.md's overwrite; job 2 is the maintainer's `/planner approve`
     of exactly that spec. Returns job 1's tracking comment and job 2's outcome."""
     fake = rig.fake
