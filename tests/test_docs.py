@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import subprocess
-import unicodedata
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,13 @@ import jsonschema
 import pytest
 import yaml
 
+from planner.ci.forges.base import GitRemote
+from planner.ci.gitops import GitWorkspace, Identity
+from planner.ci.lease import LeaseRules, acquire, release, restore_history
 from planner.engine.config import PlannerConfig, load_config
 from planner.engine.errors import ConfigError, PlannerError
-from scripts import error_messages, example_run, gen_docs
+from scripts import check_links, error_messages, example_run, gen_docs, lint_ci
+from tests.fake_forge.core import IDENTITY, git
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -26,11 +31,7 @@ PAGES = sorted([README, ROOT / "CONTRIBUTING.md", ROOT / "SECURITY.md", *DOCS.gl
 SHIPPED = sorted([README, ROOT / "SECURITY.md", *DOCS.glob("*.md")])
 VALIDATOR = ROOT / "tests" / "node" / "node_modules" / ".bin" / "action-validator"
 COMPONENT = ROOT / "templates" / "planner" / "template.yml"
-LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
-FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 YAML_BLOCK = re.compile(r"^( *)```yaml\n(.*?)^\1```", re.M | re.S)
-# Pages another branch writes; they exist once that branch is merged (then drop the entry).
-WRITTEN_ELSEWHERE: set[Path] = set()
 
 
 # ---------------------------------------------------------------------------- the README
@@ -89,7 +90,7 @@ def test_the_configuration_reference_has_every_key_under_its_section() -> None:
     keys = leaf_keys(PlannerConfig)
     assert len(keys) > 100
     for path, key in keys:
-        section = text.split(f" {path}\n", 1)[1].split("\n#", 1)[0]
+        section = text.split(f" {path or 'Top-level keys'}\n", 1)[1].split("\n#", 1)[0]
         assert f"| `{key}` |" in section, f"{path}.{key}"
     assert '| `model` | string | `"gpt-4.1"` | `OPENAI_MODEL` | `model` |' in text
 
@@ -135,64 +136,42 @@ def _steady(text: str) -> str:
 # ---------------------------------------------------------------------------- links
 
 
-def slug(heading: str) -> str:
-    """GitHub's anchor for a heading."""
-    text = re.sub(r"[`*]|<[^>]+>", "", heading).strip().lower()
-    kept = "".join(c for c in text if c in " -_" or unicodedata.category(c)[0] in "LN")
-    return kept.replace(" ", "-")
-
-
-def anchors(path: Path) -> set[str]:
-    text = FENCE.sub("", path.read_text(encoding="utf-8"))
-    found: set[str] = set()
-    for heading in re.findall(r"^#{1,6} (.+)$", text, re.M):
-        base = slug(heading)
-        anchor, n = base, 0
-        while anchor in found:
-            n += 1
-            anchor = f"{base}-{n}"
-        found.add(anchor)
-    return found
-
-
-def broken_links(page: Path) -> list[str]:
-    text = FENCE.sub("", page.read_text(encoding="utf-8"))
-    broken = []
-    for match in LINK.finditer(text):
-        target = match[1] or match[2]
-        if re.match(r"[a-z]+:", target):
-            continue
-        file, _, anchor = target.partition("#")
-        resolved = (page.parent / file).resolve() if file else page
-        if resolved in WRITTEN_ELSEWHERE and not resolved.exists():
-            continue
-        if not resolved.exists():
-            broken.append(f"{page.name}: {target} (no such file)")
-        elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
-            broken.append(f"{page.name}: {target} (no such heading)")
-    return broken
-
-
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
-def test_every_relative_link_and_anchor_resolves(page: Path) -> None:
-    assert broken_links(page) == []
+def test_every_relative_link_anchor_and_page_name_resolves(page: Path) -> None:
+    assert check_links.problems(page) == []
 
 
-def test_a_broken_link_or_anchor_is_found(tmp_path: Path) -> None:
-    (tmp_path / "a.md").write_text("# A\n\n## Two words\n", encoding="utf-8")
+def test_ci_checks_the_links_of_the_readme_and_docs() -> None:
+    assert sorted(check_links.default_pages()) == PAGES
+    assert lint_ci.check_doc_links in lint_ci.CHECKS
+
+
+def test_a_broken_link_anchor_or_page_name_is_found(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n\n## Two words\n\n## Two words\n", encoding="utf-8")
     page = tmp_path / "b.md"
     page.write_text(
-        "[ok](a.md#two-words) [gone](c.md) [bad](a.md#three) [self](#b) [web](https://x.y)\n"
-        "```\n[inside a fence](nowhere.md)\n```\n# B\n",
+        "[ok](a.md#two-words) [twice](a.md#two-words-1) [gone](c.md) [bad](a.md#three)\n"
+        '[self](#b) [web](https://x.y) ![img](pic.png) <img src="a.md">\n[ref]: gone.md\n'
+        "See a.md, `plan-tool.md` and design.md; `.planner/issues/N.md` is a placeholder.\n"
+        "```\n[inside a fence](nowhere.md) also.md\n```\n# B\n## \n",
         encoding="utf-8",
     )
-    assert broken_links(page) == ["b.md: c.md (no such file)", "b.md: a.md#three (no such heading)"]
+    assert check_links.problems(page, root=tmp_path) == [
+        "b.md: an empty heading",
+        "b.md: c.md (no such file)",
+        "b.md: a.md#three (no such heading)",
+        "b.md: pic.png (no such file)",
+        "b.md: gone.md (no such file)",
+        "b.md: names plan-tool.md, which does not exist",
+        "b.md: names design.md, which does not exist",
+    ]
+    assert check_links.main([str(page)]) == 1
 
 
 def test_anchors_follow_githubs_rules() -> None:
-    assert slug("The planner's pull requests") == "the-planners-pull-requests"
-    assert slug("planning.replanning.llm_decision") == "planningreplanningllm_decision"
-    assert slug("`llm.prices.NAME`") == "llmpricesname"
+    assert check_links.slug("The planner's pull requests") == "the-planners-pull-requests"
+    assert check_links.slug("planning.replanning.llm_decision") == "planningreplanningllm_decision"
+    assert check_links.slug("`llm.prices.NAME`") == "llmpricesname"
 
 
 # ---------------------------------------------------------------------------- YAML examples
@@ -323,7 +302,8 @@ INTERNAL = {
     "a branch of the work": re.compile(r"\bthis branch\b|\bbranch `\w+`", re.I),
     "the development machine": re.compile(
         r"\b\d-core\b|\bload average\b|\bthis machine\b|\bbusy (?:\d-core )?machine\b"
-        r"|\b(?:\d+|one|two|three|four|six|eight|several) (?:shared )?cores\b",  # "2 CPU cores" is neutral
+        # "measured on 2 CPU cores" is the neutral form
+        r"|\b(?:\d+|one|two|three|four|six|eight|several) (?:shared )?cores\b",
         re.I,
     ),
     "how the work went": re.compile(r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bbe )\bused to\b", re.I),
@@ -374,7 +354,8 @@ def test_neutral_hardware_lines_and_the_passive_are_not_internal_text(tmp_path: 
 
 
 def shown_strings() -> list[tuple[str, str]]:
-    """String constants of the code that writes comments, CLI output (the scripts' too) and prompts."""
+    """String constants of the code that writes comments, CLI output (the scripts' too) and
+    prompts."""
     found = []
     sources = [*sorted((ROOT / "planner").rglob("*.py")), *sorted((ROOT / "scripts").glob("*.py"))]
     for path in sources:
@@ -412,3 +393,52 @@ def test_no_internal_text_in_comments_cli_output_or_prompts() -> None:
         if pattern.search(text)
     ]
     assert found == []
+
+
+# ---------------------------------------------------------------------------- commands on the pages
+
+
+def test_the_documented_restore_into_the_lease_ref_is_what_the_next_run_takes(
+    tmp_path: Path,
+) -> None:
+    """docs/history.md's commands, run as written by a person between two runs on issue 1."""
+    bare = tmp_path / "forge.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    who = Identity("planner", "planner@example.invalid")
+    rules = LeaseRules(seconds=90, wait=5, identity=who)
+    run = GitWorkspace(_fresh(tmp_path / "run-a"), GitRemote(str(bare)))
+    left = tmp_path / "run-a" / "planning_history" / "0f1e.jsonl"
+    left.parent.mkdir()
+    left.write_text('{"type": "run_start"}\n', encoding="utf-8")
+    release(run, acquire(run, 1, "run-a", rules), left, who)
+    kept = tmp_path / "kept" / left.name  # the person's longer copy
+    kept.parent.mkdir()
+    kept.write_text('{"type": "run_start"}\n{"type": "plan"}\n{"type": "run_end"}\n')
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(bare), str(clone))
+
+    blocks = re.findall(r"^( *)```sh\n(.*?)^\1```", (DOCS / "history.md").read_text(), re.M | re.S)
+    [block] = [textwrap.dedent(text) for _, text in blocks if "commit-tree" in text]
+    script = block.replace("issues/N", "issues/1").replace("FILE", str(kept))
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **IDENTITY},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "state: free" in done.stdout
+
+    after = GitWorkspace(_fresh(tmp_path / "run-b"), GitRemote(str(bare)))
+    target = tmp_path / "run-b" / "planning_history" / left.name
+    target.parent.mkdir()
+    target.write_text('{"type": "run_start"}\n', encoding="utf-8")  # its cache's shorter copy
+    lease = acquire(after, 1, "run-b", rules)
+    assert restore_history(after, lease, target)
+    assert target.read_bytes() == kept.read_bytes()
+
+
+def _fresh(root: Path) -> Path:
+    git(root.parent, "init", "-q", str(root))
+    return root
