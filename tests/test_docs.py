@@ -16,6 +16,7 @@ import jsonschema
 import pytest
 import yaml
 
+import planner
 from planner.ci.forges.base import GitRemote
 from planner.ci.gitops import GitWorkspace, Identity
 from planner.ci.lease import LeaseRules, acquire, release, restore_history
@@ -37,11 +38,34 @@ YAML_BLOCK = re.compile(r"^( *)```yaml\n(.*?)^\1```", re.M | re.S)
 # ---------------------------------------------------------------------------- the README
 
 
-def test_the_readme_is_short_and_starts_with_the_commands_to_try_it() -> None:
-    lines = README.read_text(encoding="utf-8").splitlines()
-    assert len(lines) <= 300
-    top = "\n".join(lines[:20])
-    assert "python3 scripts/dev.py demo" in top and "python3 scripts/dev.py test" in top
+def code_blocks(text: str, language: str = "sh") -> list[list[str]]:
+    """The command lines of each fenced block, comments dropped."""
+    blocks = re.findall(rf"^```{language}\n(.*?)^```", text, re.M | re.S)
+    lines = [[line.split("  #", 1)[0].strip() for line in block.splitlines()] for block in blocks]
+    return [[line for line in block if line] for block in lines]
+
+
+def test_the_readme_is_short_and_its_first_commands_install_and_run_the_demo() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 300
+    first = code_blocks(text)[0]
+    assert first == [
+        f'pip install "planner @ git+https://github.com/planner-dev/planner@v{planner.__version__}"',
+        "planner demo",
+    ]
+    assert text.index(first[0]) < text.index("## ")  # on the first screen, before any section
+
+
+def test_the_readmes_development_commands_are_under_contributing_and_ci_runs_its_test() -> None:
+    text = README.read_text(encoding="utf-8")
+    before, _, contributing = text.partition("\n## Contributing\n")
+    assert "scripts/dev.py" not in before
+    assert code_blocks(contributing) == [
+        ["python3 scripts/dev.py demo", "python3 scripts/dev.py test"]
+    ]
+    ci_run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    [test_command] = [line for line in ci_run.splitlines() if line.endswith(" test")]
+    assert test_command in code_blocks(contributing)[0]
 
 
 def test_the_readme_follows_the_users_order() -> None:
@@ -52,6 +76,7 @@ def test_the_readme_follows_the_users_order() -> None:
         "Trying it locally",
         "Commands on the issue",
         "Documentation",
+        "Contributing",
     ]
 
 
@@ -218,7 +243,7 @@ def check_workflow(text: str, tmp_path: Path) -> None:
 def check_component_include(document: dict[str, Any]) -> None:
     spec = next(yaml.safe_load_all(COMPONENT.read_text(encoding="utf-8")))["spec"]["inputs"]
     for entry in document["include"]:
-        assert entry["component"].endswith(("/planner/planner@0.1.0", "/planner@v0.1.0"))
+        assert entry["component"].endswith(f"/planner/planner@v{planner.__version__}")
         assert set(entry.get("inputs", {})) <= set(spec), entry
 
 
