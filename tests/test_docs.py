@@ -149,8 +149,35 @@ def test_the_example_run_page_is_what_the_script_produces(tmp_path: Path) -> Non
     fresh = example_run.render(comment, pull)
     assert "/tmp" not in fresh and str(tmp_path) not in fresh
     assert "- [x] **task_2**" in fresh
+    assert example_run.page_texts(fresh) == {  # what the pictures of this run would show
+        example_run.PICTURE.name: example_run.shown(comment),
+        example_run.PULL_PICTURE.name: example_run.shown(str(pull["body"])),
+    }
+    assert "Tests (`pytest -q`): 2 passed" in fresh  # the demo's test and the issue's own
+    assert "✅ The issue's test (`test_planner_issue_1.py`" in fresh
     page = (DOCS / "example-run.md").read_text(encoding="utf-8")
-    assert _steady(fresh) == _steady(page), "run: python3 scripts/example_run.py"
+    assert _steady(fresh) == _steady(page), "run: python3 scripts/example_run.py --png"
+
+
+def test_the_pictures_show_the_pages_run() -> None:
+    record = json.loads(example_run.RECORD.read_text(encoding="utf-8"))
+    page = (DOCS / "example-run.md").read_text(encoding="utf-8")
+    problems = example_run.picture_problems(page, record, example_run.PICTURE.parent)
+    assert problems == [], "run: python3 scripts/example_run.py --png"
+
+
+def test_a_picture_of_another_run_is_found(tmp_path: Path) -> None:
+    record = json.loads(example_run.RECORD.read_text(encoding="utf-8"))
+    for name in record:
+        (tmp_path / name).write_bytes((example_run.PICTURE.parent / name).read_bytes())
+    page = (DOCS / "example-run.md").read_text(encoding="utf-8")
+    [tokens] = re.findall(r"this pass: \d+ model calls, ([\d,]+) tokens", page)
+    other_run = page.replace(f"{tokens} tokens", "7,670 tokens")
+    (tmp_path / example_run.PULL_PICTURE.name).write_bytes(b"\x89PNG another picture")
+    assert example_run.picture_problems(other_run, record, tmp_path) == [
+        "tracking-comment.png shows another run than docs/example-run.md",
+        "pull-request.png is not the picture the run rendered",
+    ]
 
 
 def _steady(text: str) -> str:
