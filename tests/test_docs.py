@@ -343,6 +343,63 @@ def test_a_new_message_without_a_fix_is_found() -> None:
     assert error_messages.missing(text.replace(first.key, "")) != []
 
 
+def test_every_message_a_user_sees_is_extracted_from_the_code() -> None:
+    """Not only raised errors: what the job logs, a program exits with, an unexpected failure."""
+    found = {(message.error, message.key) for message in error_messages.messages()}
+    assert {
+        ("console.error", "planner failed unexpectedly"),  # ci/action.py
+        ("ValueError", "refusing to open a pull request from"),  # a forge's, as the job shows it
+        ("ValueError", "planner's tracking comment is missing"),  # the sweep's
+        ("sys.exit", "drop_privileges.py: the user did not change"),  # the tools' launcher
+        ("stderr", "drop_privileges.py"),  # its "PROGRAM: not found"
+        ("log.warning", "another run took this run's lease over: stopping"),
+        ("log.exception", "closing a tool provider failed"),  # through a helper's parameter
+        ("StopPass", "no plan before it is approved"),  # through the function's own variable
+    } <= found
+    assert any(
+        error == "log.warning" and "left open to the tools' user" in key for error, key in found
+    )
+
+
+def test_the_extraction_follows_names_and_parameters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "planner"
+    package.mkdir()
+    (package / "module.py").write_text(
+        textwrap.dedent(
+            """
+            import logging, sys
+            log = logging.getLogger(__name__)
+            TOO_MANY = "%s holds more than %d entries: left open"
+
+            def quietly(action, message):
+                try:
+                    action()
+                except Exception:
+                    log.exception(message)
+
+            def work(path):
+                log.warning(TOO_MANY, path, 3)
+                log.warning("could not read %s (%s); reading it again", path, "x")
+                log.info("an information line that is not a problem")
+                quietly(print, "closing the thing failed")
+                problem = f"the file {path} is not a directory"
+                sys.exit(problem)
+            """
+        ),
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(error_messages, "ROOT", tmp_path)
+    monkeypatch.setattr(error_messages, "PACKAGE", package)
+    assert sorted((m.error, m.key) for m in error_messages.messages()) == [
+        ("log.exception", "closing the thing failed"),
+        ("log.warning", "entries: left open"),
+        ("log.warning", "reading it again"),
+        ("sys.exit", "is not a directory"),
+    ]
+
+
 # ---------------------------------------------------------------------------- internal text
 
 
