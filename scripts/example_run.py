@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """What a maintainer sees: the demo's issue run through the whole CI flow, kept in docs/.
 
-    python3 scripts/example_run.py          # rewrites docs/example-run.md
-    python3 scripts/example_run.py --png    # and docs/images/*.png (needs the
-                                            # `markdown` package and chromium)
+    python3 scripts/example_run.py --png    # docs/example-run.md and docs/images/*.png
+                                            # (needs the `markdown` package and chromium)
+    python3 scripts/example_run.py          # the page alone
 
 The demo's repository and scripted model (planner/cli/demo.py) go through the local forge, which
-keeps the tracking comment and the pull request as files; this writes both into one page.
+keeps the tracking comment and the pull request as files; this writes both into one page and,
+with --png, renders the same run's texts as the README's pictures. docs/images/pictures.json
+records, for each picture, the SHA-256 of the text it shows and of the PNG, so tests/test_docs.py
+finds a picture that is not of the page's run (a page written without --png, a PNG replaced).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -24,8 +28,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from planner.ci.job import run_for_event  # noqa: E402 - after the path
-from planner.cli.demo import ISSUE, demo_script, make_repository  # noqa: E402
-from planner.engine.config import load_config  # noqa: E402
+from planner.cli.demo import (  # noqa: E402
+    ISSUE,
+    demo_config,
+    demo_script,
+    make_repository,
+    pytest_command,
+    pytest_on_path,
+)
 from planner.testing.scripted_server import ScriptedModelServer, Step  # noqa: E402
 
 PAGE = ROOT / "docs" / "example-run.md"
@@ -54,23 +64,25 @@ def run_example(
     root: Path, script: list[Step] | None = None, prices: dict[str, Any] | None = None
 ) -> tuple[str, dict[str, object]]:
     """The tracking comment's body and the pull request of one run on a fresh demo repository
-    (`script`: the model's turns, the demo's by default)."""
-    make_repository(root)
+    (`script`: the model's turns, the demo's by default). The repository's tests run with
+    pytest, and the model writes the issue's own test, when the script has that turn and
+    planner's interpreter has pytest (as `planner demo` does)."""
+    script = script or demo_script(issue_test=pytest_command() is not None)
+    pytest = pytest_command() if any(step.kind == "issue_test" for step in script) else None
+    make_repository(root, pytest=pytest is not None)
     issues = root / ".planner" / "issues"
     issues.mkdir(parents=True)
     (issues / "1.md").write_text(f"# {ISSUE.title}\n\n{ISSUE.body}\n", encoding="utf-8")
-    with ScriptedModelServer(script or demo_script()) as server:
+    with ScriptedModelServer(script) as server:
         env = {"OPENAI_API_KEY": "example-key", "OPENAI_BASE_URL": server.base_url}
-        config = load_config(
-            None,
-            env=env,
-            overrides={
-                "llm.model": "scripted-demo",
-                "llm.prices": PRICES if prices is None else prices,
-            },
+        config = demo_config(
+            env,
+            pytest,
+            {"llm.model": "scripted-demo", "llm.prices": PRICES if prices is None else prices},
         )
         event = {"issue": 1, "instruction": "", "actor": "maintainer"}
-        run_for_event("local", workspace=root, config=config, env=env, event=event)
+        with pytest_on_path():
+            run_for_event("local", workspace=root, config=config, env=env, event=event)
     return tracking_comment(root), pull_request(root)
 
 
@@ -102,9 +114,26 @@ def as_on_the_forge(text: str) -> str:
     return text.strip()
 
 
+def shown(text: str) -> str:
+    """A posted text as the page and the picture show it."""
+    return "\n".join(line.rstrip() for line in as_on_the_forge(text).splitlines())
+
+
 def quoted(text: str) -> str:
     """A posted text as a quote, so its headings stay inside it."""
-    return "\n".join(f"> {line}".rstrip() for line in as_on_the_forge(text).splitlines())
+    return "\n".join(f"> {line}".rstrip() for line in shown(text).splitlines())
+
+
+def unquoted(quote: str) -> str:
+    """The text of a quote on the page (quoted()'s inverse)."""
+    return "\n".join(re.sub(r"^> ?", "", line) for line in quote.strip().splitlines())
+
+
+def page_texts(page: str) -> dict[str, str]:
+    """The tracking comment and the pull request body as the page shows them, by picture."""
+    comment = page.split("## The tracking comment\n", 1)[1].split("\n## The pull request: ", 1)
+    pull_body = comment[1].split("\n", 1)[1]
+    return {PICTURE.name: unquoted(comment[0]), PULL_PICTURE.name: unquoted(pull_body)}
 
 
 def render(comment: str, pull: dict[str, object]) -> str:
@@ -135,7 +164,7 @@ def picture(text: str, header: str, target: Path, height: int) -> None:
     import markdown  # type: ignore[import-not-found]  # only for the pictures
 
     # Comments keep single line breaks, as on GitHub.
-    source = LIST_AFTER_TEXT.sub("\\1\n\n- ", as_on_the_forge(text))  # GitHub needs no blank line
+    source = LIST_AFTER_TEXT.sub("\\1\n\n- ", shown(text))  # GitHub needs no blank line
     body = markdown.markdown(source, extensions=["tables", "nl2br"])
     body = body.replace("<li>[x]", "<li class=task>☑").replace("<li>[ ]", "<li class=task>☐")
     html = (
@@ -163,10 +192,36 @@ def picture(text: str, header: str, target: Path, height: int) -> None:
         )
 
 
+RECORD = PICTURE.parent / "pictures.json"
+
+
+def digest(data: str | bytes) -> str:
+    return hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
+
+
 def pictures(comment: str, pull: dict[str, object]) -> None:
-    picture(comment, "<b>planner</b> (bot) commented", PICTURE, 540)
+    """Both pictures from this run's texts, and the record that ties them to the page."""
+    body = str(pull.get("body", ""))
+    picture(comment, "<b>planner</b> (bot) commented", PICTURE, 580)
     title = f"<b>{pull.get('title', '')}</b> · draft pull request by planner"
-    picture(str(pull.get("body", "")), title, PULL_PICTURE, 600)
+    picture(body, title, PULL_PICTURE, 640)
+    record = {
+        target.name: {"text_sha256": digest(shown(text)), "png_sha256": digest(target.read_bytes())}
+        for target, text in ((PICTURE, comment), (PULL_PICTURE, body))
+    }
+    RECORD.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+
+
+def picture_problems(page: str, record: dict[str, dict[str, str]], folder: Path) -> list[str]:
+    """Each picture that does not show the page's text, or is not the PNG recorded."""
+    found = []
+    for name, text in page_texts(page).items():
+        entry = record.get(name, {})
+        if entry.get("text_sha256") != digest(text):
+            found.append(f"{name} shows another run than docs/example-run.md")
+        if entry.get("png_sha256") != digest((folder / name).read_bytes()):
+            found.append(f"{name} is not the picture the run rendered")
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -178,7 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {PAGE.relative_to(ROOT)}")
     if "--png" in (sys.argv[1:] if argv is None else argv):
         pictures(comment, pull)
-        print(f"wrote {PICTURE.relative_to(ROOT)} and {PULL_PICTURE.relative_to(ROOT)}")
+        print(
+            f"wrote {PICTURE.relative_to(ROOT)}, {PULL_PICTURE.relative_to(ROOT)} and {RECORD.name}"
+        )
+    else:
+        print("the pictures are of another run now: run with --png to render them")
     return 0
 
 

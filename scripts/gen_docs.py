@@ -164,7 +164,8 @@ def render_configuration() -> str:
     parts = [CONFIG_HEAD]
     for path, model, leaves in sections(PlannerConfig, ""):
         level = "##" if path.count(".") == 0 else "###"
-        parts.append(f"\n{level} {path}\n\n{section_text(path, model)}\n")
+        heading = path or "Top-level keys"
+        parts.append(f"\n{level} {heading}\n\n{section_text(path, model)}\n")
         parts.append("| key | type | default | environment | action input | description |")
         parts.append("| --- | --- | --- | --- | --- | --- |")
         parts.extend(row(path, key, field) for key, field in leaves)

@@ -10,7 +10,8 @@
   `$[[ inputs.NAME ]]` and every one used is declared, and each INPUT_* variable it sets is an
   input of action.yml (the entry point reads one set of names on both forges);
 - the documentation's inputs/outputs table matches action.yml (scripts/action_docs.py);
-- one version everywhere (scripts/release.py check).
+- one version everywhere (scripts/release.py check);
+- every link, anchor and page name in the README and docs/ resolves (scripts/check_links.py).
 
 Runs every check, prints what failed, exits 1 if anything did.
 """
@@ -29,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import action_docs  # noqa: E402 - a sibling script, not a package
+import check_links  # noqa: E402
 import release  # noqa: E402
 
 TOOLS = Path(sys.executable).parent  # hadolint and zizmor come with the dev extra
@@ -130,9 +132,17 @@ def check_release() -> bool:
     return release.main(["check"]) == 0
 
 
+def check_doc_links() -> bool:
+    print("+ scripts/check_links.py", flush=True)
+    return check_links.main([]) == 0
+
+
+CHECKS = (check_component, check_docs, check_release, check_doc_links)
+
+
 def main() -> int:
     results = [run_tool(command) for command in tool_commands()]
-    results += [check_component(), check_docs(), check_release()]
+    results += [check() for check in CHECKS]
     failed = results.count(False)
     print(f"lint-ci: {failed} of {len(results)} checks failed" if failed else "lint-ci: all clean")
     return 1 if failed else 0

@@ -215,7 +215,7 @@ def ensure_server_binary() -> Path:
     build = CACHE / "build"
     log = CACHE / "build.log"
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    say(f"building llama-server (several minutes on 2 cores; log: {log})")
+    say(f"building llama-server (it takes several minutes; log: {log})")
     run(*niced("cmake", "-S", sources, "-B", build, *generator, *CMAKE_FLAGS), log=log)
     jobs = str(os.cpu_count() or 2)
     run(*niced("cmake", "--build", build, "--target", "llama-server", "-j", jobs), log=log)
@@ -543,8 +543,8 @@ def main(argv: list[str] | None = None) -> int:
         "--threads",
         type=int,
         default=1,
-        help="generation threads (default 1: on a busy 2-core machine 2 threads spin on each "
-        "other and generate 5-20x slower)",
+        help="generation threads (default 1: when other programs keep the CPU busy, more "
+        "threads wait on each other and can generate several times slower)",
     )
     parser.add_argument(
         "--threads-batch", type=int, default=os.cpu_count() or 2, help="prompt threads"

@@ -4,20 +4,26 @@
     python3 scripts/release.py check [--tag vX.Y.Z]  # exit 1 naming every mismatch
     python3 scripts/release.py prepare X.Y.Z         # bump, roll the changelog, point at the image
     python3 scripts/release.py notes X.Y.Z           # the changelog's section (release notes)
+    python3 scripts/release.py public-image IMAGE:TAG  # exit 1 unless anyone can pull it
 
 The version lives in planner/__init__.py only (pyproject reads it). `prepare` writes it, turns the
 changelog's Unreleased section into `## [X.Y.Z] - DATE`, makes action.yml run the released image
 `docker://ghcr.io/planner-dev/planner:X.Y.Z` instead of building the Dockerfile, and moves every
-`planner-dev/planner@vOLD` of the README, docs and examples and the GitLab template's version to
-the new one. Standard library only.
+pinned release in the README, docs/ and examples/ (`planner-dev/planner@vOLD` of `uses:` and pip,
+the GitLab component's `@vOLD`, the image's `:OLD`, the component's `version: "OLD"`) and the
+GitLab template's default version to the new one. `check` also refuses another owner than
+planner-dev on GitHub and a component pinned without the tag's `v`. Standard library only.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import re
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,6 +35,8 @@ IMAGE_LINE = re.compile(r"^(  image: )(\S+)$", re.M)
 TEMPLATE_VERSION = re.compile(r'(\n    version:\n(?:      .*\n)*?      default: )"([^"]+)"')
 USES = re.compile(rf"{re.escape(REPOSITORY)}@v(\d+\.\d+\.\d+)")
 COMPONENT = re.compile(r"/planner/planner@v?(\d+\.\d+\.\d+)")  # on any GitLab project path
+COMPONENT_WITHOUT_V = re.compile(r"/planner/planner@(\d+\.\d+\.\d+)")
+OTHER_OWNER = re.compile(r"(?:github\.com/|uses: +)(?!planner-dev/)([\w.-]+)/planner\b")
 PINNED_IMAGE = re.compile(r"/planner:(\d+\.\d+\.\d+)")  # the released image or a mirror of it
 INPUT_VERSION = re.compile(r'(?<![-\w])(version: )"(\d+\.\d+\.\d+)"')
 UNRELEASED = "## [Unreleased]"
@@ -50,11 +58,18 @@ class Tree:
         self.path(name).write_text(text, encoding="utf-8")
 
     def documents(self) -> list[str]:
-        """Pages and examples that name a release of planner."""
+        """Pages and examples that may name a release of planner."""
         names = ["README.md", *sorted(p.name for p in self.path("docs").glob("*.md"))]
         names = [n if n == "README.md" else f"docs/{n}" for n in names]
         examples = sorted(self.path("examples").rglob("*.yml"))
         return names + [str(p.relative_to(self.root)) for p in examples]
+
+    def pinning(self) -> list[str]:
+        """Every file that names the package's version: what `prepare` rewrites."""
+        version = package_version(self)
+        fixed = ["planner/__init__.py", "action.yml", "templates/planner/template.yml"]
+        named = [name for name in self.documents() if pinned_versions(self.read(name)) & {version}]
+        return sorted(fixed + named)
 
 
 # --------------------------------------------------------------------------- reading
@@ -143,14 +158,25 @@ def _changelog_problems(tree: Tree) -> list[str]:
     return found
 
 
+def pinned_versions(text: str) -> set[str]:
+    """The versions of planner a page or example names."""
+    patterns = (USES, COMPONENT, PINNED_IMAGE, INPUT_VERSION)
+    return {match[match.lastindex or 0] for pattern in patterns for match in pattern.finditer(text)}
+
+
 def _document_problems(tree: Tree, version: str) -> list[str]:
     found = []
     for name in tree.documents():
         text = tree.read(name)
-        for pattern in (USES, COMPONENT, PINNED_IMAGE, INPUT_VERSION):
-            named = {match[match.lastindex or 0] for match in pattern.finditer(text)}
-            for other in sorted(named - {version}):
-                found.append(f"{name}: names planner {other}, not the package's {version}")
+        for other in sorted(pinned_versions(text) - {version}):
+            found.append(f"{name}: names planner {other}, not the package's {version}")
+        for owner in sorted(set(OTHER_OWNER.findall(text))):
+            found.append(f"{name}: names {owner}/planner on GitHub, not {REPOSITORY}")
+        for bare in sorted(set(COMPONENT_WITHOUT_V.findall(text))):
+            found.append(
+                f"{name}: includes the component at {bare}; GitLab resolves the tag's exact "
+                f"name, v{bare}"
+            )
     return found
 
 
@@ -212,6 +238,69 @@ def bump_references(text: str, current: str, new: str) -> str:
     return text
 
 
+# --------------------------------------------------------------------------- the image
+
+
+MANIFESTS = ", ".join(
+    [
+        "application/vnd.oci.image.index.v1+json",
+        "application/vnd.docker.distribution.manifest.list.v2+json",
+        "application/vnd.oci.image.manifest.v1+json",
+        "application/vnd.docker.distribution.manifest.v2+json",
+    ]
+)
+
+
+def image_problem(reference: str) -> str | None:
+    """Why `reference` (registry/name:tag) cannot be pulled without credentials; None if it can.
+
+    Anonymous pulls as Docker does them: a pull token for the repository from the registry's
+    token endpoint, then the tag's manifest. A registry on localhost is spoken to over HTTP."""
+    name, _, tag = reference.rpartition(":")
+    host, _, repository = name.partition("/")
+    local = host.split(":")[0] in ("localhost", "127.0.0.1")
+    base = f"{'http' if local else 'https'}://{host}"
+    try:
+        token = _anonymous_token(base, host, repository)
+        headers = {"Accept": MANIFESTS, **({"Authorization": f"Bearer {token}"} if token else {})}
+        url = f"{base}/v2/{repository}/manifests/{tag}"
+        request = urllib.request.Request(url, method="HEAD", headers=headers)
+        with urllib.request.urlopen(request, timeout=30):
+            return None
+    except urllib.error.HTTPError as exc:
+        return f"{reference} cannot be pulled without credentials (HTTP {exc.code})"
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        return f"{reference}: the registry could not be asked ({exc})"
+
+
+def _anonymous_token(base: str, host: str, repository: str) -> str:
+    scope = f"repository:{repository}:pull"
+    url = f"{base}/token?scope={scope}&service={host.split(':')[0]}"
+    with urllib.request.urlopen(url, timeout=30) as response:
+        answer = json.loads(response.read() or b"{}")
+    token = answer.get("token") or answer.get("access_token") or ""
+    return str(token)
+
+
+PRIVATE_PACKAGE = """New packages on GitHub's container registry are private, so every action run
+and GitLab job that pulls this image fails with 401 until the package is public. Make it public
+once (an organization owner, or the package's admin): the package's page
+https://github.com/orgs/{owner}/packages/container/package/{name} -> Package settings ->
+Danger Zone -> Change visibility -> Public (it cannot be made private again), and, for an
+organization, allow public packages first: Settings -> Packages -> Package creation -> Public.
+Then re-run this job; the release continues."""
+
+
+def public_image(reference: str) -> int:
+    problem = image_problem(reference)
+    if problem is None:
+        print(f"{reference} can be pulled by anyone")
+        return 0
+    owner, name = REPOSITORY.split("/")
+    print(f"{problem}\n{PRIVATE_PACKAGE.format(owner=owner, name=name)}", file=sys.stderr)
+    return 1
+
+
 # --------------------------------------------------------------------------- command line
 
 
@@ -222,7 +311,11 @@ def main(argv: list[str] | None = None, tree: Tree | None = None) -> int:
     check.add_argument("--tag", help="the release tag being built, such as v1.2.0")
     commands.add_parser("prepare", help="bump to VERSION").add_argument("version")
     commands.add_parser("notes", help="print VERSION's changelog section").add_argument("version")
+    public = commands.add_parser("public-image", help="exit 1 unless anyone can pull IMAGE:TAG")
+    public.add_argument("reference", help="such as ghcr.io/planner-dev/planner:1.2.0")
     args = parser.parse_args(argv)
+    if args.command == "public-image":
+        return public_image(args.reference)
     tree = tree or Tree()
     if args.command == "notes":
         print(notes(tree, args.version))

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from planner.cli.demo import WITHOUT_PYTEST
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.plans import REFINEMENT_OFF_ENV, completed, finish, git_repo, planned, write
 from tests.support.model_listing import Listing
@@ -182,6 +183,36 @@ def test_demo_runs_with_the_scripted_model(tmp_path: Path) -> None:
         demo.stdout
     )
     assert str(tmp_path) not in demo.stdout and not list(tmp_path.iterdir())
+
+
+def test_the_demo_runs_the_repositorys_test_and_the_issues_own(tmp_path: Path) -> None:
+    """planner's interpreter has pytest here: the demo's test runs with it before and after the
+    change, and the issue's own test (written before the change) fails, then passes and joins it."""
+    demo = planner("demo", env={"TMPDIR": str(tmp_path)})
+    assert demo.returncode == 0, demo.stderr
+    assert "Tests (`pytest -q`): 2 passed, 0 failed — all passed before the change" in demo.stdout
+    assert "✅ The issue's test (`test_planner_issue_1.py`" in demo.stdout
+    assert "?? test_planner_issue_1.py" in demo.stdout
+
+
+def test_without_pytest_the_demo_runs_its_test_with_unittest(tmp_path: Path) -> None:
+    """As where planner's interpreter has no pytest (`pip install planner` alone)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PLANNING_"))}
+    code = (
+        "import planner.cli.demo as demo\n"
+        "demo.pytest_scripts = lambda: None\n"
+        "raise SystemExit(demo.run_demo())\n"
+    )
+    demo = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**clean, "TMPDIR": str(tmp_path)},
+        timeout=60,
+    )
+    assert demo.returncode == 0, demo.stderr
+    assert "Tests (`python3 -m unittest discover`): 1 passed, 0 failed" in demo.stdout
+    assert WITHOUT_PYTEST in demo.stdout and "test_planner_issue_1.py" not in demo.stdout
 
 
 def test_demo_with_keep_prints_the_history_it_kept(tmp_path: Path) -> None:

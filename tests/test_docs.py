@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import subprocess
-import unicodedata
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,14 @@ import jsonschema
 import pytest
 import yaml
 
+import planner
+from planner.ci.forges.base import GitRemote
+from planner.ci.gitops import GitWorkspace, Identity
+from planner.ci.lease import LeaseRules, acquire, release, restore_history
 from planner.engine.config import PlannerConfig, load_config
 from planner.engine.errors import ConfigError, PlannerError
-from scripts import error_messages, example_run, gen_docs
+from scripts import check_links, error_messages, example_run, gen_docs, lint_ci
+from tests.fake_forge.core import IDENTITY, git
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -26,21 +32,40 @@ PAGES = sorted([README, ROOT / "CONTRIBUTING.md", ROOT / "SECURITY.md", *DOCS.gl
 SHIPPED = sorted([README, ROOT / "SECURITY.md", *DOCS.glob("*.md")])
 VALIDATOR = ROOT / "tests" / "node" / "node_modules" / ".bin" / "action-validator"
 COMPONENT = ROOT / "templates" / "planner" / "template.yml"
-LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
-FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 YAML_BLOCK = re.compile(r"^( *)```yaml\n(.*?)^\1```", re.M | re.S)
-# Pages another branch writes; they exist once that branch is merged (then drop the entry).
-WRITTEN_ELSEWHERE: set[Path] = set()
 
 
 # ---------------------------------------------------------------------------- the README
 
 
-def test_the_readme_is_short_and_starts_with_the_commands_to_try_it() -> None:
-    lines = README.read_text(encoding="utf-8").splitlines()
-    assert len(lines) <= 300
-    top = "\n".join(lines[:20])
-    assert "python3 scripts/dev.py demo" in top and "python3 scripts/dev.py test" in top
+def code_blocks(text: str, language: str = "sh") -> list[list[str]]:
+    """The command lines of each fenced block, comments dropped."""
+    blocks = re.findall(rf"^```{language}\n(.*?)^```", text, re.M | re.S)
+    lines = [[line.split("  #", 1)[0].strip() for line in block.splitlines()] for block in blocks]
+    return [[line for line in block if line] for block in lines]
+
+
+def test_the_readme_is_short_and_its_first_commands_install_and_run_the_demo() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 300
+    first = code_blocks(text)[0]
+    assert first == [
+        f'pip install "planner @ git+https://github.com/planner-dev/planner@v{planner.__version__}"',
+        "planner demo",
+    ]
+    assert text.index(first[0]) < text.index("## ")  # on the first screen, before any section
+
+
+def test_the_readmes_development_commands_are_under_contributing_and_ci_runs_its_test() -> None:
+    text = README.read_text(encoding="utf-8")
+    before, _, contributing = text.partition("\n## Contributing\n")
+    assert "scripts/dev.py" not in before
+    assert code_blocks(contributing) == [
+        ["python3 scripts/dev.py demo", "python3 scripts/dev.py test"]
+    ]
+    ci_run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    [test_command] = [line for line in ci_run.splitlines() if line.endswith(" test")]
+    assert test_command in code_blocks(contributing)[0]
 
 
 def test_the_readme_follows_the_users_order() -> None:
@@ -51,6 +76,7 @@ def test_the_readme_follows_the_users_order() -> None:
         "Trying it locally",
         "Commands on the issue",
         "Documentation",
+        "Contributing",
     ]
 
 
@@ -89,7 +115,7 @@ def test_the_configuration_reference_has_every_key_under_its_section() -> None:
     keys = leaf_keys(PlannerConfig)
     assert len(keys) > 100
     for path, key in keys:
-        section = text.split(f" {path}\n", 1)[1].split("\n#", 1)[0]
+        section = text.split(f" {path or 'Top-level keys'}\n", 1)[1].split("\n#", 1)[0]
         assert f"| `{key}` |" in section, f"{path}.{key}"
     assert '| `model` | string | `"gpt-4.1"` | `OPENAI_MODEL` | `model` |' in text
 
@@ -123,8 +149,35 @@ def test_the_example_run_page_is_what_the_script_produces(tmp_path: Path) -> Non
     fresh = example_run.render(comment, pull)
     assert "/tmp" not in fresh and str(tmp_path) not in fresh
     assert "- [x] **task_2**" in fresh
+    assert example_run.page_texts(fresh) == {  # what the pictures of this run would show
+        example_run.PICTURE.name: example_run.shown(comment),
+        example_run.PULL_PICTURE.name: example_run.shown(str(pull["body"])),
+    }
+    assert "Tests (`pytest -q`): 2 passed" in fresh  # the demo's test and the issue's own
+    assert "✅ The issue's test (`test_planner_issue_1.py`" in fresh
     page = (DOCS / "example-run.md").read_text(encoding="utf-8")
-    assert _steady(fresh) == _steady(page), "run: python3 scripts/example_run.py"
+    assert _steady(fresh) == _steady(page), "run: python3 scripts/example_run.py --png"
+
+
+def test_the_pictures_show_the_pages_run() -> None:
+    record = json.loads(example_run.RECORD.read_text(encoding="utf-8"))
+    page = (DOCS / "example-run.md").read_text(encoding="utf-8")
+    problems = example_run.picture_problems(page, record, example_run.PICTURE.parent)
+    assert problems == [], "run: python3 scripts/example_run.py --png"
+
+
+def test_a_picture_of_another_run_is_found(tmp_path: Path) -> None:
+    record = json.loads(example_run.RECORD.read_text(encoding="utf-8"))
+    for name in record:
+        (tmp_path / name).write_bytes((example_run.PICTURE.parent / name).read_bytes())
+    page = (DOCS / "example-run.md").read_text(encoding="utf-8")
+    [tokens] = re.findall(r"this pass: \d+ model calls, ([\d,]+) tokens", page)
+    other_run = page.replace(f"{tokens} tokens", "7,670 tokens")
+    (tmp_path / example_run.PULL_PICTURE.name).write_bytes(b"\x89PNG another picture")
+    assert example_run.picture_problems(other_run, record, tmp_path) == [
+        "tracking-comment.png shows another run than docs/example-run.md",
+        "pull-request.png is not the picture the run rendered",
+    ]
 
 
 def _steady(text: str) -> str:
@@ -135,64 +188,42 @@ def _steady(text: str) -> str:
 # ---------------------------------------------------------------------------- links
 
 
-def slug(heading: str) -> str:
-    """GitHub's anchor for a heading."""
-    text = re.sub(r"[`*]|<[^>]+>", "", heading).strip().lower()
-    kept = "".join(c for c in text if c in " -_" or unicodedata.category(c)[0] in "LN")
-    return kept.replace(" ", "-")
-
-
-def anchors(path: Path) -> set[str]:
-    text = FENCE.sub("", path.read_text(encoding="utf-8"))
-    found: set[str] = set()
-    for heading in re.findall(r"^#{1,6} (.+)$", text, re.M):
-        base = slug(heading)
-        anchor, n = base, 0
-        while anchor in found:
-            n += 1
-            anchor = f"{base}-{n}"
-        found.add(anchor)
-    return found
-
-
-def broken_links(page: Path) -> list[str]:
-    text = FENCE.sub("", page.read_text(encoding="utf-8"))
-    broken = []
-    for match in LINK.finditer(text):
-        target = match[1] or match[2]
-        if re.match(r"[a-z]+:", target):
-            continue
-        file, _, anchor = target.partition("#")
-        resolved = (page.parent / file).resolve() if file else page
-        if resolved in WRITTEN_ELSEWHERE and not resolved.exists():
-            continue
-        if not resolved.exists():
-            broken.append(f"{page.name}: {target} (no such file)")
-        elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
-            broken.append(f"{page.name}: {target} (no such heading)")
-    return broken
-
-
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
-def test_every_relative_link_and_anchor_resolves(page: Path) -> None:
-    assert broken_links(page) == []
+def test_every_relative_link_anchor_and_page_name_resolves(page: Path) -> None:
+    assert check_links.problems(page) == []
 
 
-def test_a_broken_link_or_anchor_is_found(tmp_path: Path) -> None:
-    (tmp_path / "a.md").write_text("# A\n\n## Two words\n", encoding="utf-8")
+def test_ci_checks_the_links_of_the_readme_and_docs() -> None:
+    assert sorted(check_links.default_pages()) == PAGES
+    assert lint_ci.check_doc_links in lint_ci.CHECKS
+
+
+def test_a_broken_link_anchor_or_page_name_is_found(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n\n## Two words\n\n## Two words\n", encoding="utf-8")
     page = tmp_path / "b.md"
     page.write_text(
-        "[ok](a.md#two-words) [gone](c.md) [bad](a.md#three) [self](#b) [web](https://x.y)\n"
-        "```\n[inside a fence](nowhere.md)\n```\n# B\n",
+        "[ok](a.md#two-words) [twice](a.md#two-words-1) [gone](c.md) [bad](a.md#three)\n"
+        '[self](#b) [web](https://x.y) ![img](pic.png) <img src="a.md">\n[ref]: gone.md\n'
+        "See a.md, `plan-tool.md` and design.md; `.planner/issues/N.md` is a placeholder.\n"
+        "```\n[inside a fence](nowhere.md) also.md\n```\n# B\n## \n",
         encoding="utf-8",
     )
-    assert broken_links(page) == ["b.md: c.md (no such file)", "b.md: a.md#three (no such heading)"]
+    assert check_links.problems(page, root=tmp_path) == [
+        "b.md: an empty heading",
+        "b.md: c.md (no such file)",
+        "b.md: a.md#three (no such heading)",
+        "b.md: pic.png (no such file)",
+        "b.md: gone.md (no such file)",
+        "b.md: names plan-tool.md, which does not exist",
+        "b.md: names design.md, which does not exist",
+    ]
+    assert check_links.main([str(page)]) == 1
 
 
 def test_anchors_follow_githubs_rules() -> None:
-    assert slug("The planner's pull requests") == "the-planners-pull-requests"
-    assert slug("planning.replanning.llm_decision") == "planningreplanningllm_decision"
-    assert slug("`llm.prices.NAME`") == "llmpricesname"
+    assert check_links.slug("The planner's pull requests") == "the-planners-pull-requests"
+    assert check_links.slug("planning.replanning.llm_decision") == "planningreplanningllm_decision"
+    assert check_links.slug("`llm.prices.NAME`") == "llmpricesname"
 
 
 # ---------------------------------------------------------------------------- YAML examples
@@ -239,7 +270,7 @@ def check_workflow(text: str, tmp_path: Path) -> None:
 def check_component_include(document: dict[str, Any]) -> None:
     spec = next(yaml.safe_load_all(COMPONENT.read_text(encoding="utf-8")))["spec"]["inputs"]
     for entry in document["include"]:
-        assert entry["component"].endswith(("/planner/planner@0.1.0", "/planner@v0.1.0"))
+        assert entry["component"].endswith(f"/planner/planner@v{planner.__version__}")
         assert set(entry.get("inputs", {})) <= set(spec), entry
 
 
@@ -312,6 +343,63 @@ def test_a_new_message_without_a_fix_is_found() -> None:
     assert error_messages.missing(text.replace(first.key, "")) != []
 
 
+def test_every_message_a_user_sees_is_extracted_from_the_code() -> None:
+    """Not only raised errors: what the job logs, a program exits with, an unexpected failure."""
+    found = {(message.error, message.key) for message in error_messages.messages()}
+    assert {
+        ("console.error", "planner failed unexpectedly"),  # ci/action.py
+        ("ValueError", "refusing to open a pull request from"),  # a forge's, as the job shows it
+        ("ValueError", "planner's tracking comment is missing"),  # the sweep's
+        ("sys.exit", "drop_privileges.py: the user did not change"),  # the tools' launcher
+        ("stderr", "drop_privileges.py"),  # its "PROGRAM: not found"
+        ("log.warning", "another run took this run's lease over: stopping"),
+        ("log.exception", "closing a tool provider failed"),  # through a helper's parameter
+        ("StopPass", "no plan before it is approved"),  # through the function's own variable
+    } <= found
+    assert any(
+        error == "log.warning" and "left open to the tools' user" in key for error, key in found
+    )
+
+
+def test_the_extraction_follows_names_and_parameters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "planner"
+    package.mkdir()
+    (package / "module.py").write_text(
+        textwrap.dedent(
+            """
+            import logging, sys
+            log = logging.getLogger(__name__)
+            TOO_MANY = "%s holds more than %d entries: left open"
+
+            def quietly(action, message):
+                try:
+                    action()
+                except Exception:
+                    log.exception(message)
+
+            def work(path):
+                log.warning(TOO_MANY, path, 3)
+                log.warning("could not read %s (%s); reading it again", path, "x")
+                log.info("an information line that is not a problem")
+                quietly(print, "closing the thing failed")
+                problem = f"the file {path} is not a directory"
+                sys.exit(problem)
+            """
+        ),
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(error_messages, "ROOT", tmp_path)
+    monkeypatch.setattr(error_messages, "PACKAGE", package)
+    assert sorted((m.error, m.key) for m in error_messages.messages()) == [
+        ("log.exception", "closing the thing failed"),
+        ("log.warning", "entries: left open"),
+        ("log.warning", "reading it again"),
+        ("sys.exit", "is not a directory"),
+    ]
+
+
 # ---------------------------------------------------------------------------- internal text
 
 
@@ -321,7 +409,13 @@ INTERNAL = {
         r"\b(?:session \d|(?:this|another|other|shared) sessions?\b)", re.I
     ),
     "a branch of the work": re.compile(r"\bthis branch\b|\bbranch `\w+`", re.I),
-    "the development machine": re.compile(r"\b\d-core\b|\bload average\b|\bthis machine\b", re.I),
+    "the development machine": re.compile(
+        r"\b\d-core\b|\bload average\b|\bthis machine\b|\bbusy (?:\d-core )?machine\b"
+        # "measured on 2 CPU cores" is the neutral form
+        r"|\b(?:\d+|one|two|three|four|six|eight|several) (?:shared )?cores\b",
+        re.I,
+    ),
+    "how the work went": re.compile(r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bbe )\bused to\b", re.I),
     "a design-document reference": re.compile(r"\bseeds?/|\bADR-\d+", re.I),
 }
 DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
@@ -338,48 +432,69 @@ def internal_text(path: Path) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "page", [*SHIPPED, *sorted((ROOT / "examples").rglob("*.yml"))], ids=lambda p: p.name
+    "page",
+    [*SHIPPED, ROOT / "CONTRIBUTING.md", *sorted((ROOT / "examples").rglob("*.yml"))],
+    ids=lambda p: p.name,
 )
 def test_no_internal_text_in_what_users_read(page: Path) -> None:
+    """CONTRIBUTING.md too: facts and commands for developers, not how the work went."""
     assert internal_text(page) == []
 
 
 def test_internal_text_is_found(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(
-        "Measured in session 3 on this branch, 2-core machine, 2026-11-24; see /work/wt/x.\n",
+        "Measured in session 3 on this branch, 2-core machine, 2026-11-24; see /work/wt/x.\n"
+        "Here 2 cores, two cores shared with other jobs, a busy machine. A plan used to go on.\n",
         encoding="utf-8",
     )
-    assert len(internal_text(page)) == 5
+    found = internal_text(page)
+    assert len(found) == 9, found
+    assert sum("how the work went" in problem for problem in found) == 1
+
+
+def test_neutral_hardware_lines_and_the_passive_are_not_internal_text(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "Measured on 2 CPU cores. The lease is used to take turns; the tool was used to read it.\n",
+        encoding="utf-8",
+    )
+    assert internal_text(page) == []
 
 
 def shown_strings() -> list[tuple[str, str]]:
-    """String constants of the code that writes comments, CLI output and prompts."""
+    """String constants of the code that writes comments, CLI output (the scripts' too) and
+    prompts."""
     found = []
-    for path in sorted((ROOT / "planner").rglob("*.py")):
+    sources = [*sorted((ROOT / "planner").rglob("*.py")), *sorted((ROOT / "scripts").glob("*.py"))]
+    for path in sources:
         if "evaluation/suite" in path.as_posix() or "testing" in path.parts:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        docstrings = {id(node.body[0].value) for node in ast.walk(tree) if _documented(node)}
+        unshown = {id(node.value) for node in ast.walk(tree) if _string_statement(node)}
         for node in ast.walk(tree):
             shown = isinstance(node, ast.Constant) and isinstance(node.value, str)
-            if shown and id(node) not in docstrings:
+            if shown and id(node) not in unshown:
                 found.append((f"{path.name}:{node.lineno}", str(node.value)))
     for template in sorted((ROOT / "planner" / "prompts").glob("*.j2")):
         found.append((template.name, template.read_text(encoding="utf-8")))
     return found
 
 
-def _documented(node: ast.AST) -> bool:
-    """A module, class or function whose first statement is its docstring (not shown to users)."""
-    kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-    body = getattr(node, "body", None) if isinstance(node, kinds) else None
-    return bool(body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+def _string_statement(node: ast.AST) -> bool:
+    """A string on its own as a statement: a docstring (of a module, class, function or attribute),
+    never shown to users."""
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
 
 
 def test_no_internal_text_in_comments_cli_output_or_prompts() -> None:
-    """Machine paths and machine-load notes; "session" is a word of the product here."""
-    checks = {k: INTERNAL[k] for k in ("an absolute machine path", "the development machine")}
+    """Machine paths, machine-load notes and history; "session" is a word of the product here."""
+    kinds = ("an absolute machine path", "the development machine", "how the work went")
+    checks = {kind: INTERNAL[kind] for kind in kinds}
     found = [
         f"{where}: {what}"
         for where, text in shown_strings()
@@ -387,3 +502,52 @@ def test_no_internal_text_in_comments_cli_output_or_prompts() -> None:
         if pattern.search(text)
     ]
     assert found == []
+
+
+# ---------------------------------------------------------------------------- commands on the pages
+
+
+def test_the_documented_restore_into_the_lease_ref_is_what_the_next_run_takes(
+    tmp_path: Path,
+) -> None:
+    """docs/history.md's commands, run as written by a person between two runs on issue 1."""
+    bare = tmp_path / "forge.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    who = Identity("planner", "planner@example.invalid")
+    rules = LeaseRules(seconds=90, wait=5, identity=who)
+    run = GitWorkspace(_fresh(tmp_path / "run-a"), GitRemote(str(bare)))
+    left = tmp_path / "run-a" / "planning_history" / "0f1e.jsonl"
+    left.parent.mkdir()
+    left.write_text('{"type": "run_start"}\n', encoding="utf-8")
+    release(run, acquire(run, 1, "run-a", rules), left, who)
+    kept = tmp_path / "kept" / left.name  # the person's longer copy
+    kept.parent.mkdir()
+    kept.write_text('{"type": "run_start"}\n{"type": "plan"}\n{"type": "run_end"}\n')
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(bare), str(clone))
+
+    blocks = re.findall(r"^( *)```sh\n(.*?)^\1```", (DOCS / "history.md").read_text(), re.M | re.S)
+    [block] = [textwrap.dedent(text) for _, text in blocks if "commit-tree" in text]
+    script = block.replace("issues/N", "issues/1").replace("FILE", str(kept))
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **IDENTITY},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "state: free" in done.stdout
+
+    after = GitWorkspace(_fresh(tmp_path / "run-b"), GitRemote(str(bare)))
+    target = tmp_path / "run-b" / "planning_history" / left.name
+    target.parent.mkdir()
+    target.write_text('{"type": "run_start"}\n', encoding="utf-8")  # its cache's shorter copy
+    lease = acquire(after, 1, "run-b", rules)
+    assert restore_history(after, lease, target)
+    assert target.read_bytes() == kept.read_bytes()
+
+
+def _fresh(root: Path) -> Path:
+    git(root.parent, "init", "-q", str(root))
+    return root

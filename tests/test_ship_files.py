@@ -301,6 +301,47 @@ def test_every_third_party_action_is_pinned_by_commit_sha() -> None:
             assert re.search(r"# v\d+\.\d+\.\d+", match[2]), f"{path.name}: add a version comment"
 
 
+STARTS_PLANNER = re.compile(r"\bplanner\"? action\b|\bplanner-action\b")
+SAFE_START = 'sudo -E env "PATH=$PATH" '
+
+
+def github_steps() -> list[tuple[str, dict[str, Any]]]:
+    """Every step of a GitHub workflow shown in docs/ or kept in examples/github."""
+    found = []
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        for block in re.findall(r"```yaml\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            document = yaml.safe_load(block)
+            jobs = document.get("jobs", {}) if isinstance(document, dict) else {}
+            steps = document if isinstance(document, list) else []
+            steps += [step for job in jobs.values() for step in job.get("steps", [])]
+            found += [(page.name, step) for step in steps]
+    for example in sorted(EXAMPLES.glob("*.yml")):
+        for job in load(example)["jobs"].values():
+            found += [(example.name, step) for step in job["steps"]]
+    return found
+
+
+def test_every_runner_step_that_starts_planner_starts_it_as_root_with_sudo() -> None:
+    """Without sudo the model's commands run as the runner's user, beside the job's tokens
+    (docs/security.md): the docs show one way, the safe one, as the example file does."""
+    starts = [(where, step["run"]) for where, step in github_steps() if "run" in step]
+    starts = [(where, run) for where, run in starts if STARTS_PLANNER.search(run)]
+    assert {where for where, _ in starts} >= {"self-hosted.md", "planner-on-runner.yml"}
+    assert [(where, run) for where, run in starts if not run.startswith(SAFE_START)] == []
+
+
+def test_the_self_hosted_steps_are_the_examples() -> None:
+    steps = github_steps()
+    example = {step["name"]: step for where, step in steps if where == "planner-on-runner.yml"}
+    shown = [step for where, step in steps if where == "self-hosted.md"]
+    names = ["Set up Python for planner", "Install planner", "Plan and act"]
+    assert [step["name"] for step in shown] == names
+    for step in shown:
+        theirs = example[step["name"]]
+        assert {**step, "env": None} == {**theirs, "env": None}, step["name"]
+        assert step.get("env", {}).items() <= theirs.get("env", {}).items(), step["name"]
+
+
 def test_repository_ci_runs_the_same_script_with_read_only_credentials() -> None:
     workflow = load(ROOT / ".github" / "workflows" / "ci.yml")
     assert workflow["permissions"] == {}

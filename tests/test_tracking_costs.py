@@ -125,7 +125,7 @@ def test_without_a_price_the_comment_shows_tokens_but_no_money(tmp_path: Path) -
     root = tmp_path / "greeter"
     root.mkdir()
     comment, _pull = example_run.run_example(root, prices={})
-    assert "Usage — this pass: 10 model calls" in comment and "$" not in comment
+    assert "Usage — this pass: 11 model calls" in comment and "$" not in comment
 
 
 def test_the_job_summary_shows_usage_by_kind_and_cost(tmp_path: Path) -> None:

@@ -1,23 +1,41 @@
 """`planner demo`: one real pass on a throwaway repository.
 
 Without OPENAI_API_KEY the model is the scripted stand-in server (clearly labelled): the
-conversation is canned, but everything else — HTTP, tool calls, history, checklist — is real.
-With OPENAI_API_KEY set, the same issue goes to the real model (OPENAI_MODEL, OPENAI_BASE_URL).
+conversation is canned, but everything else — HTTP, tool calls, history, checklist, the
+repository's tests — is real. With OPENAI_API_KEY set, the same issue goes to the real model
+(OPENAI_MODEL, OPENAI_BASE_URL).
+
+The repository has a test, so the pass runs it before and after the change. Where planner's
+own interpreter has pytest, the tests run with it and the model also writes the issue's own
+test first (docs/verification.md): it fails before the change, passes after it and joins the
+change; elsewhere the test runs with unittest.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
+import sysconfig
 import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from planner.cli.describe import describe
-from planner.engine.config import load_config
+from planner.engine.config import PlannerConfig, load_config
 from planner.engine.issue import IssueContext
+from planner.engine.verification import VerificationNote
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_tool_calls
+from planner.testing.scripted_server import (
+    ScriptedModelServer,
+    Step,
+    reply_json,
+    reply_text,
+    reply_tool_calls,
+)
 
 ISSUE = IssueContext(
     repository="demo/greeter",
@@ -36,6 +54,33 @@ CONTRIBUTING = (
     "From the repository root run:\n\n    python -m unittest\n"
 )
 
+TEST = """import unittest
+
+from greeter import greet
+
+
+class GreetTest(unittest.TestCase):
+    def test_greets_by_name(self):
+        self.assertEqual(greet("Ada"), "Hello, Ada!")
+
+
+if __name__ == "__main__":
+    unittest.main()
+"""
+PYTEST_MARKER = "[pytest]\n"
+"""pytest.ini: the repository's tests run with pytest (unittest tests, which pytest runs too)."""
+WITHOUT_PYTEST = (
+    "With pytest installed beside planner, the demo also has the model write the issue's own "
+    "test first and runs it with the repository's."
+)
+ISSUE_TEST = """from pathlib import Path
+
+
+def test_contributing_md_exists():
+    assert Path("CONTRIBUTING.md").is_file()
+"""
+"""The issue's own test the scripted model writes: it fails before the change."""
+
 BANNER = (
     "=" * 72 + "\n"
     "SCRIPTED MODEL: no LLM is involved. A local stand-in server replays a canned\n"
@@ -43,7 +88,9 @@ BANNER = (
 )
 
 
-def demo_script() -> list[Step]:
+def demo_script(issue_test: bool = False) -> list[Step]:
+    """The scripted model's replies; `issue_test`: the repository's tests run with pytest, so the
+    model is asked for the issue's own test right after the plan."""
     plan = {
         "phase": "planning",
         "goal_understanding": {
@@ -107,8 +154,10 @@ def demo_script() -> list[Step]:
         },
     }
     fine = {"replan_needed": False, "confidence": 0.9, "reasoning": "The plan is sound."}
+    written = [reply_text("issue_test", f"```python\n{ISSUE_TEST}```")] if issue_test else []
     return [
         reply_json("planning", plan),
+        *written,
         reply_json(
             "replan_review",
             {"goal_understanding": fine, "task_decomposition": fine, "action_sequence": fine},
@@ -156,11 +205,55 @@ def demo_script() -> list[Step]:
     ]
 
 
-def make_repository(root: Path) -> None:
+PYTEST = "pytest -q"
+
+
+def pytest_scripts() -> Path | None:
+    """The folder of planner's own `pytest` command, when its interpreter has pytest (the
+    issue's own test needs it); None: the tests run with unittest, which every Python has."""
+    scripts = Path(sysconfig.get_path("scripts"))
+    found = importlib.util.find_spec("pytest") is not None and (scripts / "pytest").is_file()
+    return scripts if found else None
+
+
+def pytest_command() -> str | None:
+    """The demo's test command: `pytest -q` where pytest_scripts() has it, else None
+    (detected: unittest)."""
+    return PYTEST if pytest_scripts() is not None else None
+
+
+@contextmanager
+def pytest_on_path() -> Iterator[None]:
+    """planner's `pytest` first on PATH while a pass runs (the tests' own virtual environment
+    comes before it and has none)."""
+    scripts, before = pytest_scripts(), os.environ.get("PATH", os.defpath)
+    if scripts is None:
+        yield
+        return
+    os.environ["PATH"] = f"{scripts}{os.pathsep}{before}"
+    try:
+        yield
+    finally:
+        os.environ["PATH"] = before
+
+
+def demo_config(
+    env: Mapping[str, str], pytest: str | None, overrides: Mapping[str, Any] | None = None
+) -> PlannerConfig:
+    """The default configuration, with the demo's test command when it runs pytest."""
+    tests = {"verification.command": pytest} if pytest else {}
+    return load_config(None, env=env, overrides={**tests, **(overrides or {})})
+
+
+def make_repository(root: Path, pytest: bool = False) -> None:
+    """greeter: a README, the code and its test (a pytest project with `pytest`)."""
     (root / "README.md").write_text(README, encoding="utf-8")
     (root / "greeter.py").write_text(
         'def greet(name):\n    return f"Hello, {name}!"\n', encoding="utf-8"
     )
+    (root / "test_greeter.py").write_text(TEST, encoding="utf-8")
+    if pytest:
+        (root / "pytest.ini").write_text(PYTEST_MARKER, encoding="utf-8")
     for command in (
         ["init", "-q", "-b", "main"],
         ["add", "."],
@@ -180,25 +273,25 @@ def make_repository(root: Path) -> None:
 
 def run_demo(keep: bool = False) -> int:
     root = Path(tempfile.mkdtemp(prefix="planner-demo-"))
+    pytest = pytest_command()
     try:
-        make_repository(root)
+        make_repository(root, pytest=pytest is not None)
         if os.environ.get("OPENAI_API_KEY"):
             print(f"Real model: {os.environ.get('OPENAI_MODEL', 'default model')}")
-            return _show(
-                root,
-                run_pass(
-                    PassSetup(config=load_config(None, env=os.environ), workspace=root), ISSUE
-                ),
-                keep,
-            )
+            config = demo_config(os.environ, pytest)
+            with pytest_on_path():
+                result = run_pass(PassSetup(config=config, workspace=root), ISSUE)
+            return _show(root, result, keep)
         print(BANNER)
-        with ScriptedModelServer(demo_script()) as server:
+        with ScriptedModelServer(demo_script(issue_test=pytest is not None)) as server:
             env = {
                 "OPENAI_API_KEY": "scripted",
                 "OPENAI_BASE_URL": server.base_url,
                 "OPENAI_MODEL": "scripted-demo",
             }
-            result = run_pass(PassSetup(config=load_config(None, env=env), workspace=root), ISSUE)
+            config = demo_config(env, pytest)
+            with pytest_on_path():
+                result = run_pass(PassSetup(config=config, workspace=root), ISSUE)
             server.assert_consumed()
         return _show(root, result, keep)
     finally:
@@ -214,6 +307,7 @@ def _show(root: Path, result: object, keep: bool) -> int:
     assert isinstance(result, PassResult)
     print(f"Issue #{ISSUE.number}: {ISSUE.title}\n")
     print(_history_line(describe(result), keep))
+    print("\n" + "\n".join(_tests(result.verification)))
     status = subprocess.run(
         ["git", "status", "--short"], cwd=root, capture_output=True, text=True
     ).stdout
@@ -222,6 +316,14 @@ def _show(root: Path, result: object, keep: bool) -> int:
     if contributing.exists():
         print("CONTRIBUTING.md:\n" + contributing.read_text(encoding="utf-8"))
     return 1 if result.status == "failed" else 0
+
+
+def _tests(note: VerificationNote | None) -> list[str]:
+    """The tests' line of the tracking comment, with what became of the issue's own test."""
+    if note is None:
+        return ["Tests: not run"]
+    shown = [note.line(), *note.details()]
+    return shown + ([] if "pytest" in note.command else [WITHOUT_PYTEST])
 
 
 def _history_line(text: str, keep: bool) -> str:

@@ -621,7 +621,7 @@ BULK_APPROVED: tuple[RiskLevel, ...] = ("low", "medium")
 
 
 class ApprovalConfig(Section):
-    """The approval gate (plan-tool.md): which action specs run without a person."""
+    """The approval gate: which action specs run without a person."""
 
     mode: Literal["risky", "plan", "off"] = "risky"
     """risky: pause only at specs that need a person; plan: a person approves the whole plan's
