@@ -550,3 +550,29 @@ def test_markdown_links_found_as_a_forge_renders_them() -> None:
     assert parser.render("\\\\[a\\\\](//x.example)").count("<a href") == 1  # the old miss
     assert rendered_links("\\\\[a\\\\](//x.example)") == ["//x.example"]
     assert rendered_links("plain `[a](//x)` code") == []
+
+
+def test_a_pass_runs_on_a_history_with_a_line_nested_too_deeply(tmp_path: Path) -> None:
+    """One deeply nested line (json raises RecursionError) broke every later pass: the pass
+    now runs, and its result names the skipped line."""
+    from planner.engine.config import load_config
+    from planner.engine.issue import IssueContext
+    from planner.run.runner import PassSetup, run_pass
+    from tests.plans import git_repo
+    from tests.test_history_fuzz import REAL_PASS, StopAtFirstCall
+
+    workspace = tmp_path / "repo"
+    git_repo(workspace)
+    directory = tmp_path / "history"
+    directory.mkdir()
+    path = directory / f"{task_uuid('demo/greeter', '1')}.jsonl"
+    lines = [json.dumps(entry).encode() + b"\n" for entry in REAL_PASS]
+    deep = b'{"type": "task", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    path.write_bytes(b"".join([*lines[:3], deep, *lines[3:]]))
+    config = load_config(
+        None, env={"OPENAI_API_KEY": "x"}, overrides={"planning.history.directory": str(directory)}
+    )
+    issue = IssueContext(repository="demo/greeter", number="1", title="t", body="b")
+    result = run_pass(PassSetup(config=config, workspace=workspace, model=StopAtFirstCall()), issue)
+    assert "fuzz" in result.stop_reason or result.status != "failed", result.stop_reason
+    assert any("skipped an unreadable history line" in message for message in result.messages)
