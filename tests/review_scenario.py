@@ -34,6 +34,11 @@ SETTINGS: dict[str, Any] = {
     **ROOT_TOOLS,
 }
 BRANCH = "planner/issue-1"
+"""The GitHub issue's branch (GitLab's issue is 12: branch_of)."""
+
+
+def branch_of(fake: FakeGitHub | FakeGitLab) -> str:
+    return BRANCH if isinstance(fake, FakeGitHub) else "planner/issue-12"
 
 
 def push_stats_project(fake: FakeGitHub | FakeGitLab) -> None:
@@ -76,10 +81,12 @@ def gitlab_reviewed(fake: FakeGitLab, tmp_path: Path) -> Rig:
     return rig
 
 
-def review_event(fake: FakeGitHub, body: str, user: str = "Codertocat", **review: Any) -> Any:
+def review_event(
+    fake: FakeGitHub, body: str, user: str = "Codertocat", number: int = 0, **review: Any
+) -> Any:
     """pull_request_review.submitted (the @octokit/webhooks-examples payload) on planner's
-    pull request."""
-    [pull] = fake.pulls.values()
+    pull request (or on pull request `number`)."""
+    [pull] = [fake.pulls[number]] if number else fake.pulls.values()
     payload = github_payload("pull_request_review.submitted")
     payload["review"].update(body=body, state=review.get("state", "commented"), **review)
     payload["review"]["submitted_at"] = fake.now()
@@ -135,13 +142,29 @@ def edit(old: str, new: str) -> Step:
     )
 
 
-def on_branch(fake: FakeGitHub | FakeGitLab, path: str = "stats.py", ref: str = BRANCH) -> bytes:
+def on_branch(fake: FakeGitHub | FakeGitLab, path: str = "stats.py", ref: str = "") -> bytes:
     """The file's bytes on the branch, exactly."""
     done = subprocess.run(
-        ["git", "show", f"{ref}:{path}"], cwd=fake.bare, capture_output=True, check=True
+        ["git", "show", f"{ref or branch_of(fake)}:{path}"],
+        cwd=fake.bare,
+        capture_output=True,
+        check=True,
     )
     return done.stdout
 
 
 def commits_on_branch(fake: FakeGitHub | FakeGitLab) -> list[str]:
-    return git(fake.bare, "rev-list", f"main..{BRANCH}").splitlines()
+    return git(fake.bare, "rev-list", f"main..{branch_of(fake)}").splitlines()
+
+
+def push_on_branch(fake: FakeGitHub | FakeGitLab, path: str, content: str) -> str:
+    """A person pushes a commit onto planner's branch (another clone, a plain push)."""
+    clone = fake.root / "person"
+    if not clone.exists():
+        git(fake.root, "clone", "-q", str(fake.bare), str(clone))
+    git(clone, "fetch", "-q", "origin")
+    git(clone, "checkout", "-q", "-B", branch_of(fake), f"origin/{branch_of(fake)}")
+    (clone / path).write_text(content, encoding="utf-8")
+    git(clone, "commit", "-q", "-am", f"Edit {path}", env=IDENTITY)
+    git(clone, "push", "-q", "origin", branch_of(fake))
+    return git(clone, "rev-parse", "HEAD")

@@ -150,6 +150,15 @@ class GitWorkspace:
         done = self._git(*argv, check=False)
         return done.stdout if done.returncode == 0 else ""
 
+    def last_change(self, since: str, paths: list[str]) -> str:
+        """The newest commit after `since` on the branch that changed one of `paths` ('' for
+        none, or when `since` is not a commit of the branch)."""
+        if not _object_id(since) or not paths:
+            return ""
+        argv = ("log", "-1", "--format=%H", f"{since}..HEAD", "--", *paths)
+        done = self._git(*argv, check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
     # -- preparing ---------------------------------------------------------------------------------
 
     def _prepare_remote(self, branch: str, base: str) -> BranchState:

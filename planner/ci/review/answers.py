@@ -26,6 +26,7 @@ from planner.engine.errors import PlannerError
 from planner.engine.history import PlanningHistoryStore
 from planner.engine.result import PassResult
 from planner.engine.state import IssueState
+from planner.engine.tool_names import WRITE_TOOLS, path_argument
 from planner.engine.verification import VerificationNote, listed
 
 log = logging.getLogger(__name__)
@@ -141,11 +142,25 @@ def compose(
         return Reply(f"Nothing changed: {summary}", final=True)
     if status != "completed":
         return _waiting(run, result)
-    commit = commits.get(task_marker(entries, task_id), "")
+    commit = commits.get(task_marker(entries, task_id), "") or _last_change(run, record, state)
     if not commit:
         return Reply(f"No change made: {summary}", final=True)
     text = f"Changed in {commit}: {summary}\n\n{tests.text}"
     return Reply(text, final=True, commit=commit, resolve=tests.passing)
+
+
+def _last_change(run: IssueRunPort, record: dict[str, Any], state: IssueState) -> str:
+    """The commit holding a task's change when no checkpoint of its own does: a task a run
+    left unfinished is committed with that run's work, and a later run finishes it."""
+    written = set()
+    for action in state.actions_by_task.get(str(record.get("task_id")), []):
+        call = action.get("execution", {}).get("function_call", {})
+        path = path_argument(call.get("arguments") or {})
+        if action.get("ok") and call.get("name") in WRITE_TOOLS and path:
+            written.add(path)
+    if run.git is None:
+        return ""
+    return run.git.last_change(str(record.get("head") or ""), sorted(written))
 
 
 def _summary(state: IssueState, task_id: str) -> str:

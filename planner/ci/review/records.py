@@ -50,6 +50,8 @@ class ReviewThreadEntry(EntryBase):
     url: str = ""
     marker: str = ""
     note: str = ""
+    head: str = ""
+    """The branch's head when the thread was taken up: the task's change comes after it."""
 
 
 class ReviewReplyEntry(EntryBase):

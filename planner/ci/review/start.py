@@ -239,8 +239,9 @@ def _record(
     tasks = [item for item in work if item.task_id and item.kind in ("task", "suggestion")]
     if tasks:
         _revise(run, store, tasks, pull)
+    head = run.git.head() if run.git is not None else ""
     for item in work:
-        store.append(REVIEW_THREAD, **_thread_fields(item, pull))
+        store.append(REVIEW_THREAD, **_thread_fields(item, pull, head))
     for item in tasks:
         if item.kind == "suggestion":
             summary = f"applied @{item.open.reviewer}'s suggestion as written"
@@ -334,7 +335,7 @@ def where(item: ThreadWork) -> str:
     return f"(line {line} when it was made)" if line else "(the whole file)"
 
 
-def _thread_fields(item: ThreadWork, pull: int) -> dict[str, Any]:
+def _thread_fields(item: ThreadWork, pull: int, head: str) -> dict[str, Any]:
     thread, anchor = item.thread, item.anchor
     return {
         "task_id": item.task_id,
@@ -355,6 +356,7 @@ def _thread_fields(item: ThreadWork, pull: int) -> dict[str, Any]:
         "url": thread.url,
         "marker": item.marker,
         "note": item.note,
+        "head": head,
     }
 
 
