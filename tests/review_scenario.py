@@ -88,7 +88,7 @@ def review_event(
     pull request (or on pull request `number`)."""
     [pull] = [fake.pulls[number]] if number else fake.pulls.values()
     payload = github_payload("pull_request_review.submitted")
-    payload["review"].update(body=body, state=review.get("state", "commented"), **review)
+    payload["review"].update({"body": body, "state": "commented", **review})
     payload["review"]["submitted_at"] = fake.now()
     payload["pull_request"]["number"] = pull.number
     payload["pull_request"]["head"]["ref"] = pull.head
@@ -164,7 +164,9 @@ def push_on_branch(fake: FakeGitHub | FakeGitLab, path: str, content: str) -> st
         git(fake.root, "clone", "-q", str(fake.bare), str(clone))
     git(clone, "fetch", "-q", "origin")
     git(clone, "checkout", "-q", "-B", branch_of(fake), f"origin/{branch_of(fake)}")
+    (clone / path).parent.mkdir(parents=True, exist_ok=True)
     (clone / path).write_text(content, encoding="utf-8")
-    git(clone, "commit", "-q", "-am", f"Edit {path}", env=IDENTITY)
+    git(clone, "add", path)
+    git(clone, "commit", "-q", "-m", f"Edit {path}", env=IDENTITY)
     git(clone, "push", "-q", "origin", branch_of(fake))
     return git(clone, "rev-parse", "HEAD")

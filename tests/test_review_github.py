@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.testing.scripted_server import reply_tool_calls
+from planner.testing.scripted_server import reply_text, reply_tool_calls
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import git
 from tests.fake_forge.github import GhPull
@@ -351,3 +351,85 @@ def test_a_review_of_a_pull_request_planner_did_not_open_is_ignored(
 
     assert outcome.status == "skipped" and "was not opened by planner" in outcome.reason
     assert len(fake_github.writes()) == writes
+
+
+def test_a_suggestion_the_path_rules_refuse_is_not_committed_and_the_thread_says_so(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    """A person's approval covers the change, not the path rules: a suggestion to a CI
+    definition (which planner never commits) leaves the branch and the working tree as they were,
+    and the reply names the rule."""
+    rig = github_reviewed(fake_github, tmp_path)
+    [pull] = fake_github.pulls.values()
+    workflow = ".github/workflows/ci.yml"
+    push_on_branch(fake_github, workflow, "on: push\njobs: {}\n")
+    body = "/planner\n```suggestion\non: [push, pull_request]\n```"
+    thread = fake_github.add_review_thread(pull.number, workflow, 1, body)
+
+    outcome = rig.run(
+        review_event(fake_github, "/planner"), [], event_name="pull_request_review", **SETTINGS
+    )
+
+    assert outcome.status == "completed"
+    assert on_branch(fake_github, workflow) == b"on: push\njobs: {}\n"
+    [_, reply] = thread.comments
+    assert "The suggestion was not applied: " in reply.body
+    assert ".github/workflows/ci.yml" in reply.body and "was not committed (rule" in reply.body
+    assert not thread.resolved
+
+
+def test_with_act_on_changes_requested_a_review_requesting_changes_needs_no_phrase(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    rig = github_reviewed(fake_github, tmp_path)
+    [pull] = fake_github.pulls.values()
+    thread = fake_github.add_review_thread(pull.number, "stats.py", 6, NONE_CASE)
+    event = review_event(fake_github, "Empty lists everywhere, please.", state="changes_requested")
+    skipped = rig.run(event, [], event_name="pull_request_review", **SETTINGS)
+    assert skipped.status == "skipped" and "act_on_changes_requested" in skipped.reason
+    script = [
+        edit("    return max(values)", "    return max(values) if values else None"),
+        finish(summary="largest() returns None for an empty list"),
+        completion(),
+    ]
+
+    outcome = rig.run(
+        event,
+        script,
+        event_name="pull_request_review",
+        **SETTINGS,
+        **{"review.act_on_changes_requested": True},
+    )
+
+    assert outcome.status == "completed", outcome.reason
+    assert thread.resolved
+    prompt = next(p for p in rig.prompts if "Task review_1 answers a review comment" in p)
+    assert f"Review of pull request #{pull.number}: Empty lists everywhere, please." in prompt
+
+
+def test_a_thread_another_tasks_change_already_settled_is_answered_with_that_commit(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    """The model makes both changes in the first task and writes the file back unchanged in
+    the second (the change is there): the second thread is answered with the commit that
+    changed its lines and resolved, not told that nothing changed."""
+    rig = github_reviewed(fake_github, tmp_path)
+    [pull] = fake_github.pulls.values()
+    first = fake_github.add_review_thread(pull.number, "stats.py", 6, NONE_CASE)
+    second = fake_github.add_review_thread(pull.number, "stats.py", 10, f"Same here: {NONE_CASE}")
+    both = STATS.replace("max(values)", "max(values) if values else None").replace(
+        "min(values)", "min(values) if values else None"
+    )
+    whole = f"stats.py\n```python\n{both}```\n"
+    script = [reply_text("execute", whole), reply_text("execute", whole), completion(completed=2)]
+
+    outcome = rig.run(
+        review_event(fake_github, "/planner"), script, event_name="pull_request_review", **SETTINGS
+    )
+
+    assert outcome.status == "completed", outcome.reason
+    [commit] = [c for c in commits_on_branch(fake_github)][:1]
+    assert on_branch(fake_github) == both.encode()
+    assert f"Changed in {commit}: wrote stats.py" in first.comments[-1].body
+    assert f"Changed in {commit}: " in second.comments[-1].body
+    assert first.resolved and second.resolved

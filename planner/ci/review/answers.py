@@ -18,7 +18,9 @@ from typing import Any
 from planner.ci.forges.base import MARKER_PREFIX, PullRequestData
 from planner.ci.forges.threads import ReviewThread
 from planner.ci.gitops import marked_commits
+from planner.ci.review.anchors import text_lines
 from planner.ci.review.records import REVIEW_REPLY, replied_in_run, unanswered
+from planner.ci.review.start import workspace_file
 from planner.ci.run_port import IssueRunPort
 from planner.ci.tracking import neutralize
 from planner.engine.checkpoints import CHECKPOINT
@@ -143,6 +145,9 @@ def compose(
     if status != "completed":
         return _waiting(run, result)
     commit = commits.get(task_marker(entries, task_id), "") or _last_change(run, record, state)
+    if not commit and run.git is not None and _lines_changed(run, record):
+        # done by another task of the review (the model found the change already there)
+        commit = run.git.last_change(str(record.get("head") or ""), [str(record["path"])])
     if not commit:
         return Reply(f"No change made: {summary}", final=True)
     text = f"Changed in {commit}: {summary}\n\n{tests.text}"
@@ -161,6 +166,17 @@ def _last_change(run: IssueRunPort, record: dict[str, Any], state: IssueState) -
     if run.git is None:
         return ""
     return run.git.last_change(str(record.get("head") or ""), sorted(written))
+
+
+def _lines_changed(run: IssueRunPort, record: dict[str, Any]) -> bool:
+    """The commented lines are nowhere in the file as they were when the thread was taken up."""
+    before = list(record.get("lines") or [])
+    if not before:
+        return False
+    now = text_lines(workspace_file(run.workspace, str(record.get("path", "")))) or []
+    return not any(
+        now[index : index + len(before)] == before for index in range(len(now) - len(before) + 1)
+    )
 
 
 def _summary(state: IssueState, task_id: str) -> str:

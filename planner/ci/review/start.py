@@ -77,6 +77,8 @@ class ThreadWork:
     marker: str = ""
     note: str = ""
     context: str = ""
+    lines: tuple[str, ...] = ()
+    """The commented lines as the branch had them when the thread was taken up."""
 
     @property
     def thread(self) -> ReviewThread:
@@ -92,7 +94,8 @@ def start_review(run: IssueRunPort, store: PlanningHistoryStore) -> int:
     if run.trigger.command not in ("run", "resume"):
         return 0
     entries = store.entries()
-    waiting = {str(r["thread_id"]): r for r in unanswered(entries)}
+    # a thread whose task still waits is not taken twice (its owed reply comes when it is done)
+    waiting = {str(r["thread_id"]): r for r in unanswered(entries) if r.get("kind") == "task"}
     permissions = Permissions(run.forge, run.config.forge)
     found = open_threads(run.forge.review_threads(pull), permissions)
     refresh = [t for t in found if t.thread.id in waiting]
@@ -137,6 +140,8 @@ def survey(run: IssueRunPort, item: OpenThread) -> ThreadWork:
         suggestion=suggestions[0] if len(suggestions) == 1 and anchor is not None else None,
     )
     work.context = context_around(current, anchor) if current and anchor else ""
+    if current and anchor:
+        work.lines = tuple(current[anchor.start - 1 : anchor.end])
     work.kind = "outdated" if work.outdated else "suggestion" if work.suggestion else "task"
     return work
 
@@ -357,6 +362,7 @@ def _thread_fields(item: ThreadWork, pull: int, head: str) -> dict[str, Any]:
         "marker": item.marker,
         "note": item.note,
         "head": head,
+        "lines": list(item.lines),
     }
 
 
