@@ -8,6 +8,7 @@ from pathlib import Path
 
 from planner.ci.forges.base import TRACKING_MARKER
 from tests.fake_forge import FakeGitLab
+from tests.fake_forge.scenario import gitlab_payload
 from tests.review_scenario import (
     SETTINGS,
     commits_on_branch,
@@ -78,3 +79,26 @@ def test_a_gitlab_suggestion_is_applied_as_written(fake_gitlab: FakeGitLab, tmp_
     ]
     assert discussion.resolved
     assert "Applied the suggestion as written in " in discussion.notes[-1].body
+
+
+def test_a_bare_phrase_on_the_merge_request_works_through_its_open_diff_threads(
+    fake_gitlab: FakeGitLab, tmp_path: Path
+) -> None:
+    """A review's summary note (`/planner`, not on a line) takes up the review's diff threads
+    that hold no phrase themselves."""
+    rig = gitlab_reviewed(fake_gitlab, tmp_path)
+    [mr] = fake_gitlab.merge_requests.values()
+    discussion = fake_gitlab.add_diff_discussion(mr.iid, "stats.py", 6, NONE_CASE)
+    payload = gitlab_payload("note_hook_mr")
+    payload["object_attributes"].update(note="/planner", id=9999, created_at=fake_gitlab.now())
+    payload["merge_request"].update(iid=mr.iid, source_branch=mr.source_branch)
+    script = [
+        edit("    return max(values)", "    return max(values) if values else None"),
+        finish(summary="largest() returns None for an empty list"),
+        completion(),
+    ]
+
+    outcome = rig.run(payload, script, **SETTINGS)
+
+    assert outcome.status == "completed", outcome.reason
+    assert discussion.resolved and "Changed in " in discussion.notes[-1].body

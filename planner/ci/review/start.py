@@ -40,6 +40,7 @@ from planner.ci.review.records import REVIEW_THREAD, ThreadKind, unanswered
 from planner.ci.review.threads import OpenThread, Permissions, open_threads
 from planner.ci.run_port import IssueRunPort
 from planner.ci.tracking import no_closing_keywords
+from planner.ci.triggers import Trigger
 from planner.engine.checkpoints import MARKER_TRAILER, record_checkpoint
 from planner.engine.documents import (
     ActionPlan,
@@ -86,12 +87,11 @@ class ThreadWork:
 
 
 def start_review(run: IssueRunPort, store: PlanningHistoryStore) -> int:
-    """Take up the open threads of the review that triggered this run: suggestions applied and
-    committed, the rest tasks of a revised plan. Returns how many threads were taken up."""
+    """Take up the open threads of the pull request a review (or a bare `/planner` on it)
+    asked about: suggestions applied and committed, the rest tasks of a revised plan. Returns
+    how many threads were taken up."""
     pull, git = run.target.pull, run.git
-    if run.trigger.kind != "review" or pull is None or git is None:
-        return 0
-    if run.trigger.command not in ("run", "resume"):
+    if pull is None or git is None or not takes_up_threads(run.trigger):
         return 0
     entries = store.entries()
     # a thread whose task still waits is not taken twice (its owed reply comes when it is done)
@@ -110,6 +110,14 @@ def start_review(run: IssueRunPort, store: PlanningHistoryStore) -> int:
     if applied:
         record_checkpoint(store, git.head(), applied[-1])
     return len(work) + len(refresh)
+
+
+def takes_up_threads(trigger: Trigger) -> bool:
+    """A review, or a bare `/planner` (or `/planner resume`) on the pull request's conversation
+    (on GitLab also a review's summary note): its open threads are the work."""
+    if trigger.command not in ("run", "resume"):
+        return False
+    return trigger.kind == "review" or (trigger.kind == "pr_comment" and not trigger.instruction)
 
 
 # -- looking at each thread ----------------------------------------------------------------------
