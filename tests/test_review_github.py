@@ -417,9 +417,10 @@ def test_a_thread_another_tasks_change_already_settled_is_answered_with_that_com
     [pull] = fake_github.pulls.values()
     first = fake_github.add_review_thread(pull.number, "stats.py", 6, NONE_CASE)
     second = fake_github.add_review_thread(pull.number, "stats.py", 10, f"Same here: {NONE_CASE}")
-    both = STATS.replace("max(values)", "max(values) if values else None").replace(
-        "min(values)", "min(values) if values else None"
-    )
+    guard = "    if not values:\n        return None\n"
+    both = STATS.replace("    return max", guard + "    return max").replace(
+        "    return min", guard + "    return min"
+    )  # the commented lines stay as they were: lines are added above them
     whole = f"stats.py\n```python\n{both}```\n"
     script = [reply_text("execute", whole), reply_text("execute", whole), completion(completed=2)]
 
@@ -433,3 +434,28 @@ def test_a_thread_another_tasks_change_already_settled_is_answered_with_that_com
     assert f"Changed in {commit}: wrote stats.py" in first.comments[-1].body
     assert f"Changed in {commit}: " in second.comments[-1].body
     assert first.resolved and second.resolved
+
+
+def test_a_task_finds_its_lines_where_a_suggestion_of_the_same_review_moved_them(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    rig = github_reviewed(fake_github, tmp_path)
+    [pull] = fake_github.pulls.values()
+    grown = "    if not values:\n        return None\n    return max(values)"
+    fake_github.add_review_thread(pull.number, "stats.py", 6, f"```suggestion\n{grown}\n```")
+    later = fake_github.add_review_thread(pull.number, "stats.py", 10, NONE_CASE)
+    script = [
+        edit("    return min(values)", "    return min(values) if values else None"),
+        finish(summary="smallest() returns None for an empty list"),
+        completion(completed=2),
+    ]
+
+    outcome = rig.run(
+        review_event(fake_github, "/planner"), script, event_name="pull_request_review", **SETTINGS
+    )
+
+    assert outcome.status == "completed", outcome.reason
+    prompt = next(p for p in rig.prompts if "Task review_2 answers a review comment" in p)
+    assert "(line 12 now: the lines moved since the comment was made)" in prompt
+    assert ">12|     return min(values)" in json.loads(prompt)["messages"][1]["content"]
+    assert later.resolved

@@ -22,6 +22,7 @@ from planner.ci.review.anchors import (
     locate,
     suggested_range,
     suggestions_in,
+    touches,
 )
 from planner.ci.review.threads import open_threads
 from planner.ci.triggers import Skip, Trigger, parse_github_event, parse_gitlab_event
@@ -194,6 +195,15 @@ def test_the_commented_text_comes_from_the_commit_else_from_the_hunk() -> None:
     assert commented_lines(thread(original_line=2), ["a", "b", "c"]) == ["b"]
     assert commented_lines(thread(side="old"), ["a"]) is None
     assert commented_lines(thread(diff_hunk=hunk, original_line=3), None) == ["C"]
+
+
+def test_a_change_touches_the_lines_it_replaces_or_adds_among_them() -> None:
+    replaced = "@@ -6 +6 @@\n-    return max(values)\n+    return max(values) or None"
+    added_above = "@@ -5,0 +6,2 @@\n+    if not values:\n+        return None"
+    elsewhere = "@@ -2 +2 @@\n-x\n+y\n@@ -9,0 +10 @@\n+z"
+    assert touches(replaced, 6, 6) and touches(added_above, 6, 6)
+    assert not touches(elsewhere, 6, 6) and not touches("", 6, 6)
+    assert touches("@@ -4,3 +4 @@\n-a\n-b\n-c\n+d", 6, 7)
 
 
 def test_the_hunk_of_a_line_ends_at_it() -> None:

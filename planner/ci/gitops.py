@@ -150,6 +150,14 @@ class GitWorkspace:
         done = self._git(*argv, check=False)
         return done.stdout if done.returncode == 0 else ""
 
+    def changes_since(self, since: str, path: str) -> str:
+        """`path`'s diff from `since` to HEAD without context lines ('' when git cannot tell)."""
+        if not _object_id(since):
+            return ""
+        argv = ("diff", "--no-ext-diff", "--no-color", "-U0", since, "HEAD", "--", path)
+        done = self._git(*argv, check=False)
+        return done.stdout if done.returncode == 0 else ""
+
     def last_change(self, since: str, paths: list[str]) -> str:
         """The newest commit after `since` on the branch that changed one of `paths` ('' for
         none, or when `since` is not a commit of the branch)."""

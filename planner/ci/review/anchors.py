@@ -23,6 +23,7 @@ OPENING = re.compile(
     r"(?::-(?P<above>\d+)\+(?P<below>\d+))?[ \t]*$"
 )
 HUNK_HEADER = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,\d+)? @@")
+OLD_SIDE = re.compile(r"^@@ -(?P<start>\d+)(?:,(?P<count>\d+))? \+")
 CONTEXT_LINES = 6
 """Lines shown before and after the commented ones."""
 
@@ -205,6 +206,22 @@ def hunk_ending_at(diff: str, line: int) -> str:
                 return "\n".join(hunk)
             number += 1
     return ""
+
+
+def touches(diff: str, start: int, end: int) -> bool:
+    """Whether a diff without context (`git diff -U0`) changes lines start..end of the old
+    file, or adds lines next to them (between the line above and the line below)."""
+    for line in diff.split("\n"):
+        found = OLD_SIDE.match(line)
+        if found is None:
+            continue
+        first, count = int(found["start"]), int(found["count"] or 1)
+        if count == 0:  # lines added after old line `first`
+            if start - 1 <= first <= end:
+                return True
+        elif first <= end and first + count - 1 >= start:
+            return True
+    return False
 
 
 def text_lines(content: bytes | None) -> list[str] | None:

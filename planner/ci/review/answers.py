@@ -18,9 +18,8 @@ from typing import Any
 from planner.ci.forges.base import MARKER_PREFIX, PullRequestData
 from planner.ci.forges.threads import ReviewThread
 from planner.ci.gitops import marked_commits
-from planner.ci.review.anchors import text_lines
+from planner.ci.review.anchors import touches
 from planner.ci.review.records import REVIEW_REPLY, replied_in_run, unanswered
-from planner.ci.review.start import workspace_file
 from planner.ci.run_port import IssueRunPort
 from planner.ci.tracking import neutralize
 from planner.engine.checkpoints import CHECKPOINT
@@ -169,14 +168,12 @@ def _last_change(run: IssueRunPort, record: dict[str, Any], state: IssueState) -
 
 
 def _lines_changed(run: IssueRunPort, record: dict[str, Any]) -> bool:
-    """The commented lines are nowhere in the file as they were when the thread was taken up."""
-    before = list(record.get("lines") or [])
-    if not before:
+    """Commits since the thread was taken up changed its lines (or added lines among them)."""
+    start, end = record.get("start"), record.get("end")
+    if run.git is None or not isinstance(start, int) or not isinstance(end, int):
         return False
-    now = text_lines(workspace_file(run.workspace, str(record.get("path", "")))) or []
-    return not any(
-        now[index : index + len(before)] == before for index in range(len(now) - len(before) + 1)
-    )
+    diff = run.git.changes_since(str(record.get("head") or ""), str(record.get("path", "")))
+    return touches(diff, start, end)
 
 
 def _summary(state: IssueState, task_id: str) -> str:

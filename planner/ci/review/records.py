@@ -52,8 +52,6 @@ class ReviewThreadEntry(EntryBase):
     note: str = ""
     head: str = ""
     """The branch's head when the thread was taken up: the task's change comes after it."""
-    lines: list[str] = Field(default_factory=list)
-    """The commented lines then (start..end)."""
 
 
 class ReviewReplyEntry(EntryBase):

@@ -78,8 +78,6 @@ class ThreadWork:
     marker: str = ""
     note: str = ""
     context: str = ""
-    lines: tuple[str, ...] = ()
-    """The commented lines as the branch had them when the thread was taken up."""
 
     @property
     def thread(self) -> ReviewThread:
@@ -106,6 +104,8 @@ def start_review(run: IssueRunPort, store: PlanningHistoryStore) -> int:
         return len(refresh)
     _number_tasks(work, IssueState.from_entries(entries))
     applied = _apply_suggestions(run, work)
+    if applied:  # the other threads' lines are looked for in the tree the suggestions left
+        work = [_resurvey(run, item) if item.kind == "task" else item for item in work]
     _record(run, store, work, pull.number)
     if applied:
         record_checkpoint(store, git.head(), applied[-1])
@@ -148,10 +148,16 @@ def survey(run: IssueRunPort, item: OpenThread) -> ThreadWork:
         suggestion=suggestions[0] if len(suggestions) == 1 and anchor is not None else None,
     )
     work.context = context_around(current, anchor) if current and anchor else ""
-    if current and anchor:
-        work.lines = tuple(current[anchor.start - 1 : anchor.end])
+
     work.kind = "outdated" if work.outdated else "suggestion" if work.suggestion else "task"
     return work
+
+
+def _resurvey(run: IssueRunPort, item: ThreadWork) -> ThreadWork:
+    again = survey(run, item.open)
+    again.suggestion, again.kind = None, "outdated" if again.outdated else "task"
+    again.task_id = item.task_id if again.kind == "task" else ""
+    return again
 
 
 def workspace_file(root: Path, path: str) -> bytes | None:
@@ -370,7 +376,6 @@ def _thread_fields(item: ThreadWork, pull: int, head: str) -> dict[str, Any]:
         "marker": item.marker,
         "note": item.note,
         "head": head,
-        "lines": list(item.lines),
     }
 
 
