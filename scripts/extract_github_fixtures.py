@@ -79,6 +79,8 @@ WEBHOOK_PICKS: tuple[WebhookPick, ...] = (
     WebhookPick("issues", "assigned"),
     WebhookPick("issue_comment", "created"),
     WebhookPick("issue_comment", "created", on_pull_request=True),
+    WebhookPick("pull_request_review", "submitted"),
+    WebhookPick("pull_request_review_comment", "created"),
 )
 
 

@@ -70,11 +70,16 @@ def test_expected_webhook_files_exist() -> None:
         "issues.opened.json",
         "issues.assigned.json",
         "issue_comment.created.json",
+        "pull_request_review.submitted.json",
+        "pull_request_review_comment.created.json",
     }
     assert expected <= set(WEBHOOK_FILES)
 
 
-@pytest.mark.parametrize("name", WEBHOOK_FILES)
+REVIEW_FILES = [name for name in WEBHOOK_FILES if name.startswith("pull_request_review")]
+
+
+@pytest.mark.parametrize("name", [n for n in WEBHOOK_FILES if n not in REVIEW_FILES])
 def test_webhook_has_trigger_fields(name: str) -> None:
     payload = load(WEBHOOKS / name)
     event, action = name.split(".")[:2]
@@ -86,6 +91,19 @@ def test_webhook_has_trigger_fields(name: str) -> None:
     if event == "issue_comment":
         assert isinstance(payload["comment"]["body"], str)
         assert payload["comment"]["user"]["login"]
+
+
+@pytest.mark.parametrize("name", REVIEW_FILES)
+def test_review_webhooks_have_what_the_review_trigger_reads(name: str) -> None:
+    payload = load(WEBHOOKS / name)
+    event, action = name.split(".")[:2]
+    assert payload["action"] == action
+    pull = payload["pull_request"]
+    assert isinstance(pull["number"], int) and isinstance(pull["head"]["ref"], str)
+    assert payload["sender"]["type"] == "User" and payload["sender"]["login"]
+    item = payload["review" if event == "pull_request_review" else "comment"]
+    assert isinstance(item["id"], int) and "body" in item
+    assert item.get("submitted_at") or item.get("created_at")
 
 
 def test_labeled_names_the_added_label() -> None:
@@ -283,6 +301,7 @@ def test_gitlab_issue_hook_has_label_changes() -> None:
     [
         ("note_hook_issue.json", "Issue", "issue"),
         ("note_hook_mr.json", "MergeRequest", "merge_request"),
+        ("note_hook_diff_note.json", "MergeRequest", "merge_request"),
     ],
 )
 def test_gitlab_note_hooks(name: str, noteable_type: str, target: str) -> None:
@@ -292,3 +311,13 @@ def test_gitlab_note_hooks(name: str, noteable_type: str, target: str) -> None:
     assert attributes["noteable_type"] == noteable_type
     assert attributes["system"] is False and isinstance(attributes["note"], str)
     assert isinstance(payload[target]["iid"], int)
+
+
+def test_gitlab_diff_note_has_a_position_on_the_merge_requests_diff() -> None:
+    attributes = load(GITLAB / "note_hook_diff_note.json")["object_attributes"]
+    assert attributes["type"] == "DiffNote" and attributes["discussion_id"]
+    position = attributes["position"]
+    assert position["position_type"] == "text" and position["new_path"]
+    assert isinstance(position["new_line"], int)
+    assert all(len(position[key]) == 40 for key in ("base_sha", "start_sha", "head_sha"))
+    assert {"start", "end"} <= set(position["line_range"])

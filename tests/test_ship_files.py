@@ -204,12 +204,13 @@ def test_example_workflow_filters_queues_and_keeps_history(name: str) -> None:
     triggers = workflow[True]
     assert triggers["issues"] == {"types": ["labeled"]}
     assert triggers["issue_comment"] == {"types": ["created"]}
-    assert set(triggers) == {"issues", "issue_comment", "schedule", "workflow_dispatch"}
+    assert set(triggers) == {"issues", "issue_comment", "schedule", "workflow_dispatch", *REVIEWS}
     check_sweep(workflow)
     job = workflow["jobs"]["plan"]
     condition = " ".join(job["if"].split())
     for needed in ("sender.type != 'Bot'", "label.name == 'planner'", "'/planner')"):
         assert needed in condition
+    check_reviews(workflow)
     assert condition.startswith("github.event_name == 'workflow_dispatch' || (")
     assert job["permissions"] == {
         "contents": "write",
@@ -233,6 +234,28 @@ def test_example_workflow_filters_queues_and_keeps_history(name: str) -> None:
 
 
 SAVERS = ("actions/cache/save", "actions/upload-artifact")
+REVIEWS = {"pull_request_review": ["submitted"], "pull_request_review_comment": ["created"]}
+PLANNERS_PULL = (
+    "startsWith(github.event.pull_request.head.ref, 'planner/issue-') && "
+    "github.event.pull_request.head.repo.full_name == github.repository"
+)
+
+
+def check_reviews(workflow: dict[Any, Any]) -> None:
+    """Reviews of planner's pull request reach the job only from this repository's planner
+    branches and with the phrase, under the issue events' permissions and (no) concurrency
+    group; the checkout is the default branch, not the pull request's merge ref."""
+    triggers = workflow[True]
+    for event, types in REVIEWS.items():
+        assert triggers[event] == {"types": types}
+    [job] = [job for name, job in workflow["jobs"].items() if name != "sweep"]
+    condition = " ".join(job["if"].split())
+    assert PLANNERS_PULL in condition
+    assert "contains(github.event.review.body, '/planner')" in condition
+    assert "github.event_name == 'pull_request_review_comment' && contains(" in condition
+    assert job["permissions"]["pull-requests"] == "write" and "concurrency" not in job
+    [checkout] = [s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@")]
+    assert checkout["with"]["ref"] == "${{ github.event.repository.default_branch }}"
 
 
 def check_sweep(workflow: dict[Any, Any]) -> None:
@@ -253,7 +276,10 @@ def test_the_quick_start_workflow_is_the_plan_job_without_extras() -> None:
     """The README's one-screen workflow: the example's filters, permissions and checkout, the
     released action; no sweep, cache or artifact steps (the lease ref carries the history)."""
     quick, full = load(EXAMPLES / "quickstart.yml"), load(EXAMPLES / "planner.yml")
-    assert quick["permissions"] == {} and set(quick[True]) == {"issues", "issue_comment"}
+    assert quick["permissions"] == {}
+    assert set(quick[True]) == {"issues", "issue_comment", *REVIEWS}
+    check_reviews(quick)
+    check_reviews(load(EXAMPLES / "planner-on-runner.yml"))
     [job] = quick["jobs"].values()
     plan = full["jobs"]["plan"]
     assert job["permissions"] == plan["permissions"]

@@ -151,7 +151,13 @@ def early_trigger(
 
     if job.platform == "github":
         name, payload = triggers.load_github_event(job.env)
-        return triggers.parse_github_event(name, payload, config.forge), payload, name
+        found = triggers.parse_github_event(
+            name,
+            payload,
+            config.forge,
+            act_on_changes_requested=config.review.act_on_changes_requested,
+        )
+        return found, payload, name
     if job.env.get("TRIGGER_PAYLOAD"):
         payload = triggers.load_json_file(job.env["TRIGGER_PAYLOAD"], "TRIGGER_PAYLOAD")
         return triggers.parse_gitlab_event(payload, config.forge), payload, None

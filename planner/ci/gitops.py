@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -159,6 +160,46 @@ class GitWorkspace:
     def head(self) -> str:
         return self._git("rev-parse", "HEAD").stdout.strip()
 
+    def read_at(self, commit: str, path: str) -> bytes | None:
+        """The file `path` as `commit` has it; None when the commit or the file is not here."""
+        if not _object_id(commit):
+            return None
+        done = subprocess.run(
+            git_argv("show", f"{commit}:{path}", config=LOCAL_CONFIG),
+            cwd=self.root,
+            env=self.base_env,
+            capture_output=True,
+            timeout=600,
+        )
+        return done.stdout if done.returncode == 0 else None
+
+    def diff_of(self, commit: str, path: str) -> str:
+        """The change the branch made to `path` up to `commit` (against where it left the base
+        branch); '' when git cannot tell."""
+        state = self._state()
+        if not _object_id(commit):
+            return ""
+        argv = ("diff", "--no-ext-diff", "--no-color", f"{state.base_sha}...{commit}", "--", path)
+        done = self._git(*argv, check=False)
+        return done.stdout if done.returncode == 0 else ""
+
+    def changes_since(self, since: str, path: str) -> str:
+        """`path`'s diff from `since` to HEAD without context lines ('' when git cannot tell)."""
+        if not _object_id(since):
+            return ""
+        argv = ("diff", "--no-ext-diff", "--no-color", "-U0", since, "HEAD", "--", path)
+        done = self._git(*argv, check=False)
+        return done.stdout if done.returncode == 0 else ""
+
+    def last_change(self, since: str, paths: list[str]) -> str:
+        """The newest commit after `since` on the branch that changed one of `paths` ('' for
+        none, or when `since` is not a commit of the branch)."""
+        if not _object_id(since) or not paths:
+            return ""
+        argv = ("log", "-1", "--format=%H", f"{since}..HEAD", "--", *paths)
+        done = self._git(*argv, check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
     # -- preparing ---------------------------------------------------------------------------------
 
     def _prepare_remote(self, branch: str, base: str) -> BranchState:
@@ -269,6 +310,11 @@ class GitWorkspace:
         )
 
 
+def _object_id(text: str) -> bool:
+    """A commit id as forges give them (never an option or a revision expression)."""
+    return bool(re.fullmatch(r"[0-9a-f]{7,64}", text))
+
+
 def _hint(output: str) -> str:
     lowered = output.lower()
     if "403" in lowered or "permission" in lowered or "denied" in lowered:
@@ -367,3 +413,18 @@ def checkpoint_markers(git: GitWorkspace) -> set[str]:
     fmt = f"--format=%(trailers:key={key},valueonly,separator=%x00)"
     out = git._git("log", fmt, f"{state.base_sha}..HEAD", check=False).stdout
     return {value.strip() for value in out.replace("\0", "\n").splitlines() if value.strip()}
+
+
+def marked_commits(git: GitWorkspace) -> dict[str, str]:
+    """Checkpoint marker -> the commit on the branch that carries it now (a rebase gives a
+    commit a new id; its trailer stays)."""
+    state = git._state()
+    fmt = "--format=%H%x01%(trailers:key=Planner-Checkpoint,valueonly,separator=%x02)%x03"
+    out = git._git("log", fmt, f"{state.base_sha}..HEAD", check=False).stdout
+    found: dict[str, str] = {}
+    for record in out.split("\x03"):
+        sha, _, markers = record.strip().partition("\x01")
+        for marker in markers.split("\x02"):
+            if sha and marker.strip():
+                found.setdefault(marker.strip(), sha)
+    return found

@@ -57,6 +57,10 @@ from planner.ci.interactive import interactive_event, restore_once
 from planner.ci.lease import Lease, LeaseBusy
 from planner.ci.outcome import CiOutcome, OutcomeStatus
 from planner.ci.request_marks import BEFORE_REQUEST, NOT_ON_OWN_LINE, came_after, mark_now
+from planner.ci.review.answers import answer_threads
+from planner.ci.review.event import review_instruction, review_skip
+from planner.ci.review.phase import ReviewPhase
+from planner.ci.review.start import start_review
 from planner.ci.run_port import Target
 from planner.ci.signals import ran_before, start_deadline
 from planner.ci.tracking import (
@@ -143,7 +147,14 @@ def run_for_event(
     sleep: Callable[[float], None] = time.sleep,
 ) -> CiOutcome:
     """Handle one event end to end; see the module docstring and the env of each platform."""
-    trigger = read_trigger(platform, config.forge, env, event, event_name)
+    trigger = read_trigger(
+        platform,
+        config.forge,
+        env,
+        event,
+        event_name,
+        act_on_changes_requested=config.review.act_on_changes_requested,
+    )
     if isinstance(trigger, Sweep):  # the entry point runs planner.ci.sweep for these
         return skipped(platform, f"{trigger.event}: a sweep, not a run on one issue")
     if isinstance(trigger, Skip):
@@ -154,6 +165,9 @@ def run_for_event(
     target = decide(forge, trigger, config.forge)
     if isinstance(target, Skip):
         return skipped(platform, target.reason, trigger.issue_number)
+    nothing = review_skip(forge, trigger, target, config)
+    if nothing is not None:
+        return skipped(platform, nothing.reason, target.number)
     log.info("acting on %s", trigger.describe())
     run = IssueRun(forge, trigger, target, config, workspace, env)
     if trigger.command == "stop":
@@ -182,6 +196,8 @@ def read_trigger(
     env: Mapping[str, str],
     event: Mapping[str, Any] | None,
     event_name: str | None,
+    *,
+    act_on_changes_requested: bool = False,
 ) -> Trigger | Skip | Sweep:
     """GitHub: GITHUB_EVENT_NAME + GITHUB_EVENT_PATH. GitLab: TRIGGER_PAYLOAD or
     PLANNER_ISSUE_IID. Local: event {"issue", "instruction", "actor"} or PLANNER_ISSUE /
@@ -189,7 +205,10 @@ def read_trigger(
     if platform == "github":
         if event is None:
             event_name, event = load_github_event(env)
-        return parse_github_event(event_name or env.get("GITHUB_EVENT_NAME", ""), event, config)
+        name = event_name or env.get("GITHUB_EVENT_NAME", "")
+        return parse_github_event(
+            name, event, config, act_on_changes_requested=act_on_changes_requested
+        )
     if platform == "gitlab":
         if event is not None:
             return parse_gitlab_event(event, config)
@@ -330,6 +349,8 @@ def _instruction(forge: ForgeAdapter, trigger: Trigger, target: Target) -> str:
         return ""
     if trigger.command == "replan":
         return f"Replan requested: {trigger.instruction or 'no reason given'}"
+    if trigger.kind == "review":
+        return review_instruction(forge, trigger, target)
     if target.pull is not None and trigger.instruction:
         reference = forge.pull_reference(target.pull.number)
         return f"Feedback on pull request {reference}: {trigger.instruction}"
@@ -518,12 +539,27 @@ class IssueRun:
             if history is not None:
                 history.save(directory, str(self.number))
         self.view.result = result
+        self._answer_review(result, directory, history)
         if not git.commits_ahead():
             self.view.notes.append("No changes so far, so there is no commit and no pull request.")
             return self._outcome(result, commit, None)
         if self._closed_by_a_person(git):
             return self._outcome(result, commit, None)
         return self._outcome(result, commit, self._pull_request(result, base))
+
+    def _answer_review(
+        self, result: PassResult, directory: Path, history: HistoryBackend | None
+    ) -> None:
+        """Each review thread the pass took up gets its reply (planner.ci.review); what was
+        posted is in the history, which is saved again."""
+        try:
+            posted = answer_threads(self, result, self._store(directory))
+        except Exception:  # the pass's work is pushed: a failed reply must not undo the run
+            log.exception("could not answer the review threads")
+            self.view.notes.append("Could not answer the review threads; the next run will.")
+            return
+        if posted and history is not None:
+            history.save(directory, str(self.number))
 
     @functools.cached_property
     def checkout_credentials(self) -> tuple[Path, ...]:
@@ -548,6 +584,7 @@ class IssueRun:
         history_notes(self, history)
         restore_from_lease(self, self.lease, self._store(directory))
         reconcile_branch(self, self._store(directory))
+        start_review(self, self._store(directory))
         issue = self._record_approval_answer(issue, directory)
         setup = PassSetup(
             config=self.config,
@@ -562,6 +599,7 @@ class IssueRun:
             ),
             mcp_file_servers=mcp_servers,
             base_commit=base_commit,
+            phases=(ReviewPhase(),),
             witness=ForgeWitness(
                 self.forge,
                 self.config.forge,

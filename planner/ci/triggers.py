@@ -5,7 +5,9 @@ own comments are decided here. Write access, closed/locked issues and "is this P
 need the forge and are decided in planner.ci.job.
 
 GitHub: `issues` (labeled; opened/assigned when enabled), `issue_comment` created,
-`workflow_dispatch` with an `issue` input. GitLab: Issue Hook / Note Hook payloads delivered
+`pull_request_review` submitted and `pull_request_review_comment` created (on planner's own
+pull request: planner.ci.review), `workflow_dispatch` with an `issue` input. GitLab: Issue
+Hook / Note Hook payloads (a note on a line of a merge request's diff is a review) delivered
 by a pipeline trigger as the file variable TRIGGER_PAYLOAD, or a manual/API pipeline with
 PLANNER_ISSUE_IID. Local: an issue number and an instruction from the command line. A GitHub
 `schedule` event or a GitLab pipeline schedule is a `Sweep` (planner.ci.sweep), whose dispatched
@@ -38,12 +40,14 @@ TriggerKind = Literal[
     "assigned",
     "comment",
     "pr_comment",
+    "review",
     "dispatch",
     "manual",
     "sweep",
     "local",
 ]
 """'interactive': the label forge.label_interactive was added (planner.ci.interactive).
+'review': a review of a pull request, or a comment on a line of its diff (planner.ci.review).
 'sweep': a run the scheduled sweep started (a workflow dispatch / API pipeline by a bot,
 with no instruction); planner.ci.job lets it act only when the bot is planner's own token."""
 COMMANDS: tuple[Command, ...] = ("resume", "replan", "stop")
@@ -208,13 +212,22 @@ def _int(value: Any, what: str) -> int:
 
 
 def parse_github_event(
-    event_name: str, payload: Mapping[str, Any], config: ForgeConfig
+    event_name: str,
+    payload: Mapping[str, Any],
+    config: ForgeConfig,
+    *,
+    act_on_changes_requested: bool = False,
 ) -> Trigger | Skip | Sweep:
-    """A GitHub Actions event (GITHUB_EVENT_NAME and the GITHUB_EVENT_PATH payload)."""
+    """A GitHub Actions event (GITHUB_EVENT_NAME and the GITHUB_EVENT_PATH payload);
+    `act_on_changes_requested` is review.act_on_changes_requested."""
     if not isinstance(payload, Mapping):
         raise UserInputError("the GitHub event payload is not a JSON object")
     if event_name == "schedule":  # only GitHub's clock sends it: nobody can forge one
         return Sweep(platform="github", event="schedule")
+    if event_name == "pull_request_review":
+        return _github_review(payload, config, act_on_changes_requested)
+    if event_name == "pull_request_review_comment":
+        return _github_review_comment(payload, config)
     parsers = {
         "issues": _github_issues,
         "issue_comment": _github_comment,
@@ -303,6 +316,83 @@ def _github_comment(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger 
         own_line=parsed[2],
         comment_id=str(comment.get("id") or ""),
         event_time=str(comment.get("created_at") or _now()),
+    )
+
+
+def _github_review(
+    payload: Mapping[str, Any], config: ForgeConfig, act_on_changes_requested: bool
+) -> Trigger | Skip:
+    """A submitted review: its text holds the phrase, or it requests changes and
+    review.act_on_changes_requested is on. Its threads are read from the forge by the pass."""
+    action = str(_need(payload, "action"))
+    if action != "submitted":
+        return Skip(
+            reason=f"pull_request_review.{action}: only a submitted review triggers planner"
+        )
+    review = _object(payload, "review")
+    body = str(review.get("body") or "")
+    if MARKER_PREFIX in body:
+        return Skip(reason="the review is one of planner's own")
+    actor = github_actor(_need(payload, "sender"))
+    skip = _bot_skip(actor, config)
+    if skip:
+        return skip
+    parsed = _phrase_command(body, config)
+    if parsed is None and act_on_changes_requested and review.get("state") == "changes_requested":
+        parsed = ("run", body.strip(), False)
+    if parsed is None:
+        return Skip(reason=_review_without_phrase(review.get("state"), config))
+    return _github_review_trigger(payload, "pull_request_review.submitted", actor, parsed, review)
+
+
+def _review_without_phrase(state: Any, config: ForgeConfig) -> str:
+    reason = f"the review does not contain {config.trigger_phrase!r}"
+    if state == "changes_requested":
+        reason += " (set review.act_on_changes_requested to act on every review requesting changes)"
+    return reason
+
+
+def _github_review_comment(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger | Skip:
+    """A new comment on a line of the diff (a review's comment, or a reply in a thread)."""
+    action = str(_need(payload, "action"))
+    if action != "created":
+        return Skip(
+            reason=f"pull_request_review_comment.{action}: only new comments trigger planner"
+        )
+    comment = _object(payload, "comment")
+    body = str(comment.get("body") or "")
+    if MARKER_PREFIX in body:
+        return Skip(reason="the comment is one of planner's own")
+    actor = github_actor(_need(payload, "sender"))
+    skip = _bot_skip(actor, config)
+    if skip:
+        return skip
+    parsed = _phrase_command(body, config)
+    if parsed is None:
+        return Skip(reason=f"the comment does not contain {config.trigger_phrase!r}")
+    event = "pull_request_review_comment.created"
+    return _github_review_trigger(payload, event, actor, parsed, comment)
+
+
+def _github_review_trigger(
+    payload: Mapping[str, Any], event: str, actor: Actor, parsed: Parsed, item: Mapping[str, Any]
+) -> Trigger:
+    pull = _object(payload, "pull_request")
+    head = pull.get("head") if isinstance(pull.get("head"), Mapping) else {}
+    moment = item.get("submitted_at") or item.get("created_at")
+    return Trigger(
+        platform="github",
+        kind="review",
+        event=event,
+        repository=str(_need(payload, "repository.full_name")),
+        pull_request=_int(_at(pull, "pull_request.number"), "pull_request.number"),
+        pull_request_branch=str((head or {}).get("ref") or ""),
+        actor=actor,
+        command=parsed[0],
+        instruction=parsed[1],
+        own_line=parsed[2],
+        comment_id=str(item.get("id") or ""),
+        event_time=str(moment or _now()),
     )
 
 
@@ -474,9 +564,18 @@ def _gitlab_note(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger | S
         return Skip(reason="the comment is one of planner's own")
     project = _need(payload, "project")
     actor = gitlab_actor(_need(payload, "user"), str(project.get("web_url") or ""))
-    return _bot_skip(actor, config) or _gitlab_note_trigger(
-        payload, attributes, body, actor, config
+    return _bot_skip(actor, config) or _as_review(
+        _gitlab_note_trigger(payload, attributes, body, actor, config), attributes
     )
+
+
+def _as_review(found: Trigger | Skip, attributes: Any) -> Trigger | Skip:
+    """A note on a line of a merge request's diff (a DiffNote, which has a `position`) is a
+    review comment: its discussion becomes a task of the pass (planner.ci.review)."""
+    diff_note = attributes.get("type") == "DiffNote" or bool(attributes.get("position"))
+    if isinstance(found, Skip) or found.kind != "pr_comment" or not diff_note:
+        return found
+    return found.model_copy(update={"kind": "review"})
 
 
 def _gitlab_note_trigger(

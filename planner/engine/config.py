@@ -604,6 +604,19 @@ class ForgeConfig(Section):
     up and says so. None: budget.max_wall_seconds plus 60 seconds (a run's longest life)."""
 
 
+class ReviewConfig(Section):
+    """review — a review of planner's own pull request (GitHub review comments, GitLab diff
+    notes): the next pass makes each open thread a task, applies suggestions as written, and
+    answers (and, when the change is committed with the tests passing, resolves) each thread.
+    See docs/github.md, "Reviews of planner's pull request"."""
+
+    act_on_changes_requested: bool = False
+    """GitHub: every "Request changes" review of planner's pull request by someone with write
+    access starts a pass, with or without the trigger phrase. False: a review starts one only
+    when its text or one of its comments contains forge.trigger_phrase. GitLab has no such
+    review state in its events; a diff note there needs the phrase."""
+
+
 class InteractiveConfig(Section):
     """interactive — planning sessions with the people on the issue before any pass
     (seeds/interactive-planning.md, ADR-021)."""
@@ -735,6 +748,8 @@ class PlannerConfig(Section):
     """Workspace tools and MCP servers."""
     forge: ForgeConfig = Field(default_factory=ForgeConfig)
     """GitHub/GitLab/local triggers, labels, branch and pull request settings."""
+    review: ReviewConfig = Field(default_factory=ReviewConfig)
+    """Reviews of planner's pull request: threads become tasks, replies, resolved threads."""
     interactive: InteractiveConfig = Field(default_factory=InteractiveConfig)
     """Interactive planning sessions (discovery, design, review) before the pass."""
     approval: ApprovalConfig = Field(default_factory=ApprovalConfig)

@@ -1,10 +1,15 @@
 """A fake GitHub (REST v3 under the GHES-style prefix /api/v3, plus git smart HTTP).
 
-In-memory issues, comments, labels, collaborator permissions, pull requests and workflow
-artifacts (listed by name, downloaded through a 302 to the fake blob storage, 410 once gone),
-shaped like the real responses for every field planner reads. Every API request is checked
-against GitHub's OpenAPI description (tests/fixtures/github/openapi-subset.json); problems are
-collected in `openapi_problems` and the fixture fails the test at teardown if there are any.
+In-memory issues, comments, labels, collaborator permissions, pull requests, review threads
+and workflow artifacts (listed by name, downloaded through a 302 to the fake blob storage, 410
+once gone), shaped like the real responses for every field planner reads. Every REST request is
+checked against GitHub's OpenAPI description (tests/fixtures/github/openapi-subset.json), every
+GraphQL document against GitHub's GraphQL schema (tests/fake_forge/github_graphql.py); problems
+are collected in `openapi_problems` and the fixture fails the test at teardown if there are any.
+
+Review threads live where GitHub keeps them: a comment on lines of the pull request's head,
+with the diff hunk it was made on. When the branch moves and those lines no longer read the
+same at the same place, the thread is outdated (`line` null), as GitHub shows it.
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlencode
+from urllib.parse import unquote, urlencode, urlsplit
 
-from tests.fake_forge.core import JSON, FakeServerBase, Reply
+from tests.fake_forge.core import JSON, FakeServerBase, LoggedRequest, Reply, git
+from tests.fake_forge.github_graphql import PATH as GRAPHQL_PATH
+from tests.fake_forge.github_graphql import GraphQLEndpoint
 from tests.support.fake_artifacts import StoredArtifact
 from tests.support.openapi import OpenApiChecker
 
@@ -97,6 +104,35 @@ class GhPull:
     labels: list[str] = field(default_factory=list)
 
 
+@dataclass
+class GhReviewComment:
+    id: int
+    body: str
+    user: str
+    user_type: str = "User"
+    created_at: str = ""
+    updated_at: str = ""
+
+
+@dataclass
+class GhThread:
+    """A review thread: comments on lines `start_line`..`line` of `commit` (the head then)."""
+
+    node_id: str
+    pull: int
+    path: str
+    line: int
+    start_line: int | None
+    side: str
+    commit: str
+    diff_hunk: str
+    lines: list[str]
+    """The commented lines as `commit` has them (what makes the thread outdated when gone)."""
+    comments: list[GhReviewComment] = field(default_factory=list)
+    resolved: bool = False
+    resolved_by: str = ""
+
+
 class FakeGitHub(FakeServerBase):
     api_prefix = "/api/v3"
 
@@ -124,8 +160,21 @@ class FakeGitHub(FakeServerBase):
         """Workflow files with a workflow_dispatch trigger (others answer 404)."""
         self.dispatches: list[Dispatch] = []
         """Workflow runs requested through the API; nothing runs: tests start the job."""
+        self.threads: dict[str, GhThread] = {}
         self._next_comment = 1000
         self._add_routes()
+        self.graphql = GraphQLEndpoint(
+            {
+                "repository": self._gql_repository,
+                "addPullRequestReviewThreadReply": self._gql_reply,
+                "resolveReviewThread": self._gql_resolve,
+            },
+            self.openapi_problems,
+        )
+
+    def stop(self) -> None:
+        super().stop()
+        self.graphql.close()
 
     # -- test helpers ----------------------------------------------------------------------------
 
@@ -156,6 +205,67 @@ class FakeGitHub(FakeServerBase):
         self.artifacts.append(artifact)
         return artifact
 
+    def add_review_thread(
+        self,
+        pull: int,
+        path: str,
+        line: int,
+        body: str,
+        user: str = "Codertocat",
+        *,
+        start_line: int | None = None,
+        side: str = "RIGHT",
+        user_type: str = "User",
+    ) -> GhThread:
+        """A person comments on lines start_line..line of the pull request's head (a review's
+        line comment). GitHub takes such a comment only on lines of the diff."""
+        head = self.branches()[self.pulls[pull].head]
+        hunk = _hunk_ending_at(
+            git(self.bare, "diff", f"{self.pulls[pull].base}...{head}", "--", path), line
+        )
+        assert hunk, f"line {line} of {path} is not in the pull request's diff"
+        text = git(self.bare, "show", f"{head}:{path}").split("\n")
+        thread = GhThread(
+            f"PRRT_kwDO{len(self.threads) + 1:06d}",
+            pull,
+            path,
+            line,
+            start_line,
+            side,
+            head,
+            hunk,
+            text[(start_line or line) - 1 : line],
+        )
+        self.threads[thread.node_id] = thread
+        self.reply_in_thread(thread.node_id, body, user, user_type)
+        return thread
+
+    def reply_in_thread(
+        self, node_id: str, body: str, user: str, user_type: str = "User"
+    ) -> GhReviewComment:
+        self._next_comment += 1
+        now = self.now()
+        comment = GhReviewComment(self._next_comment, body, user, user_type, now, now)
+        self.threads[node_id].comments.append(comment)
+        return comment
+
+    def threads_on(self, pull: int) -> list[GhThread]:
+        return [t for t in self.threads.values() if t.pull == pull]
+
+    def review_comment_json(self, thread: GhThread, comment: GhReviewComment) -> JSON:
+        """The `comment` of a pull_request_review_comment event about it."""
+        return {
+            "id": comment.id,
+            "body": comment.body,
+            "path": thread.path,
+            "line": thread.line,
+            "commit_id": thread.commit,
+            "diff_hunk": thread.diff_hunk,
+            "created_at": comment.created_at,
+            "updated_at": comment.updated_at,
+            "user": self._user(comment.user, comment.user_type),
+        }
+
     def comments_on(self, issue: int) -> list[GhComment]:
         return sorted((c for c in self.comments.values() if c.issue == issue), key=lambda c: c.id)
 
@@ -167,6 +277,124 @@ class FakeGitHub(FakeServerBase):
 
     def git_user_ok(self, username: str, password: str) -> bool:
         return username == "x-access-token" and password == self.token
+
+    def handle(
+        self, method: str, raw_path: str, headers: Any, raw_body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        if urlsplit(raw_path).path != GRAPHQL_PATH:
+            return super().handle(method, raw_path, headers, raw_body)
+        import json
+
+        body = json.loads(raw_body or b"null")
+        entry = LoggedRequest(
+            method, GRAPHQL_PATH, {}, body, authorization=headers.get_all("Authorization") or []
+        )
+        with self._lock:
+            self.log.append(entry)
+        if not self.authorized(headers):
+            entry.status = 401
+            return 401, {"Content-Type": "application/json"}, b'{"message": "Bad credentials"}'
+        if method != "POST":
+            entry.status = 404
+            return 404, {"Content-Type": "application/json"}, b'{"message": "Not Found"}'
+        with self._lock:
+            reply, entry.write = self.graphql.answer(body)
+        entry.status = 200
+        return 200, {"Content-Type": "application/json"}, json.dumps(reply).encode()
+
+    # -- GraphQL resolvers ----------------------------------------------------------------------
+
+    def _gql_repository(self, args: dict[str, Any]) -> tuple[JSON, str]:
+        if f"{args.get('owner')}/{args.get('name')}" != self.repository:
+            return None, f"Could not resolve to a Repository with the name '{args.get('name')}'."
+        pulls = {
+            str(number): {
+                "number": number,
+                "reviewThreads": self._connection(self.gql_threads(number)),
+            }
+            for number in self.pulls
+        }
+        return {"pullRequest": {"__by": "number", "values": pulls}}, ""
+
+    def _connection(self, nodes: list[JSON]) -> JSON:
+        return {"__connection": nodes, "__max": self.page_size}
+
+    def _gql_reply(self, args: dict[str, Any]) -> tuple[JSON, str]:
+        given = args["input"]
+        thread = self.threads.get(given["pullRequestReviewThreadId"])
+        if thread is None:
+            return None, _not_a_node(given["pullRequestReviewThreadId"])
+        login, kind = self.token_user
+        comment = self.reply_in_thread(thread.node_id, given["body"], login, kind)
+        return {"comment": self._gql_comment(thread, comment)}, ""
+
+    def _gql_resolve(self, args: dict[str, Any]) -> tuple[JSON, str]:
+        thread = self.threads.get(args["input"]["threadId"])
+        if thread is None:
+            return None, _not_a_node(args["input"]["threadId"])
+        thread.resolved, thread.resolved_by = True, self.token_user[0]
+        return {"thread": self._gql_thread(thread)}, ""
+
+    def gql_threads(self, pull: int) -> list[JSON]:
+        return [self._gql_thread(thread) for thread in self.threads_on(pull)]
+
+    def _gql_thread(self, thread: GhThread) -> JSON:
+        line = self._current_line(thread)
+        return {
+            "__typename": "PullRequestReviewThread",
+            "id": thread.node_id,
+            "isResolved": thread.resolved,
+            "isOutdated": line is None,
+            "isCollapsed": thread.resolved,
+            "path": thread.path,
+            "line": line,
+            "startLine": None
+            if line is None or thread.start_line is None
+            else (line - (thread.line - thread.start_line)),
+            "originalLine": thread.line,
+            "originalStartLine": thread.start_line,
+            "diffSide": thread.side,
+            "startDiffSide": thread.side if thread.start_line else None,
+            "subjectType": "LINE",
+            "viewerCanReply": True,
+            "viewerCanResolve": True,
+            "viewerCanUnresolve": True,
+            "comments": {
+                "__connection": [self._gql_comment(thread, c) for c in thread.comments],
+                "__max": 100,
+            },
+        }
+
+    def _gql_comment(self, thread: GhThread, comment: GhReviewComment) -> JSON:
+        login = comment.user.removesuffix("[bot]") if comment.user_type == "Bot" else comment.user
+        return {
+            "__typename": "PullRequestReviewComment",
+            "id": f"PRRC_kwDO{comment.id}",
+            "fullDatabaseId": str(comment.id),
+            "databaseId": comment.id,
+            "body": comment.body,
+            "createdAt": comment.created_at,
+            "updatedAt": comment.updated_at,
+            "url": f"{self.base_url}/{self.repository}/pull/{thread.pull}#discussion_r{comment.id}",
+            "diffHunk": thread.diff_hunk,
+            "path": thread.path,
+            "outdated": self._current_line(thread) is None,
+            "author": {"__typename": comment.user_type, "login": login},
+            "originalCommit": {"__typename": "Commit", "oid": thread.commit},
+        }
+
+    def _current_line(self, thread: GhThread) -> int | None:
+        """Where the commented lines are in the head now: where they were, while they still
+        read the same there; else None (outdated)."""
+        head = self.branches().get(self.pulls[thread.pull].head, "")
+        if head == thread.commit:
+            return thread.line
+        try:
+            text = git(self.bare, "show", f"{head}:{thread.path}").split("\n")
+        except AssertionError:
+            return None
+        first = (thread.start_line or thread.line) - 1
+        return thread.line if text[first : thread.line] == thread.lines else None
 
     def check_request(self, method: str, raw_path: str, body: JSON) -> None:
         for problem in checker().check(method, raw_path, None, body):
@@ -442,6 +670,29 @@ class FakeGitHub(FakeServerBase):
             },
             "base": {"ref": pull.base, "repo": {"full_name": self.repository}},
         }
+
+
+def _not_a_node(node_id: str) -> str:
+    return f"Could not resolve to a node with the global id of '{node_id}'"
+
+
+def _hunk_ending_at(diff: str, line: int) -> str:
+    """The hunk of a file's diff that holds new line `line`, up to that line (GitHub's
+    `diff_hunk` of a comment)."""
+    kept: list[str] = []
+    number = 0
+    for text in diff.split("\n"):
+        if text.startswith("@@"):
+            kept, number = [text], int(text.split("+")[1].split(",")[0].split(" ")[0])
+            continue
+        if not kept:
+            continue
+        kept.append(text)
+        if text[:1] in (" ", "+"):
+            if number == line:
+                return "\n".join(kept)
+            number += 1
+    return ""
 
 
 def _validation(message: str) -> JSON:

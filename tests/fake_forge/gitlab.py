@@ -1,10 +1,14 @@
 """A fake GitLab (REST v4 under /api/v4, plus git smart HTTP).
 
-In-memory issues (by iid), notes, labels, project members, users, merge requests and CI jobs with
-artifacts archives (served directly or through a 302 to the fake object storage, 404 once
-expired), shaped like GitLab's responses for every field planner reads; pagination with
-`x-next-page`. Requests are
-validated the way GitLab does for the parameters planner sends (required ones missing -> 400).
+In-memory issues (by iid), notes, labels, project members, users, merge requests, their diff
+discussions, and CI jobs with artifacts archives (served directly or through a 302 to the fake
+object storage, 404 once expired), shaped like GitLab's responses for every field planner reads;
+pagination with `x-next-page`. Requests are validated the way GitLab does for the parameters
+planner sends (required ones missing -> 400).
+
+A diff discussion is a note on lines of a merge request's head (its `position`). When new
+commits leave those lines as they were, GitLab moves the note to the new head; when they change,
+the note stays on the old one (outdated).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.fake_forge.core import JSON, FakeServerBase, Reply
+from tests.fake_forge.core import JSON, FakeServerBase, Reply, git
 
 
 @dataclass
@@ -64,6 +68,22 @@ class GlMergeRequest:
 
 
 @dataclass
+class GlDiscussion:
+    """A thread on lines start_line..line of the merge request's head `head_sha`."""
+
+    id: str
+    iid: int
+    path: str
+    line: int
+    start_line: int | None
+    base_sha: str
+    head_sha: str
+    lines: list[str]
+    notes: list[GlNote] = field(default_factory=list)
+    resolved: bool = False
+
+
+@dataclass
 class GlJob:
     id: int
     name: str
@@ -101,6 +121,7 @@ class FakeGitLab(FakeServerBase):
         self.users: dict[str, int] = {"dana": 7}
         self.members: dict[int, int] = {}
         self.token_user = (901, f"project_{project_id}_bot_5f2a")
+        self.discussions: dict[str, GlDiscussion] = {}
         self._next_note = 9100
         self._add_routes()
 
@@ -116,6 +137,76 @@ class FakeGitLab(FakeServerBase):
         note = GlNote(self._next_note, iid, body, author, system, self.now())
         self.notes[note.id] = note
         return note
+
+    def add_diff_discussion(
+        self,
+        iid: int,
+        path: str,
+        line: int,
+        body: str,
+        author: str = "dana",
+        *,
+        start_line: int | None = None,
+    ) -> GlDiscussion:
+        """A person comments on lines start_line..line of the merge request's head."""
+        mr = self.merge_requests[iid]
+        head = self.branches()[mr.source_branch]
+        base = git(self.bare, "merge-base", mr.target_branch, head)
+        text = git(self.bare, "show", f"{head}:{path}").split("\n")
+        discussion = GlDiscussion(
+            f"{len(self.discussions) + 1:040x}",
+            iid,
+            path,
+            line,
+            start_line,
+            base,
+            head,
+            text[(start_line or line) - 1 : line],
+        )
+        self.discussions[discussion.id] = discussion
+        self.reply_in_discussion(discussion.id, body, author)
+        return discussion
+
+    def reply_in_discussion(self, discussion_id: str, body: str, author: str) -> GlNote:
+        self._next_note += 1
+        note = GlNote(self._next_note, self.discussions[discussion_id].iid, body, author)
+        note.created_at = self.now()
+        self.discussions[discussion_id].notes.append(note)
+        return note
+
+    def discussions_on(self, iid: int) -> list[GlDiscussion]:
+        return [d for d in self.discussions.values() if d.iid == iid]
+
+    def position(self, discussion: GlDiscussion) -> JSON:
+        """The note's position as GitLab keeps it: moved to the current head while the lines
+        read the same there, else left on the head it was made on."""
+        mr = self.merge_requests[discussion.iid]
+        head = self.branches().get(mr.source_branch, discussion.head_sha)
+        sha = discussion.head_sha
+        if head != sha:
+            try:
+                text = git(self.bare, "show", f"{head}:{discussion.path}").split("\n")
+            except AssertionError:
+                text = []
+            first = (discussion.start_line or discussion.line) - 1
+            if text[first : discussion.line] == discussion.lines:
+                sha = head
+        shaped: dict[str, Any] = {
+            "base_sha": discussion.base_sha,
+            "start_sha": discussion.base_sha,
+            "head_sha": sha,
+            "old_path": discussion.path,
+            "new_path": discussion.path,
+            "position_type": "text",
+            "old_line": None,
+            "new_line": discussion.line,
+        }
+        if discussion.start_line:
+            shaped["line_range"] = {
+                "start": _line_point(discussion.path, discussion.start_line),
+                "end": _line_point(discussion.path, discussion.line),
+            }
+        return shaped
 
     def add_job(self, name: str, status: str = "success", **fields: Any) -> GlJob:
         job = GlJob(5000 + len(self.jobs) + 1, name, status, self.now(), **fields)
@@ -153,6 +244,17 @@ class FakeGitLab(FakeServerBase):
             ("POST", project + r"/merge_requests", self._create_mr),
             ("GET", project + r"/merge_requests/(?P<n>\d+)", self._get_mr),
             ("PUT", project + r"/merge_requests/(?P<n>\d+)", self._update_mr),
+            ("GET", project + r"/merge_requests/(?P<n>\d+)/discussions", self._list_discussions),
+            (
+                "POST",
+                project + r"/merge_requests/(?P<n>\d+)/discussions/(?P<d>[0-9a-f]+)/notes",
+                self._reply_in_discussion,
+            ),
+            (
+                "PUT",
+                project + r"/merge_requests/(?P<n>\d+)/discussions/(?P<d>[0-9a-f]+)",
+                self._resolve_discussion,
+            ),
             ("GET", project + r"/jobs", self._list_jobs),
             ("GET", project + r"/jobs/(?P<id>\d+)/artifacts", self._job_artifacts),
             ("GET", r"/users", self._find_users),
@@ -302,6 +404,31 @@ class FakeGitLab(FakeServerBase):
         mr.description = body.get("description", mr.description)
         return 200, self._mr(mr), {}
 
+    def _list_discussions(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        if int(m["n"]) not in self.merge_requests:
+            return 404, {"message": "404 Not found"}, {}
+        shaped = [self._discussion(d) for d in self.discussions_on(int(m["n"]))]
+        return self._paged(shaped, q)
+
+    def _reply_in_discussion(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        discussion = self.discussions.get(m["d"])
+        if discussion is None or discussion.iid != int(m["n"]):
+            return 404, {"message": "404 Discussion Not Found"}, {}
+        if not isinstance(body, dict) or not body.get("body"):
+            return 400, {"error": "body is missing"}, {}
+        note = self.reply_in_discussion(discussion.id, body["body"], self.token_user[1])
+        return 201, self._diff_note(discussion, note), {}
+
+    def _resolve_discussion(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        discussion = self.discussions.get(m["d"])
+        if discussion is None or discussion.iid != int(m["n"]):
+            return 404, {"message": "404 Discussion Not Found"}, {}
+        resolved = (body or {}).get("resolved", q.get("resolved"))
+        if resolved not in (True, False, "true", "false"):
+            return 400, {"error": "resolved is missing"}, {}
+        discussion.resolved = resolved in (True, "true")
+        return 200, self._discussion(discussion), {}
+
     def _list_jobs(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
         jobs = sorted(self.jobs.values(), key=lambda job: job.id, reverse=True)
         return self._paged([self._job(job) for job in jobs], q)
@@ -349,6 +476,32 @@ class FakeGitLab(FakeServerBase):
             "noteable_iid": note.iid,
         }
 
+    def _discussion(self, discussion: GlDiscussion) -> JSON:
+        return {
+            "id": discussion.id,
+            "individual_note": False,
+            "notes": [self._diff_note(discussion, note) for note in discussion.notes],
+        }
+
+    def _diff_note(self, discussion: GlDiscussion, note: GlNote) -> JSON:
+        return {
+            "id": note.id,
+            "type": "DiffNote",
+            "body": note.body,
+            "author": {"id": self._user_id(note.author), "username": note.author},
+            "created_at": note.created_at,
+            "updated_at": note.created_at,
+            "system": False,
+            "noteable_type": "MergeRequest",
+            "noteable_iid": discussion.iid,
+            "resolvable": True,
+            "resolved": discussion.resolved,
+            "position": self.position(discussion),
+        }
+
+    def _user_id(self, username: str) -> int:
+        return self.token_user[0] if username == self.token_user[1] else self.users.get(username, 0)
+
     def _job(self, job: GlJob) -> JSON:
         shaped: dict[str, Any] = {
             "id": job.id,
@@ -389,6 +542,11 @@ class FakeGitLab(FakeServerBase):
             "draft": mr.title.startswith(("Draft:", "[Draft]", "(Draft)")),
             "web_url": f"{self.base_url}/{self.repository}/-/merge_requests/{mr.iid}",
         }
+
+
+def _line_point(path: str, line: int) -> JSON:
+    code = f"{abs(hash(path)) % 16**40:040x}_{line}_{line}"
+    return {"line_code": code, "type": "new", "old_line": None, "new_line": line}
 
 
 def _user_of(username: str) -> JSON | None:

@@ -77,7 +77,7 @@ def github_action_env(
         "GITHUB_WORKSPACE": str(workspace),
         "GITHUB_API_URL": fake.api_url,
         "GITHUB_SERVER_URL": fake.base_url,
-        "GITHUB_GRAPHQL_URL": f"{fake.api_url}/graphql",
+        "GITHUB_GRAPHQL_URL": f"{fake.base_url}/api/graphql",  # GHES: /api/graphql
         "GITHUB_RUN_ID": str(run_id),
         "GITHUB_RUN_NUMBER": "1",
         "GITHUB_RUN_ATTEMPT": "1",

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
+from planner.ci.forges.threads import ReviewThread
 from planner.engine.errors import ApiError, UserInputError
 from planner.engine.interfaces import Forge
 from planner.engine.redaction import redact, register_secret
@@ -190,6 +191,19 @@ class ForgeAdapter(ABC):
         """Link to the CI run doing the work, when there is one."""
         return ""
 
+    # -- review threads (planner.ci.review) -----------------------------------------------
+
+    def review_threads(self, pull: PullRequestData) -> list[ReviewThread]:
+        """Every review thread of the pull request, resolved ones included, each with all its
+        comments (a forge without reviews has none)."""
+        return []
+
+    def _reply_to_thread(self, pull: PullRequestData, thread: ReviewThread, body: str) -> None:
+        raise UserInputError(f"the {self.platform or 'local'} forge has no review threads")
+
+    def _resolve_thread(self, pull: PullRequestData, thread: ReviewThread) -> None:
+        raise UserInputError(f"the {self.platform or 'local'} forge has no review threads")
+
     # -- the scheduled sweep (planner.ci.sweep) ----------------------------------------------
 
     def list_open_issues(self, label: str) -> list[IssueData]:
@@ -234,6 +248,13 @@ class ForgeAdapter(ABC):
 
     def edit_comment(self, number: int, comment_id: str, body: str) -> CommentData:
         return self._edit_comment(number, comment_id, self.redact(body))
+
+    def reply_to_thread(self, pull: PullRequestData, thread: ReviewThread, body: str) -> None:
+        """A reply under the thread's comments (redacted like every body planner writes)."""
+        self._reply_to_thread(pull, thread, self.redact(body))
+
+    def resolve_thread(self, pull: PullRequestData, thread: ReviewThread) -> None:
+        self._resolve_thread(pull, thread)
 
     def find_tracking_comment(self, number: int) -> CommentData | None:
         """The oldest trusted comment carrying the tracking marker."""

@@ -1,8 +1,10 @@
 """GitHub REST v3 adapter (github.com and GitHub Enterprise Server), over `requests`.
 
-Endpoints come from the runner: GITHUB_API_URL (GHES: https://host/api/v3) and
-GITHUB_SERVER_URL. Every request it makes is one of the operations in
-tests/fixtures/github/openapi-subset.json, and the tests check each against it.
+Endpoints come from the runner: GITHUB_API_URL (GHES: https://host/api/v3), GITHUB_GRAPHQL_URL
+and GITHUB_SERVER_URL. Every REST request it makes is one of the operations in
+tests/fixtures/github/openapi-subset.json, and the tests check each against it. Review threads
+exist only in GitHub's GraphQL API (REST has no thread id and cannot resolve one); the tests
+validate those documents against GitHub's published schema (@octokit/graphql-schema).
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from planner.ci.forges.base import (
     PullRequestExists,
 )
 from planner.ci.forges.http import HeaderAuth, JsonClient, RetryPolicy
+from planner.ci.forges.threads import ReviewThread, ThreadComment
 from planner.engine.config import ForgeConfig
-from planner.engine.errors import ConfigError
+from planner.engine.errors import ApiError, ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +45,44 @@ PERMISSIONS_HINT = (
     "the token lacks a permission: give the workflow `permissions: {contents: write, "
     "issues: write, pull-requests: write}` or pass a token that has them"
 )
+REVIEW_THREADS = """
+query ReviewThreads($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 50, after: $after) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          id isResolved isOutdated path line startLine originalLine originalStartLine diffSide
+          comments(first: 100) {
+            nodes {
+              fullDatabaseId body createdAt updatedAt url diffHunk
+              author { __typename login }
+              originalCommit { oid }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+"""
+REPLY_TO_THREAD = """
+mutation ReplyToThread($thread: ID!, $body: String!) {
+  addPullRequestReviewThreadReply(input: {pullRequestReviewThreadId: $thread, body: $body}) {
+    comment { url }
+  }
+}
+"""
+RESOLVE_THREAD = """
+mutation ResolveThread($thread: ID!) {
+  resolveReviewThread(input: {threadId: $thread}) {
+    thread { id isResolved }
+  }
+}
+"""
+MAX_THREAD_PAGES = 20
+"""50 threads a page: a review of a thousand threads is read up to here."""
+
 PR_FORBIDDEN_HINT = (
     "GitHub Actions is not permitted to create pull requests: enable Settings → Actions → "
     "General → Workflow permissions → 'Allow GitHub Actions to create and approve pull "
@@ -80,8 +121,10 @@ class GitHubForge(ForgeAdapter):
         retry: RetryPolicy | None = None,
         bot_login: str = DEFAULT_BOT_LOGIN,
         workflow: str = "",
+        graphql_url: str = "",
     ) -> None:
         super().__init__(secrets=(token,))
+        self.graphql_url = graphql_url or graphql_url_for(api_url)
         self.workflow = workflow
         """This workflow's file name (from GITHUB_WORKFLOW_REF): what the sweep dispatches."""
         self.bot_login = bot_login
@@ -111,8 +154,8 @@ class GitHubForge(ForgeAdapter):
         session: requests.Session | None = None,
         retry: RetryPolicy | None = None,
     ) -> GitHubForge:
-        """Reads GITHUB_REPOSITORY, GITHUB_TOKEN, GITHUB_API_URL, GITHUB_SERVER_URL and
-        GITHUB_RUN_ID (for the link to the run)."""
+        """Reads GITHUB_REPOSITORY, GITHUB_TOKEN, GITHUB_API_URL, GITHUB_GRAPHQL_URL,
+        GITHUB_SERVER_URL and GITHUB_RUN_ID (for the link to the run)."""
         repository = env.get("GITHUB_REPOSITORY", "")
         token = env.get("GITHUB_TOKEN", "")
         if "/" not in repository:
@@ -128,6 +171,7 @@ class GitHubForge(ForgeAdapter):
             api_url=env.get("GITHUB_API_URL") or _api_url_for(server),
             server_url=server,
             run_url=_run_url(env, server, repository),
+            graphql_url=env.get("GITHUB_GRAPHQL_URL", ""),
             session=session,
             retry=retry,
             bot_login=config.bot_login,
@@ -282,6 +326,87 @@ class GitHubForge(ForgeAdapter):
             head_sha=str(head.get("sha") or ""),
         )
 
+    # -- review threads (GraphQL) ----------------------------------------------------------------
+
+    def review_threads(self, pull: PullRequestData) -> list[ReviewThread]:
+        owner, name = self.repository.split("/", 1)
+        variables: dict[str, Any] = {"owner": owner, "name": name, "number": pull.number}
+        threads: list[ReviewThread] = []
+        for _ in range(MAX_THREAD_PAGES):
+            data = self._graphql("ReviewThreads", REVIEW_THREADS, variables)
+            found = ((data.get("repository") or {}).get("pullRequest") or {}).get("reviewThreads")
+            if not isinstance(found, dict):
+                return threads  # the pull request is gone
+            threads += [self._thread(node) for node in found.get("nodes") or [] if node]
+            page = found.get("pageInfo") or {}
+            if not page.get("hasNextPage"):
+                break
+            variables["after"] = page.get("endCursor")
+        return threads
+
+    def _reply_to_thread(self, pull: PullRequestData, thread: ReviewThread, body: str) -> None:
+        self._graphql("ReplyToThread", REPLY_TO_THREAD, {"thread": thread.id, "body": body})
+
+    def _resolve_thread(self, pull: PullRequestData, thread: ReviewThread) -> None:
+        self._graphql("ResolveThread", RESOLVE_THREAD, {"thread": thread.id})
+
+    def _graphql(self, operation: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        """The `data` of one GraphQL request; GraphQL's own errors (answered with HTTP 200)
+        become an ApiError like any refused request."""
+        body = {"query": query, "variables": variables, "operationName": operation}
+        reply = self.api.request("POST", self.graphql_url, json=body)
+        data = reply.data if isinstance(reply.data, dict) else {}
+        errors = data.get("errors")
+        if errors or not isinstance(data.get("data"), dict):
+            messages = [
+                str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors or []
+            ]
+            text = "; ".join(messages) or "the reply held no data"
+            hint = PERMISSIONS_HINT if "not accessible" in text.lower() else ""
+            raise ApiError(
+                f"GitHub GraphQL API {operation} failed: {text}" + (f". {hint}" if hint else ""),
+                status=reply.status,
+                service="GitHub",
+            )
+        result: dict[str, Any] = data["data"]
+        return result
+
+    def _thread(self, node: Any) -> ReviewThread:
+        comments = ((node.get("comments") or {}).get("nodes")) or []
+        first = comments[0] if comments else {}
+        return ReviewThread(
+            id=str(node.get("id") or ""),
+            path=str(node.get("path") or ""),
+            line=node.get("line"),
+            start_line=node.get("startLine"),
+            original_line=node.get("originalLine"),
+            original_start_line=node.get("originalStartLine"),
+            original_commit=str((first.get("originalCommit") or {}).get("oid") or ""),
+            diff_hunk=str(first.get("diffHunk") or ""),
+            side="old" if node.get("diffSide") == "LEFT" else "new",
+            outdated=bool(node.get("isOutdated")),
+            resolved=bool(node.get("isResolved")),
+            url=str(first.get("url") or ""),
+            comments=[self._thread_comment(c) for c in comments if c],
+        )
+
+    def _thread_comment(self, data: Any) -> ThreadComment:
+        author = data.get("author") or {}
+        is_bot = author.get("__typename") == "Bot"
+        login = str(author.get("login") or "")
+        if is_bot and login and not login.endswith("[bot]"):
+            login += "[bot]"  # GraphQL names a bot without the suffix REST and events use
+        return ThreadComment(
+            id=str(data.get("fullDatabaseId") or ""),
+            author=login,
+            body=str(data.get("body") or ""),
+            created_at=str(data.get("createdAt") or ""),
+            updated_at=str(data.get("updatedAt") or ""),
+            url=str(data.get("url") or ""),
+            is_bot=is_bot,
+            trusted=self._is_own({"login": login, "type": "Bot" if is_bot else "User"}),
+        )
+
     # -- git and links ---------------------------------------------------------------------------
 
     def git_remote(self) -> GitRemote:
@@ -330,6 +455,13 @@ def workflow_file(workflow_ref: str) -> str:
     path = workflow_ref.rpartition("@")[0] or workflow_ref
     _, found, name = path.partition("/.github/workflows/")
     return name if found and name and "/" not in name else ""
+
+
+def graphql_url_for(api_url: str) -> str:
+    """https://api.github.com -> https://api.github.com/graphql; GHES's https://host/api/v3 ->
+    https://host/api/graphql (what the runner's GITHUB_GRAPHQL_URL holds)."""
+    api = api_url.rstrip("/")
+    return api.removesuffix("/v3") + "/graphql" if api.endswith("/api/v3") else api + "/graphql"
 
 
 def _api_url_for(server: str) -> str:

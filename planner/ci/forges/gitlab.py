@@ -27,6 +27,7 @@ from planner.ci.forges.base import (
     PullRequestExists,
 )
 from planner.ci.forges.http import HeaderAuth, JsonClient, RetryPolicy
+from planner.ci.forges.threads import ReviewThread, ThreadComment
 from planner.engine.config import ForgeConfig
 from planner.engine.errors import ConfigError
 
@@ -276,6 +277,70 @@ class GitLabForge(ForgeAdapter):
                 data.get("merge_user") or data.get("merged_by") or data.get("closed_by")
             ),
         )
+
+    # -- review threads (diff discussions) -------------------------------------------------------
+
+    def review_threads(self, pull: PullRequestData) -> list[ReviewThread]:
+        """The merge request's discussions on lines of the diff (a note with a `position`).
+        A position on an earlier head than the merge request's is outdated: GitLab moves a
+        note along with new commits while its lines stay as they were."""
+        path = f"{self._project}/merge_requests/{pull.number}/discussions"
+        threads = []
+        for discussion in self.api.paginate(path):
+            notes = [n for n in discussion.get("notes") or [] if not n.get("system")]
+            position = (notes[0].get("position") if notes else None) or {}
+            if notes and notes[0].get("type") == "DiffNote" and position:
+                threads.append(self._discussion(discussion, notes, position, pull))
+        return threads
+
+    def _discussion(
+        self, discussion: Any, notes: list[Any], position: Any, pull: PullRequestData
+    ) -> ReviewThread:
+        line, old_line = position.get("new_line"), position.get("old_line")
+        start = ((position.get("line_range") or {}).get("start") or {}).get("new_line")
+        head = str(position.get("head_sha") or "")
+        outdated = bool(head and pull.head_sha and head != pull.head_sha)
+        first = notes[0]
+        return ReviewThread(
+            id=str(discussion.get("id") or ""),
+            path=str(position.get("new_path") or position.get("old_path") or ""),
+            line=None if outdated else line,
+            start_line=None if outdated or start == line else start,
+            original_line=line,
+            original_start_line=None if start == line else start,
+            original_commit=head,
+            side="old" if line is None and old_line is not None else "new",
+            outdated=outdated,
+            resolved=bool(first.get("resolved")),
+            url=f"{self.server_url}/{self.repository}/-/merge_requests/{pull.number}"
+            f"#note_{first.get('id')}",
+            comments=[self._thread_note(note) for note in notes],
+        )
+
+    def _thread_note(self, data: Any) -> ThreadComment:
+        author = data.get("author") or {}
+        username = str(author.get("username") or "")
+        return ThreadComment(
+            id=str(data.get("id") or ""),
+            author=username,
+            author_id=author.get("id") if isinstance(author.get("id"), int) else None,
+            body=str(data.get("body") or ""),
+            created_at=str(data.get("created_at") or ""),
+            updated_at=str(data.get("updated_at") or ""),
+            is_bot=bool(author.get("bot")),
+            trusted=bool(username) and username == self._identity(),
+        )
+
+    def _reply_to_thread(self, pull: PullRequestData, thread: ReviewThread, body: str) -> None:
+        path = f"{self._discussion_path(pull, thread)}/notes"
+        self.api.request("POST", path, json={"body": body})
+
+    def _resolve_thread(self, pull: PullRequestData, thread: ReviewThread) -> None:
+        self.api.request("PUT", self._discussion_path(pull, thread), json={"resolved": True})
+
+    def _discussion_path(self, pull: PullRequestData, thread: ReviewThread) -> str:
+        discussion = quote(thread.id, safe="")
+        return f"{self._project}/merge_requests/{pull.number}/discussions/{discussion}"
 
     # -- git and links ---------------------------------------------------------------------------
 
