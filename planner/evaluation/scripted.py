@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.evaluation.suite import Task
+from planner.evaluation.suite import Task, solution_files
 from planner.testing.scripted_server import (
     Responder,
     ScriptedModelServer,
@@ -28,9 +28,9 @@ NONSENSE = "Sure! I love this issue. The weather is nice today; bananas are yell
 NO = {"replan_needed": False, "confidence": 0.9, "reasoning": "on track"}
 
 
-def scripted_server(model: str, task: Task) -> ScriptedModelServer:
+def scripted_server(model: str, task: Task, download: bool = True) -> ScriptedModelServer:
     """A started-on-enter server answering as `model` for `task`."""
-    responder = reference_responder(task) if model == "reference" else nonsense_responder
+    responder = reference_responder(task, download) if model == "reference" else nonsense_responder
     return ScriptedModelServer(model=f"scripted-{model}", responder=responder)
 
 
@@ -38,11 +38,8 @@ def nonsense_responder(kind: str | None, body: dict[str, Any]) -> Step:
     return reply_text(kind, NONSENSE)
 
 
-def reference_responder(task: Task) -> Responder:
-    files = sorted(p for p in task.solution.rglob("*") if p.is_file())
-    writes = [
-        (p.relative_to(task.solution).as_posix(), p.read_text(encoding="utf-8")) for p in files
-    ]
+def reference_responder(task: Task, download: bool = True) -> Responder:
+    writes = solution_files(task, download)
 
     def respond(kind: str | None, body: dict[str, Any]) -> Step:
         if kind in ("execute", "legacy"):
