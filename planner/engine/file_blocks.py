@@ -20,6 +20,13 @@ unless it is Python holding only definitions, which are put into the file
 (planner.engine.definitions). A wrapping block (```python, the path, then the file's own
 block), however deep, is unwrapped, and a block inside a ```markdown block needs a language to
 nest.
+
+A block for a file the prompt did not show whole is written when the line above it (a path, or
+a sentence naming one existing file: "The path to the file is `src/pkg/module.py`.") or its
+first-line comment names that file and the block is the file's complete new content (it keeps
+most of its lines) or, in Python, new versions of definitions the file has (put in their place:
+the file was shown as windows around its definitions, planner.grounding.task_files). The 1.5B
+wrote a fix so, twice, and each reply counted as "ended without calling any tool".
 """
 
 from __future__ import annotations
@@ -142,9 +149,11 @@ def written_files(
     shown: Collection[str],
     current: Callable[[str], str | None],
     test_paths: Sequence[str] = TEST_PATHS,
+    windows: Collection[str] = (),
 ) -> WrittenFiles:
     """The files a reply writes as code blocks; `shown` are the files the prompt showed whole,
-    `current(path)` reads a file's content now, `test_paths` are verification.test_paths."""
+    `windows` those it showed as windows around definitions, `current(path)` reads a file's
+    content now, `test_paths` are verification.test_paths."""
     blocks = [
         inner for block in code_blocks(text) if _is_code(block) for inner in _unwrapped(block)
     ]
@@ -153,6 +162,8 @@ def written_files(
     the_one = _the_file_block(blocks, shown, current, test_paths)
     for block in blocks:
         path, lines = _path_of(block, shown, current, alone=block is the_one)
+        if path is None:
+            path, lines = _not_shown_whole(block, windows, current, alone=block is the_one)
         if path is None:
             why = _not_shown(block, shown, current)
             found.problems += why
@@ -276,6 +287,42 @@ def _not_shown(
         f"The code block for {label} was not written: there is no such file. Put the path of "
         f"the file you change above its block: {', '.join(sorted(shown))}."
     ]
+
+
+def _not_shown_whole(
+    block: Block, windows: Collection[str], current: Callable[[str], str | None], alone: bool
+) -> tuple[str | None, list[str]]:
+    """The existing file a block not for a file shown whole writes, and its lines: the one file
+    its label or first-line comment names (or, for the reply's one block, the one file shown
+    as windows), when the block rewrites it whole or redefines some of its definitions."""
+    named = _named_existing(block, current)
+    if named is None and alone and len(windows) == 1:
+        named = next(iter(windows)), block.lines
+    if named is None:
+        return None, block.lines
+    path, lines = named
+    text = current(path) or ""
+    candidate = Block(block.label, lines, block.language)
+    whole = len(lines) >= FRAGMENT_SHARE * len(text.splitlines()) and _keeps_most(candidate, text)
+    if whole or _redefines(candidate, path, text):
+        return path, lines
+    return None, block.lines
+
+
+def _named_existing(
+    block: Block, current: Callable[[str], str | None]
+) -> tuple[str, list[str]] | None:
+    """The one existing file the line above the block or its first-line comment names."""
+    label = DECORATION.sub("", block.label).strip().removeprefix("./")
+    names = [label, *_words(label)]
+    comment = COMMENT_NAME.match(block.lines[0]) if block.lines else None
+    found = {name for name in names if _exists(name, current)}
+    found = {name.strip().removeprefix("./") for name in found}
+    if comment and _exists(comment.group(1), current):
+        commented = comment.group(1).removeprefix("./")
+        if not found or found == {commented}:
+            return commented, block.lines[1:]
+    return (found.pop(), block.lines) if len(found) == 1 else None
 
 
 def _unwrapped(block: Block) -> list[Block]:

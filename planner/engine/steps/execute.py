@@ -184,7 +184,9 @@ def _written_files(
     other block changed one (the 1.5B wrote README.md changed and greet.py, which it only
     quoted, unchanged), else it is a file quoted in prose, and no block is a problem then."""
     test_paths = run.config.verification.test_paths
-    written = written_files(reply.content, guard.shown, run.current_text, test_paths)
+    written = written_files(
+        reply.content, guard.shown, run.current_text, test_paths, guard.windows
+    )
     if not asked:
         written.problems = []
         return written
@@ -336,12 +338,13 @@ def _task_prompt(run: PassContext, task_id: str) -> tuple[str, TaskGuard, bool]:
         actions=actions,
         files=files.text,
         whole_file=whole_file,
+        windows=whole_file and bool(files.windows),
         looks=looks,
         numbered=run.config.llm.edit_format == "edit_file",
         earlier=task_actions_digest(state.actions_by_task.get(task_id, [])),
         assumptions=assumptions_in_force(run.store.entries()),
     )
-    guard = TaskGuard(run.config.budget.max_actions_per_task, files.whole)
+    guard = TaskGuard(run.config.budget.max_actions_per_task, files.whole, files.windows)
     return prompt + run.phases.addendum(run, "execute"), guard, whole_file
 
 
