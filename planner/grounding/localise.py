@@ -12,11 +12,14 @@ what the issue's text says:
   writes as code, and the words of the issue in the body's names and docstring follow;
 - definitions in test files count less: the fix belongs in the code.
 
-Time and memory stay bounded on a large repository: each Python file is read once per query
-and only files holding one of the issue's code names (at most MAX_CANDIDATES of them, the
-files with most hits first) are parsed; parsed files are kept by size and modification time,
-at most CACHE_FILES of them. Reads go through the caller's reader (the workspace's no-follow,
-descriptor-based read).
+Time and memory stay bounded on a large repository: the Python files holding one of the
+issue's code names are found by the caller's search (`git grep`, which reads nothing for the
+model), at most MAX_SCAN of them are read — through the caller's reader, the workspace's
+no-follow, descriptor-based read — and the MAX_CANDIDATES holding most of the names are parsed;
+parsed files are kept by content, at most CACHE_FILES of them. The names searched are the
+issue's identifiers that look like code (snake_case, CamelCase, digits) when it has any, so a
+plain word such as `event` does not make every file a candidate. Without a search, at most
+MAX_SCAN Python files are read.
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ from planner.engine.words import STOPWORDS, words_of
 
 Reader = Callable[[str], bytes | None]
 """Reads a repository file by its relative path (None when it cannot be read)."""
+Search = Callable[[list[str]], list[str] | None]
+"""The files holding any of the names, case-insensitively (None when it cannot search)."""
+MAX_SCAN = 5_000
+"""Files read per query at most to find the candidates."""
 
 MAX_CANDIDATES = 200
 """Files parsed per query at most (those holding most of the issue's code names)."""
@@ -137,6 +144,11 @@ def clues(texts: Sequence[str]) -> Clues:
     )
 
 
+def _specific(name: str) -> bool:
+    """A name no prose word is: snake_case, with digits (lower-cased CamelCase is not seen)."""
+    return "_" in name.strip("_") or any(character.isdigit() for character in name)
+
+
 def _code_line(line: str) -> bool:
     stripped = line.strip()
     return stripped.startswith((">>>", "...", "File ", "Traceback")) or bool(
@@ -159,6 +171,7 @@ class SymbolIndex:
     """Definitions of a repository's Python files, parsed on demand and kept by file state."""
 
     read: Reader
+    search: Search | None = None
     parsed: OrderedDict[tuple[str, int], tuple[Definition, ...]] = field(
         default_factory=OrderedDict
     )
@@ -171,7 +184,12 @@ class SymbolIndex:
         names = [name for name, _ in found.code.most_common(40)]
         if not names:
             return []
-        candidates = self._candidates(paths, names)
+        specific = [name for name in names if _specific(name)]
+        listed = self.search(specific or names) if self.search is not None else None
+        if listed is not None:
+            known = set(paths)
+            paths = [path for path in listed if path in known]
+        candidates = self._candidates(paths[:MAX_SCAN] if listed is None else paths, names)
         definitions = [d for path, data in candidates for d in self._parse(path, data)]
         scores = {id(d): score(d, found) for d in definitions}
         _callee_bonus(definitions, scores)
@@ -188,9 +206,7 @@ class SymbolIndex:
         """Python files holding any of `names`, those with most of them first."""
         wanted = [name.encode() for name in names]
         hits = []
-        for path in paths:
-            if not path.endswith(".py"):
-                continue
+        for path in [p for p in paths if p.endswith(".py")][:MAX_SCAN]:
             data = self._bytes(path)
             if data is None:
                 continue

@@ -16,7 +16,10 @@ with none of them is shown as an outline of its definitions and their lines.
 from __future__ import annotations
 
 import difflib
+import os
+import subprocess
 from collections.abc import Iterable, Sequence
+from functools import partial
 from pathlib import Path
 
 from planner.engine.config import PlannerConfig
@@ -29,6 +32,7 @@ from planner.grounding.ranking import defines, issue_terms, named_files
 from planner.grounding.repo_map import estimate_tokens
 from planner.tools.edits import numbered
 from planner.tools.paths import PathPolicy, PathRefused
+from planner.tools.safe_env import git_argv, git_environment
 
 MIN_FILE_TOKENS = 60
 """A file with less room than this left in the budget is not started."""
@@ -57,7 +61,7 @@ class TaskFiles:
         self.excluded = tuple(excluded)
         self.whole_files = config.llm.edit_format == "whole_file"
         """Files shown whole are shown as the model writes them back (llm.edit_format)."""
-        self.symbols = SymbolIndex(self._bytes)
+        self.symbols = SymbolIndex(self._bytes, partial(grep_python, workspace))
 
     def files_for(self, texts: Sequence[str]) -> ShownFiles:
         if not self.settings.enabled or self.settings.max_files == 0:
@@ -245,6 +249,27 @@ def _outline(path: str, lines: list[str], head: str, tail: str, room: int) -> st
             break
         text += entry
     return text + tail if entries else ""
+
+
+def grep_python(workspace: Path, names: list[str]) -> list[str] | None:
+    """The Python files (tracked and untracked, not ignored) holding any of `names`, by
+    `git grep` (git reads them; nothing is shown from its output); None outside a git work tree
+    or when git fails."""
+    patterns = [part for name in names for part in ("-e", name)]
+    argv = git_argv("grep", "-z", "-l", "-i", "-F", "--untracked", *patterns, "--", "*.py")
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=workspace,
+            env=git_environment(os.environ),
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode not in (0, 1):
+        return None
+    return [p.decode("utf-8", "surrogateescape") for p in done.stdout.split(b"\0") if p]
 
 
 LANGUAGES = {
