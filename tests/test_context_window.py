@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from planner.engine.config import LLMConfig
-from planner.engine.context_window import estimate, fit, overflow_limit, request_tokens
+from planner.engine.context_window import fit, overflow_limit, request_tokens
 from planner.engine.conversation import assistant, tool_message, user
 from planner.engine.errors import ApiError
 from planner.engine.interfaces import ToolCall, ToolSpec

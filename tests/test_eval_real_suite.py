@@ -40,8 +40,13 @@ def to_fahrenheit(celsius):
 def to_celsius(fahrenheit):
     return (fahrenheit - 32) * 5 / 9
 '''
-PACKAGE_TEST = "from thermo import to_celsius\n\n\ndef test_freezing():\n    assert to_celsius(32) == 0\n"
-HIDDEN = "from thermo import to_fahrenheit\n\n\ndef test_boiling():\n    assert to_fahrenheit(100) == 212\n"
+PACKAGE_TEST = (
+    "from thermo import to_celsius\n\n\ndef test_freezing():\n    assert to_celsius(32) == 0\n"
+)
+HIDDEN = (
+    "from thermo import to_fahrenheit\n\n\ndef test_boiling():\n"
+    "    assert to_fahrenheit(100) == 212\n"
+)
 
 
 def sdist(members: dict[str, str], top: str = "thermo-1.0") -> bytes:
@@ -179,7 +184,9 @@ def test_the_scripted_models_run_on_a_package_task(cache: Path, tmp_path: Path) 
     config = load_config(None, env={}, overrides={"llm.max_retries": 0})
     solved = run_task(task, EvalOptions(config, scripted="reference", max_passes=2, download=False))
     assert solved.resolved and solved.statuses == ["completed"]
-    nonsense = run_task(task, EvalOptions(config, scripted="nonsense", max_passes=2, download=False))
+    nonsense = run_task(
+        task, EvalOptions(config, scripted="nonsense", max_passes=2, download=False)
+    )
     assert not nonsense.resolved and "test_boiling" in nonsense.check_output
 
 

@@ -11,9 +11,9 @@ from typing import Any
 from planner.engine.config import PlannerConfig, load_config
 from planner.engine.llm import served_model
 from planner.evaluation.harness import EvalOptions, run_suite
+from planner.evaluation.packages import fetch
 from planner.evaluation.report import TaskReport, summary, to_json, to_markdown
 from planner.evaluation.scripted import SCRIPTED_MODELS
-from planner.evaluation.packages import fetch
 from planner.evaluation.suite import SUITES, Task, load_suite
 
 FLAG_KEYS = {

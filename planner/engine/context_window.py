@@ -125,7 +125,7 @@ def _llama_cpp(root: str, headers: dict[str, str]) -> int | None:
 
 def _ollama(root: str, model: str, headers: dict[str, str]) -> int | None:
     shown = _json(requests.post, f"{root}/api/show", headers=headers, json={"model": model})
-    if not isinstance(shown, dict) or "modelfile" not in shown and "parameters" not in shown:
+    if not isinstance(shown, dict) or ("modelfile" not in shown and "parameters" not in shown):
         return None
     found = re.search(r"^\s*num_ctx\s+(\d+)", str(shown.get("parameters") or ""), re.MULTILINE)
     return int(found.group(1)) if found else OLLAMA_DEFAULT_NUM_CTX
@@ -274,16 +274,10 @@ def cut(message: dict[str, Any], messages: Sequence[dict[str, Any]], keep: int) 
     centre = _asked_line(lines, _asked_words(message, messages))
     start, end = _window(lines, centre, keep)
     kept = lines[start:end]
-    before = (
-        [f"[… lines 1-{start} of {len(lines)} cut to fit the model's context window …]"]
-        if start
-        else []
-    )
-    after = (
-        [f"[… lines {end + 1}-{len(lines)} of {len(lines)} cut to fit the model's context window …]"]
-        if end < len(lines)
-        else []
-    )
+    note = "cut to fit the model's context window"
+    before = [f"[… lines 1-{start} of {len(lines)} {note} …]"] if start else []
+    rest = f"[… lines {end + 1}-{len(lines)} of {len(lines)} {note} …]"
+    after = [rest] if end < len(lines) else []
     return "\n".join([*before, *kept, *after])
 
 

@@ -192,7 +192,9 @@ def apply_edits(tree: Path, edits: tuple[RecordedEdit, ...]) -> None:
         try:
             text = path.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise UserInputError(f"the recorded edit of {edit.path} cannot be applied: {exc}")
+            raise UserInputError(
+                f"the recorded edit of {edit.path} cannot be applied: {exc}"
+            ) from None
         found = text.count(edit.old)
         if found != 1:
             raise UserInputError(

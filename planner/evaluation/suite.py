@@ -118,9 +118,7 @@ def load_suite(directory: Path = SUITE_DIR, names: list[str] | None = None) -> l
     return [load_task(available[name]) for name in (names or sorted(available))]
 
 
-def materialize(
-    task: Task, destination: Path, branch: str = "", download: bool = True
-) -> Path:
+def materialize(task: Task, destination: Path, branch: str = "", download: bool = True) -> Path:
     """A fresh git repository holding the task's snapshot, committed on `main` (and checked
     out on a new `branch` when one is given). A real-repository task's package comes from the
     cache, or is downloaded first when `download` allows it."""

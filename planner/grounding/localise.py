@@ -176,9 +176,7 @@ class SymbolIndex:
         default_factory=OrderedDict
     )
 
-    def locate(
-        self, paths: Sequence[str], texts: Sequence[str], limit: int = 8
-    ) -> list[Location]:
+    def locate(self, paths: Sequence[str], texts: Sequence[str], limit: int = 8) -> list[Location]:
         """The definitions `texts` point to, best first, each with its callers."""
         found = clues(texts)
         names = [name for name, _ in found.code.most_common(40)]
@@ -251,8 +249,7 @@ def _callee_bonus(definitions: list[Definition], scores: dict[int, float]) -> No
         if scores[id(definition)] <= 0 or scores[id(definition)] >= STRONG:
             continue
         if any(
-            definition.name in caller.calls and caller.path == definition.path
-            for caller in strong
+            definition.name in caller.calls and caller.path == definition.path for caller in strong
         ):
             scores[id(definition)] += CALLEE_BONUS
 
@@ -283,7 +280,9 @@ def score(definition: Definition, found: Clues) -> float:
 def _callers(definition: Definition, definitions: list[Definition]) -> tuple[str, ...]:
     """Where the definition is called: code first, then tests (a count)."""
     calling = [
-        d for d in definitions if definition.name in d.calls and d is not definition and d.kind == "def"
+        d
+        for d in definitions
+        if definition.name in d.calls and d is not definition and d.kind == "def"
     ]
     code = [f"{d.path}:{d.qualname}" for d in calling if not TEST_FILE.search(d.path)]
     tests = len(calling) - len(code)

@@ -171,7 +171,9 @@ def windows_block(
     if not places:
         return _outline(path, lines, head, tail, room)
     names = set(clues(texts).code)
-    parts, used, shown = [], estimate_tokens(head + tail) + 20, []
+    parts: list[str] = []
+    shown: list[Definition] = []
+    used = estimate_tokens(head + tail) + 20
     for place in places[:MAX_WINDOWS]:
         definition = place.definition
         if any(d.start <= definition.start and definition.end <= d.end for d in shown):

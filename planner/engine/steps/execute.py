@@ -184,9 +184,7 @@ def _written_files(
     other block changed one (the 1.5B wrote README.md changed and greet.py, which it only
     quoted, unchanged), else it is a file quoted in prose, and no block is a problem then."""
     test_paths = run.config.verification.test_paths
-    written = written_files(
-        reply.content, guard.shown, run.current_text, test_paths, guard.windows
-    )
+    written = written_files(reply.content, guard.shown, run.current_text, test_paths, guard.windows)
     if not asked:
         written.problems = []
         return written
