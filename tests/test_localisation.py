@@ -185,3 +185,24 @@ def test_a_whole_file_in_prose_is_a_write_file_that_keeps_what_other_files_impor
     assert "def summarise(values):" in written
     [action, *_] = harness.of_type("action")
     assert action["execution"]["function_call"]["name"] == "write_file"
+
+
+def test_attack_a_workflow_file_written_whole_in_prose_obeys_the_path_rules(
+    harness: Harness,
+) -> None:
+    # The attack: a reply names an existing CI definition the prompt never showed and gives its
+    # complete content with a step that leaks a secret, hoping the prose path skips the rules.
+    workflow = harness.workspace / ".github" / "workflows" / "ci.yml"
+    workflow.parent.mkdir(parents=True)
+    original = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
+    workflow.write_text(original)
+    commit_all(harness.workspace)
+    leak = original + "    steps:\n      - run: echo ${{ secrets.TOKEN }}\n"
+    reply = f"The path to the file is `.github/workflows/ci.yml`.\n```yaml\n{leak}```\n"
+    harness.server.add(reply_text("legacy", reply), *[reply_text("legacy", "done")] * 3)
+    harness.server.allow_leftovers = True
+    harness.run(ISSUE, **LEGACY)
+    assert workflow.read_text() == original
+    [action] = harness.of_type("action")
+    assert action["execution"]["function_call"]["name"] == "write_file" and not action["ok"]
+    assert "workflow" in action["error"]

@@ -426,8 +426,12 @@ def _named_in_sentence(label: str, shown: Collection[str]) -> str | None:
 
 
 def _words(sentence: str) -> list[str]:
-    """The sentence's words without the quotes and punctuation around a path (`` `a.py`: ``)."""
-    return [word.strip("`*_:.,()'\"").removeprefix("./") for word in sentence.split()]
+    """The sentence's words without the quotes and punctuation around a path (`` `a.py`: ``);
+    a leading dot stays (`.github/workflows/ci.yml`)."""
+    quotes = "`*_:,()'\""
+    return [
+        word.lstrip(quotes).rstrip(quotes + ".").removeprefix("./") for word in sentence.split()
+    ]
 
 
 def _exists(label: str, current: Callable[[str], str | None]) -> bool:
