@@ -206,3 +206,15 @@ def test_attack_a_workflow_file_written_whole_in_prose_obeys_the_path_rules(
     [action] = harness.of_type("action")
     assert action["execution"]["function_call"]["name"] == "write_file" and not action["ok"]
     assert "workflow" in action["error"]
+
+
+def test_the_planning_map_shows_the_function_of_a_large_file_not_its_first_lines(
+    repository: Path,
+) -> None:
+    from planner.engine.config import RepositoryMapConfig
+    from planner.grounding.repo_map import build_map
+
+    shown = build_map(repository, RepositoryMapConfig(), f"{ISSUE.title}\n{ISSUE.body}")
+    assert MODULE in shown.named_in_full
+    assert "| def moving_average(values, window):" in shown.text
+    assert "Statistics helpers" not in shown.text
