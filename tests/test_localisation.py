@@ -15,7 +15,7 @@ from planner.engine.config import load_config
 from planner.engine.issue import IssueContext
 from planner.grounding.localise import SymbolIndex
 from planner.grounding.task_files import TaskFiles
-from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.testing.scripted_server import ScriptedModelServer, reply_text, reply_tool_calls
 from tests.harness import Harness
 from tests.plans import commit_all
 
@@ -159,13 +159,15 @@ def test_a_reply_with_the_fixed_function_under_a_sentence_naming_the_file_is_put
     # The 1.5B's shape: "The path to the file is `…`." and a block, no tool call.
     reply = f"The path to the file is `{MODULE}`.\n\n```python\n{fixed_function()}```\n"
     harness.server.add(reply_text("legacy", reply))
-    result = harness.run(ISSUE, **LEGACY)
+    # Applied as the edit it is: with files of this size counting as large, a write of the
+    # whole module would wait for a person's approval; replacing the function does not.
+    result = harness.run(ISSUE, **LEGACY, **{"approval.large_file_bytes": 20_000})
     assert result.status == "completed", result.stop_reason
     prompt = harness.server.requests[0].body["messages"][1]["content"]
     assert "def moving_average, lines" in prompt and "shown only in parts" in prompt
     assert (harness.workspace / MODULE).read_text() == large_module().replace(BUG, FIX)
     [action] = harness.of_type("action")
-    assert action["execution"]["function_call"]["name"] == "write_file" and action["ok"]
+    assert action["execution"]["function_call"]["name"] == "edit_file" and action["ok"]
 
 
 def test_a_whole_file_in_prose_is_a_write_file_that_keeps_what_other_files_import(
@@ -218,3 +220,19 @@ def test_the_planning_map_shows_the_function_of_a_large_file_not_its_first_lines
     assert MODULE in shown.named_in_full
     assert "| def moving_average(values, window):" in shown.text
     assert "Statistics helpers" not in shown.text
+
+
+def test_a_write_replacing_most_of_a_large_file_still_waits_for_a_person(
+    harness: Harness,
+) -> None:
+    # The large-file rule still holds for what it is about: a module of this size written
+    # over with other content is high risk; without planning the pass cannot wait, so the
+    # write is refused and the module stays as it was.
+    other = "".join(f"def replaced_{n}():\n    return {n}\n\n\n" for n in range(1000))
+    write = reply_tool_calls("legacy", [("write_file", {"path": MODULE, "content": other})])
+    harness.server.add(write, *[reply_text("legacy", "done")] * 3)
+    harness.server.allow_leftovers = True
+    harness.run(ISSUE, **LEGACY, **{"approval.large_file_bytes": 20_000})
+    assert (harness.workspace / MODULE).read_text() == large_module()
+    [action] = harness.of_type("action")
+    assert not action["ok"] and "approval" in action["error"]

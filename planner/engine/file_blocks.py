@@ -80,6 +80,9 @@ class WrittenFiles:
     files: list[tuple[str, str]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    parts: set[str] = field(default_factory=set)
+    """Files of `files` a block changed only some definitions of, the file not shown whole:
+    applied as edit_file edits (planner.engine.hunks), not as a write of the whole file."""
 
 
 def code_blocks(text: str | None) -> list[Block]:
@@ -177,6 +180,12 @@ def written_files(
             found.unchanged.append(path)
         else:
             found.files.append((path, content))
+            if (
+                path not in shown
+                and before
+                and len(lines) < FRAGMENT_SHARE * len(before.splitlines())
+            ):
+                found.parts.add(path)
     if unlabelled and len(shown) > 1 and not (found.files or found.problems or found.unchanged):
         found.problems.append(
             "The code block was not written: it names no file. Put the path of the file it is "
