@@ -79,7 +79,14 @@ def run_eval(args: argparse.Namespace) -> int:
         download=not args.offline,
     )
     _put_interpreter_on_path()
-    reports = run_suite(tasks, options, on_task=lambda report: _progress(report, args))
+    done: list[TaskReport] = []
+
+    def on_task(report: TaskReport) -> None:
+        done.append(report)
+        _progress(report, args)
+        _write(done, args, final=False)  # a long run interrupted keeps the tasks it finished
+
+    reports = run_suite(tasks, options, on_task=on_task)
     _write(reports, args)
     print(to_markdown(reports), end="")
     return 0
@@ -121,17 +128,20 @@ def _put_interpreter_on_path() -> None:
 def _progress(report: TaskReport, args: argparse.Namespace) -> None:
     print(
         f"eval: {report.task}: {'resolved' if report.resolved else 'not resolved'} "
-        f"({' → '.join(report.statuses)}, {report.usage.model_calls} calls, "
+        f"({' → '.join(report.statuses)}{', wrong' if report.completed_but_wrong else ''}, "
+        f"{report.usage.model_calls} calls, {report.usage.prompt_tokens} prompt tokens, "
         f"{report.wall_seconds:.0f}s)",
         file=sys.stderr,
         flush=True,
     )
 
 
-def _write(reports: list[TaskReport], args: argparse.Namespace) -> None:
+def _write(reports: list[TaskReport], args: argparse.Namespace, final: bool = True) -> None:
     if args.json_out:
         args.json_out.write_text(to_json(reports) + "\n", encoding="utf-8")
     if args.markdown_out:
         args.markdown_out.write_text(to_markdown(reports), encoding="utf-8")
+    if not final:
+        return
     total = summary(reports)
     print(f"eval: resolved {total['resolved']}/{total['tasks']}", file=sys.stderr)
