@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
 from planner.engine.config import LLMConfig
-from planner.engine.context_window import fit, overflow_limit, request_tokens
+from planner.engine.context_window import discover_window, fit, overflow_limit, request_tokens
 from planner.engine.conversation import assistant, tool_message, user
 from planner.engine.errors import ApiError
 from planner.engine.interfaces import ToolCall, ToolSpec
@@ -189,3 +191,48 @@ def test_an_overflow_with_nothing_left_to_cut_is_reported_not_repeated() -> None
         with pytest.raises(ApiError, match="exceeds the available context size"):
             model(server).chat("execute", [user("Fix it.")], [READ])
         assert len(server.requests) == 1
+
+
+class _Ollama(BaseHTTPRequestHandler):
+    """Ollama's POST /api/show, as `ollama show` answers it (no /props)."""
+
+    parameters = "num_ctx                        8192\ntemperature                    0.2"
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        asked = json.loads(self.rfile.read(length) or b"{}")
+        if self.path != "/api/show" or asked.get("model") != "qwen2.5-coder:7b":
+            self.send_error(404)
+            return
+        body = json.dumps({"modelfile": "FROM x", "parameters": self.parameters}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self.send_error(404)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@pytest.mark.parametrize(("parameters", "window"), [(_Ollama.parameters, 8192), ("", 4096)])
+def test_ollamas_num_ctx_is_the_window(parameters: str, window: int) -> None:
+    handler = type("Handler", (_Ollama,), {"parameters": parameters})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        assert discover_window(url, "qwen2.5-coder:7b", "k") == window
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_hosted_models_use_their_published_window_and_are_never_asked() -> None:
+    assert discover_window(None, "gpt-4.1-mini", "k") == 1_047_576
+    assert discover_window("https://api.openai.com/v1", "gpt-4o", "k") == 128_000
+    assert discover_window(None, "some-unknown-model", "k") is None
