@@ -106,3 +106,33 @@ def test_the_cli_reports_nonsense_as_resolving_nothing(
 def test_an_unknown_task_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "--scripted", "reference", "--tasks", "nope"]) == 2
     assert "no such task(s): nope" in capsys.readouterr().err
+
+
+def test_a_wrong_fix_reported_as_done_is_counted() -> None:
+    from planner.evaluation.report import TaskReport, Usage, summary, to_markdown
+
+    def report(name: str, resolved: bool, statuses: list[str], calls: int) -> TaskReport:
+        usage = Usage(model_calls=calls, prompt_tokens=1000 * calls)
+        return TaskReport(
+            task=name,
+            category="bug_fix",
+            model="m",
+            planning=True,
+            resolved=resolved,
+            statuses=statuses,
+            usage=usage,
+        )
+
+    reports = [
+        report("right", True, ["completed"], 4),
+        report("also_right", True, ["in_progress", "completed"], 10),
+        report("wrong", False, ["completed"], 3),
+        report("unfinished", False, ["needs_human"], 9),
+    ]
+    total = summary(reports)
+    assert total["completed_but_wrong"] == 1
+    assert total["median_calls_resolved"] == 7.0
+    assert total["median_prompt_tokens_resolved"] == 7000.0
+    table = to_markdown(reports)
+    assert "| wrong | bug_fix | m | on | no | completed (wrong) |" in table
+    assert "Ended `completed` with the check failing: 1; median per resolved task: 7 calls" in table

@@ -211,7 +211,7 @@ def test_auto_falls_back_when_the_endpoint_refuses_tools(
 
 
 def test_auto_does_not_hide_other_errors(scripted_model: ScriptedModelServer) -> None:
-    scripted_model.add(reply_error(400, "context length exceeded"))
+    scripted_model.add(reply_error(400, "Invalid 'messages[0].content': string too long"))
     with pytest.raises(ApiError):
         model(scripted_model, "auto").chat("execute", MESSAGES, TOOLS)
 

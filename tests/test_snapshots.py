@@ -91,6 +91,7 @@ def test_execute_task_prompt(whole_file: bool) -> None:
         actions=plan.actions_for("task_2"),
         files=SHOWN_FILES[whole_file],
         whole_file=whole_file,
+        windows=False,
         looks=False,
         numbered=not whole_file,
         earlier="- write_file(...) -> ok",

@@ -6,7 +6,8 @@ table is one function, `classify`, so the policy reads in one place:
 | spec                                                         | risk   |
 |--------------------------------------------------------------|--------|
 | delete                                                       | high   |
-| overwrite of a file of at least `large_file_bytes`           | high   |
+| overwrite of a file of at least `large_file_bytes` (a write   | high   |
+| keeping 90% of its lines in order is an edit of it)          |        |
 | a CI definition (only reachable with allow_workflow_edits)   | high   |
 | a command outside tools.allowed_commands (also refused)      | high   |
 | planner's own config (also refused: it is write-protected)   | high   |
@@ -22,6 +23,7 @@ What a command or an MCP call changed in the working tree is classified by the s
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -142,7 +144,30 @@ def _high_reason(spec: ActionSpecExt, resolved: Path | None, rules: SpecRules) -
     if not spec.validated and any("protected-path" in note for note in spec.notes):
         return "touches planner's own state or configuration"
     size = _size(resolved) if spec.preflight.overwrite and resolved is not None else 0
+    if size and resolved is not None and _keeps_most(resolved, spec.content):
+        size = 0  # a few lines changed in a large file: an edit of it, not an overwrite
     return path_high_reason(spec.path, resolved, rules, size)
+
+
+KEPT_SHARE = 0.9
+"""A write keeping at least this share of a large file's lines, in order, and adding at most as
+many, changes part of it: not the overwrite the large-file rule is about (an edit of one
+function in a 150 kB module otherwise waited for a person)."""
+
+
+def _keeps_most(resolved: Path, content: str | None) -> bool:
+    if content is None:
+        return False
+    try:
+        before = resolved.read_bytes().decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    after = content.splitlines()
+    if not before or len(after) > (2 - KEPT_SHARE) * len(before):
+        return False
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    kept = sum(block.size for block in matcher.get_matching_blocks())
+    return kept >= KEPT_SHARE * len(before)
 
 
 def path_high_reason(path: str, resolved: Path | None, rules: SpecRules, before_size: int) -> str:

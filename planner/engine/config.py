@@ -386,6 +386,13 @@ class LLMConfig(Section):
     """Upper bound on the tokens of one reply (sent as max_tokens); None leaves the endpoint's
     default. A local server's default may be "until the context is full": a small model that
     starts repeating itself then runs into the request timeout, and every retry again."""
+    context_tokens: int | None = Field(default=None, ge=512)
+    """The model's context window in tokens. None: what the endpoint says (llama.cpp's
+    /props n_ctx, Ollama's num_ctx) or, for a known hosted model, its published limit. Every
+    request is fitted to it with room for the reply (llm.max_output_tokens, else a quarter of
+    the window up to 4096): long tool results of earlier turns are cut to a window around what
+    was asked, older turns summarised; a server's context-overflow error shrinks the request
+    and sends it again."""
     stop_repeating: bool = False
     """Stream each reply and stop it once it keeps repeating itself (the same passage over and
     over, as small models do at temperature 0, until the output limit): what came before is the

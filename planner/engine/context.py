@@ -182,7 +182,7 @@ class PassContext:
 
     def writes_whole(self, files: ShownFiles) -> bool:
         """The model is asked to write the files shown whole as code blocks (llm.edit_format)."""
-        return self.config.llm.edit_format == "whole_file" and bool(files.whole)
+        return self.config.llm.edit_format == "whole_file" and bool(files.whole or files.windows)
 
     def current_text(self, path: str) -> str | None:
         return self.files.current(path) if self.files is not None else None

@@ -20,6 +20,13 @@ unless it is Python holding only definitions, which are put into the file
 (planner.engine.definitions). A wrapping block (```python, the path, then the file's own
 block), however deep, is unwrapped, and a block inside a ```markdown block needs a language to
 nest.
+
+A block for a file the prompt did not show whole is written when the line above it (a path, or
+a sentence naming one existing file: "The path to the file is `src/pkg/module.py`.") or its
+first-line comment names that file and the block is the file's complete new content (it keeps
+most of its lines) or, in Python, new versions of definitions the file has (put in their place:
+the file was shown as windows around its definitions, planner.grounding.task_files). The 1.5B
+wrote a fix so, twice, and each reply counted as "ended without calling any tool".
 """
 
 from __future__ import annotations
@@ -73,6 +80,9 @@ class WrittenFiles:
     files: list[tuple[str, str]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    parts: set[str] = field(default_factory=set)
+    """Files of `files` a block changed only some definitions of, the file not shown whole:
+    applied as edit_file edits (planner.engine.hunks), not as a write of the whole file."""
 
 
 def code_blocks(text: str | None) -> list[Block]:
@@ -142,9 +152,11 @@ def written_files(
     shown: Collection[str],
     current: Callable[[str], str | None],
     test_paths: Sequence[str] = TEST_PATHS,
+    windows: Collection[str] = (),
 ) -> WrittenFiles:
     """The files a reply writes as code blocks; `shown` are the files the prompt showed whole,
-    `current(path)` reads a file's content now, `test_paths` are verification.test_paths."""
+    `windows` those it showed as windows around definitions, `current(path)` reads a file's
+    content now, `test_paths` are verification.test_paths."""
     blocks = [
         inner for block in code_blocks(text) if _is_code(block) for inner in _unwrapped(block)
     ]
@@ -153,6 +165,8 @@ def written_files(
     the_one = _the_file_block(blocks, shown, current, test_paths)
     for block in blocks:
         path, lines = _path_of(block, shown, current, alone=block is the_one)
+        if path is None:
+            path, lines = _not_shown_whole(block, windows, current, alone=block is the_one)
         if path is None:
             why = _not_shown(block, shown, current)
             found.problems += why
@@ -166,6 +180,12 @@ def written_files(
             found.unchanged.append(path)
         else:
             found.files.append((path, content))
+            if (
+                path not in shown
+                and before
+                and len(lines) < FRAGMENT_SHARE * len(before.splitlines())
+            ):
+                found.parts.add(path)
     if unlabelled and len(shown) > 1 and not (found.files or found.problems or found.unchanged):
         found.problems.append(
             "The code block was not written: it names no file. Put the path of the file it is "
@@ -278,6 +298,42 @@ def _not_shown(
     ]
 
 
+def _not_shown_whole(
+    block: Block, windows: Collection[str], current: Callable[[str], str | None], alone: bool
+) -> tuple[str | None, list[str]]:
+    """The existing file a block not for a file shown whole writes, and its lines: the one file
+    its label or first-line comment names (or, for the reply's one block, the one file shown
+    as windows), when the block rewrites it whole or redefines some of its definitions."""
+    named = _named_existing(block, current)
+    if named is None and alone and len(windows) == 1:
+        named = next(iter(windows)), block.lines
+    if named is None:
+        return None, block.lines
+    path, lines = named
+    text = current(path) or ""
+    candidate = Block(block.label, lines, block.language)
+    whole = len(lines) >= FRAGMENT_SHARE * len(text.splitlines()) and _keeps_most(candidate, text)
+    if whole or _redefines(candidate, path, text):
+        return path, lines
+    return None, block.lines
+
+
+def _named_existing(
+    block: Block, current: Callable[[str], str | None]
+) -> tuple[str, list[str]] | None:
+    """The one existing file the line above the block or its first-line comment names."""
+    label = DECORATION.sub("", block.label).strip().removeprefix("./")
+    names = [label, *_words(label)]
+    comment = COMMENT_NAME.match(block.lines[0]) if block.lines else None
+    found = {name for name in names if _exists(name, current)}
+    found = {name.strip().removeprefix("./") for name in found}
+    if comment and _exists(comment.group(1), current):
+        commented = comment.group(1).removeprefix("./")
+        if not found or found == {commented}:
+            return commented, block.lines[1:]
+    return (found.pop(), block.lines) if len(found) == 1 else None
+
+
 def _unwrapped(block: Block) -> list[Block]:
     """A block that wraps labelled blocks (```python, then `pager.py`, then ```python …) is
     those blocks: the 1.5B wrapped its answer so, once around each of three files, every
@@ -379,8 +435,12 @@ def _named_in_sentence(label: str, shown: Collection[str]) -> str | None:
 
 
 def _words(sentence: str) -> list[str]:
-    """The sentence's words without the quotes and punctuation around a path (`` `a.py`: ``)."""
-    return [word.strip("`*_:.,()'\"").removeprefix("./") for word in sentence.split()]
+    """The sentence's words without the quotes and punctuation around a path (`` `a.py`: ``);
+    a leading dot stays (`.github/workflows/ci.yml`)."""
+    quotes = "`*_:,()'\""
+    return [
+        word.lstrip(quotes).rstrip(quotes + ".").removeprefix("./") for word in sentence.split()
+    ]
 
 
 def _exists(label: str, current: Callable[[str], str | None]) -> bool:

@@ -63,6 +63,9 @@ class ShownFiles(BaseModel):
 
     text: str = ""
     whole: frozenset[str] = frozenset()
+    windows: frozenset[str] = frozenset()
+    """Files shown as windows around the definitions the request is about (a large file): a
+    code block of such a file holding some of its definitions is put in their place."""
 
 
 class FileContext(Protocol):

@@ -26,6 +26,13 @@ import requests
 from pydantic import BaseModel, ValidationError
 
 from planner.engine.config import LLMConfig, sizes_in_name
+from planner.engine.context_window import (
+    discover_window,
+    fit,
+    overflow_limit,
+    reply_room,
+    request_tokens,
+)
 from planner.engine.deadline import bounded, stop_if_expired
 from planner.engine.errors import ApiError, ConfigError, ModelBehaviourError
 from planner.engine.file_blocks import holds_code
@@ -71,6 +78,8 @@ at the output limit or could not be used, when llm.temperature is lower: re-aske
 the 1.5B wrote the same unchanged file three times in a row, and the same plan looping on one
 subtask until the output limit twice (Whisper's decoder falls back to a higher temperature the
 same way)."""
+MAX_SHRINKS = 3
+"""Context-overflow errors one request is shrunk and re-sent after."""
 SHORT_REPLIES = {"issue_test": 768}
 """Output limits of call kinds whose reply is short by nature: the issue's test is a few
 assertions (about 100 tokens from the 1.5B), and a longer reply was a loop of made-up
@@ -105,6 +114,9 @@ class OpenAIModel:
         self._warmer = False
         """The last reply repeated an earlier one word for word, or was unusable: the next
         call samples at REPEAT_TEMPERATURE at least."""
+        self._window: int | None = config.context_tokens
+        """The context window requests are fitted to (planner.engine.context_window)."""
+        self._window_known = config.context_tokens is not None
         self._client = openai.OpenAI(
             api_key=key,
             base_url=config.base_url,
@@ -342,12 +354,18 @@ class OpenAIModel:
     def _create(self, kind: str, messages: Sequence[dict[str, Any]], extra: dict[str, Any]) -> Any:
         check_prompt_size(kind, messages, self.config.max_prompt_bytes)
         started = time.monotonic()
-        attempts = 0
+        attempts = shrinks = 0
+        sent = self._fitted(kind, messages, extra)
         while True:
             attempts += 1
             try:
-                completion = self._request(kind, messages, extra)
+                completion = self._request(kind, sent, extra)
             except (openai.APIStatusError, openai.APIConnectionError) as exc:
+                if shrinks < MAX_SHRINKS and self._overflowed(kind, exc, sent, extra):
+                    smaller = self._fitted(kind, messages, extra)
+                    if smaller != sent:  # else nothing is left to cut: the error stands
+                        shrinks, sent = shrinks + 1, smaller
+                        continue
                 error = _api_error(exc)
                 if not error.retryable or attempts > self.config.max_retries:
                     self._record(kind, None, started, attempts, f"error {error.status}")
@@ -360,6 +378,55 @@ class OpenAIModel:
                 raise ModelBehaviourError(f"the model returned no choices for {kind}", kind=kind)
             self._note_reply(kind, completion.choices[0])
             return completion
+
+    def _context_window(self) -> int | None:
+        if not self._window_known:
+            self._window_known = True
+            key = self.config.api_key.get_secret_value() if self.config.api_key else ""
+            self._window = discover_window(self.config.base_url, self.config.model, key)
+            log.info("context window of %s: %s tokens", self.config.model, self._window)
+        return self._window
+
+    def _fitted(
+        self, kind: str, messages: Sequence[dict[str, Any]], extra: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """The request's messages, shrunk to fit the context window with room for the reply."""
+        window = self._context_window()
+        if window is None:
+            return list(messages)
+        fitted = fit(messages, extra, window, reply_room(window, self.config.max_output_tokens))
+        if fitted.shrunk:
+            log.warning(
+                "model %s request shrunk from about %d to %d tokens to fit the %d-token "
+                "context window",
+                kind,
+                fitted.tokens_before,
+                fitted.tokens_after,
+                window,
+            )
+        return fitted.messages
+
+    def _overflowed(
+        self, kind: str, exc: Exception, sent: list[dict[str, Any]], extra: dict[str, Any]
+    ) -> bool:
+        """A context-overflow error: the window becomes what the error names, and at most
+        three quarters of what was sent, so the next fit is smaller."""
+        if not isinstance(exc, openai.APIStatusError):
+            return False
+        limit = overflow_limit(str(exc.message), exc.body)
+        if limit is None:
+            return False
+        window = self._context_window()
+        reply = reply_room(window or limit or 8192, self.config.max_output_tokens)
+        smaller = int(request_tokens(sent, extra) * 0.75) + reply
+        self._window = min(value for value in (limit, window, smaller) if value)
+        log.warning(
+            "model %s request overflowed the context window (%s): fitting it to %d tokens",
+            kind,
+            _short(redact(str(exc.message)), 160),
+            self._window,
+        )
+        return True
 
     def _request(self, kind: str, messages: Sequence[dict[str, Any]], extra: dict[str, Any]) -> Any:
         arguments: dict[str, Any] = {

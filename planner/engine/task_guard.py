@@ -60,6 +60,8 @@ class TaskGuard:
     limit: int
     shown: frozenset[str] = frozenset()
     """Files whose current content the task prompt shows."""
+    windows: frozenset[str] = frozenset()
+    """Files the task prompt shows as windows around their definitions."""
     calls: int = 0
     changed: set[str] = field(default_factory=set)
     changes: int = 0

@@ -48,6 +48,8 @@ class EvalOptions:
     """Passes per task."""
     max_task_seconds: float = 1800.0
     """Wall-clock seconds per task (each pass gets what is left)."""
+    download: bool = True
+    """A real-repository task's package may be downloaded when it is not cached."""
 
 
 def run_task(task: Task, options: EvalOptions) -> TaskReport:
@@ -56,7 +58,9 @@ def run_task(task: Task, options: EvalOptions) -> TaskReport:
         tempfile.TemporaryDirectory(prefix=f"eval-{task.name}-") as scratch,
         _model(task, options) as config,
     ):
-        workspace = materialize(task, Path(scratch) / "repo", branch=_branch(config))
+        workspace = materialize(
+            task, Path(scratch) / "repo", branch=_branch(config), download=options.download
+        )
         statuses, stop_reason = _passes(task, workspace, config, options, started)
         tree = branch_tree(workspace, _branch(config), Path(scratch) / "result")
         check = run_check(task, tree)
@@ -99,7 +103,7 @@ def _model(task: Task, options: EvalOptions) -> AbstractContextManager[PlannerCo
 
 @contextmanager
 def _scripted(task: Task, options: EvalOptions) -> Iterator[PlannerConfig]:
-    with scripted_server(options.scripted or "", task) as server:
+    with scripted_server(options.scripted or "", task, options.download) as server:
         llm = options.config.llm.model_copy(
             update={"base_url": server.base_url, "model": f"scripted-{options.scripted}"}
         )

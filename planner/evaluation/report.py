@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -60,10 +61,16 @@ class TaskReport(BaseModel):
     """The tool calls of every pass in order (failed ones with their error)."""
     check_output: str = ""
 
+    @property
+    def completed_but_wrong(self) -> bool:
+        """The run ended `completed` and the hidden check fails: a wrong fix reported as done."""
+        return bool(self.statuses) and self.statuses[-1] == "completed" and not self.resolved
+
 
 def summary(reports: list[TaskReport]) -> dict[str, Any]:
     resolved = sum(report.resolved for report in reports)
     costs = [report.cost for report in reports]
+    solved = [report for report in reports if report.resolved]
     return {
         "tasks": len(reports),
         "resolved": resolved,
@@ -73,11 +80,21 @@ def summary(reports: list[TaskReport]) -> dict[str, Any]:
         "completion_tokens": sum(r.usage.completion_tokens for r in reports),
         "cost": None if None in costs else round(sum(c or 0.0 for c in costs), 6),
         "wall_seconds": round(sum(r.wall_seconds for r in reports), 1),
+        "completed_but_wrong": sum(report.completed_but_wrong for report in reports),
+        "median_calls_resolved": _median([r.usage.model_calls for r in solved]),
+        "median_prompt_tokens_resolved": _median([r.usage.prompt_tokens for r in solved]),
     }
 
 
+def _median(values: list[int]) -> float | None:
+    return float(statistics.median(values)) if values else None
+
+
 def to_json(reports: list[TaskReport]) -> str:
-    tasks = [{**r.model_dump(), "cost": _json_cost(r.cost)} for r in reports]
+    tasks = [
+        {**r.model_dump(), "cost": _json_cost(r.cost), "completed_but_wrong": r.completed_but_wrong}
+        for r in reports
+    ]
     total = summary(reports)
     document = {"summary": {**total, "cost": _json_cost(total["cost"])}, "tasks": tasks}
     return json.dumps(document, indent=2)
@@ -101,12 +118,26 @@ def to_markdown(reports: list[TaskReport]) -> str:
         f"{total['prompt_tokens']} | {total['completion_tokens']} | {_cost(total['cost'])} | "
         f"{total['wall_seconds']} |"
     )
+    medians = (
+        f"median per resolved task: {_number(total['median_calls_resolved'])} calls, "
+        f"{_number(total['median_prompt_tokens_resolved'])} prompt tokens"
+    )
+    lines.append("")
+    lines.append(
+        f"Ended `completed` with the check failing: {total['completed_but_wrong']}; {medians}."
+    )
     return "\n".join(lines) + "\n"
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.0f}"
 
 
 def _row(report: TaskReport) -> str:
     usage = report.usage
     passes = " → ".join(report.statuses) or "none"
+    if report.completed_but_wrong:
+        passes += " (wrong)"
     return (
         f"| {report.task} | {report.category} | {report.model} | "
         f"{'on' if report.planning else 'off'} | {'yes' if report.resolved else 'no'} | "

@@ -1,7 +1,8 @@
 """Scripted stand-in models for `planner eval` (no LLM involved; they prove the harness).
 
 `reference`: writes the hidden check's test as the issue's test, plans one task, writes the
-task's reference solution file by file with `write_file`, finishes, approves every review,
+task's reference solution file by file with `write_file` (a real-repository task's with
+`edit_file`, undoing its recorded edits), finishes, approves every review,
 decision and quality judgement, and reports completion. Whatever it claims, the check decides.
 For a task with an answer (a clarification task) it first asks a question, and plans once the
 answer is in the issue's comments.
@@ -13,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.evaluation.suite import Task
+from planner.engine.hunks import edits_between
+from planner.evaluation.suite import Task, solution_files
 from planner.testing.scripted_server import (
     Responder,
     ScriptedModelServer,
@@ -28,9 +30,9 @@ NONSENSE = "Sure! I love this issue. The weather is nice today; bananas are yell
 NO = {"replan_needed": False, "confidence": 0.9, "reasoning": "on track"}
 
 
-def scripted_server(model: str, task: Task) -> ScriptedModelServer:
+def scripted_server(model: str, task: Task, download: bool = True) -> ScriptedModelServer:
     """A started-on-enter server answering as `model` for `task`."""
-    responder = reference_responder(task) if model == "reference" else nonsense_responder
+    responder = reference_responder(task, download) if model == "reference" else nonsense_responder
     return ScriptedModelServer(model=f"scripted-{model}", responder=responder)
 
 
@@ -38,11 +40,8 @@ def nonsense_responder(kind: str | None, body: dict[str, Any]) -> Step:
     return reply_text(kind, NONSENSE)
 
 
-def reference_responder(task: Task) -> Responder:
-    files = sorted(p for p in task.solution.rglob("*") if p.is_file())
-    writes = [
-        (p.relative_to(task.solution).as_posix(), p.read_text(encoding="utf-8")) for p in files
-    ]
+def reference_responder(task: Task, download: bool = True) -> Responder:
+    writes = _solution_calls(task, download)
 
     def respond(kind: str | None, body: dict[str, Any]) -> Step:
         if kind in ("execute", "legacy"):
@@ -67,16 +66,33 @@ def _mentions(body: dict[str, Any], answer: str) -> bool:
     return any(first_line in str(message.get("content")) for message in body["messages"])
 
 
-def _next_write(kind: str, body: dict[str, Any], writes: list[tuple[str, str]]) -> Step:
+def _solution_calls(task: Task, download: bool) -> list[tuple[str, dict[str, Any]]]:
+    """The reference solution as tool calls: write_file per file; for a real-repository task,
+    edit_file undoing its recorded edits (a module of 150 kB written whole is a high-risk
+    overwrite that waits for a person)."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for path, content in solution_files(task, download):
+        bugged = content
+        for edit in task.edits:
+            if edit.path == path:
+                bugged = bugged.replace(edit.old, edit.new, 1)
+        edits = edits_between(bugged, content) if task.source is not None else None
+        if edits:
+            calls.append(("edit_file", {"path": path, "edits": edits}))
+        else:
+            calls.append(("write_file", {"path": path, "content": content}))
+    return calls
+
+
+def _next_write(kind: str, body: dict[str, Any], writes: list[tuple[str, dict[str, Any]]]) -> Step:
     done = sum(
         1
         for message in body["messages"]
         for call in message.get("tool_calls") or []
-        if call["function"]["name"] == "write_file"
+        if call["function"]["name"] in ("write_file", "edit_file")
     )
     if done < len(writes):
-        path, content = writes[done]
-        return reply_tool_calls(kind, [("write_file", {"path": path, "content": content})])
+        return reply_tool_calls(kind, [writes[done]])
     summary = {"status": "completed", "summary": "wrote the reference solution"}
     return reply_tool_calls(kind, [("finish_task", summary)])
 

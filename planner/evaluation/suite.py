@@ -4,6 +4,11 @@ A task directory holds `task.yaml` (title, body, category, check; optional answe
 `repo/` (the snapshot planner works on), `check/` (files copied over a copy of the result
 before the check runs: hidden tests the model can neither see nor edit) and `solution/` (a
 reference solution: files written over the snapshot, proving the check can pass).
+
+A real-repository task (planner.evaluation.packages) has no `repo/` nor `solution/`: its
+`task.yaml` names a `source` (package, version, sha256 of the source distribution) and the
+recorded `edits` that put its bug in. The snapshot is the unpacked archive with the edits
+applied; the reference solution is the edited files as the archive has them.
 """
 
 from __future__ import annotations
@@ -20,9 +25,13 @@ from typing import Any
 import yaml
 
 from planner.engine.errors import UserInputError
+from planner.evaluation.packages import PackageSource, RecordedEdit, apply_edits, fetch, unpack
 from planner.tools.safe_env import git_argv, git_environment, scrubbed_environment
 
 SUITE_DIR = Path(__file__).resolve().parent / "suite"
+REAL_SUITE_DIR = Path(__file__).resolve().parent / "real_suite"
+SUITES = {"builtin": SUITE_DIR, "real": REAL_SUITE_DIR}
+"""Suites `planner eval --suite` knows by name."""
 CHECK_TIMEOUT_SECONDS = 120
 GIT_IDENTITY = ("-c", "user.name=planner-eval", "-c", "user.email=eval@planner.invalid")
 
@@ -39,6 +48,10 @@ class Task:
     check: tuple[str, ...]
     answer: str = ""
     """What a person answers when planner asks a question (clarification tasks)."""
+    source: PackageSource | None = None
+    """A real-repository task's released package (its snapshot is that package)."""
+    edits: tuple[RecordedEdit, ...] = ()
+    """The recorded edits that put the bug into the package."""
 
     @property
     def snapshot(self) -> Path:
@@ -71,9 +84,27 @@ def load_task(directory: Path) -> Task:
             category=str(data.get("category", "")),
             check=tuple(str(part) for part in data["check"]),
             answer=str(data.get("answer") or ""),
+            source=_source(data.get("source")),
+            edits=tuple(_edit(edit) for edit in data.get("edits") or ()),
         )
-    except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
+    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
         raise UserInputError(f"bad evaluation task {path}: {exc}") from None
+
+
+def _source(data: Any) -> PackageSource | None:
+    if data is None:
+        return None
+    source = PackageSource(str(data["package"]), str(data["version"]), str(data["sha256"]))
+    if len(source.sha256) != 64 or any(c not in "0123456789abcdef" for c in source.sha256):
+        raise ValueError(f"source.sha256 is not a sha256 hex digest: {source.sha256!r}")
+    return source
+
+
+def _edit(data: Any) -> RecordedEdit:
+    edit = RecordedEdit(str(data["path"]), str(data["old"]), str(data["new"]))
+    if not edit.old or edit.old == edit.new:
+        raise ValueError(f"the edit of {edit.path} changes nothing")
+    return edit
 
 
 def load_suite(directory: Path = SUITE_DIR, names: list[str] | None = None) -> list[Task]:
@@ -87,10 +118,15 @@ def load_suite(directory: Path = SUITE_DIR, names: list[str] | None = None) -> l
     return [load_task(available[name]) for name in (names or sorted(available))]
 
 
-def materialize(task: Task, destination: Path, branch: str = "") -> Path:
+def materialize(task: Task, destination: Path, branch: str = "", download: bool = True) -> Path:
     """A fresh git repository holding the task's snapshot, committed on `main` (and checked
-    out on a new `branch` when one is given)."""
-    shutil.copytree(task.snapshot, destination)
+    out on a new `branch` when one is given). A real-repository task's package comes from the
+    cache, or is downloaded first when `download` allows it."""
+    if task.source is None:
+        shutil.copytree(task.snapshot, destination)
+    else:
+        unpack(fetch(task.source, download=download), destination)
+        apply_edits(destination, task.edits)
     _git(destination, "init", "-q", "-b", "main")
     commit_all(destination, "snapshot")
     if branch:
@@ -106,7 +142,21 @@ def commit_all(tree: Path, message: str) -> None:
 
 def apply_solution(task: Task, workspace: Path) -> None:
     """Write the reference solution over a working tree."""
-    shutil.copytree(task.solution, workspace, dirs_exist_ok=True)
+    for path, content in solution_files(task):
+        (workspace / path).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / path).write_text(content, encoding="utf-8")
+
+
+def solution_files(task: Task, download: bool = True) -> list[tuple[str, str]]:
+    """The reference solution's files (relative path, content): the `solution/` folder, or
+    for a real-repository task the files its edits change, as the released package has them."""
+    if task.source is None:
+        files = sorted(p for p in task.solution.rglob("*") if p.is_file())
+        return [(p.relative_to(task.solution).as_posix(), p.read_text("utf-8")) for p in files]
+    with tempfile.TemporaryDirectory(prefix=f"eval-solution-{task.name}-") as scratch:
+        package = unpack(fetch(task.source, download=download), Path(scratch) / "package")
+        paths = dict.fromkeys(edit.path for edit in task.edits)
+        return [(path, (package / path).read_text(encoding="utf-8")) for path in paths]
 
 
 def run_check(task: Task, tree: Path) -> CheckResult:

@@ -11,7 +11,6 @@ sanitised like any untrusted text and fenced in the prompt.
 from __future__ import annotations
 
 import hashlib
-import math
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -22,21 +21,16 @@ from typing import Any
 from planner.engine.config import RepositoryMapConfig
 from planner.engine.issue import sanitize_untrusted
 from planner.grounding.index import FileEntry, RepositoryIndex, build_index
+from planner.grounding.localise import SymbolIndex
 from planner.grounding.ranking import defines, issue_terms, named_files, ranked
+from planner.grounding.tokens import estimate_tokens as estimate_tokens
+from planner.grounding.windows import windows_block
 from planner.tools.paths import read_in_tree
 
 LISTING_SHARE = 0.35
 """Part of the budget kept for the file listing when named files are shown in full."""
 OMITTED_LINE_CHARS = 240
 OMITTED_LINE_TOKENS = 40
-
-
-def estimate_tokens(text: str) -> int:
-    """Qwen2.5 and similar tokenizers spend one token per digit and about 3.8 characters per
-    token on the rest of a map (measured with llama-server /tokenize: within ±11% on this
-    repository's map, a digit-heavy generated map, Python source and Markdown)."""
-    digits = sum(character.isdigit() for character in text)
-    return digits + math.ceil((len(text) - digits) / 3.8)
 
 
 @dataclass(frozen=True)
@@ -94,7 +88,7 @@ def render_map(
     writer = _Writer(config.max_tokens - OMITTED_LINE_TOKENS)
     writer.add(_header(index))
     in_full = named + [e.path for e in order if e.path not in named and defines(e, terms)]
-    shown_in_full = _full_files(workspace, index, in_full, config, writer)
+    shown_in_full = _full_files(workspace, index, in_full, config, writer, issue_text)
     for entry in order:
         if writer.room() < 3:
             break
@@ -153,6 +147,7 @@ def _full_files(
     named: list[str],
     config: RepositoryMapConfig,
     writer: _Writer,
+    issue_text: str = "",
 ) -> list[str]:
     kinds = {e.path: e.kind for e in index.files}
     shown = []
@@ -160,20 +155,26 @@ def _full_files(
         limit = min(
             config.named_file_max_tokens, writer.room() - int(writer.budget * LISTING_SHARE)
         )
-        block = _file_in_full(workspace, path, limit)
+        block = _file_in_full(workspace, path, limit, issue_text)
         if block and writer.add(block, path):  # shown in full: no outline block after it
             shown.append(path)
     return shown
 
 
-def _file_in_full(workspace: Path, path: str, limit: int) -> str:
-    """The file's first lines within `limit` tokens, framed, with what was cut."""
+def _file_in_full(workspace: Path, path: str, limit: int, issue_text: str = "") -> str:
+    """The file's first lines within `limit` tokens, framed, with what was cut; a Python file
+    that does not fit is shown as windows around the definitions the issue points to
+    (planner.grounding.windows) when it has any."""
     if limit < 50:
         return ""
     data = read_in_tree(workspace, path)
     if data is None:
         return ""
     text = data.decode("utf-8", errors="replace")
+    if path.endswith(".py") and issue_text and estimate_tokens(text) > limit:
+        windows = _windows(path, text, limit, issue_text)
+        if windows:
+            return windows
     lines = text.splitlines()
     kept = []
     size = 0
@@ -187,6 +188,14 @@ def _file_in_full(workspace: Path, path: str, limit: int) -> str:
     end = f"(cut: {rest} more lines)" if rest else f"({len(lines)} lines)"
     body = "\n".join(kept)
     return f"=== {path} ===\n{body}\n=== end of {path} {end} ===\n"
+
+
+def _windows(path: str, text: str, limit: int, issue_text: str) -> str:
+    data = text.encode("utf-8")
+    located = SymbolIndex(lambda _: data).locate([path], [issue_text], limit=2)
+    return (
+        windows_block(path, text.splitlines(True), located, limit, [issue_text]) if located else ""
+    )
 
 
 def _block(entry: FileEntry, max_symbols: int) -> str:

@@ -2,15 +2,24 @@
 
 A small model asked to fix `to_fahrenheit` spends its calls reading temperature.py, often the
 same lines again and again. The task prompt shows the current content instead: the files the
-task's own text names first, then those its dependencies and the issue name, then the files
+task's own text names first, then the files of the definitions the texts point to
+(planner.grounding.localise), then those its dependencies and the issue name, then the files
 that define a symbol those texts name; line-numbered (so edits and errors can point at
 lines), within a token budget, read fresh for every task (earlier tasks may have changed them).
+
+A file that fits is shown whole. A larger one is shown as windows: the definitions the texts
+point to, each with its lines and the names of its callers (a long definition as its first
+lines and the lines around the names the texts use), never the file's first lines. A file
+with none of them is shown as an outline of its definitions and their lines.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
+import subprocess
 from collections.abc import Iterable, Sequence
+from functools import partial
 from pathlib import Path
 
 from planner.engine.config import PlannerConfig
@@ -18,13 +27,20 @@ from planner.engine.interfaces import ShownFiles
 from planner.engine.issue import sanitize_untrusted
 from planner.grounding.files import list_files
 from planner.grounding.index import FileEntry, build_index
+from planner.grounding.localise import Location, SymbolIndex
 from planner.grounding.ranking import defines, issue_terms, named_files
-from planner.grounding.repo_map import estimate_tokens
+from planner.grounding.tokens import estimate_tokens
+from planner.grounding.windows import windows_block
 from planner.tools.edits import numbered
 from planner.tools.paths import PathPolicy, PathRefused
+from planner.tools.safe_env import git_argv, git_environment
 
 MIN_FILE_TOKENS = 60
 """A file with less room than this left in the budget is not started."""
+WHOLE_FILE_LINES = 400
+"""A file longer than this is shown as windows even when it would fit the budget."""
+MIN_WINDOWS_TOKENS = 150
+"""A large file with less room left is not started."""
 
 
 class TaskFiles:
@@ -40,6 +56,7 @@ class TaskFiles:
         self.excluded = tuple(excluded)
         self.whole_files = config.llm.edit_format == "whole_file"
         """Files shown whole are shown as the model writes them back (llm.edit_format)."""
+        self.symbols = SymbolIndex(self._bytes, partial(grep_python, workspace))
 
     def files_for(self, texts: Sequence[str]) -> ShownFiles:
         if not self.settings.enabled or self.settings.max_files == 0:
@@ -51,8 +68,12 @@ class TaskFiles:
             use_cache=self.map_settings.cache,
         )
         texts_files = [e for e in index.files if e.kind == "text"]
-        chosen = chosen_files(texts_files, texts)[: self.settings.max_files]
-        return self._render(chosen)
+        paths = [entry.path for entry in texts_files]
+        located = self.symbols.locate(paths, texts)
+        named = [path for text in texts if text for path in named_files(issue_terms(text), paths)]
+        order = [*named, *(place.definition.path for place in located)]
+        chosen = list(dict.fromkeys([*order, *chosen_files(texts_files, texts)]))
+        return self._render(chosen[: self.settings.max_files], located, texts)
 
     def existing(self, path: str) -> str | None:
         wanted = path.strip().removeprefix("./")
@@ -82,35 +103,75 @@ class TaskFiles:
         after the check (planner may read as root while the tools' processes run)."""
         return self.policy.read_beneath(self.policy.resolve(path))
 
+    def _bytes(self, path: str) -> bytes | None:
+        try:
+            return self._read(path)
+        except (OSError, PathRefused):
+            return None
+
     def _paths(self) -> list[str]:
         return list_files(self.workspace, self.excluded)
 
-    def _render(self, paths: list[str]) -> ShownFiles:
-        room, blocks, whole = self.settings.max_tokens, [], set()
+    def _render(
+        self, paths: list[str], located: list[Location], texts: Sequence[str]
+    ) -> ShownFiles:
+        room, blocks, whole, windows = self.settings.max_tokens, [], set(), set()
         for path in paths:
             if room < MIN_FILE_TOKENS:
                 break
-            block, complete = self._block(path, room)
+            places = [place for place in located if place.definition.path == path]
+            block, complete = self._block(path, room, places, texts)
             room -= estimate_tokens(block)
             blocks.append(block)
             if complete:
                 whole.add(path)
+            elif block and path.endswith(".py"):
+                windows.add(path)
         text = sanitize_untrusted("".join(blocks)).rstrip()
-        return ShownFiles(text=text, whole=frozenset(whole))
+        return ShownFiles(text=text, whole=frozenset(whole), windows=frozenset(windows))
 
-    def _block(self, path: str, room: int) -> tuple[str, bool]:
+    def _block(
+        self, path: str, room: int, places: list[Location], texts: Sequence[str]
+    ) -> tuple[str, bool]:
         try:
             lines = self._read(path).decode("utf-8", errors="replace").splitlines(True)
         except (OSError, PathRefused):
             return "", False
         kept = _lines_within(lines, room - 20)
-        if kept == len(lines) and self.whole_files:
-            return fenced(path, lines), True
-        body = numbered(lines[:kept]) if kept else ""
-        if kept == len(lines):
+        if kept == len(lines) and len(lines) <= WHOLE_FILE_LINES:
+            if self.whole_files:
+                return fenced(path, lines), True
+            body = numbered(lines)
             return f"=== {path} ({len(lines)} lines) ===\n{body}=== end of {path} ===\n", True
+        if path.endswith(".py"):
+            if room < MIN_WINDOWS_TOKENS:
+                return "", False
+            return windows_block(path, lines, places, room, texts), False
+        body = numbered(lines[:kept]) if kept else ""
         more = f"lines {kept + 1}-{len(lines)} not shown; read_file with start_line reads them"
         return f"=== {path} (lines 1-{kept} of {len(lines)}) ===\n{body}=== {more} ===\n", False
+
+
+def grep_python(workspace: Path, names: list[str]) -> list[str] | None:
+    """The Python files (tracked and untracked, not ignored) holding any of `names`, by
+    `git grep` (git reads them; nothing is shown from its output); None outside a git work tree
+    or when git fails."""
+    patterns = [part for name in names for part in ("-e", name)]
+    grep = ("grep", "-z", "-l", "-i", "-F", "--untracked", *patterns, "--", "*.py")
+    argv = git_argv(*grep, repository=workspace)
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=workspace,
+            env=git_environment(os.environ),
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode not in (0, 1):
+        return None
+    return [p.decode("utf-8", "surrogateescape") for p in done.stdout.split(b"\0") if p]
 
 
 LANGUAGES = {

@@ -552,6 +552,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path.rstrip("/")
         if path == _MODELS_PATH:
             self._send(self.server.scripted._models_reply())
+        elif path == "/props" and self.server.scripted.n_ctx is not None:
+            self._send(self.server.scripted._props_reply())
         else:
             self._send_not_found()
 
@@ -630,8 +632,11 @@ class ScriptedModelServer:
         *,
         model: str = DEFAULT_MODEL_ID,
         responder: Responder | None = None,
+        n_ctx: int | None = None,
     ):
         self._steps: list[Step] = list(steps or ())
+        # The context window llama-server reports at GET /props (None: no /props, as OpenAI).
+        self.n_ctx = n_ctx
         # Answers requests once the queue is empty (a model that replies by kind, for evals).
         self._responder = responder
         self._cursor = 0
@@ -740,6 +745,11 @@ class ScriptedModelServer:
             raise AssertionError("scripted model server:\n" + "\n".join(problems))
 
     # -- request handling (runs on server threads)
+
+    def _props_reply(self) -> _Reply:
+        """llama-server's GET /props (the part planner reads)."""
+        settings = {"n_ctx": self.n_ctx, "temperature": 0.8}
+        return _Reply(200, {"default_generation_settings": settings, "total_slots": 1})
 
     def _models_reply(self) -> _Reply:
         model = {"id": self._model, "object": "model", "created": 0, "owned_by": "scripted"}

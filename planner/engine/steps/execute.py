@@ -20,6 +20,7 @@ from planner.engine.context import PassContext
 from planner.engine.conversation import FINISH_TASK, assistant, tool_message, user
 from planner.engine.documents import Plan, Subtask
 from planner.engine.file_blocks import WrittenFiles, written_files
+from planner.engine.hunks import edits_between
 from planner.engine.interfaces import ChatReply, ToolCall, ToolResult
 from planner.engine.issue import prompt_view
 from planner.engine.prompts import render
@@ -184,7 +185,7 @@ def _written_files(
     other block changed one (the 1.5B wrote README.md changed and greet.py, which it only
     quoted, unchanged), else it is a file quoted in prose, and no block is a problem then."""
     test_paths = run.config.verification.test_paths
-    written = written_files(reply.content, guard.shown, run.current_text, test_paths)
+    written = written_files(reply.content, guard.shown, run.current_text, test_paths, guard.windows)
     if not asked:
         written.problems = []
         return written
@@ -232,11 +233,7 @@ def _write_blocks(
     written, the reply ends the task; else the model is told what failed and goes on."""
     answers, ok = [], not written.problems
     for index, (path, text) in enumerate(written.files, start=1):
-        call = ToolCall(
-            id=f"block_{run.action_counter + index}",
-            name="write_file",
-            arguments={"path": path, "content": text},
-        )
+        call = _block_call(run, f"block_{run.action_counter + index}", path, text, written)
         result, shown = _answer(run, task_id, call, guard)
         ok = ok and result.ok
         answers.append(f"Result of writing {path}:\n{shown}")
@@ -245,6 +242,19 @@ def _write_blocks(
         return None
     paths = ", ".join(path for path, _ in written.files)
     return "completed", f"wrote {paths}"
+
+
+def _block_call(
+    run: PassContext, call_id: str, path: str, text: str, written: WrittenFiles
+) -> ToolCall:
+    """The call writing one block's file: edit_file edits when the block changed only some
+    definitions of a file not shown whole (its effect is those definitions replaced), else
+    write_file with the file's new content."""
+    before = run.current_text(path) if path in written.parts else None
+    edits = edits_between(before, text) if before is not None else None
+    if edits:
+        return ToolCall(id=call_id, name="edit_file", arguments={"path": path, "edits": edits})
+    return ToolCall(id=call_id, name="write_file", arguments={"path": path, "content": text})
 
 
 PATH_TOOLS = ("read_file", "edit_file")
@@ -336,12 +346,13 @@ def _task_prompt(run: PassContext, task_id: str) -> tuple[str, TaskGuard, bool]:
         actions=actions,
         files=files.text,
         whole_file=whole_file,
+        windows=whole_file and bool(files.windows),
         looks=looks,
         numbered=run.config.llm.edit_format == "edit_file",
         earlier=task_actions_digest(state.actions_by_task.get(task_id, [])),
         assumptions=assumptions_in_force(run.store.entries()),
     )
-    guard = TaskGuard(run.config.budget.max_actions_per_task, files.whole)
+    guard = TaskGuard(run.config.budget.max_actions_per_task, files.whole, files.windows)
     return prompt + run.phases.addendum(run, "execute"), guard, whole_file
 
 

@@ -29,11 +29,12 @@ def run_legacy(run: PassContext) -> NoReturn:
         issue=prompt_view(run.issue),
         files=files.text,
         whole_file=whole_file,
+        windows=whole_file and bool(files.windows),
     )
     system = render("system_legacy.md.j2", whole_file=whole_file)
     messages = [{"role": "system", "content": system}, user(request)]
     # Without a plan the whole issue is one task: it gets twice a task's calls.
-    guard = TaskGuard(2 * run.config.budget.max_actions_per_task, files.whole)
+    guard = TaskGuard(2 * run.config.budget.max_actions_per_task, files.whole, files.windows)
     run.phases.start(run)  # the tests' baseline, when the repository has tests
     finish = _checked_turns(run, messages, guard, whole_file)
     if _undone(run, finish):

@@ -1,0 +1,232 @@
+"""The real-repository suite: packages fetched by version and sha256 into a cache, a bug put
+back in by a recorded edit, a hidden check. Everything here runs offline: a small source
+distribution this test builds stands in for a download, and the real tasks are checked from
+the cache when their packages are there (`planner eval --suite real --fetch-only` puts them
+there; the download is not part of CI)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tarfile
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from planner.engine.config import load_config
+from planner.engine.errors import UserInputError
+from planner.evaluation.harness import EvalOptions, run_task
+from planner.evaluation.packages import PackageSource, cache_directory, fetch, sha256_of
+from planner.evaluation.suite import (
+    REAL_SUITE_DIR,
+    Task,
+    apply_solution,
+    load_suite,
+    load_task,
+    materialize,
+    run_check,
+)
+
+MODULE = '''"""Temperatures."""
+
+
+def to_fahrenheit(celsius):
+    """Degrees Fahrenheit."""
+    return celsius * 9 / 5 + 32
+
+
+def to_celsius(fahrenheit):
+    return (fahrenheit - 32) * 5 / 9
+'''
+PACKAGE_TEST = (
+    "from thermo import to_celsius\n\n\ndef test_freezing():\n    assert to_celsius(32) == 0\n"
+)
+HIDDEN = (
+    "from thermo import to_fahrenheit\n\n\ndef test_boiling():\n"
+    "    assert to_fahrenheit(100) == 212\n"
+)
+
+
+def sdist(members: dict[str, str], top: str = "thermo-1.0") -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as bundle:
+        for name, text in members.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{top}/{name}" if top else name)
+            info.size = len(data)
+            bundle.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+ARCHIVE = sdist({"thermo.py": MODULE, "tests/test_thermo.py": PACKAGE_TEST, "PKG-INFO": "x\n"})
+SOURCE = PackageSource("thermo", "1.0", hashlib.sha256(ARCHIVE).hexdigest())
+
+
+class Registry:
+    """A downloader standing in for pip: writes an archive and counts the downloads."""
+
+    def __init__(self, archive: bytes = ARCHIVE) -> None:
+        self.archive = archive
+        self.downloads = 0
+
+    def __call__(self, source: PackageSource, destination: Path) -> None:
+        self.downloads += 1
+        (destination / f"{source.package}-{source.version}.tar.gz").write_bytes(self.archive)
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PLANNER_EVAL_CACHE", str(folder))
+    return folder
+
+
+def cached(cache: Path, archive: bytes = ARCHIVE) -> Path:
+    """The archive as an earlier download left it in the cache."""
+    return fetch(SOURCE, cache, downloader=Registry(archive))
+
+
+def thermo_task(directory: Path, old: str = "* 9 / 5 + 32") -> Task:
+    (directory / "check").mkdir(parents=True)
+    (directory / "check" / "test_eval_check.py").write_text(HIDDEN)
+    document = {
+        "title": "Wrong Fahrenheit values",
+        "category": "bug_fix",
+        "body": "`to_fahrenheit(100)` returns 148.0; water boils at 212 °F.",
+        "source": {"package": "thermo", "version": "1.0", "sha256": SOURCE.sha256},
+        "edits": [{"path": "thermo.py", "old": old, "new": "* 4 / 5 + 68"}],
+        "check": ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "."],
+    }
+    (directory / "task.yaml").write_text(yaml.safe_dump(document, allow_unicode=True))
+    return load_task(directory)
+
+
+def test_a_download_is_used_only_with_the_pinned_hash_and_then_comes_from_the_cache(
+    cache: Path,
+) -> None:
+    tampered = Registry(ARCHIVE.replace(b"thermo", b"thermx", 1) + b"\0")
+    with pytest.raises(UserInputError, match=f"the task pins {SOURCE.sha256}: not used"):
+        fetch(SOURCE, cache, downloader=tampered)
+    assert not list(cache.rglob("*.tar.gz"))  # nothing unverified is cached
+
+    registry = Registry()
+    archive = fetch(SOURCE, cache, downloader=registry)
+    assert sha256_of(archive) == SOURCE.sha256 and archive.is_relative_to(cache)
+    assert fetch(SOURCE, cache, download=False) == archive
+    assert fetch(SOURCE, cache, downloader=registry) == archive and registry.downloads == 1
+
+
+def test_a_cached_archive_that_changed_is_not_used(cache: Path) -> None:
+    archive = cached(cache)
+    archive.write_bytes(archive.read_bytes()[:-1] + b"!")
+    with pytest.raises(UserInputError, match="not in the evaluation cache"):
+        fetch(SOURCE, cache, download=False)
+    registry = Registry()
+    assert sha256_of(fetch(SOURCE, cache, downloader=registry)) == SOURCE.sha256
+    assert registry.downloads == 1
+
+
+def test_the_cache_folder_is_outside_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PLANNER_EVAL_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere/cache")
+    assert cache_directory() == Path("/somewhere/cache/planner/eval")
+
+
+def test_the_bug_is_put_in_and_only_the_untouched_package_passes_the_hidden_check(
+    cache: Path, tmp_path: Path
+) -> None:
+    cached(cache)
+    task = thermo_task(tmp_path / "task")
+    workspace = materialize(task, tmp_path / "repo", download=False)
+    assert "* 4 / 5 + 68" in (workspace / "thermo.py").read_text()
+    assert not (workspace / "thermo-1.0").exists()  # the archive's top folder is not kept
+    bugged = run_check(task, workspace)
+    assert not bugged.passed and "test_boiling" in bugged.output
+    apply_solution(task, workspace)
+    assert (workspace / "thermo.py").read_text() == MODULE
+    assert run_check(task, workspace).passed
+
+
+def test_a_recorded_edit_that_no_longer_applies_is_a_clear_error(
+    cache: Path, tmp_path: Path
+) -> None:
+    cached(cache)
+    task = thermo_task(tmp_path / "task", old="* 9.0 / 5")
+    with pytest.raises(UserInputError, match="occurs 0 times"):
+        materialize(task, tmp_path / "repo", download=False)
+
+
+def test_offline_a_package_not_in_the_cache_says_how_to_fetch_it(
+    cache: Path, tmp_path: Path
+) -> None:
+    task = thermo_task(tmp_path / "task")
+    with pytest.raises(UserInputError, match="--fetch-only"):
+        materialize(task, tmp_path / "repo", download=False)
+
+
+def test_an_archive_member_outside_its_folder_is_refused(cache: Path, tmp_path: Path) -> None:
+    # The attack: a source distribution whose member climbs out of the unpack folder.
+    hostile = sdist({"../../escaped.py": "x = 1\n", "thermo.py": MODULE}, top="")
+    source = PackageSource("thermo", "1.0", hashlib.sha256(hostile).hexdigest())
+    fetch(source, cache, downloader=Registry(hostile))
+    task = thermo_task(tmp_path / "task")
+    task = replace(task, source=source)
+    with pytest.raises(UserInputError, match="cannot be unpacked"):
+        materialize(task, tmp_path / "work" / "repo", download=False)
+    assert not list(tmp_path.rglob("escaped.py"))
+
+
+def test_the_scripted_models_run_on_a_package_task(cache: Path, tmp_path: Path) -> None:
+    cached(cache)
+    task = thermo_task(tmp_path / "task")
+    config = load_config(None, env={}, overrides={"llm.max_retries": 0})
+    solved = run_task(task, EvalOptions(config, scripted="reference", max_passes=2, download=False))
+    assert solved.resolved and solved.statuses == ["completed"]
+    nonsense = run_task(
+        task, EvalOptions(config, scripted="nonsense", max_passes=2, download=False)
+    )
+    assert not nonsense.resolved and "test_boiling" in nonsense.check_output
+
+
+REAL = load_suite(REAL_SUITE_DIR)
+
+
+def test_the_real_suite_has_enough_tasks_packages_and_a_large_module() -> None:
+    assert len(REAL) >= 8
+    assert len({task.source.package for task in REAL if task.source}) >= 4
+    for task in REAL:
+        assert task.source is not None and task.edits, task.name
+        hidden = sorted(task.check_files.rglob("test_*.py"))
+        assert hidden and all(path.name in " ".join(task.check) for path in hidden), task.name
+        body = task.body.lower()
+        assert not any(edit.path.lower() in body for edit in task.edits), task.name
+
+
+def _in_cache(task: Task) -> bool:
+    assert task.source is not None
+    try:
+        fetch(task.source, download=False)
+    except UserInputError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("task", REAL, ids=[task.name for task in REAL])
+def test_each_real_task_fails_bugged_and_passes_untouched(task: Task, tmp_path: Path) -> None:
+    if not _in_cache(task):
+        pytest.skip("package not cached: planner eval --suite real --fetch-only downloads it")
+    workspace = materialize(task, tmp_path / "repo", download=False)
+    assert not run_check(task, workspace).passed, f"{task.name}: the bugged package passes"
+    apply_solution(task, workspace)
+    solved = run_check(task, workspace)
+    assert solved.passed, f"{task.name}: the untouched package fails:\n{solved.output}"
+
+
+def test_a_real_task_has_a_file_over_a_thousand_lines(tmp_path: Path) -> None:
+    (task,) = [task for task in REAL if task.name == "more_itertools_divide"]
+    if not _in_cache(task):
+        pytest.skip("package not cached: planner eval --suite real --fetch-only downloads it")
+    workspace = materialize(task, tmp_path / "repo", download=False)
+    assert len((workspace / task.edits[0].path).read_text().splitlines()) > 1000
