@@ -144,7 +144,7 @@ def _high_reason(spec: ActionSpecExt, resolved: Path | None, rules: SpecRules) -
     if not spec.validated and any("protected-path" in note for note in spec.notes):
         return "touches planner's own state or configuration"
     size = _size(resolved) if spec.preflight.overwrite and resolved is not None else 0
-    if size and resolved is not None and _keeps_most(resolved, spec.content):
+    if size and _keeps_most(rules.policy.root, spec.path, spec.content):
         size = 0  # a few lines changed in a large file: an edit of it, not an overwrite
     return path_high_reason(spec.path, resolved, rules, size)
 
@@ -155,12 +155,13 @@ many, changes part of it: not the overwrite the large-file rule is about (an edi
 function in a 150 kB module otherwise waited for a person)."""
 
 
-def _keeps_most(resolved: Path, content: str | None) -> bool:
-    if content is None:
+def _keeps_most(root: Path, path: str, content: str | None) -> bool:
+    found = read_in_tree(root, path) if content is not None else None
+    if found is None or content is None:
         return False
     try:
-        before = resolved.read_bytes().decode("utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+        before = found.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
         return False
     after = content.splitlines()
     if not before or len(after) > (2 - KEPT_SHARE) * len(before):

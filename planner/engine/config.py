@@ -649,7 +649,8 @@ class ApprovalConfig(Section):
     auto_approve: list[RiskLevel] = Field(default_factory=lambda: list(BULK_APPROVED))
     """Risk levels approved in bulk without a person (risky mode). high always needs a person."""
     large_file_bytes: int = Field(default=100_000, ge=1)
-    """Overwriting or deleting a file at least this large is high risk."""
+    """Overwriting or deleting a file at least this large is high risk; a write that keeps 90% of
+    its lines, in order, is an edit of it (medium)."""
     max_spec_bytes: int = Field(default=1_000_000, ge=1)
     """A spec whose content is larger is refused."""
     forbidden_extensions: list[str] = Field(
