@@ -70,18 +70,6 @@ def test_cancel_with_approvals_waiting_rejects_nothing(rig: Rig) -> None:
     assert file_on(fake.bare, BRANCH, "README.md") == NEW_README.rstrip("\n")
 
 
-def test_cancel_after_an_approved_session_starts_no_pass(rig: Rig) -> None:
-    fake = github(rig)
-    session = new_session("Document pytest")
-    session.status = PlanningSessionStatus.APPROVED
-    SessionStore(rig.history).save(session)
-    record_for_issue(PlanningHistoryStore(rig.history, fake.repository, "1", "seed"), session)
-
-    assert say(rig, "/planner cancel").status == "skipped"  # no model call
-    assert "Nothing to cancel" in replies(fake)[-1]
-    assert not fake.branch_exists(BRANCH)
-
-
 def test_resume_past_a_session_waiting_for_answers_says_what_it_waits_for(rig: Rig) -> None:
     fake = github(rig)
     rig.run(labeled_event("planner:interactive"), [discovery_step()], event_name="issues")
