@@ -37,6 +37,7 @@ from planner.approval.preview import counts, preview_body, unified
 from planner.approval.store import PlanStore, atomic_write
 from planner.approval.validation import SpecRules, preflight, validate
 from planner.engine.interfaces import ToolResult
+from planner.storage.payloads import MIN_CHARS
 
 RUNNABLE: tuple[PlanStatus, ...] = ("approved", "scheduled", "aborted", "executing")
 """States execute() takes: approved, or stopped before every approved spec ran."""
@@ -430,7 +431,29 @@ class PlanTool:
             return ""
         path = self.rules.policy.root / spec.path
         before = path.read_bytes() if path.is_file() else b""
+        if self._new_large_file(spec):
+            # A new file's diff is its whole text again: point to the one stored copy.
+            return (
+                f"New file b/{spec.path}: its whole content ({len(spec.content or ''):,} "
+                f"characters) is stored once in the planning history as {self._payload(spec)}.\n"
+            )
         return unified(spec, before)
+
+    def stored_preview(self, plan_id: str, spec: ActionSpecExt) -> str:
+        """Where the planning history keeps the whole text of a spec's preview: the one stored
+        copy of a new file's content (a JSON line: its `content`), else the preview's diff."""
+        if self._new_large_file(spec):
+            return self._payload(spec)
+        return f"plans/{plan_id}/preview/{spec.id}.diff"
+
+    def _new_large_file(self, spec: ActionSpecExt) -> bool:
+        if spec.kind not in {"create", "write"} or len(spec.content or "") < MIN_CHARS:
+            return False
+        return not (self.rules.policy.root / spec.path).is_file()
+
+    def _payload(self, spec: ActionSpecExt) -> str:
+        stored = self.store.payloads.path(self.store.payloads.put(spec.content or ""))
+        return stored.relative_to(self.store.root.parent).as_posix()
 
     def _save(self, record: PlanRecord) -> None:
         if self._batch is not None:
