@@ -10,9 +10,7 @@ import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.job import REPLY_MARKER
-from planner.engine.history import PlanningHistoryStore
-from planner.interactive.model import PlanningSessionStatus, new_session
-from planner.interactive.storage import SessionStore, record_for_issue
+from planner.interactive.storage import SessionStore
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking

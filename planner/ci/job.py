@@ -434,9 +434,7 @@ class IssueRun:
         if self.config.forge.label_paused not in self.forge.get_issue(self.number).labels:
             return None
         requests = [
-            c
-            for c in self.forge.list_comments(self.number)
-            if c.trusted and STOP_MARKER in c.body
+            c for c in self.forge.list_comments(self.number) if c.trusted and STOP_MARKER in c.body
         ]
         marks = [mark_at(c, at=c.created_at) for c in requests]
         after = [m for m in marks if not came_after(self.forge, self.trigger, m)]

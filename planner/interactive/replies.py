@@ -2,8 +2,8 @@
 
 Answers:    `q-2: text`, `2. text`, `2) text`, `**q-2**: text` (one per line; an answer runs on
             until the next item, and a numbered list after `q-N:` stays in q-N's answer unless
-            its numbers come after N), or free text when exactly one question is open. An answer that
-            is an option's number (`2`, `option 2`) or its text picks that option.
+            its numbers come after N), or free text when exactly one question is open. An
+            answer that is an option's number (`2`, `option 2`) or its text picks that option.
 Decisions:  `d-1: opt-b because …`, `d-1: b, …`, `1. option 2 since …`, or `opt-b because …`
             when exactly one decision point is open.
 Commands:   `plan <instruction>`, `approve`, `reject <why>`, `cancel` (the text after the phrase).
