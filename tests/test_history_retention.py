@@ -122,7 +122,7 @@ def test_retention_covers_plans_sessions_logs_payloads_and_telemetry(harness: Ha
     logs/planning-*/ grew without bound (and payloads/ would have)."""
     directory = harness.workspace / "planning_history"
     gone_session = session_file(directory, 1, "approved", 100)
-    ended_alone = session_file(directory, 2, "cancelled", 120)
+    session_file(directory, 2, "cancelled", 120)  # ended long ago, named by no history
     waiting = session_file(directory, 3, "discovery", 200)
     named_by_open_work = session_file(directory, 4, "approved", 150)
     done = history_file(

@@ -87,7 +87,7 @@ def _on_plan(state: IssueState, entry: dict[str, Any]) -> None:
     state.plan_started_at = str(entry.get("timestamp", ""))
     seen = entry.get("comments_seen")
     listed = isinstance(seen, list) and all(isinstance(i, str) for i in seen)
-    state.plan_comments_seen = frozenset(seen) if listed else None
+    state.plan_comments_seen = frozenset(seen) if isinstance(seen, list) and listed else None
     state.plan_history.clear()
     _forget_quality(state, entry)
     state.task_status.clear()
