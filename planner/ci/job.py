@@ -461,6 +461,7 @@ class IssueRun:
         if history is not None:
             history.restore(directory, str(self.number))
         store = PlanningHistoryStore(directory, self.forge.repository, str(self.number))
+        restore_from_lease(self, self.lease, store)  # may be longer than the cache's copy
         state = IssueState.from_entries(store.entries())
         if state.plan is None:
             return None
