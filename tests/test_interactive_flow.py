@@ -180,3 +180,26 @@ def test_no_plan_is_made_while_a_session_of_the_issue_waits(rig: Rig, tmp_path: 
         result = run_pass(setup, issue)
     assert result.status == "needs_human"
     assert "is in discovery: no plan before it is approved" in result.stop_reason
+
+
+def test_plan_status_reports_the_pass_of_an_issue_session_from_the_issues_history(
+    rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 44, item 6: the pass's end is in the issue's history, not in a file keyed by the
+    session id; `planner plan --status` said "started, no end recorded"."""
+    from planner.cli.main import main
+
+    to_review(rig)
+    assert comment_job(rig, reply(rig, "/planner approve"), PLAN).status == "completed"
+    [session] = sessions(rig).recent()
+    checkout = rig.tmp / "checkout"  # another folder than the job's: only the history counts
+    checkout.mkdir()
+    capsys.readouterr()
+
+    argv = ["plan", "--status", session.session_id, "--repo", str(checkout)]
+    assert main([*argv, "--history-dir", str(rig.history)]) == 0
+
+    out = capsys.readouterr().out
+    assert f"Session {session.session_id}: approved" in out
+    assert f"Pass {session.planner_session_id}: completed (" in out
+    assert "no end recorded" not in out

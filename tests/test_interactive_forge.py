@@ -389,6 +389,10 @@ def test_github_three_rejections_cancel_the_session(github: GitHubJobs, tmp_path
     note = github.session_comment()
     assert "⏹️ Interactive planning · cancelled" in note and "rejected 3/3" in note
     assert "> Third rejection: the session is cancelled." in note
+    # Issue 44, item 4: what the review showed stays, collapsed, under the cancellation.
+    kept = note.split("<details><summary>What the session showed last</summary>")[1]
+    assert "> Staff log in with server cookies; passwords hashed with argon2." in kept
+    assert "- Session handling: JWT" in kept  # the decisions of the last round
     assert github.fake.pulls == {}
     final = github.sessions().load(session.session_id)
     assert final.status == "cancelled" and final.reject_count == 3

@@ -250,8 +250,10 @@ def test_answers_by_id_number_and_option_and_partial() -> None:
     parsed = parse_answers("Thanks!\nq-1: staff and\n  contractors\n2. 2", session)
     assert parsed.answers == {"q-1": "staff and\n  contractors", "q-2": "SQLite"}
     assert parsed.problems == []
-    bold = parse_answers("- **q-3**: safety first\n1) admins", session)
-    assert bold.answers == {"q-3": "safety first", "q-1": "admins"}
+    bold = parse_answers("- **q-1**: admins\n- **q-3**: safety first", session)
+    assert bold.answers == {"q-1": "admins", "q-3": "safety first"}
+    after = parse_answers("1) admins\n3) safety first", session)
+    assert after.answers == {"q-1": "admins", "q-3": "safety first"}
     by_text = parse_answers("q2: postgresql", session)
     assert by_text.answers == {"q-2": "PostgreSQL"}
 
@@ -440,6 +442,26 @@ def test_a_numbered_list_inside_an_answer_stays_in_that_answer() -> None:
     free = "Safety first, because:\n1. we handle payroll\n2. audits are due"
     assert parse_answers(free, session).answers == {"q-3": free}  # the only open question
     assert [q.answer for q in session.questions[:2]] == ["x", "x"]
+
+
+def test_a_labelled_answer_owns_the_numbered_list_under_it() -> None:
+    """Issue 44, item 5: with q-1..q-3 open, a list under `q-2:` or `q-3:` went to q-1, q-2."""
+    session = in_discovery()
+    stores = "q-2: two stores:\n1. PostgreSQL for prod\n2. SQLite for tests"
+    assert parse_answers(stores, session).answers == {"q-2": stores.removeprefix("q-2: ")}
+    safety = "q-3: Safety first, because:\n1. we handle payroll\n2. audits are due"
+    assert parse_answers(safety, session).answers == {"q-3": safety.removeprefix("q-3: ")}
+    both = f"{stores}\n{safety}"
+    assert parse_answers(both, session).answers == {
+        "q-2": stores.removeprefix("q-2: "),
+        "q-3": safety.removeprefix("q-3: "),
+    }
+    listed_first = "q-1: three groups:\n1. staff\n2. contractors\n3) speed first"
+    assert parse_answers(listed_first, session).answers == {
+        "q-1": listed_first.removeprefix("q-1: ")  # 3 continues the list under q-1
+    }
+    in_order = "q-1: staff\n3. speed first"  # a number after the label answers its question
+    assert parse_answers(in_order, session).answers == {"q-1": "staff", "q-3": "speed first"}
 
 
 def test_an_answer_starting_with_the_word_a_picks_no_option() -> None:

@@ -80,3 +80,29 @@ def test_changes_staged_by_a_pass_that_stopped_reach_the_branch_after_approval(r
     assert done.status == "completed"
     assert file_on(fake.bare, BRANCH, "A.md") == "A staged"
     assert file_on(fake.bare, BRANCH, "B.md") == "B staged"
+
+
+def test_tasks_whose_changes_wait_for_approval_are_not_ticked(rig: Rig) -> None:
+    """Issue 44, item 3: beside "These changes were **not** made" the checklist said
+    "2/2 (100%) complete". A task is done only once its change is on the branch."""
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    script = [
+        planning("task_1", "task_2"),
+        write("A.md", "A staged\n"),
+        finish(),
+        write("B.md", "B staged\n"),
+        finish(),
+    ]
+    waiting = rig.run(labeled_event(), script, event_name="issues", **QUIET)
+    assert waiting.status == "needs_human"
+    [tracking] = [c.body for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
+    assert "These changes were **not** made" in tracking
+    assert "*Progress: 0/2 (0%) complete*" in tracking
+    assert "- [ ] **task_1**: " in tracking and "⏸️ waiting for approval" in tracking
+    assert "- [x]" not in tracking
+
+    done = say(rig, "/planner approve all", [completion_step()], **QUIET)
+    assert done.status == "completed"
+    [tracking] = [c.body for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
+    assert "*Progress: 2/2 (100%) complete*" in tracking and "waiting for approval" not in tracking

@@ -136,8 +136,9 @@ def test_the_judge_sees_goal_tasks_dependencies_and_tools_but_not_the_conversati
     assert [m["role"] for m in messages] == ["system", "user"]
     prompt = messages[1]["content"]
     assert "Write the files" in prompt  # the goal
-    assert "- task_2 (low), after task_1: Do task_2" in prompt
-    assert "- write_file: " in prompt and "## Tools the tasks can use" in prompt
+    assert "- task_2 (low; after task_1; write_file): Do task_2" in prompt
+    assert "  - write_file: write task_2" in prompt  # its planned action
+    assert "Tools the tasks can use: read_file, write_file" in prompt
     assert "Plan completed. Starting execution." not in prompt  # the planner's own reply
     assert "Past planning and execution history" not in prompt
     assert "## Phase: quality judgement" in messages[0]["content"]
@@ -317,7 +318,7 @@ def test_a_final_judgement_that_finds_a_gap_adds_a_task_that_then_runs(harness: 
     assert "- README does not mention a.txt" in follow and "existing ids: task_1" in follow
     judge = harness.prompt(harness.kinds().index("refinement_judge_result"))
     assert "+++ b/a.txt" in judge and "+hello" in judge  # the diff of the work
-    assert "- task_1 (completed): Do task_1 -> done" in judge
+    assert "- task_1: done" in judge
     revision = harness.of_type("revision")[-1]
     assert (revision["source"], revision["subject"], revision["carry_progress"]) == (
         "refinement",

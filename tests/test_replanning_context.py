@@ -16,7 +16,15 @@ import pytest
 from planner.engine.prompts import render
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.harness import Harness
-from tests.plans import completed, finish, partial_replan_steps, planning, reflection, write
+from tests.plans import (
+    completed,
+    finish,
+    partial_replan_steps,
+    planned,
+    planning,
+    reflection,
+    write,
+)
 
 
 @pytest.fixture
@@ -54,3 +62,17 @@ def test_the_reflection_prompt_says_the_configured_interval(harness: Harness) ->
     never = render("system_planning.md.j2", phase="reflection", strategy="chain_of_thought",
                    decomposition_level="moderate", reflection_interval=0)  # fmt: skip
     assert "every 0 actions" not in never and "Compare results with" in never
+
+
+def test_the_review_shows_the_plan_once_not_again_as_the_historys_digest(
+    harness: Harness,
+) -> None:
+    """Issue 44, item 12: the review's context repeated the plan under review as the history's
+    digest of it (`PLAN goal=… tasks=[…]`), beside the plan itself."""
+    harness.server.add(*planned("task_1"), write("a.txt"), finish(), *completed())
+
+    harness.run()
+
+    review = harness.prompt(harness.kinds().index("replan_review"))
+    assert "PLAN goal=" not in review and "planning history" not in review
+    assert review.count("Do task_1") == 1

@@ -216,3 +216,38 @@ def test_tool_output_in_decision_prompts_stays_fenced() -> None:
     assert "<!-- secret -->" in prompt and "secret" not in facts.trigger
     assert prompt.count("</untrusted-data>") == prompt.count("<untrusted-data ") == 2
     assert "[fence removed]>SYSTEM" in prompt
+
+
+def test_the_review_and_the_judge_read_one_compact_rendering_of_the_plan() -> None:
+    """Issue 44, item 12: the review showed the plan as JSON (goal, decomposition, action plan)
+    beside a digest that repeated it, and the quality judge read it once more in another form.
+    Both read one outline of the plan now, the review once."""
+    from planner.engine.documents import PlanningReply
+    from planner.engine.interfaces import ToolSpec
+    from planner.engine.issue import IssueContext, prompt_view
+    from planner.engine.phase import ReviewSection
+    from planner.engine.prompts import render
+    from planner.replanning.prompt_builder import PlanningInputs, ReplanPromptBuilder
+    from tests.plans import plan_doc
+
+    document = plan_doc("task_1", "task_2", "task_3")
+    document["goal_understanding"]["constraints"] = ["docs only"]
+    plan = PlanningReply.model_validate(document).plan()
+    issue = IssueContext(repository="o/r", number="7", title="T", body="Do it.")
+    tools = [ToolSpec(name=name, description=name) for name in ("read_file", "write_file")]
+    judgement = ReviewSection("quality_judgement", render("refinement_review_section.md.j2"))
+    review = ReplanPromptBuilder().build_plan_review_prompt(
+        PlanningInputs(plan=plan, issue=prompt_view(issue), tools=tools, history=""),
+        ["goal_understanding", "task_decomposition", "action_sequence"],
+        extras=[judgement],
+    )
+    judge = render("refinement_judge_plan.md.j2", issue=prompt_view(issue), plan=plan, tools=tools)
+
+    outline = render("plan_outline.md.j2", plan=plan)
+    assert "- task_3 (low; after task_2; write_file): Do task_3\n  - write_file: write task_3" in (
+        outline
+    )
+    assert review.count(outline) == 1 and judge.count(outline) == 1
+    for shown_twice in ("Do task_2", "write task_2", "docs only", "Write the files"):
+        assert review.count(shown_twice) == 1, shown_twice
+    assert '"subtasks"' not in review and '"execution_order"' not in review  # no JSON dumps

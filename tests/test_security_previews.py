@@ -11,6 +11,7 @@ normal-size file still runs at once.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -59,8 +60,9 @@ def test_a_file_action_whose_preview_is_cut_waits_for_a_person(
     body = tracking(fake)
     assert "Preview cut" in body and "characters are not shown" in body
     assert HIDDEN_TAIL not in body
-    [stored] = list((rig.history / "plans").glob("plan-*/preview/a1.diff"))
-    assert HIDDEN_TAIL in stored.read_text(encoding="utf-8")
+    named = re.search(r"The whole text is stored in the planning history as `([^`]+)`", body)
+    assert named is not None  # the file named holds the whole text (a new file: its one copy)
+    assert HIDDEN_TAIL in (rig.history / named.group(1)).read_text(encoding="utf-8")
     assert not fake.branch_exists("planner/issue-1")
 
 

@@ -32,6 +32,12 @@ class SpecExecutor:
         return self.effects.carry_out(spec, lambda: self._carry_out(spec))
 
     def _carry_out(self, spec: ActionSpecExt) -> ToolResult:
+        if spec.payload_missing:
+            return ToolResult(
+                ok=False,
+                error=f"{spec.id} was not run: the text it carries (stored once in the planning "
+                "history's payloads/ folder) is missing or damaged; reject it and redo the change",
+            )
         if spec.invocation is not None:
             arguments = dict(spec.invocation.arguments)
             if spec.kind in ("create", "write"):

@@ -27,6 +27,7 @@ from planner.approval.models import (
     Approval,
     MessageRef,
     PlanRecord,
+    PlanStatus,
     Preflight,
     Risk,
     SpecKind,
@@ -49,6 +50,8 @@ ROLLED_BACK = "Rolled back without asking anyone (planning is off, so no pass wa
 """Starts every note about a change undone where a pass cannot wait: the CI layer shows these
 notes in the tracking comment whatever the pass's status (planner.ci.durable)."""
 ReadFile = Callable[[str], bytes | None]
+HELD: tuple[PlanStatus, ...] = ("proposed", "pending_review", *RUNNABLE)
+"""Plans whose pending or approved specs are changes not made yet."""
 
 
 class GatePort(Protocol):
@@ -400,6 +403,16 @@ class ApprovalGate:
         return ToolResult(ok=True, content=f"[staged, not yet approved]\n{self.staged[path]}")
 
     # -- the next run -----------------------------------------------------------------------
+
+    def unmade_changes(self) -> set[str]:
+        """Tasks with a change not made yet: staged (plan mode), asked about, or approved and
+        not yet run. Such a task is not done, whatever the model said when it finished."""
+        return {
+            spec.task_id
+            for record in self.tool.records(HELD)
+            for spec in record.state.action_specs
+            if spec.task_id and spec.outcome in ("pending", "approved")
+        }
 
     def waiting(self) -> list[ActionSpecExt]:
         """Specs that wait for a person (asked, not yet approved or rejected)."""

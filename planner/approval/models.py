@@ -66,6 +66,9 @@ class ToolInvocation(Model):
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    argument_sha256: dict[str, str] = Field(default_factory=dict)
+    """Long text arguments kept once under the history's payloads/ (planner.storage.payloads):
+    saved copies hold the hash by name instead of the text."""
 
 
 class ActionSpecExt(ActionSpec):
@@ -85,6 +88,18 @@ class ActionSpecExt(ActionSpec):
     """Policy wants a person's approval before this spec runs."""
     reported: bool = False
     """Its outcome has been handed back to the pass (recorded as an action)."""
+    content_sha256: str | None = None
+    """A long `content` kept once under the history's payloads/ (planner.storage.payloads):
+    saved copies hold this hash instead of the text."""
+
+    @property
+    def payload_missing(self) -> bool:
+        """A stored text this spec needs could not be read back (the spec must not run)."""
+        invocation = self.invocation
+        arguments = invocation.arguments if invocation is not None else {}
+        held = invocation.argument_sha256 if invocation is not None else {}
+        lost = any(name not in arguments for name in held)
+        return (self.content_sha256 is not None and self.content is None) or lost
 
 
 class Approval(Model):

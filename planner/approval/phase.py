@@ -33,6 +33,9 @@ class ApprovalPhase(Phase):
     def before_completion(self, run: PassContext) -> None:
         self.gate.before_completion()
 
+    def unmade_changes(self, run: PassContext) -> set[str]:
+        return self.gate.unmade_changes()
+
 
 class _Port:
     """What the gate hands back, recorded in the pass like any action."""

@@ -86,7 +86,7 @@ def _cut_note(tool: PlanTool, spec: ActionSpecExt, hidden: int, total: int) -> s
     """A cut preview says so, how much it hides and where the whole text is; such a spec is
     never approved in bulk (planner.approval.gate.ApprovalGate._needs_person)."""
     plan = _plan_of(tool, spec.id)
-    stored = f"`plans/{plan}/preview/{spec.id}.diff`" if plan else "its plan's preview folder"
+    stored = f"`{tool.stored_preview(plan, spec)}`" if plan else "its plan's preview folder"
     return (
         f"⚠️ **Preview cut:** {hidden:,} of {total:,} characters are not shown above. The whole "
         f"text is stored in the planning history as {stored}; approve only what you have read."

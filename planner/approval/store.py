@@ -6,6 +6,8 @@ plans/<plan_id>/preview/*.diff  the unified diff of each spec as previewed
 plans/index.json                recent plans, newest last
 plans/events.ndjson             telemetry: one timestamped JSON line per event (not `.jsonl`:
                                 the history backends take every `*.jsonl` for an issue's history)
+payloads/<issue>/<sha256>.jsonl a spec's long text (a whole file to write), stored once: the
+                                plan's saved copies hold its hash (planner.storage.payloads)
 
 Files are replaced atomically (write a temporary file, then rename), so a crash leaves the
 previous copy whole. Once a person has been asked, every save of the plan is also appended to the
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from planner.approval.models import Approval, PlanRecord, PlanRef
+from planner.storage.payloads import MIN_CHARS, PayloadStore
 
 log = logging.getLogger("planner.approval")
 INDEX_LIMIT = 500
@@ -31,6 +34,9 @@ INDEX_LIMIT = 500
 
 class Journal(Protocol):
     """The issue's JSONL history (PlanningHistoryStore)."""
+
+    @property
+    def filepath(self) -> Path: ...
 
     def append(self, entry_type: str, **fields: Any) -> dict[str, Any]: ...
 
@@ -44,6 +50,8 @@ class PlanStore:
     def __init__(self, history_directory: Path, journal: Journal | None = None) -> None:
         self.root = Path(history_directory) / "plans"
         self.journal = journal
+        owner = journal.filepath.stem if journal is not None else "local"
+        self.payloads = PayloadStore(Path(history_directory), owner)
         self._journal_copies: dict[str, PlanRecord] | None = None
         self._index: list[PlanRef] | None = None
 
@@ -51,7 +59,9 @@ class PlanStore:
         """The newer of the plan's file and its newest history entry."""
         copies = [self._from_file(plan_id), self._journaled().get(plan_id)]
         found = [copy for copy in copies if copy is not None]
-        return max(found, key=lambda record: record.revision) if found else None
+        if not found:
+            return None
+        return self._with_payloads(max(found, key=lambda record: record.revision))
 
     def _from_file(self, plan_id: str) -> PlanRecord | None:
         if not _is_plan_id(plan_id):  # a typed id like ../x names no plan (and no file)
@@ -94,15 +104,46 @@ class PlanStore:
         # changes of plan mode, asked about once the work is done, and what waits for an answer.
         # A spec approved and run in the same call leaves its files (and the action entry) but
         # no copy in the history.
+        stored = self._without_payloads(record)
         if self.journal is not None and _outlives_run(record):
-            self.journal.append(ENTRY, record=record.model_dump(mode="json"))
+            self.journal.append(ENTRY, record=stored.model_dump(mode="json"))
             self._journaled()[record.plan.id] = record.model_copy(deep=True)
         directory = self._plan_dir(record.plan.id)
-        atomic_write(directory / "plan.json", record.model_dump_json(indent=2))
+        atomic_write(directory / "plan.json", stored.model_dump_json(indent=2))
         approvals = [a.model_dump() for a in record.state.approvals]
         if approvals or not (directory / "approval.json").exists():
             atomic_write(directory / "approval.json", json.dumps(approvals, indent=2))
         self._update_index(record, updated_at)
+
+    def _without_payloads(self, record: PlanRecord) -> PlanRecord:
+        """The copy that is saved: long texts stored once, by hash (planner.storage.payloads)."""
+        stored = record.model_copy(deep=True)
+        for spec in stored.state.action_specs:
+            if spec.content is not None and len(spec.content) >= MIN_CHARS:
+                spec.content_sha256 = self.payloads.put(spec.content)
+                spec.content = None
+            invocation = spec.invocation
+            long = invocation.arguments.items() if invocation is not None else []
+            for name, value in list(long):
+                if isinstance(value, str) and len(value) >= MIN_CHARS:
+                    assert invocation is not None
+                    invocation.argument_sha256[name] = self.payloads.put(value)
+                    del invocation.arguments[name]
+        return stored
+
+    def _with_payloads(self, record: PlanRecord) -> PlanRecord:
+        """A loaded copy with its long texts back; one that cannot be read stays missing
+        (ActionSpecExt.payload_missing: such a spec is refused, never run without it)."""
+        loaded = record.model_copy(deep=True)
+        for spec in loaded.state.action_specs:
+            if spec.content is None and spec.content_sha256:
+                spec.content = self.payloads.get(spec.content_sha256)
+            invocation = spec.invocation
+            for name, sha256 in (invocation.argument_sha256 if invocation else {}).items():
+                text = self.payloads.get(sha256)
+                if invocation is not None and name not in invocation.arguments and text is not None:
+                    invocation.arguments[name] = text
+        return loaded
 
     def save_diff(self, plan_id: str, spec_id: str, diff: str) -> None:
         atomic_write(self._plan_dir(plan_id) / "preview" / f"{spec_id}.diff", diff)
@@ -122,7 +163,7 @@ class PlanStore:
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             listed = [PlanRef.model_validate(item) for item in raw]
-        except (OSError, ValueError, TypeError):  # TypeError: a hand-edited `null` or number
+        except (OSError, ValueError, TypeError, RecursionError):  # TypeError: a hand-edited `null`
             listed = []
         known = {ref.id for ref in listed}
         return listed + [ref for ref in self.journaled_refs() if ref.id not in known]

@@ -37,6 +37,7 @@ from planner.approval.preview import counts, preview_body, unified
 from planner.approval.store import PlanStore, atomic_write
 from planner.approval.validation import SpecRules, preflight, validate
 from planner.engine.interfaces import ToolResult
+from planner.storage.payloads import MIN_CHARS
 from planner.tools.paths import read_in_tree
 
 RUNNABLE: tuple[PlanStatus, ...] = ("approved", "scheduled", "aborted", "executing")
@@ -352,13 +353,14 @@ class PlanTool:
         self, plan_id: str, again: Sequence[str], dropped: Sequence[str], why: dict[str, str]
     ) -> None:
         """Approved specs whose approval does not count: `again` wait for a person once more
-        (their plan is pending review), `dropped` never run (failed, not handed to the pass)."""
+        (their plan is pending review), `dropped` never run (failed with `why`, which the pass is
+        told as the action's result)."""
         record = self._record(plan_id)
         for spec in record.state.action_specs:
             if spec.id in again:
                 spec.outcome, spec.needs_person, spec.reason = "pending", True, why[spec.id]
             elif spec.id in dropped:
-                spec.outcome, spec.reported, spec.reason = "failed", True, why[spec.id]
+                spec.outcome, spec.reason = "failed", f"{spec.id} was not run: {why[spec.id]}"
         if again:
             record.state.status = "pending_review"
         elif not any(spec.outcome == "approved" for spec in record.state.action_specs):
@@ -462,7 +464,29 @@ class PlanTool:
             return (spec.content or "") + "\n" + (f"\n{effect}" if effect else "")
         if not spec.path or not spec.validated:
             return ""
+        if self._new_large_file(spec):
+            # A new file's diff is its whole text again: point to the one stored copy.
+            return (
+                f"New file b/{spec.path}: its whole content ({len(spec.content or ''):,} "
+                f"characters) is stored once in the planning history as {self._payload(spec)}.\n"
+            )
         return unified(spec, self._before(spec))
+
+    def stored_preview(self, plan_id: str, spec: ActionSpecExt) -> str:
+        """Where the planning history keeps the whole text of a spec's preview: the one stored
+        copy of a new file's content (a JSON line: its `content`), else the preview's diff."""
+        if self._new_large_file(spec):
+            return self._payload(spec)
+        return f"plans/{plan_id}/preview/{spec.id}.diff"
+
+    def _new_large_file(self, spec: ActionSpecExt) -> bool:
+        if spec.kind not in {"create", "write"} or len(spec.content or "") < MIN_CHARS:
+            return False
+        return not (self.rules.policy.root / spec.path).is_file()
+
+    def _payload(self, spec: ActionSpecExt) -> str:
+        stored = self.store.payloads.path(self.store.payloads.put(spec.content or ""))
+        return stored.relative_to(self.store.root.parent).as_posix()
 
     def _save(self, record: PlanRecord) -> None:
         if self._batch is not None:

@@ -171,7 +171,7 @@ def take_lease(run: IssueRunPort, wait: float | None = None) -> Lease | None:
     if lease is not None and lease.taken_over is not None:
         run.view.notes.append(
             f"The previous run ({lease.taken_over.holder}) stopped without finishing (its "
-            "lease on this issue expired); this run continues from what it recorded."
+            "lease on this issue expired); what it recorded is kept."
         )
     return lease
 

@@ -6,7 +6,9 @@ planner.ci.job hands every `run` event on an issue here first. Ours are:
 - any event on an issue whose session waits for people: replies answer questions (`q-1: …`,
   `1. …`, free text for a single open question) or decide (`d-1: opt-b because …`);
   `/planner approve` hands the enhanced instruction to a pass in the same run, `/planner reject
-  <why>` returns to design with the reason, `/planner cancel` cancels.
+  <why>` returns to design with the reason, `/planner cancel` cancels;
+- `/planner cancel` on an approved session ends it: later passes plan from the issue as written.
+Commands on the issue's pull request mean the same as on the issue.
 Everything else falls through to the ordinary pass (after an approved session, its phase,
 planner.interactive.phase, makes every plan of the issue from the approved design). Each phase
 that waits for people gets a comment of its own (a new comment notifies; it is edited while the
@@ -78,9 +80,10 @@ def interactive_event(
     extra_tools: tuple[ToolProvider, ...],
     history: HistoryBackend | None,
 ) -> CiOutcome | None:
-    """The outcome when the event belongs to a planning session; None to run a normal pass."""
-    if run.trigger.command not in ("run", "resume") or run.target.pull is not None:
-        return None
+    """The outcome when the event belongs to a planning session; None to run a normal pass.
+    A command on the issue's pull request means what it means on the issue."""
+    if run.trigger.command not in ("run", "resume") or run.trigger.kind == "review":
+        return None  # a review's threads are the review phase's (planner.ci.review), no answer
     directory = history_directory(run.config, run.workspace)
     if history is not None:
         history.restore(directory, str(run.number))
@@ -158,6 +161,8 @@ class IssueSessions:
             return self._still_waiting(session) if session is not None and active else None
         text, command = self._event_text()
         if command is not None and command.name == "cancel" and not active:
+            if session is not None and session.status == S.APPROVED:
+                return self._cancel_approved(session)
             return self.run.reply("skipped", NOTHING_TO_CANCEL)
         if command is not None and command.name == "plan":
             return self._start(command.argument or self._issue_text())
@@ -179,6 +184,20 @@ class IssueSessions:
             "`/planner cancel` the session."
         )
         return self.run.reply("needs_human", text)
+
+    def _cancel_approved(self, session: PlanningSession) -> CiOutcome:
+        """An approved session whose design later passes plan from: cancelling it ends that.
+        Its comment keeps the design, collapsed; the work already on the branch stays."""
+        if not self.run.trigger.own_line:
+            return self.run.reply("skipped", f"`cancel` did not count: {NOT_ON_OWN_LINE}")
+        move.cancel(session)
+        self.store.save(session)
+        self._record(session)
+        self._show(session)
+        if self.history is not None:
+            self.history.save(self.directory, str(self.run.number))
+        phrase = self.run.config.forge.trigger_phrase
+        return self.run.reply("stopped", approved_cancelled(session.session_id, phrase))
 
     def _event_text(self) -> tuple[str, SessionCommand | None]:
         """What the person wrote for planner, and a command when they used the phrase."""
@@ -474,6 +493,14 @@ class IssueSessions:
         self.journal = self._journal()
         starts = [e for e in self.journal.entries() if e.get("type") == "run_start"]
         return str(starts[-1].get("run_id", "")) if starts else ""
+
+
+def approved_cancelled(session_id: str, phrase: str) -> str:
+    return (
+        f"Cancelled the approved planning session {session_id}: later passes plan from the "
+        "issue as written, not from its design. The work already on the branch stays; to stop "
+        f"planner's work on the issue, use `{phrase} stop`."
+    )
 
 
 def _short_id(session: PlanningSession) -> str:

@@ -88,9 +88,7 @@ def _body(session: PlanningSession, phrase: str, timeout: float, closed: bool = 
     if session.status == S.FAILED:
         error = one_line(neutralize(session.error_message or "unknown error"), 2_000)
         return f"**Error:** {error}\n\nStart again with `{phrase} plan <instruction>`."
-    return (
-        f"Nothing more happens in this session. Start a new one with `{phrase} plan <instruction>`."
-    )
+    return _cancelled(session, phrase)
 
 
 # -- discovery -----------------------------------------------------------------------------------
@@ -184,6 +182,30 @@ def _review(session: PlanningSession, phrase: str, closed: bool) -> str:
         "approval only when it is written after this comment.",
     ]
     return "\n".join(lines[:-2] if closed else lines)
+
+
+def _cancelled(session: PlanningSession, phrase: str) -> str:
+    """The end, with what the session showed last (its design, decisions or questions) kept
+    under it, collapsed: a cancellation must not erase what people judged."""
+    lines = [
+        f"Nothing more happens in this session: later passes plan from the issue as written, "
+        f"not from its design. Start a new one with `{phrase} plan <instruction>`."
+    ]
+    last = _last_shown(session)
+    if last:
+        lines += ["", "<details><summary>What the session showed last</summary>", "", last]
+        lines += ["", "</details>"]
+    return "\n".join(lines)
+
+
+def _last_shown(session: PlanningSession) -> str:
+    if (session.design_summary or "").strip():
+        return _review(session, "", closed=True)
+    if session.decisions:
+        return _design(session, closed=True)
+    if session.questions:
+        return _discovery(session, 0, closed=True)
+    return ""
 
 
 def _approved(session: PlanningSession) -> str:

@@ -56,7 +56,13 @@ from planner.ci.gitops import GitWorkspace, Identity, on_branch
 from planner.ci.interactive import interactive_event, restore_once
 from planner.ci.lease import Lease, LeaseBusy
 from planner.ci.outcome import CiOutcome, OutcomeStatus
-from planner.ci.request_marks import BEFORE_REQUEST, NOT_ON_OWN_LINE, came_after, mark_now
+from planner.ci.request_marks import (
+    BEFORE_REQUEST,
+    NOT_ON_OWN_LINE,
+    came_after,
+    mark_at,
+    mark_now,
+)
 from planner.ci.review.answers import answer_threads
 from planner.ci.review.event import review_instruction, review_skip
 from planner.ci.review.phase import ReviewPhase
@@ -117,11 +123,19 @@ ASKING_KINDS = frozenset({"clarification", "escalation"})
 PULL_MARKER = "<!-- planner:pull-request -->"
 STOP_REQUESTED = (
     "Stop requested: the run working on this issue stops after its current step, saves its "
-    "work and says so in the tracking comment."
+    "work and says so in the tracking comment. Should that run have died, the issue stays "
+    "stopped all the same: no event from before this request starts work on it."
 )
 STOPPED_BY_REQUEST = "stopped on request (`/planner stop`); the work so far is saved"
+STOPPED_BEFORE_START = (
+    "stopped on request (`/planner stop`, made after this event while another run held the "
+    "issue); nothing was done"
+)
 REPLY_MARKER = "<!-- planner:reply -->"
 """A short answer to a command that changed nothing (nothing to cancel, still waiting)."""
+STOP_MARKER = "<!-- planner:stop-requested -->"
+"""On the reply to a stop that another run's lease kept from acting at once: the stop holds
+for every event that came before it, whichever run takes the lease next (planner.ci.job)."""
 OUTCOME_CHARS = 1_000
 OUTCOMES_CHARS = 10_000
 """The outcomes beside the checklist (CHECKLIST_CHARS) keep the body under PULL_BODY_CHARS."""
@@ -177,7 +191,10 @@ def run_for_event(
     def handle() -> CiOutcome:
         # Interactive planning sessions (planner.ci.interactive) take the events that are theirs.
         session = interactive_event(run, model=model, extra_tools=extra_tools, history=history)
-        return session or run.execute(model=model, extra_tools=extra_tools, history=history)
+        if session is not None:
+            return session
+        stopped = run.stopped_after_event(history)
+        return stopped or run.execute(model=model, extra_tools=extra_tools, history=history)
 
     return run.leased(handle)
 
@@ -403,10 +420,11 @@ class IssueRun:
 
     # -- answers that change nothing ----------------------------------------------------------
 
-    def reply(self, status: OutcomeStatus, text: str) -> CiOutcome:
+    def reply(self, status: OutcomeStatus, text: str, marker: str = "") -> CiOutcome:
         """Answer the person on the issue and do nothing else: no pass, no label change."""
         mention = self._mention()
-        comment = self.forge.post_comment(self.number, f"{REPLY_MARKER}\n{mention}{text}")
+        markers = f"{REPLY_MARKER}\n{marker}\n" if marker else f"{REPLY_MARKER}\n"
+        comment = self.forge.post_comment(self.number, f"{markers}{mention}{text}")
         outcome = CiOutcome(status=status, reason=text)
         outcome.platform, outcome.issue_number = self.forge.platform, self.number
         outcome.comment_url = comment.url
@@ -434,7 +452,26 @@ class IssueRun:
         """The paused label is the request: the running pass looks at the labels after every
         step, stops at the next one, saves its work and writes its final comment itself."""
         self._set_label(self.config.forge.label_paused)
-        return self.reply("stopped", STOP_REQUESTED)
+        return self.reply("stopped", STOP_REQUESTED, marker=STOP_MARKER)
+
+    def stopped_after_event(self, history: HistoryBackend | None) -> CiOutcome | None:
+        """A stop asked for after this event, while another run held the issue (alive, or dead
+        and its lease since taken over): it holds for this event too, so no pass starts and the
+        tracking comment says the issue is stopped. None when no such stop is in force."""
+        if self.config.forge.label_paused not in self.forge.get_issue(self.number).labels:
+            return None
+        requests = [
+            c for c in self.forge.list_comments(self.number) if c.trusted and STOP_MARKER in c.body
+        ]
+        marks = [mark_at(c, at=c.created_at) for c in requests]
+        after = [m for m in marks if not came_after(self.forge, self.trigger, m)]
+        if not after:
+            return None
+        self.load_earlier_runs()
+        self.view.result = self._history_snapshot(history)
+        outcome = CiOutcome(status="stopped", reason=STOPPED_BEFORE_START)
+        self.finish(outcome, "stopped")
+        return outcome
 
     def stop_if_asked(self) -> None:
         """Called after every step of this run's pass: a stop request (the paused label, set
@@ -451,6 +488,7 @@ class IssueRun:
         if history is not None:
             history.restore(directory, str(self.number))
         store = PlanningHistoryStore(directory, self.forge.repository, str(self.number))
+        restore_from_lease(self, self.lease, store)  # may be longer than the cache's copy
         state = IssueState.from_entries(store.entries())
         if state.plan is None:
             return None

@@ -13,8 +13,10 @@ commit last seen, so the forge's receive-pack applies it only if the ref still p
 2. renews it every third of `forge.lease_seconds` while it lives (`Heartbeat`), so a run that
    died is known within `forge.lease_seconds` (default 90 s);
 3. restores the history from the lease when that copy has more entries than the cache's or
-   artifact's (runs in a row on one issue then never miss each other's entries);
-4. frees it at the end with the history it wrote, so the next run starts from it.
+   artifact's (runs in a row on one issue then never miss each other's entries), and the
+   issue's payloads (planner.storage.payloads) the runner lacks;
+4. frees it at the end with the history it wrote and the issue's payloads, so the next run
+   starts from them.
 
 An expiry that is not a number, not finite, or further ahead than any run writes one counts as
 invalid: such a lease is taken over at once, never waited for forever. `planner lease release`
@@ -25,16 +27,18 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import shutil
 import subprocess
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from planner.ci.gitops import GitError, GitWorkspace, Identity
 from planner.storage.files import history_weight
+from planner.storage.payloads import PAYLOADS_DIR, payload_folder
 from planner.tools.safe_env import git_argv
 
 log = logging.getLogger(__name__)
@@ -206,6 +210,7 @@ def restore_history(git: GitWorkspace, lease: Lease | None, target: Path) -> boo
     """Copy the lease's history file over `target` when it has more entries. True if copied."""
     if lease is None:
         return False
+    _restore_payloads(git, lease, target)
     listed = git._git("ls-tree", "--name-only", lease.sha, check=False).stdout.split()
     if target.name not in listed:
         return False
@@ -290,7 +295,38 @@ def _tree_with(git: GitWorkspace, commit: str, history: Path) -> str:
     if not history.is_file():
         return f"{commit}^{{tree}}"
     blob = git._git("hash-object", "-w", "--no-filters", str(history)).stdout.strip()
-    return git._git("mktree", stdin=f"100644 blob {blob}\t{history.name}\n").stdout.strip()
+    listing = f"100644 blob {blob}\t{history.name}\n"
+    payloads = _payload_tree(git, payload_folder(history))
+    if payloads:
+        listing += f"040000 tree {payloads}\t{PAYLOADS_DIR}\n"
+    return git._git("mktree", stdin=listing).stdout.strip()
+
+
+def _payload_tree(git: GitWorkspace, folder: Path) -> str:
+    """The issue's payloads (planner.storage.payloads) as a tree; '' when it has none."""
+    files = sorted(p for p in folder.glob("*.jsonl") if p.is_file() and not p.is_symlink())
+    if not files:
+        return ""
+    listing = ""
+    for path in files:
+        blob = git._git("hash-object", "-w", "--no-filters", str(path)).stdout.strip()
+        listing += f"100644 blob {blob}\t{path.name}\n"
+    return git._git("mktree", stdin=listing).stdout.strip()
+
+
+def _restore_payloads(git: GitWorkspace, lease: Lease, target: Path) -> None:
+    """The lease's payloads that this runner's history lacks (each is checked against its
+    hash when it is read, so a copy from anywhere is as good as another)."""
+    listed = git._git("ls-tree", "--name-only", lease.sha, f"{PAYLOADS_DIR}/", check=False)
+    folder = payload_folder(target)
+    for name in listed.stdout.split():
+        file = PurePosixPath(name).name
+        if not file.endswith(".jsonl") or (folder / file).exists():
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        staged = folder / f".{file}.lease"
+        staged.write_bytes(_blob(git, f"{lease.sha}:{PAYLOADS_DIR}/{file}"))
+        os.replace(staged, folder / file)
 
 
 def _push(git: GitWorkspace, sha: str, ref: str, expected: str) -> bool:

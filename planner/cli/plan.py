@@ -21,11 +21,12 @@ from typing import Any, TextIO
 
 from planner.engine.config import PlannerConfig
 from planner.engine.errors import UserInputError
-from planner.engine.history import PlanningHistoryStore
+from planner.engine.history import PlanningHistoryStore, read_entries
 from planner.engine.issue import IssueContext
 from planner.engine.llm import require_api_key
 from planner.interactive.model import DecisionPoint, PlanningSession, new_session
 from planner.interactive.operations import PlanningOperations
+from planner.interactive.storage import ENTRY_TYPE as SESSION_ENTRY
 from planner.interactive.storage import SessionStore
 from planner.interactive.terminal import Console, EndOfInput, TerminalSession
 from planner.run.runner import (
@@ -151,15 +152,42 @@ def _chosen(decision: DecisionPoint) -> str:
 
 
 def _pass_line(args: argparse.Namespace, store: SessionStore, session: PlanningSession) -> str:
-    """The pass the session was handed to, as its history ended it."""
+    """The pass the session was handed to, as its history ended it: the session's own history
+    (a terminal session), else the history of the issue the session belongs to."""
+    pass_id = str(session.planner_session_id)
     repository = args.repository or repository_name(args.repo)
-    history = PlanningHistoryStore(store.directory, repository, session.session_id)
-    pass_id = session.planner_session_id
-    ends = [e for e in history.entries() if e.get("type") == "run_end"]
-    ends = [e for e in ends if e.get("run_id") == pass_id]
-    if not ends:
+    own = PlanningHistoryStore(store.directory, repository, session.session_id).filepath
+    entries = _pass_entries(own, pass_id) or _issue_pass_entries(store.directory, session, pass_id)
+    ends = [e for e in entries if e.get("type") == "run_end"]
+    if ends:
+        return f"Pass {pass_id}: {ends[-1].get('status')} ({ends[-1].get('stop_reason')})"
+    if entries:
         return f"Pass {pass_id}: started, no end recorded"
-    return f"Pass {pass_id}: {ends[-1].get('status')} ({ends[-1].get('stop_reason')})"
+    return f"Pass {pass_id}: not in the history under {store.directory}"
+
+
+def _pass_entries(path: Path, pass_id: str) -> list[dict[str, Any]]:
+    return [e for e in read_entries(path) if e.get("run_id") == pass_id]
+
+
+def _issue_pass_entries(
+    directory: Path, session: PlanningSession, pass_id: str
+) -> list[dict[str, Any]]:
+    """An issue's session is recorded in that issue's history, and so is the pass it ran."""
+    for path in sorted(directory.glob("*.jsonl")):
+        entries = list(read_entries(path))
+        if any(_records(entry, session.session_id) for entry in entries):
+            return [e for e in entries if e.get("run_id") == pass_id]
+    return []
+
+
+def _records(entry: dict[str, Any], session_id: str) -> bool:
+    held = entry.get("session")
+    return (
+        entry.get("type") == SESSION_ENTRY
+        and isinstance(held, dict)
+        and held.get("session_id") == session_id
+    )
 
 
 def _list_recent(store: SessionStore, console: Console) -> list[PlanningSession]:

@@ -78,7 +78,10 @@ class HistoryConfig(Section):
     """History directory, relative to the repository root unless absolute."""
     retention_days: float = Field(default=90, ge=0)
     """The history of another issue whose work was completed and has no entry newer than
-    this many days is deleted at the start of a pass; 0 keeps every history."""
+    this many days is deleted at the start of a pass, with its approval plans, planning
+    sessions, their logs and its stored payloads; plans and planning sessions that ended this
+    long ago and that no remaining history names go too, and so do older telemetry lines
+    (plans/events.ndjson). 0 keeps everything."""
 
 
 class LLMDecisionConfig(Section):

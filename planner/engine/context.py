@@ -49,7 +49,14 @@ from planner.engine.issue import IssueContext, prompt_view
 from planner.engine.llm import CallRecord
 from planner.engine.plan_repair import repair_plan
 from planner.engine.prompts import render
-from planner.engine.result import Notification, PassResult, PassStatus, Usage, render_checklist
+from planner.engine.result import (
+    Notification,
+    PassResult,
+    PassStatus,
+    TaskView,
+    Usage,
+    render_checklist,
+)
 from planner.engine.state import IssueState
 from planner.engine.summaries import history_digest
 from planner.engine.verification import verification_note
@@ -269,7 +276,7 @@ class PassContext:
             stop_reason=reason,
             goal=state.plan.goal_understanding.main_objective if state.plan else "",
             plan=state.plan,
-            tasks=state.tasks(),
+            tasks=held_back(state.tasks(), self.phases.unmade_changes(self)),
             revision=state.revision,
             revision_reason=state.revision_reason,
             previous_progress=state.previous_progress,
@@ -316,6 +323,11 @@ class PassContext:
 
     def snapshot_now(self) -> PassResult:
         return self.snapshot("in_progress", "")
+
+
+def held_back(tasks: list[TaskView], unmade: set[str]) -> list[TaskView]:
+    """The tasks, those with a change not made yet marked as waiting."""
+    return [t.model_copy(update={"waiting": True}) if t.id in unmade else t for t in tasks]
 
 
 def kept_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -438,6 +450,11 @@ class Phase:
         them from this moment (PassResult.proceed_after). None: nothing is due by itself."""
         return None
 
+    def unmade_changes(self, run: PassContext) -> set[str]:
+        """Tasks with a change this phase holds back (staged, or waiting for a person): not
+        done, whatever their status, until the change is made (TaskView.waiting)."""
+        return set()
+
 
 class Phases:
     """The registered phases; each call runs that hook on every phase in order."""
@@ -518,3 +535,6 @@ class Phases:
         """The earliest moment any phase goes on without an answer."""
         moments = [m for phase in self.all if (m := phase.proceed_after(run)) is not None]
         return min(moments, default=None)
+
+    def unmade_changes(self, run: PassContext) -> set[str]:
+        return {task for phase in self.all for task in phase.unmade_changes(run)}

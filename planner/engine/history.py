@@ -92,8 +92,8 @@ class PlanningHistoryStore:
             self._cache.append(entry)
         return entry
 
-    def save_plan(self, plan: dict[str, Any]) -> None:
-        self.append("plan", plan=plan)
+    def save_plan(self, plan: dict[str, Any], **fields: Any) -> None:
+        self.append("plan", plan=plan, **fields)
 
     def save_revision(self, revised_plan: dict[str, Any], reflection: dict[str, Any]) -> None:
         revision = reflection.get("plan_revision") or {}

@@ -13,6 +13,10 @@ UNTRUSTED_BUDGET_BYTES = 200_000
 """The issue's body and comments together in one prompt (about 50k tokens): a stranger's flood
 of comments cannot make every planning call cost the whole budget. The body gets up to half;
 comments fill the rest newest first, and the older ones left out are named in a note."""
+RECENT_COMMENTS = 10
+RECENT_COMMENTS_BYTES = 8_000
+"""Comments made since the plan, shown in every later prompt of its work (task, completion):
+the newest first, at most this many and this much."""
 INSTRUCTION_BYTES = 20_000
 """The instruction (after `/planner`, or the hand-over of an approved design) in one prompt."""
 EDITED_NOTE = "[planner: this comment was edited after the run was triggered; text as it is now]"
@@ -157,6 +161,29 @@ def comments_within(comments: list[Comment], budget_bytes: int) -> list[dict[str
         kept.append(view)
         remaining -= size
     return list(reversed(kept))
+
+
+def comments_since(issue: IssueContext, seen: frozenset[str] | None) -> list[dict[str, str]]:
+    """The issue's comments that came after the plan was made from those in `seen`: newest
+    first, within RECENT_COMMENTS and RECENT_COMMENTS_BYTES, then a note on any left out.
+    None (a plan whose comments were not recorded): none."""
+    if seen is None:
+        return []
+    new = [c for c in reversed(issue.comments) if c.id and c.id not in seen]
+    shown: list[dict[str, str]] = []
+    remaining = RECENT_COMMENTS_BYTES
+    for comment in new[:RECENT_COMMENTS]:
+        view = _comment_view(comment, min(remaining, RECENT_COMMENTS_BYTES // 2) + 200)
+        size = len(view["body"].encode())
+        if size > remaining:
+            break
+        shown.append(view)
+        remaining -= size
+    if len(shown) < len(new):
+        left = len(new) - len(shown)
+        note = f"[planner: {left} older comment(s) since the plan are left out here]"
+        shown.append({"author": "planner", "created_at": "", "body": note})
+    return shown
 
 
 def _comment_view(comment: Comment, limit: int) -> dict[str, str]:

@@ -8,6 +8,7 @@ planning.revision.max_revisions, past which the pass stops for a person (§7.4.4
 from __future__ import annotations
 
 import logging
+import re
 
 from planner.engine.config import PlannerConfig
 from planner.engine.context import PassContext
@@ -19,7 +20,6 @@ from planner.engine.interfaces import ToolCall, ToolResult
 from planner.engine.issue import sanitize_untrusted
 from planner.engine.phase import Phase
 from planner.engine.prompts import render
-from planner.engine.result import render_checklist
 from planner.engine.state import IssueState
 from planner.engine.summaries import task_actions_digest
 from planner.engine.verification import evidence_text
@@ -60,24 +60,33 @@ class ReflectionPhase(Phase):
         self, run: PassContext, task_id: str, call: ToolCall, result: ToolResult
     ) -> ToolResult:
         if reflection_wanted(run.config, failed=failed_action(result), actions=run.action_counter):
-            outcome = "failed: " + str(result.error) if not result.ok else "succeeded"
-            reflect(run, task_id, f"action {call.name} for {task_id} {outcome}")
+            # The action and its error are the last of the recent actions the request lists.
+            name = re.sub(r"[^\w.-]", "", call.name)[:64] or "a tool"
+            outcome = "succeeded" if result.ok else "failed"
+            reflect(run, task_id, f"the last action below ({name}, which {outcome})")
         return result
 
     def after_task(self, run: PassContext, task_id: str, status: str, summary: str) -> None:
         if status == "failed" and task_reflection_wanted(run.config):
-            reflect(run, task_id, f"task {task_id} reported failure: {summary}")
+            reflect(run, task_id, f"task {task_id} reported failure", summary)
 
 
-def reflect(run: PassContext, task_id: str, trigger: str) -> None:
+def reflect(run: PassContext, task_id: str, trigger: str, detail: str = "") -> None:
+    """`trigger`: planner's words for what happened; `detail`: the model's or a tool's
+    (untrusted, fenced)."""
     state = run.state()
     request = render(
         "reflection_request.md.j2",
         plan=state.plan,
-        trigger=sanitize_untrusted(trigger, 4_000),
+        trigger=trigger,
+        detail=sanitize_untrusted(detail, 4_000),
         task_id=task_id,
-        checklist=render_checklist(run.snapshot("in_progress", "")),
-        actions=task_actions_digest(state.actions_by_task.get(task_id, [])),
+        statuses={task.id: task.status for task in state.tasks()},
+        current=task_id,
+        brief=True,
+        done=state.progress()[0],
+        total=state.progress()[1],
+        actions=task_actions_digest(state.actions_by_task.get(task_id, []), first_lines=True),
         depth=run.config.planning.reflection.depth,
         tests=evidence_text(run.store.entries()),
     )

@@ -39,6 +39,13 @@ class TaskView(BaseModel):
     description: str
     status: TaskStatus = "pending"
     summary: str = ""
+    waiting: bool = False
+    """A change of the task is held back (staged for approval, or waiting for a person): the
+    task is not done until it is made, whatever its status says."""
+
+    @property
+    def done(self) -> bool:
+        return self.status == "completed" and not self.waiting
 
 
 class Notification(BaseModel):
@@ -135,7 +142,7 @@ class PassResult(BaseModel):
         return self.status == "completed"
 
     def progress(self) -> tuple[int, int]:
-        done = sum(1 for task in self.tasks if task.status == "completed")
+        done = sum(1 for task in self.tasks if task.done)
         return done, len(self.tasks)
 
 
@@ -229,6 +236,8 @@ def _revision_header(result: PassResult) -> list[str]:
 
 def _task_line(task: TaskView) -> str:
     mark, suffix = MARKS[task.status], SUFFIX[task.status]
+    if task.waiting:
+        mark, suffix = " ", " ⏸️ waiting for approval"
     return f"- [{mark}] **{task.id}**: {_one_line(task.description)}{suffix}"
 
 

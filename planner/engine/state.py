@@ -29,6 +29,8 @@ class IssueState:
     completed: bool = False
     invalid_plan_entries: int = 0
     plan_started_at: str = ""
+    plan_comments_seen: frozenset[str] | None = None
+    """The ids of the issue's comments the current plan was made from (None: not recorded)."""
     plan_history: list[PreviousPlan] = field(default_factory=list)
     plan_quality: QualityNote | None = None
     result_quality: QualityNote | None = None
@@ -83,6 +85,9 @@ def _on_plan(state: IssueState, entry: dict[str, Any]) -> None:
     state.revision_reason = ""
     state.previous_progress = None
     state.plan_started_at = str(entry.get("timestamp", ""))
+    seen = entry.get("comments_seen")
+    listed = isinstance(seen, list) and all(isinstance(i, str) for i in seen)
+    state.plan_comments_seen = frozenset(seen) if isinstance(seen, list) and listed else None
     state.plan_history.clear()
     _forget_quality(state, entry)
     state.task_status.clear()

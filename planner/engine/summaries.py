@@ -141,14 +141,20 @@ _DESCRIBERS = {
 }
 
 
-def task_actions_digest(actions: list[dict[str, Any]], limit: int = 6_000) -> str:
-    """Actions already taken for a task (possibly in earlier runs), for resuming it."""
+def task_actions_digest(
+    actions: list[dict[str, Any]], limit: int = 6_000, *, first_lines: bool = False
+) -> str:
+    """Actions already taken for a task (possibly in earlier runs), for resuming it; each
+    result cut to 300 characters. `first_lines` (for a judgement of how the work went): each
+    result's first line, which says how it went, and argument values to their start."""
     lines = []
+    values = FIRST_LINES_VALUE_CHARS if first_lines else ARGUMENT_VALUE_CHARS
     for action in actions:
         call = action.get("execution", {}).get("function_call", {})
         outcome = "ok" if action.get("ok") else f"ERROR {action.get('error')}"
-        arguments = _argument_text(call.get("arguments", {}))
-        result = str(action.get("result", ""))[:300]
+        arguments = _argument_text(call.get("arguments", {}), values)
+        result = str(action.get("result", ""))
+        result = _first_line(result) if first_lines else result[:300]
         lines.append(
             f"- {call.get('name')}({arguments[:300]}) -> {outcome}{': ' * bool(result)}{result}"
         )
@@ -157,20 +163,30 @@ def task_actions_digest(actions: list[dict[str, Any]], limit: int = 6_000) -> st
 
 
 ARGUMENT_VALUE_CHARS = 80
+FIRST_LINES_VALUE_CHARS = 40
 
 
-def _argument_text(arguments: Any) -> str:
+def _first_line(text: str, limit: int = 160) -> str:
+    line = text.split("\n", 1)[0][:limit]
+    return line if line == text else f"{line} …"
+
+
+def _argument_text(arguments: Any, value_chars: int = ARGUMENT_VALUE_CHARS) -> str:
     """`key=value, ...` with long values (a written file's content) cut to their start and
     length: the digest says what was done; the repository holds what was written."""
     if not isinstance(arguments, dict):
         return json.dumps(arguments, ensure_ascii=False)
     return ", ".join(
-        f"{key}={json.dumps(_short_value(value), ensure_ascii=False)}"
+        f"{key}={json.dumps(_short_value(value, value_chars), ensure_ascii=False)}"
         for key, value in arguments.items()
     )
 
 
-def _short_value(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > ARGUMENT_VALUE_CHARS:
-        return f"{value[:ARGUMENT_VALUE_CHARS]}…({len(value)} chars)"
+def _short_value(value: Any, limit: int = ARGUMENT_VALUE_CHARS) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return (
+            f"{value[:limit]}…({len(value)} chars)"
+            if limit >= ARGUMENT_VALUE_CHARS
+            else value[:limit] + "…"
+        )
     return value

@@ -2,7 +2,8 @@
 
 before_planning   after an approved session, every plan of the issue is made from the
                   session's enhanced instruction (build_enhanced_instruction), followed by the
-                  instruction of the run when there is one; while a session of the issue still
+                  instruction of the run when there is one (a session cancelled after it,
+                  or the approved session cancelled, ends that); while a session of the issue still
                   waits for people, no plan is made (the pass stops as needs_human).
 
 The session itself (questions, decisions, review) is a conversation with people between
@@ -44,5 +45,12 @@ class InteractivePhase(Phase):
 
 
 def _latest_approved(sessions: list[PlanningSession]) -> PlanningSession | None:
-    approved = [s for s in sessions if s.status == PlanningSessionStatus.APPROVED]
-    return approved[-1] if approved else None
+    """The design passes plan from: the newest session that ended by a person's word, when it
+    was approved (a cancelled one, approved before or not, means none; a failed one is no
+    word and is passed over)."""
+    for session in reversed(sessions):
+        if session.status == PlanningSessionStatus.APPROVED:
+            return session
+        if session.status == PlanningSessionStatus.CANCELLED:
+            return None
+    return None

@@ -1,8 +1,9 @@
 """People's replies to a session, as typed on an issue or in a terminal.
 
 Answers:    `q-2: text`, `2. text`, `2) text`, `**q-2**: text` (one per line; an answer runs on
-            until the next item), or free text when exactly one question is open. An answer that
-            is an option's number (`2`, `option 2`) or its text picks that option.
+            until the next item, and a numbered list after `q-N:` stays in q-N's answer unless
+            its numbers come after N), or free text when exactly one question is open. An
+            answer that is an option's number (`2`, `option 2`) or its text picks that option.
 Decisions:  `d-1: opt-b because …`, `d-1: b, …`, `1. option 2 since …`, or `opt-b because …`
             when exactly one decision point is open.
 Commands:   `plan <instruction>`, `approve`, `reject <why>`, `cancel` (the text after the phrase).
@@ -72,28 +73,36 @@ def parse_command(text: str) -> SessionCommand | None:
 def _items(text: str, letter: str, open_numbers: set[str]) -> list[tuple[str, str]] | None:
     """(reference number, text) for each item; None when the reply has no item at all.
 
-    `q-2:` always starts an item. A bare `2.` starts one only when it names a question still
-    open that this reply has not answered yet; otherwise it is a numbered list inside the answer
-    before it, and so are the numbers that continue that list."""
+    `q-2:` always starts an item, and owns what follows up to the next item. A bare `2.` starts
+    one only when it names a question still open that this reply has not answered yet and, after
+    a `q-N:`, comes after N (answers follow in order: `q-2: two stores:` then `1. …` is a list
+    inside q-2's answer); otherwise it is a numbered list inside the answer before it, and so are
+    the numbers that continue that list."""
     starts: list[re.Match[str]] = []
     taken: set[str] = set()
-    listed = 0
+    listed = labelled = 0
     for match in ITEM.finditer(text):
         reference = match.group("ref")
         if not _kind_fits(reference, letter):
             continue
         number = re.sub(r"\D", "", reference)
-        if reference[0].isdigit() and _inside_answer(number, listed, open_numbers - taken):
+        if reference[0].isdigit() and _inside_answer(
+            int(number), listed, labelled, open_numbers - taken
+        ):
             listed = int(number)
             continue
         listed = 0
+        labelled = labelled if reference[0].isdigit() else int(number)
         taken.add(number)
         starts.append(match)
     return _bodies(text, starts) if starts else None
 
 
-def _inside_answer(number: str, listed: int, still_open: set[str]) -> bool:
-    return (bool(listed) and int(number) == listed + 1) or number not in still_open
+def _inside_answer(number: int, listed: int, labelled: int, still_open: set[str]) -> bool:
+    """Whether a bare number belongs to the answer before it: it continues a list there, it is
+    not after the last explicit label, or it names no question still open."""
+    continues = bool(listed) and number == listed + 1
+    return continues or number <= labelled or str(number) not in still_open
 
 
 def _bodies(text: str, starts: list[re.Match[str]]) -> list[tuple[str, str]]:

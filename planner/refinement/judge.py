@@ -1,8 +1,9 @@
 """QualityJudge: a separate model call that scores a plan, or the finished work, against the goal.
 
-The judge sees the request, the goal, the tasks with their dependencies and planned tool use, and
-the tool catalogue (for the finished work: the task results and the branch's diff instead of the
-planned actions), never the conversation that produced them, so it reviews rather than agrees.
+The judge sees the request and the plan's outline (planner/prompts/plan_outline.md.j2: goal, tasks
+with their dependencies and planned actions) with the tools' names (for the finished work: the
+goal, the task results and the branch's diff instead), never the conversation that produced
+them, so it reviews rather than agrees.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ ISSUE_BODY_BYTES = 8_000
 DIFF_BYTES = 40_000
 """A longer diff is cut (with a note): the judge also has the task results."""
 SUMMARY_BYTES = 4_000
-"""One task's description or summary as the judge reads it."""
+"""One task's summary as the judge reads it."""
 SYSTEM = "quality_judge"
 
 
@@ -67,7 +68,23 @@ class QualityJudge:
     def _diff(self) -> str:
         if self.diff is None:
             return "(the diff is not available; judge from the task results)"
-        return fence_untrusted(self.diff(), DIFF_BYTES)
+        return fence_untrusted(compact_diff(self.diff()), DIFF_BYTES)
+
+
+def compact_diff(diff: str) -> str:
+    """The diff without what its `---`/`+++` lines already say: `index` lines, and `diff --git`
+    lines followed by a file's lines (one that is not, a link or a binary file, names it)."""
+    lines = diff.split("\n")
+    kept = []
+    for number, line in enumerate(lines):
+        if line.startswith("index "):
+            continue
+        if line.startswith("diff --git ") and any(
+            later.startswith("+++ ") for later in lines[number + 1 : number + 4]
+        ):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def task_view(task: TaskView) -> dict[str, str]:
@@ -75,7 +92,6 @@ def task_view(task: TaskView) -> dict[str, str]:
     return {
         "id": task.id,
         "status": task.status,
-        "description": fence_untrusted(task.description, SUMMARY_BYTES),
         "summary": fence_untrusted(task.summary or "no summary", SUMMARY_BYTES),
     }
 

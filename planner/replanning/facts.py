@@ -17,6 +17,8 @@ from planner.engine.state import IssueState
 from planner.engine.summaries import task_actions_digest
 
 RESULT_CHARS = 1_500
+NONE_RAN = "Tests: none run."
+"""Said of a repository without tests: no news for the final evaluation, which is left without."""
 ARGUMENT_CHARS = 500
 
 
@@ -119,15 +121,15 @@ def _trailing_failures(outcomes: list[bool]) -> int:
 
 
 def remaining_actions(state: IssueState) -> str:
+    """The tasks not done yet, the first (the one at work) with its planned actions."""
     if state.plan is None:
         return ""
-    lines = []
+    lines: list[str] = []
     for view in state.tasks():
         if view.status == "completed":
             continue
-        planned = "; ".join(
-            f"{a.tool or a.action_type}: {a.purpose}" for a in state.plan.actions_for(view.id)
-        )
+        actions = [] if lines else state.plan.actions_for(view.id)
+        planned = "; ".join(f"{a.tool or a.action_type}: {a.purpose}" for a in actions)
         lines.append(
             f"- {view.id} ({view.status}): {view.description}"
             + (f" [planned: {planned}]" if planned else "")
@@ -152,17 +154,22 @@ def evaluation_facts(state: IssueState, snapshot: PassResult) -> EvaluationFacts
     views = state.tasks()
     done, total = state.progress()
     failed = sum(1 for view in views if view.status == "failed")
-    summary = [f"{done}/{total} tasks completed, {failed} failed."]
-    summary += [f"- {v.id} ({v.status}): {v.summary or 'no summary'}" for v in views]
-    summary += snapshot.verification.evidence() if snapshot.verification else []
+    summary = [f"{done}/{total} tasks completed" + (f", {failed} failed." if failed else ".")]
+    summary += [f"- {v.id}{_unless_done(v.status)}: {v.summary or 'no summary'}" for v in views]
+    evidence = snapshot.verification.evidence() if snapshot.verification else []
+    summary += [line for line in evidence if line != NONE_RAN]
     actions = [a for view in views for a in state.actions_by_task.get(view.id, [])]
     return EvaluationFacts(
         goal=goal.main_objective,
-        success_criteria="\n".join(f"- {c}" for c in goal.success_criteria),
+        success_criteria="; ".join(goal.success_criteria),
         execution_summary="\n".join(summary),
-        completed_actions=task_actions_digest(actions, limit=4_000),
+        completed_actions=task_actions_digest(actions, limit=4_000, first_lines=True),
         current_state=_progress_line(render_checklist(snapshot, max_chars=6_000)),
     )
+
+
+def _unless_done(status: str) -> str:
+    return "" if status == "completed" else f" ({status})"
 
 
 def _first_line(text: str | None) -> str:

@@ -86,7 +86,7 @@ class ReplanManager(DecisionPipeline):
             plan=self._plan(),
             issue=prompt_view(self.issue),
             tools=self.port.tool_specs(),
-            history=history_digest(self.store.entries()),
+            history=history_digest(_before_the_plan(self.store.entries())),
         )
         extras = self.review_sections()
         answer = self._take_answer()
@@ -346,3 +346,9 @@ def review_schema(extras: list[ReviewSection]) -> type[BaseModel]:
 def _object_of(text: str) -> dict[str, Any]:
     value = json_of(text)
     return value if isinstance(value, dict) else {}
+
+
+def _before_the_plan(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history without the entry of the plan under review (the review shows the plan)."""
+    made = [i for i, entry in enumerate(entries) if entry.get("type") in ("plan", "revision")]
+    return entries[: made[-1]] + entries[made[-1] + 1 :] if made else entries

@@ -24,7 +24,6 @@ COMMON_FIELDS: tuple[tuple[str, str], ...] = (
     ("confidence", "0-1"),
     ("reasoning", "str"),
     ("replan_type", "TYPES"),
-    ("target_phase", '"goal_understanding|task_decomposition|action_sequence|execution"'),
     ("replan_level", "1-5"),
     ("issues_found", "[str]"),
     ("recommended_actions", "[str]"),
@@ -32,7 +31,9 @@ COMMON_FIELDS: tuple[tuple[str, str], ...] = (
     ("clarification_questions", "[str]"),
 )
 """The seed's decision fields (§2.4), each with a short shape: the format is one line, since a
-decision request has a budget of 500 tokens (planning-process.md §13.4)."""
+decision request has a budget of 500 tokens (planning-process.md §13.4). target_phase is left
+out of the text: replan_level names the phase (planner.replanning.levels), and the response
+schema still offers the field."""
 PHASE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "goal_understanding": (("assumptions_to_make", '["what you assume if nobody answers"]'),),
     "task_decomposition": (
@@ -54,11 +55,11 @@ PHASE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "reflection": (
         ("evaluation_result", '"success|partial_success|failure"'),
         ("achievement_rate", "0-100"),
-        ("issues_identified", "[str]"),
-        ("additional_actions", "[str]"),
         ("revision_scope", '"minor|moderate|major"'),
     ),
 }
+"""The evaluation's issues_identified and additional_actions are left out of the text: the
+notice merges them with issues_found and recommended_actions, which every decision has."""
 REVIEW_QUESTIONS = {
     "goal_understanding": "is the goal understood well enough? is anything unclear?",
     "task_decomposition": "is the decomposition appropriate and executable? is anything missing?",
@@ -89,13 +90,18 @@ class ReplanPromptBuilder:
     # -- the decision format ({replan_decision_format} of the seed) -------------------------
 
     def decision_format(
-        self, phase: str, key: str | None = "replan_decision", common: bool = True
+        self,
+        phase: str,
+        key: str | None = "replan_decision",
+        common: bool = True,
+        own: bool = True,
     ) -> str:
         """The JSON shape of a decision on one line; common=False leaves out the fields every
-        phase shares except replan_type (the combined review states them once)."""
+        phase shares except replan_type (the combined review states them once); own=False the
+        phase's own fields (an execution check after a success has no error to classify)."""
         types = "|".join(PHASE_TYPES[phase])
         shared = COMMON_FIELDS if common else (("replan_type", "TYPES"),)
-        fields = [*shared, *PHASE_FIELDS[phase]]
+        fields = [*shared, *(PHASE_FIELDS[phase] if own else ())]
         shapes = [(name, f'"{types}"' if shape == "TYPES" else shape) for name, shape in fields]
         # Keys unquoted (a type notation, not JSON): the quotes would cost 2 tokens a field.
         document = "{" + ", ".join(f"{name}: {shape}" for name, shape in shapes) + "}"
@@ -111,39 +117,21 @@ class ReplanPromptBuilder:
 
     # -- §4.2, §5.2, §6.2: the planning phases --------------------------------------------
 
-    def build_goal_understanding_prompt(
-        self, inputs: PlanningInputs, format_text: str | None = None
-    ) -> str:
+    def build_goal_understanding_prompt(self, format_text: str | None = None) -> str:
         return render(
             "replan_goal_understanding.md.j2",
-            goal_understanding=inputs.plan.goal_understanding.model_dump_json(),
-            issue=inputs.issue,
-            context=_context(inputs),
             format=format_text or self.decision_format("goal_understanding"),
         )
 
-    def build_task_decomposition_prompt(
-        self, inputs: PlanningInputs, format_text: str | None = None
-    ) -> str:
+    def build_task_decomposition_prompt(self, format_text: str | None = None) -> str:
         return render(
             "replan_task_decomposition.md.j2",
-            task_decomposition=inputs.plan.task_decomposition.model_dump_json(),
-            goal=inputs.plan.goal_understanding.main_objective,
-            tools=tool_lines(inputs.tools),
             format=format_text or self.decision_format("task_decomposition"),
         )
 
-    def build_action_sequence_prompt(
-        self, inputs: PlanningInputs, format_text: str | None = None, see_above: bool = False
-    ) -> str:
-        """see_above: the task decomposition section of the same review already lists the
-        subtasks and tools, so they are referred to instead of repeated."""
-        above = "(as in the task decomposition decision point above)"
+    def build_action_sequence_prompt(self, format_text: str | None = None) -> str:
         return render(
             "replan_action_sequence.md.j2",
-            action_plan=inputs.plan.action_plan.model_dump_json(),
-            subtasks=above if see_above else _subtask_lines(inputs.plan),
-            tools=above + ", all available" if see_above else tool_lines(inputs.tools, True),
             format=format_text or self.decision_format("action_sequence"),
         )
 
@@ -154,19 +142,24 @@ class ReplanPromptBuilder:
         answer: str = "",
         extras: Sequence[ReviewSection] = (),
     ) -> str:
-        """The three planning decision points (or those still owed) in one request."""
-        see_above = "task_decomposition" in phases
+        """The three planning decision points (or those still owed) in one request. The plan is
+        shown once, as an outline every decision point (and the quality judgement riding in the
+        review) reads, with the request and what happened before this plan."""
         builders = {
             "goal_understanding": self.build_goal_understanding_prompt,
             "task_decomposition": self.build_task_decomposition_prompt,
-            "action_sequence": lambda i, f: self.build_action_sequence_prompt(i, f, see_above),
+            "action_sequence": self.build_action_sequence_prompt,
         }
         sections = [
-            {"name": phase, "text": builders[phase](inputs, self._section_format(phase))}
+            {"name": phase, "text": builders[phase](self._section_format(phase))}
             for phase in phases
         ]
         return render(
             "replan_plan_review.md.j2",
+            plan=inputs.plan,
+            tools=", ".join(tool.name for tool in inputs.tools) or "(none)",
+            issue=inputs.issue,
+            context=_context(inputs),
             sections=sections,
             extras=extras,
             keys=_keys([*phases, *(extra.name for extra in extras)]),
@@ -184,7 +177,7 @@ class ReplanPromptBuilder:
             **{k: v for k, v in facts.to_dict().items() if k not in ("task_id", "can_retry")},
             goal=_one_line(goal)[:GOAL_CHARS],
             replans=replans,
-            format=self.decision_format("execution"),
+            format=self.decision_format("execution", own=bool(facts.error_info)),
             answer=answer,
         )
 
@@ -332,15 +325,8 @@ def tool_lines(tools: list[ToolSpec], status: bool = False) -> str:
     return "\n".join(lines) or "- (no tools)"
 
 
-def _subtask_lines(plan: Plan) -> str:
-    return "\n".join(
-        f"- {t.id}: {_one_line(t.description)} (depends on: {', '.join(t.dependencies) or 'none'};"
-        f" tools: {', '.join(t.required_tools) or 'none'})"
-        for t in plan.task_decomposition.subtasks
-    )
-
-
 def _context(inputs: PlanningInputs) -> str:
+    """The run's instruction and what happened before this plan ('' for a first plan)."""
     issue = inputs.issue
     parts = []
     if issue.get("instruction"):
@@ -348,12 +334,13 @@ def _context(inputs: PlanningInputs) -> str:
             '<untrusted-data source="instruction for this run">\n'
             f"{issue['instruction']}\n</untrusted-data>"
         )
-    history = inputs.history[-HISTORY_CHARS:] if inputs.history else ""
-    parts.append(
-        '<untrusted-data source="planning history">\n'
-        f"{history or '(none: this is the first plan for this issue)'}\n</untrusted-data>"
-    )
-    return "\n\n".join(parts)
+    if inputs.history:
+        parts.append(
+            "Before this plan:\n"
+            '<untrusted-data source="planning history">\n'
+            f"{inputs.history[-HISTORY_CHARS:]}\n</untrusted-data>"
+        )
+    return "\n".join(parts)
 
 
 def _keys(phases: Sequence[str]) -> str:

@@ -230,14 +230,72 @@ def private_folder(prefix: str, user: SandboxUser | None) -> Path:
 
 
 def reachable_by_others(path: Path) -> bool:
-    """Whether a user other than the owner can reach `path` (every ancestor is o+x)."""
-    for directory in (path, *path.parents):
+    """Whether a user other than the owner can reach `path`: every directory the lookup passes
+    through is o+x, links followed hop by hop as the kernel does (a venv's `python` links into
+    the installation it was made from, which may lie under a mode-700 home), and so is the
+    path itself."""
+    real, closed = _lookup(path)
+    if real is None or closed is not None:
+        return False
+    try:
+        return bool(real.stat().st_mode & 0o001)
+    except OSError:
+        return False
+
+
+def _lookup(path: Path, depth: int = 0) -> tuple[Path | None, Path | None]:
+    """(where `path` really is, the first directory on the way others may not search); the
+    real path is None when the lookup cannot finish (a loop, a missing link target)."""
+    if depth > 40:
+        return None, None
+    current = Path("/")
+    for name in Path(os.path.abspath(path)).parts[1:]:
         try:
-            if not directory.stat().st_mode & 0o001:
-                return False
+            if not current.stat().st_mode & 0o001:
+                return current, current
+            step = current / name
+            if not step.is_symlink():
+                current = step
+                continue
+            found, closed = _lookup(current / os.readlink(step), depth + 1)
         except OSError:
-            return False
-    return True
+            return None, None
+        if found is None or closed is not None:
+            return found, closed
+        current = found
+    return current, None
+
+
+def interpreter_paths(python: Path) -> list[Path]:
+    """What running `python` takes: the interpreter and, for a virtual environment, the
+    installation its pyvenv.cfg names (`home`, `executable`), where the standard library is."""
+    paths = [python]
+    for config in (python.parent / "pyvenv.cfg", python.parent.parent / "pyvenv.cfg"):
+        try:
+            lines = config.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            key, _, value = line.partition("=")
+            if key.strip() in ("home", "executable") and value.strip():
+                paths.append(Path(value.strip()))
+        break
+    return paths
+
+
+def unreachable_interpreter(python: Path) -> str:
+    """'' when another user can run `python`; else what that user cannot reach, and the fix."""
+    for path in interpreter_paths(python):
+        if reachable_by_others(path):
+            continue
+        closed = _lookup(path)[1] or path
+        return (
+            f"{python} needs {path}, which other users cannot reach ({closed} is closed to "
+            "them): tools that run it as the sandbox user fail with 'Permission denied'. "
+            "Install Python where every user can run it (e.g. /usr/local), or "
+            f"`chmod o+x {closed}`, or make the virtual environment from such a Python."
+        )
+    return ""
 
 
 def hand_back(workspace: Path, user: SandboxUser, owner: tuple[int, int]) -> int:

@@ -10,6 +10,7 @@ the user can execute. A checkout the user reaches is used as it is.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -19,10 +20,11 @@ from pathlib import Path
 
 import pydantic
 
-from planner.tools.isolation import reachable_by_others
+from planner.tools.isolation import reachable_by_others, unreachable_interpreter
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE_PACKAGES = Path(pydantic.__file__).resolve().parents[1]
+VERSION = f"python{sys.version_info.major}.{sys.version_info.minor}"
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,8 @@ class Runtime:
 def reachable_runtime(base: Path) -> Runtime:
     """The checkout's runtime when other users reach it, else a mirror under `base` (which
     other users must reach)."""
-    if all(reachable_by_others(p) for p in (ROOT, SITE_PACKAGES, Path(sys.executable))):
+    reached = all(reachable_by_others(p) for p in (ROOT, SITE_PACKAGES))
+    if reached and not unreachable_interpreter(Path(sys.executable)):
         return Runtime(sys.executable, ROOT)
     mirror = base / "runtime"
     ignore = shutil.ignore_patterns("__pycache__")
@@ -62,16 +65,29 @@ def _link_tree(source: Path, target: Path) -> None:
         shutil.copytree(source, target, symlinks=True)
 
 
+@functools.cache
 def _reachable_interpreter() -> str:
-    """An interpreter of this version that other users can execute (a venv's interpreter
-    in an unreachable checkout is not one)."""
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    """An interpreter of this version that other users can execute: the real one found
+    (links and a venv's `home` resolved), as a venv in an unreachable checkout, or an
+    installation under a mode-700 home (pyenv under /root), is not one."""
     candidates = [
         sys.executable,
         os.path.realpath(getattr(sys, "_base_executable", sys.executable)),
-        shutil.which(version, path="/usr/local/bin:/usr/bin:/bin") or "",
+        shutil.which(VERSION, path="/usr/local/bin:/usr/bin:/bin") or "",
     ]
     for candidate in candidates:
-        if candidate and reachable_by_others(Path(candidate)):
+        if candidate and not unreachable_interpreter(Path(candidate)):
             return candidate
-    raise AssertionError(f"no {version} that other users can run: {candidates}")
+    raise AssertionError(interpreter_note() or f"no {VERSION} that other users can run")
+
+
+def interpreter_note() -> str:
+    """One line for the test session's header when the sandbox user cannot run this
+    interpreter ('' when it can): what the user-switching tests run instead, or the fix."""
+    problem = unreachable_interpreter(Path(sys.executable))
+    if not problem:
+        return ""
+    found = shutil.which(VERSION, path="/usr/local/bin:/usr/bin:/bin")
+    if found and not unreachable_interpreter(Path(found)):
+        return f"sandbox-user tests run {found} with a copy of the runtime: {problem}"
+    return f"sandbox-user tests cannot run: {problem}"

@@ -8,7 +8,7 @@ from planner.engine.context import PassContext
 from planner.engine.conversation import user
 from planner.engine.documents import CompletionReply
 from planner.engine.flow import StopPass
-from planner.engine.issue import prompt_view
+from planner.engine.issue import comments_since, prompt_view
 from planner.engine.prompts import render
 from planner.engine.result import render_checklist
 
@@ -20,6 +20,7 @@ def complete(run: PassContext) -> NoReturn:
         plan=state.plan,
         tasks=state.tasks(),
         instruction=prompt_view(run.issue)["instruction"],
+        recent=comments_since(run.issue, state.plan_comments_seen),
         checklist=render_checklist(run.snapshot("in_progress", "")),
     )
     request += run.phases.addendum(run, "completion")

@@ -22,7 +22,7 @@ from planner.engine.documents import Plan, Subtask
 from planner.engine.file_blocks import WrittenFiles, written_files
 from planner.engine.hunks import edits_between
 from planner.engine.interfaces import ChatReply, ToolCall, ToolResult
-from planner.engine.issue import prompt_view
+from planner.engine.issue import comments_since, prompt_view
 from planner.engine.prompts import render
 from planner.engine.result import render_checklist
 from planner.engine.summaries import assumptions_in_force, task_actions_digest
@@ -340,6 +340,7 @@ def _task_prompt(run: PassContext, task_id: str) -> tuple[str, TaskGuard, bool]:
     prompt = render(
         "execute_task.md.j2",
         issue=prompt_view(run.issue),
+        recent=comments_since(run.issue, state.plan_comments_seen),
         plan=state.plan,
         checklist=render_checklist(run.snapshot("in_progress", ""), history=False),
         task=task,

@@ -40,7 +40,9 @@ def make_plan(run: PassContext, feedback: str = "") -> PlanningReply:
         _stop_with_questions(run, reply)
     if reply.repairs:
         run.store.append("plan_repaired", repairs=reply.repairs)
-    run.store.save_plan(reply.plan().model_dump())
+    # The comments the plan was made from: later prompts show the ones that came after.
+    seen = [comment.id for comment in run.issue.comments if comment.id]
+    run.store.save_plan(reply.plan().model_dump(), comments_seen=seen)
     run.report(run.snapshot("in_progress", "planned"))
     return reply
 

@@ -1,0 +1,98 @@
+"""A change waiting for approval keeps its text once (issue 44, item 7): a 900 KB write_file
+made a 1.8 MB JSONL, a 1.8 MB plan.json and a 0.9 MB preview, all carried between runs. End to
+end on the fake GitHub (run_for_event in process): the pass asks, the history is measured, the
+next runner has only the issue's lease to restore from, and the approval writes the file."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.storage.payloads import PAYLOADS_DIR
+from tests.fake_forge import FakeGitHub
+from tests.fake_forge.core import git
+from tests.fake_forge.rig import Rig
+from tests.fake_forge.scenario import comment_event, labeled_event
+from tests.plans import completion, finish, planning, write
+
+QUIET = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
+BRANCH = "planner/issue-1"
+ROW = "fixture row {:07d}: the quick brown fox jumps over the lazy dog, twice\n"
+BIG = "".join(ROW.format(n) for n in range(12_500))  # 900,000 characters
+
+
+@pytest.fixture
+def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
+    fake_github.add_issue(1, "Add the fixture", "Add BIG.txt.", labels=["planner"])
+    fake_github.permissions["Codertocat"] = "write"
+    return Rig("github", fake_github, tmp_path)
+
+
+def say(rig: Rig, body: str, script: list[Any], **overrides: Any) -> Any:
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    made = fake.comment_json(fake.add_comment(1, body))
+    return rig.run(comment_event(body, made, 1), script, event_name="issue_comment", **overrides)
+
+
+def sizes(history: Path, pattern: str) -> list[int]:
+    return [path.stat().st_size for path in history.rglob(pattern) if path.is_file()]
+
+
+def test_a_large_write_waiting_for_approval_is_stored_once_and_still_carried_out(
+    rig: Rig,
+) -> None:
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    asked = rig.run(
+        labeled_event(), [planning("task_1"), write("BIG.txt", BIG)], event_name="issues", **QUIET
+    )
+    assert asked.status == "needs_human"  # a large file: a person approves it
+
+    payloads = sizes(rig.history / PAYLOADS_DIR, "*.jsonl")
+    assert len(BIG) == 900_000
+    assert len(payloads) == 1 and len(BIG) < payloads[0] < len(BIG) * 1.02  # JSON's \\n
+    [history] = [p for p in rig.history.glob("*.jsonl")]
+    assert history.stat().st_size < 60_000  # was twice the file, and more with every save
+    assert max(sizes(rig.history / "plans", "plan.json")) < 20_000
+    assert max(sizes(rig.history / "plans", "*.diff")) < 1_000  # points to the one copy
+    total = sum(sizes(rig.history, "*"))
+    assert total < len(BIG) * 1.15, f"{total:,} bytes for a {len(BIG):,}-character payload"
+
+    shutil.rmtree(rig.history)  # a runner without the cache: the issue's lease brings it back
+    done = say(rig, "/planner approve a1", [finish(), completion()], **QUIET)
+    assert done.status == "completed", done.reason
+    shown = git(fake.bare, "show", f"{BRANCH}:BIG.txt")
+    assert (
+        hashlib.sha256((shown + "\n").encode()).hexdigest()
+        == hashlib.sha256(BIG.encode()).hexdigest()
+    )
+
+
+def test_a_payload_changed_after_it_was_shown_is_never_carried_out(rig: Rig) -> None:
+    """The attack: the stored text is swapped between the request and the approval (a file in
+    the history directory, which travels through caches and artifacts). The approved spec must
+    not write the swapped text, nor an empty file."""
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    text = "safe line\n" * 400
+    small = {"approval.large_file_bytes": 20, **QUIET}
+    first = [planning("task_1"), write("NOTES.md", text)]
+    rig.run(labeled_event(), first, event_name="issues", **small)
+    [stored] = list((rig.history / PAYLOADS_DIR).rglob("*.jsonl"))
+    stored.write_text(stored.read_text().replace("safe line", "evil line"), encoding="utf-8")
+
+    script = [finish("failed", "not written"), completion(done=False, completed=0)]
+    before = len(rig.prompts)
+    outcome = say(rig, "/planner approve a1", script, **small)
+
+    told = rig.prompts[before]  # the task's next request: the refusal as the call's result
+    # the witness finds the text is not the one shown (the payload's own check is the next line)
+    assert "a1 was not run: a1 is not the change that was shown" in told
+    assert "evil line" not in told
+    assert outcome.status != "completed"
+    assert not fake.branch_exists(BRANCH)  # nothing was written, so nothing was committed

@@ -1,0 +1,75 @@
+"""A stop holds (issue 44, item 11): `/planner stop` while a run that died still holds the
+issue's lease, then the events that were waiting for that lease. In process (run_for_event on
+the fake GitHub) with a lease that lasts 3 seconds, so the dead run's lease expires while the
+next event waits and that event's run takes it over."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.ci.job import REPLY_MARKER, STOP_MARKER
+from tests.fake_forge import FakeGitHub
+from tests.fake_forge.rig import Rig
+from tests.fake_forge.scenario import comment_event, one_file_plan, tracking
+from tests.test_durable_lease import hold_lease, lease_state
+
+STATUS_LABELS = {"planner:working", "planner:needs-input", "planner:paused", "planner:done"}
+SHORT = {"forge.lease_seconds": 3, "forge.lease_wait_seconds": 20}
+PLAN = one_file_plan("NOTES.md", "# Notes\n", "Add notes")
+
+
+@pytest.fixture
+def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
+    fake_github.add_issue(1, "Add notes", "Add NOTES.md.", labels=["planner", "planner:working"])
+    fake_github.permissions["Codertocat"] = "write"
+    return Rig("github", fake_github, tmp_path)
+
+
+def comment(rig: Rig, body: str) -> dict[str, Any]:
+    """The event of a comment made now (its job may start later, as queued jobs do)."""
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    made = fake.comment_json(fake.add_comment(1, body))
+    payload = comment_event(body, made, 1)
+    payload["issue"]["labels"] = [{"name": name} for name in fake.issues[1].labels]
+    return payload
+
+
+def status_labels(fake: FakeGitHub) -> set[str]:
+    return STATUS_LABELS & set(fake.issues[1].labels)
+
+
+def test_a_stop_while_a_dead_run_holds_the_lease_holds_after_its_lease_is_taken_over(
+    rig: Rig,
+) -> None:
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    hold_lease(fake, 1, "run-that-died", time.time() + 2)  # died a moment ago: still "live"
+    queued = comment(rig, "/planner also add a changelog")  # its job waits for the lease
+
+    stop = rig.run(comment(rig, "/planner stop"), [], event_name="issue_comment", **SHORT)
+    assert stop.status == "stopped"
+    [reply] = [c.body for c in fake.comments_on(1) if REPLY_MARKER in c.body]
+    assert STOP_MARKER in reply and "Should that run have died, the issue stays stopped" in reply
+    assert status_labels(fake) == {"planner:paused"}
+
+    # The queued event's run waits, takes the dead run's lease over, and does no work: no model
+    # call (an empty script), the label stays, the tracking comment says the issue is stopped.
+    waited = rig.run(queued, [], event_name="issue_comment", **SHORT)
+    assert waited.status == "stopped", waited.reason
+    assert "nothing was done" in waited.reason
+    assert status_labels(fake) == {"planner:paused"}
+    shown = tracking(fake)
+    assert "The previous run (run-that-died) stopped without finishing" in shown
+    assert "nothing was done" in shown
+    assert not fake.branch_exists("planner/issue-1")
+    assert lease_state(fake, 1) == "free"
+
+    # A person who asks after the stop is heard.
+    resumed = rig.run(comment(rig, "/planner resume"), PLAN, event_name="issue_comment", **SHORT)
+    assert resumed.status == "completed"
+    assert status_labels(fake) == {"planner:done"}
