@@ -184,7 +184,8 @@ def test_a_wrong_issue_test_gets_one_round_and_the_model_may_keep_its_change(
 ) -> None:
     """fahrenheit_formula: the 1.5B's test asserted `to_fahrenheit(212) == 100`, values the
     issue states the wrong way round. A correct fix failed it, and every repair reply wrote
-    the same correct file again, each told "nothing changed": four calls lost."""
+    the same correct file again, each told "nothing changed": four calls lost. The change is
+    kept, but nothing proves it: the pass ends needs_human, not completed."""
     wrong_way_round = (
         "```python\nfrom durations import parse_duration\n\n\n"
         'def test_units() -> None:\n    assert parse_duration("45s") == 5400\n```'
@@ -196,7 +197,8 @@ def test_a_wrong_issue_test_gets_one_round_and_the_model_may_keep_its_change(
     )
     result = run(workspace, scripted_model)
 
-    assert result.status == "completed", result.stop_reason
+    assert result.status == "needs_human", result.stop_reason
+    assert "the fix is unproven" in result.stop_reason
     assert len(scripted_model.requests) == 3
     told = str(scripted_model.requests[2].body["messages"][-1]["content"])
     assert "If that test is wrong and your change is right, write the file back as it is" in told

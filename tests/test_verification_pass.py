@@ -436,6 +436,8 @@ def test_tests_edited_by_the_model_are_named(
 def test_a_hanging_test_command_is_killed_and_the_pass_goes_on(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
+    """A suite longer than its timeout is killed at the baseline, is not run whole again after
+    the task (which would only wait out the timeout once more), and runs whole at the end."""
     workspace = calc_repo(tmp_path / "repo")
     hang = f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(120)'"
     scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
@@ -447,8 +449,10 @@ def test_a_hanging_test_command_is_killed_and_the_pass_goes_on(
 
     assert result.status == "completed", result.stop_reason
     runs = of_type(workspace, "verification")
-    assert [r["status"] for r in runs] == ["timed_out", "timed_out"]
+    assert [r["stage"] for r in runs] == ["baseline", "task", "final"]
+    assert [r["status"] for r in runs] == ["timed_out", "not_run", "timed_out"]
     assert "timed out after 1s (verification.timeout_seconds)" in runs[0]["reason"]
+    assert "it runs whole only at the end" in runs[1]["reason"]
     assert result.verification is not None and not result.verification.regressed
 
 

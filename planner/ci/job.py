@@ -116,8 +116,8 @@ OUTCOME_CHARS = 1_000
 OUTCOMES_CHARS = 10_000
 """The outcomes beside the checklist (CHECKLIST_CHARS) keep the body under PULL_BODY_CHARS."""
 TESTS_FAILING_TITLE = "[tests failing] "
-"""Title prefix of a pull request whose tests regressed (GitHub cannot turn an open pull
-request back into a draft through REST, so the title says it)."""
+"""Title prefix of a pull request whose tests regressed or whose issue test fails (GitHub
+cannot turn an open pull request back into a draft through REST, so the title says it)."""
 PULL_BODY_CHARS = 65_000
 """GitHub refuses a pull request body over 65,536 characters; redaction may lengthen it a bit."""
 
@@ -824,8 +824,9 @@ def closed_pull_note(reference: str, closed: PullRequestData, branch: str) -> st
 
 
 def _tests_regressed(result: PassResult) -> bool:
-    """Tests that passed at the baseline fail now: a draft, whatever forge.draft_pr says."""
-    return result.verification is not None and result.verification.regressed
+    """Tests that passed at the baseline fail now, or the issue's own test does (the fix is
+    unproven): a draft, whatever forge.draft_pr says."""
+    return result.verification is not None and result.verification.unfinished
 
 
 def _outcome_lines(outcomes: list[str]) -> list[str]:

@@ -307,6 +307,10 @@ ADDED_TESTS_WARNING = (
     "⚠️ **Tests this change added fail: this is not a finished fix.** "
     "The pull request stays a draft until they pass or are removed."
 )
+UNPROVEN_WARNING = (
+    "⚠️ **The issue's test, written from the issue before the change, fails: the fix is "
+    "unproven.** The pull request stays a draft until a person looks at it."
+)
 TEST_LINE_CHARS = 2_000
 
 
@@ -316,6 +320,7 @@ def verification_lines(note: VerificationNote | None) -> list[str]:
     if note is None:
         return []
     lines = [_regression_warning(note)] if note.regressed else []
+    lines += [UNPROVEN_WARNING] if note.issue_failures and not note.regressed else []
     lines += [
         one_line(neutralize(line), TEST_LINE_CHARS) for line in [note.line(), *note.details()]
     ]

@@ -150,6 +150,13 @@ class PassContext:
         messages = [self.system("replanning"), user(prompt)]
         return str(self.model.structured_text(kind, messages, schema))
 
+    def new_attempt(self, number: int) -> None:
+        """Attempt `number` at the issue starts afresh (verification.attempts): the model
+        samples another way from now on, where it can (planner.engine.llm.OpenAIModel.vary)."""
+        vary = getattr(self.model, "vary", None)
+        if callable(vary):
+            vary(number)
+
     def plan_rules(self, current_plan: Plan | None) -> PlanRules:
         offered = [*self.tools.catalogue(), *self.phases.tools(self)]  # run_tests, say
         return PlanRules(
