@@ -196,12 +196,20 @@ def test_without_a_package_source_the_line_says_why_the_tests_did_not_run(
             ["pyproject.toml"],
         ),
         (
-            {"setup.py": "from setuptools import setup\nsetup(extras_require={'test': ['pytest']})\n"},
+            {
+                "setup.py": "from setuptools import setup\n"
+                "setup(extras_require={'test': ['pytest']})\n"
+            },
             ["pytest"],
             ["test"],
             ["setup.py"],
         ),
-        ({"tox.ini": "[testenv]\ndeps = flake8\n", "setup.cfg": "[metadata]\nname = x\n"}, [], [], []),
+        (
+            {"tox.ini": "[testenv]\ndeps = flake8\n", "setup.cfg": "[metadata]\nname = x\n"},
+            [],
+            [],
+            [],
+        ),
     ],
 )
 def test_where_projects_declare_pytest_is_read(
@@ -242,7 +250,10 @@ def test_the_project_itself_is_installed_with_the_extras_that_list_pytest(tmp_pa
     root = files(tmp_path, {"pyproject.toml": pyproject, "tests/test_a.py": ""})
     found = resolve(root, VerificationConfig(detect_setup=False))
     assert found.runner == "pytest"
-    assert provision_steps(found) == [["pip", "install", "pytest"], ["pip", "install", "-e", ".[ci]"]]
+    assert provision_steps(found) == [
+        ["pip", "install", "pytest"],
+        ["pip", "install", "-e", ".[ci]"],
+    ]
     configured = resolve(root, VerificationConfig(setup="make deps"))
     assert provision_steps(configured) == [["pip", "install", "pytest"]]  # the setup decides
 

@@ -26,6 +26,10 @@ from pydantic import BaseModel, Field
 
 VERIFICATION = "verification"
 """History entry of one test run."""
+CHECKS = "the changed Python files, compiled and imported"
+"""The `command` of a run that checked the change without tests (planner.verification.checks)."""
+ISSUE_TEST = "issue_test"
+"""History entry of the issue's own test (planner.verification.issue_test)."""
 ATTEMPT = "verification_attempt"
 """History entry: an attempt at the issue ended (`failed`: the tree went back to the code
 before the change for the next one; `won`: its tests pass)."""
@@ -219,6 +223,8 @@ class VerificationNote(BaseModel):
         if latest is None or not latest.ran:
             reason = (latest.reason if latest else "") or "no test command was found"
             return f"Tests: not run — {_one_line(reason)}"
+        if latest.command == CHECKS:
+            return self._checks_line(latest)
         head = f"Tests (`{self.command}`): {latest.counts()}"
         before = self.baseline
         if before is not None and before is not latest and before.ran:
@@ -233,6 +239,20 @@ class VerificationNote(BaseModel):
             head += f" — {_one_line(latest.reason)}"
         notes = dict.fromkeys(run.note for run in (before, latest) if run is not None and run.note)
         return head + "".join(f" — {_one_line(note)}" for note in notes)
+
+    def _checks_line(self, latest: TestRun) -> str:
+        """No test ran: what was checked instead."""
+        why = self.baseline.reason if self.baseline is not None else ""
+        head = f"Tests: not run — {_one_line(why)}" if why else "Tests: not run"
+        total = (latest.passed or 0) + (latest.failed or 0)
+        if latest.failed:
+            checked = f"{latest.failed} of {total} changed Python files fail to compile or import"
+        elif total == 1:
+            checked = "the changed Python file compiles and imports"
+        else:
+            checked = f"the {total} changed Python files compile and import"
+        note = f" ({_one_line(latest.note)})" if latest.note else ""
+        return f"{head} — checked instead: {checked}{note}"
 
     def details(self) -> list[str]:
         """Lines under the summary line: new failures and the test files the model changed."""
@@ -314,6 +334,8 @@ def verification_note(entries: Iterable[dict[str, Any]]) -> VerificationNote | N
     """The pass result's test line, from the history; None when verification never ran."""
     entries = list(entries)
     runs = current_runs(entries)
+    if runs and runs[-1].stage == "issue" and _issue_test_dropped(entries):
+        runs = runs[:-1]  # the code before the change, with a test that was then dropped
     if not runs:
         return None
     latest = runs[-1]
@@ -327,6 +349,13 @@ def verification_note(entries: Iterable[dict[str, Any]]) -> VerificationNote | N
         issue_failures=latest.issue_failures,
         attempts=attempt_notes(entries),
     )
+
+
+def _issue_test_dropped(entries: list[dict[str, Any]]) -> bool:
+    """The issue's test was dropped after its run on the code before the change: that run's
+    failures tested nothing (planner.verification.issue_test)."""
+    latest = next((e for e in reversed(entries) if e.get("type") == ISSUE_TEST), None)
+    return latest is not None and latest.get("status") == "dropped"
 
 
 def evidence_text(entries: Iterable[dict[str, Any]], tail_chars: int = 1_500) -> str:

@@ -29,8 +29,6 @@ from planner.engine.file_blocks import code_blocks
 from planner.engine.issue import sanitize_untrusted
 from planner.tools.python_merge import complete_module
 
-ISSUE_TEST = "issue_test"
-"""History entry: the test written for the issue, and what became of it."""
 EXAMPLE_LINES = 40
 """Lines of an existing test file shown as the example of the repository's test style."""
 TEST_DIRECTORIES = ("tests", "test")

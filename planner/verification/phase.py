@@ -38,6 +38,7 @@ from planner.engine.prompts import render
 from planner.engine.tool_names import WRITE_TOOLS, path_argument
 from planner.engine.verification import (
     ATTEMPT,
+    ISSUE_TEST,
     VERIFICATION,
     Stage,
     TestRun,
@@ -70,9 +71,9 @@ from planner.verification.changes import (
     head_commit,
     removed_names,
 )
+from planner.verification.checks import check_changed
 from planner.verification.detect import NO_TESTS, Verification, resolve
 from planner.verification.issue_test import (
-    ISSUE_TEST,
     IssueTest,
     as_unittest,
     collection_problem,
@@ -90,7 +91,7 @@ from planner.verification.repair_task import (
     with_task,
 )
 from planner.verification.runner import TestRunner, Watch, merged
-from planner.verification.selection import MAX_SELECTED, pytest_on, tests_of, tracked_tests
+from planner.verification.selection import MAX_SELECTED, exercising_tests, pytest_on, tracked_tests
 from planner.verification.undo import RepairUndo
 
 RUN_TESTS = ToolSpec(
@@ -156,12 +157,13 @@ class VerificationPhase(Phase):
             return
         self.found = resolve(self.workspace, self.settings)
         if not self.found.command:
-            if self.settings.enabled == "on" or not self._needs_pytest():
+            if self.settings.enabled == "on" or not self.found.python:
                 self._record_skip(run, NO_TESTS)
             if self.settings.enabled == "on":
                 raise StopPass("failed", f"verification.enabled is on, but: {NO_TESTS}")
-            if not self._needs_pytest():
+            if not self.found.python:
                 return
+            # A Python project without tests: the issue's test, and checks of what changed
             self._record_start(run, head_commit(self.workspace))
         failed = attempt_count(run.store.entries())
         if failed:
@@ -269,8 +271,10 @@ class VerificationPhase(Phase):
         test runs with them."""
         if stage == "baseline":
             return self.runner.run_tests(self.found)
-        if stage == "issue" or not self.usable:
-            return self._issue_run(test, _kept_test(run.store.entries()))
+        if stage == "issue":
+            return self._issue_run(test)
+        if not self.usable:
+            return self._without_tests(run, test)
         selected = self._selection(run) if stage in ("task", "tool") else []
         if selected:
             first = self._selected_run(selected, test)
@@ -290,6 +294,26 @@ class VerificationPhase(Phase):
         argv = pytest_on(self.found.command, [path], self.workspace)
         return self.runner.run_argv(argv, "the issue's test", partial(placed, self.workspace, test))
 
+    def _without_tests(self, run: PassContext, test: IssueTest | None) -> TestRun:
+        """No runner runs the repository's tests: the issue's test (once kept, its file) and
+        the check that the changed Python files compile and import."""
+        kept = _kept_test(run.store.entries())
+        issue = self._issue_run(test, kept) if self.pytest and (test or kept) else None
+        checks = None
+        if self.found.python:
+            checks = check_changed(self.workspace, self._changed_code(run), self._program)
+        if issue is None or not issue.ran:
+            baseline = baseline_of(recorded_runs(run.store.entries())) or TestRun()
+            return checks or issue or baseline.model_copy(update={"stage": "task"})
+        return merged(issue, checks)
+
+    def _program(self, argv: list[str]) -> tuple[str, str]:
+        return self.runner.run_program(argv, "the import of the changed modules")
+
+    def _checks_apply(self) -> bool:
+        """The repository's tests cannot run, but a change to its Python files can be checked."""
+        return self.found.python and not self.usable and self.settings.enabled != "off"
+
     def _selected_run(self, selected: list[str], test: IssueTest | None) -> TestRun:
         files = [*selected, *([test.path] if test is not None else [])]
         argv = pytest_on(self.found.command, files, self.workspace)
@@ -305,7 +329,9 @@ class VerificationPhase(Phase):
         patterns = self.settings.test_paths
         changed = changed_files(self.workspace, _base(run), lambda path: True)
         test_files = tracked_tests(self.workspace, patterns)
-        chosen = tests_of(self.workspace, changed, test_files, lambda p: is_test_file(p, patterns))
+        chosen = exercising_tests(
+            self.workspace, changed, test_files, lambda p: is_test_file(p, patterns)
+        )
         return chosen if len(chosen) <= MAX_SELECTED else []
 
     def _whole_too_slow(self, run: PassContext) -> bool:
@@ -405,7 +431,8 @@ class VerificationPhase(Phase):
         result = run.act(task_id or SOURCE, call)
         status = "kept" if result.ok else "not_kept"
         run.store.append(ISSUE_TEST, status=status, path=test.path, reason=result.error or "")
-        self.checked = fingerprint(self.workspace)
+        if content == test.content:
+            self.checked = fingerprint(self.workspace)  # written as it ran: nothing to run again
 
     def _changed_tests(self, run: PassContext) -> list[str]:
         return changed_test_files(self.workspace, _base(run), self.settings.test_paths)
@@ -517,7 +544,8 @@ class VerificationPhase(Phase):
         )
 
     def after_task(self, run: PassContext, task_id: str, status: str, summary: str) -> None:
-        if self._can_run(run.store.entries()) and self._tree_changed(run):
+        checks = self._checks_apply()
+        if (self._can_run(run.store.entries()) or checks) and self._tree_changed(run):
             self._run(run, "task", task_id)
             self._undo_if_mended_nothing(run, task_id)
 
@@ -540,20 +568,23 @@ class VerificationPhase(Phase):
 
     def before_completion(self, run: PassContext) -> None:
         entries = run.store.entries()
-        if not self._can_run(entries):
+        if not (self._can_run(entries) or self._checks_apply()):
             return
-        if self._tree_changed(run) or _partial(entries):
+        if self._tree_changed(run):
             self._run(run, "final", "")
-        entries = run.store.entries()
-        note = verification_note(entries)
+        note = verification_note(run.store.entries())
+        if note is not None and note.unfinished and self._repair(run, note):
+            raise PlanChanged()  # the failing tests of the changed files are enough to go on
+        if _partial(run.store.entries()):
+            self._run(run, "final", "")  # what the result shows is the whole suite's
+            note = verification_note(run.store.entries())
+            if note is not None and note.unfinished and self._repair(run, note):
+                raise PlanChanged()
         if note is None or not note.unfinished:
             self._record_won(run)
             return
-        repairs = self._repairs(entries)
-        if run.config.planning.enabled and repairs < self._repair_limit(note):
-            self._add_repair_task(run, note, repairs + 1)
-            raise PlanChanged()
         self._try_again(run, note)
+        repairs = self._repairs(run.store.entries())
         run.store.append(
             UNRESOLVED,
             new_failures=note.new_failures,
@@ -562,6 +593,14 @@ class VerificationPhase(Phase):
         )
         reason = unresolved_reason(note, repairs if run.config.planning.enabled else None)
         raise StopPass("needs_human", reason, [note.line()])
+
+    def _repair(self, run: PassContext, note: VerificationNote) -> bool:
+        """A repair task was added (with a plan, while repairs are left)."""
+        repairs = self._repairs(run.store.entries())
+        if not run.config.planning.enabled or repairs >= self._repair_limit(note):
+            return False
+        self._add_repair_task(run, note, repairs + 1)
+        return True
 
     def _repair_limit(self, note: VerificationNote) -> int:
         """The issue's own test alone gets one repair: a model wrote it, it may be wrong."""

@@ -26,13 +26,15 @@ from planner.engine.verification import TestRun
 from planner.tools.commands import CommandTool, Finished
 from planner.tools.isolation import SandboxUser, private_folder
 from planner.verification.detect import PYTHON, Verification, provision_steps
-from planner.verification.parse import parse_output
+from planner.verification.parse import parse_output, service_problem
 
 GUIDE = "docs/verification.md"
 RUNNER_MODULE = "pytest"
 PROBE_SECONDS = 60.0
 """How long the check whether the tests' interpreter imports pytest may take."""
 PROVISIONED = "installed into the verification's own environment"
+CHECK_SECONDS = 120.0
+"""How long the import of the changed modules may take."""
 
 
 Watch = Callable[[str, list[str], Callable[[], ToolResult], str], ToolResult]
@@ -173,6 +175,21 @@ class TestRunner:
             return base.model_copy(update={"reason": str(undone)})
         return self._test_run(base, finished, timeout)
 
+    def run_program(self, argv: list[str], source: str) -> tuple[str, str]:
+        """`argv` run like the tests (a check of the change): its whole output, and why it
+        did not run ("" when it ran)."""
+        missing = self.missing_program(argv, source)
+        if missing:
+            return "", missing
+        timeout = min(self.config.verification.timeout_seconds, CHECK_SECONDS)
+        try:
+            finished = self._watched(argv, timeout)
+        except (OSError, EffectRolledBack) as exc:
+            return "", f"{source} could not run: {exc}"
+        if finished.timed_out:
+            return "", f"{source} timed out after {timeout:g}s"
+        return f"{finished.stdout[1]}\n{finished.stderr[1]}", ""
+
     def _watched(
         self, argv: list[str], timeout: float, around: Around = nullcontext, setup: bool = False
     ) -> Finished:
@@ -203,6 +220,7 @@ class TestRunner:
             "failed": parsed.failed,
             "failing": [redact(name) for name in parsed.failing],
             "tail": _tail(finished, limit),
+            "note": _service_note(text) if finished.exit_code not in (None, 0) else "",
         }
         if finished.timed_out:
             reason = f"timed out after {timeout:g}s (verification.timeout_seconds); killed"
@@ -293,6 +311,10 @@ def _tail(finished: Finished, limit: int = 1_500) -> str:
     but a model would read (it goes into prompts and the history)."""
     text = f"{finished.stdout[1].rstrip()}\n{finished.stderr[1].rstrip()}".strip()
     return sanitize_untrusted(redact(text[-limit:]), limit * 4)
+
+
+def _service_note(text: str) -> str:
+    return sanitize_untrusted(redact(service_problem(text)), 1_000)
 
 
 def _missing_python_runner(text: str, exit_code: int | None) -> str:

@@ -60,14 +60,14 @@ def module_names(path: str) -> list[str]:
     if pure.suffix != ".py":
         return []
     parts = list(pure.with_suffix("").parts)
-    if parts and parts[0] in ("src", "lib"):
+    if len(parts) > 1 and parts[0] in ("src", "lib"):
         parts = parts[1:]
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
     return [".".join(parts)] if parts and all(p.isidentifier() for p in parts) else []
 
 
-def tests_of(
+def exercising_tests(
     workspace: Path, changed: list[str], test_files: list[str], is_test: Callable[[str], bool]
 ) -> list[str]:
     """The test files among `test_files` that exercise `changed`: changed test files, then
