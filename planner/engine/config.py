@@ -697,10 +697,10 @@ class VerificationConfig(Section):
     attempts: int = Field(default=1, ge=1, le=10)
     """Attempts at the issue in one pass. When an attempt ends with the issue's test failing or
     tests failing that passed before (its repair tasks spent), the working tree goes back to
-    the code before the change and the model tries again from the start, with the earlier
-    attempts' failing tests as a hint and another sampling seed. The first attempt whose
-    tests pass wins; the pull request says which and what the others failed on. Attempts
-    share the pass's budgets. The small_model profile sets 3."""
+    the code before the change and the model tries again from the start, told what the
+    earlier attempts failed on and sampling differently (at temperature 0.5 at least). The
+    first attempt whose tests pass wins; the pull request says which and what the others
+    failed on. Attempts share the pass's budgets. The small_model profile sets 3."""
     index_url: str | None = None
     """The package index pip uses in the verification's environment (pip's --index-url), for
     the setup and for what planner installs when pytest is missing. None: pip's own default."""

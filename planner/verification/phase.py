@@ -281,7 +281,9 @@ class VerificationPhase(Phase):
             if first.status != "passed" or self._whole_too_slow(run):
                 return first
         elif stage in ("task", "tool") and self._whole_too_slow(run):
-            return self._issue_run(test) if test is not None else _not_rerun()
+            if test is None:
+                return _not_rerun()
+            return self._issue_run(test).model_copy(update={"reason": WHOLE_TOO_SLOW})
         whole = self.runner.run_tests(self.found)
         return merged(whole, self._issue_run(test) if test is not None else None)
 
