@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.tracking import UNPROVEN_WARNING
 from planner.engine.verification import VerificationNote
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
@@ -237,6 +238,8 @@ def test_the_pull_request_names_the_attempt_that_won(
     assert "Attempt 2 passed the tests and is this change." in pull.body
     assert "attempt 1 failed `tests/test_planner_issue_1.py::test_sub_negative`" in pull.body
     assert "✅ The issue's test (`tests/test_planner_issue_1.py`" in pull.body
+    [tracking] = [c for c in fake_github.comments_on(1) if TRACKING_MARKER in c.body]
+    assert "Attempt 2 passed the tests and is this change." in tracking.body
     replanned = json.loads(rig.prompts[4])["messages"][-1]["content"]  # the second plan
     assert "## Earlier attempts at this issue failed" in replanned
 

@@ -20,13 +20,14 @@ from typing import Any
 
 import pytest
 
-from planner.engine.config import VerificationConfig
+from planner.engine.config import PlannerConfig, VerificationConfig
 from planner.engine.issue import IssueContext
 from planner.engine.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.verification.declared import declared_tests
 from planner.verification.detect import provision_steps, resolve
+from planner.verification.runner import TestRunner
 from tests.plans import ROOT_TOOLS, completion, finish, planning
 from tests.support.wheels import made_up_wheel, wheelhouse_with_pytest
 from tests.test_verification_pass import config, of_type, write
@@ -37,6 +38,8 @@ ISSUE = IssueContext(
 GREET = "def greet(name):\n    return f'hello {name}'\n"
 GREET_TEST = "from greet import greet\n\n\ndef test_greet():\n    assert greet('x') == 'hello x'\n"
 PROBE = "planner_probe_dep"
+PIP_VARIABLES = TestRunner._pip_variables
+"""As planner sets them (tests/conftest.py takes every test's pip off the index)."""
 
 
 def files(root: Path, contents: dict[str, str]) -> Path:
@@ -290,3 +293,17 @@ def test_the_package_sources_reach_pip_in_the_setup(
     assert variables["PIP_INDEX_URL"] == "https://mirror.example/simple"
     assert variables["PIP_FIND_LINKS"] == "/opt/wheels /srv/more"
     assert "PIP_NO_INDEX" not in variables  # an index is set: the links only come first
+
+
+def test_folders_of_packages_alone_mean_no_index(tmp_path: Path) -> None:
+    """A runner without network: pip must not wait on an index it cannot reach."""
+
+    def variables(**settings: Any) -> dict[str, str]:
+        config = PlannerConfig(verification=VerificationConfig(**settings))
+        return PIP_VARIABLES(TestRunner(tmp_path, config))
+
+    alone = variables(find_links=["/opt/wheels"])
+    assert (alone["PIP_FIND_LINKS"], alone["PIP_NO_INDEX"]) == ("/opt/wheels", "1")
+    both = variables(find_links=["/opt/wheels"], index_url="https://mirror.example/simple")
+    assert "PIP_NO_INDEX" not in both
+    assert "PIP_NO_INDEX" not in variables() and "PIP_INDEX_URL" not in variables()

@@ -14,6 +14,9 @@ same evidence without importing the phase:
 Only failures that the baseline did not have count against the pass (`new_failures`). The
 issue's own test (planner.verification.issue_test), written after the baseline, is counted
 apart: its failures say the issue is not resolved yet, not that the change broke something.
+An attempt that failed (`verification_attempt`, planner.verification.attempts) takes its runs
+with it: what the result says is the current attempt's. Without a runner for the tests, a run
+may be the check that the changed Python files compile and import (command CHECKS).
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ def attempt_record(
     """The history entry of attempt `number` that failed: what failed, the end of the output,
     its change (a diff for the next attempt's prompt, blobs to take it up again)."""
     changed = [path for path in start.changed(workspace) if path not in start.dirty]
-    present = _plain_files(workspace, changed)
+    stored = _store(workspace, _plain_files(workspace, changed))
     diff = diff_since(workspace, start.base, changed, HINT_LINES)
     latest = note.latest
     return {
@@ -101,7 +101,7 @@ def attempt_record(
         "tail": latest.tail[-HINT_TAIL:] if latest is not None else "",
         "diff": diff,
         "diff_lines": sum(1 for line in diff.splitlines() if line[:1] in "+-"),
-        "files": {path: _store(workspace, present).get(path) for path in changed},
+        "files": {path: stored.get(path) for path in changed},
     }
 
 

@@ -38,6 +38,7 @@ from planner.engine.prompts import render
 from planner.engine.tool_names import WRITE_TOOLS, path_argument
 from planner.engine.verification import (
     ATTEMPT,
+    CHECKS,
     ISSUE_TEST,
     VERIFICATION,
     Stage,
@@ -467,10 +468,11 @@ class VerificationPhase(Phase):
 
     def addendum(self, run: PassContext, request: Request) -> str:
         entries = run.store.entries()
-        if not self._can_run(entries):
+        runs = self._can_run(entries)
+        if not (runs or self._checks_apply()):
             return ""
         if request == "planning":
-            return self._planning_text(entries)
+            return self._planning_text(entries) if runs else ""
         if request == "execute":
             hint = _attempt_hint(entries, compact=True)
             feedback = self._feedback(run, verification_note(entries))
@@ -499,9 +501,10 @@ class VerificationPhase(Phase):
             new_failures=note.broken[:NAMES_SHOWN],
             added_failures=note.added_failures[:NAMES_SHOWN],
             issue_failures=note.issue_failures[:NAMES_SHOWN],
-            tool=RUN_TESTS.name,
+            tool=RUN_TESTS.name if self._can_run(run.store.entries()) else "",
             tail=note.latest.tail,
             change=self._change(run) if note.regressed else "",
+            checks=note.latest.command == CHECKS,
         )
 
     def _change(self, run: PassContext) -> str:
