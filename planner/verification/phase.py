@@ -308,7 +308,7 @@ class VerificationPhase(Phase):
         if issue is None or not issue.ran:
             baseline = baseline_of(recorded_runs(run.store.entries())) or TestRun()
             return checks or issue or baseline.model_copy(update={"stage": "task"})
-        return merged(issue, checks)
+        return _with_checks(issue, checks)
 
     def _program(self, argv: list[str]) -> tuple[str, str]:
         return self.runner.run_program(argv, "the import of the changed modules")
@@ -316,6 +316,14 @@ class VerificationPhase(Phase):
     def _checks_apply(self) -> bool:
         """The repository's tests cannot run, but a change to its Python files can be checked."""
         return self.found.python and not self.usable and self.settings.enabled != "off"
+
+    def _checks_due(self, run: PassContext) -> bool:
+        """The check applies, and Python files changed since the start (or were checked)."""
+        if not self._checks_apply():
+            return False
+        runs = current_runs(run.store.entries())
+        checked = bool(runs) and runs[-1].command == CHECKS
+        return checked or any(path.endswith(".py") for path in self._changed_code(run))
 
     def _selected_run(self, selected: list[str], test: IssueTest | None) -> TestRun:
         files = [*selected, *([test.path] if test is not None else [])]
@@ -549,8 +557,8 @@ class VerificationPhase(Phase):
         )
 
     def after_task(self, run: PassContext, task_id: str, status: str, summary: str) -> None:
-        checks = self._checks_apply()
-        if (self._can_run(run.store.entries()) or checks) and self._tree_changed(run):
+        due = self._can_run(run.store.entries()) or self._checks_due(run)
+        if due and self._tree_changed(run):
             self._run(run, "task", task_id)
             self._undo_if_mended_nothing(run, task_id)
 
@@ -573,7 +581,7 @@ class VerificationPhase(Phase):
 
     def before_completion(self, run: PassContext) -> None:
         entries = run.store.entries()
-        if not (self._can_run(entries) or self._checks_apply()):
+        if not (self._can_run(entries) or self._checks_due(run)):
             return
         if self._tree_changed(run):
             self._run(run, "final", "")
@@ -749,6 +757,21 @@ def _partial(entries: list[dict[str, Any]]) -> bool:
     runs = current_runs(entries)
     latest = runs[-1] if runs else None
     return latest is not None and (bool(latest.selected) or latest.reason == WHOLE_TOO_SLOW)
+
+
+def _with_checks(issue: TestRun, checks: TestRun | None) -> TestRun:
+    """The issue's test's run, with what the check of the changed files found failing (its
+    files are not tests: they are not counted as passed)."""
+    if checks is None or not checks.failing:
+        return issue
+    return issue.model_copy(
+        update={
+            "status": "failed" if issue.status == "passed" else issue.status,
+            "failed": (issue.failed or 0) + len(checks.failing),
+            "failing": [*issue.failing, *checks.failing],
+            "tail": "\n".join([checks.tail, issue.tail]).strip(),
+        }
+    )
 
 
 def _not_rerun() -> TestRun:
