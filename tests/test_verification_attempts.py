@@ -257,3 +257,44 @@ def test_a_damaged_attempt_entry_is_skipped() -> None:
         "This change is attempt 2; its tests do not all pass. Earlier attempts were undone: "
         "attempt 1 failed `t::a`."
     ]
+
+
+WRONG_WAY_ROUND = (  # fahrenheit_formula: the 1.5B's own test held the issue's values reversed
+    "```python\nfrom durations import parse_duration\n\n\n"
+    'def test_units() -> None:\n    assert parse_duration("45s") == 5400\n```'
+)
+DOUBLED = ONE_UNIT.replace("* UNITS[text[-1]]", "* UNITS[text[-1]] * 2")
+
+
+def test_a_budget_that_ends_a_later_attempt_leaves_the_closest_attempt(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """stack_peek on 2 shared cores: the first attempt's fix was right, but the model's own
+    test of the issue was wrong, so it was undone; the time ran out in the second attempt and
+    the branch held that half-made one. The closest attempt is what the pass leaves."""
+    workspace = durations_repo(tmp_path / "repo")
+    scripted_model.add(
+        reply_text("issue_test", WRONG_WAY_ROUND),
+        reply_text("legacy", block("durations.py", FIXED)),  # right; its test is not
+        reply_text("legacy", block("durations.py", FIXED)),  # it stands by its change
+        reply_text("legacy", block("durations.py", DOUBLED)),  # attempt 2 breaks a test
+    )
+    budget = {"verification.attempts": 3, "budget.max_model_calls": 4}
+    result = run(workspace, scripted_model, **budget)
+
+    assert result.status == "in_progress" and "4 model calls" in result.stop_reason
+    assert (workspace / "durations.py").read_text(encoding="utf-8") == FIXED
+    attempts = of_type(workspace, "verification_attempt")
+    assert [(e["attempt"], e["status"]) for e in attempts] == [
+        (1, "failed"),
+        (2, "failed"),
+        (1, "restored"),
+    ]
+    assert attempts[1]["new_failures"] == ["tests/test_durations.py::test_single_unit"]
+    note = result.verification
+    assert note is not None and not note.regressed  # attempt 1's own runs again
+    assert note.issue_failures == [f"{TEST_PATH}::test_units"]
+    assert any(
+        line.startswith("No attempt passed its tests; this change is attempt 1")
+        for line in note.details()
+    )

@@ -110,9 +110,13 @@ def current_runs(entries: Iterable[dict[str, Any]]) -> list[TestRun]:
     """The runs of the current attempt at the issue, after the baseline (an attempt that
     failed took its changes, and so its runs, with it)."""
     kept: list[dict[str, Any]] = []
+    ended: dict[Any, list[dict[str, Any]]] = {}
     for entry in entries:
         if entry.get("type") == ATTEMPT and entry.get("status") == "failed":
+            ended[entry.get("attempt")] = kept
             kept = [e for e in kept if e.get("stage") == "baseline"]
+        elif entry.get("type") == ATTEMPT and entry.get("status") == "restored":
+            kept = ended.get(entry.get("attempt"), kept)  # its tree is back: so are its runs
         elif entry.get("type") == VERIFICATION:
             kept.append(entry)
     return recorded_runs(kept)
@@ -149,7 +153,7 @@ class AttemptNote(BaseModel):
     """One attempt at the issue that ended: undone because its tests failed, or won."""
 
     attempt: int
-    status: Literal["failed", "won"]
+    status: Literal["failed", "won", "restored"]
     failing: list[str] = Field(default_factory=list)
     """The tests it left failing (those that passed before, and the issue's)."""
 
@@ -288,6 +292,18 @@ class VerificationNote(BaseModel):
         failed = [note for note in self.attempts if note.status == "failed"]
         if not failed:
             return []
+        restored = next((note for note in self.attempts if note.status == "restored"), None)
+        if restored is not None:
+            others = [note for note in failed if note.attempt != restored.attempt]
+            return [
+                f"No attempt passed its tests; this change is attempt {restored.attempt}, the "
+                "closest. The others were undone: "
+                + "; ".join(
+                    f"attempt {note.attempt} failed {_names(note.failing) or 'its tests'}"
+                    for note in others
+                )
+                + "."
+            ]
         won = next((note for note in self.attempts if note.status == "won"), None)
         current = won.attempt if won else max(note.attempt for note in failed) + 1
         head = (

@@ -85,6 +85,37 @@ class ResetImpossible(Exception):
     """The working tree cannot be put back to the start: no new attempt."""
 
 
+def rank(entry: dict[str, Any]) -> tuple[int, int, int]:
+    """How close an attempt came (lower is closer): tests it broke, then the issue's tests
+    still failing, then the size of its change. An attempt whose change no test judged, or
+    that changed nothing, comes last."""
+    if not entry.get("tested") or not entry.get("files"):
+        return (10**6, 10**6, 10**6)
+    broken = len(entry.get("new_failures") or [])
+    unproven = len(entry.get("issue_failures") or [])
+    return (broken, unproven, int(entry.get("diff_lines") or 0))
+
+
+def take_up(workspace: Path, start: Start, entry: dict[str, Any]) -> list[str] | None:
+    """The working tree as attempt `entry` left it: put back to the start, then its files
+    written from the blobs it stored. None, with the tree untouched, when git no longer has
+    one of them."""
+    files = entry.get("files") or {}
+    contents: dict[str, bytes | None] = {}
+    for path, blob in files.items():
+        content = _blob(workspace, str(blob)) if blob else None
+        if blob and content is None:
+            return None
+        contents[str(path)] = content
+    restored = reset(workspace, start)
+    modes = _tree(workspace, start.base)
+    for path, content in contents.items():
+        executable = modes.get(path, (None, ""))[1] == EXECUTABLE
+        if put_back(workspace, path, content, executable) and path not in restored:
+            restored.append(path)
+    return sorted(restored)
+
+
 def attempt_record(
     workspace: Path, start: Start, number: int, note: VerificationNote
 ) -> dict[str, Any]:
@@ -98,6 +129,9 @@ def attempt_record(
         "attempt": number,
         "status": "failed",
         "failing": [*note.new_failures, *note.issue_failures],
+        "new_failures": note.new_failures,
+        "issue_failures": note.issue_failures,
+        "tested": latest is not None and latest.ran and latest.stage not in ("baseline", "issue"),
         "tail": latest.tail[-HINT_TAIL:] if latest is not None else "",
         "diff": diff,
         "diff_lines": sum(1 for line in diff.splitlines() if line[:1] in "+-"),

@@ -35,6 +35,7 @@ from planner.engine.interfaces import ToolCall, ToolResult, ToolSpec, TreeCheck
 from planner.engine.issue import prompt_view
 from planner.engine.phase import Phase, Request
 from planner.engine.prompts import render
+from planner.engine.result import PassStatus
 from planner.engine.tool_names import WRITE_TOOLS, path_argument
 from planner.engine.verification import (
     ATTEMPT,
@@ -59,8 +60,10 @@ from planner.verification.attempts import (
     attempt_count,
     attempt_record,
     failed_attempts,
+    rank,
     reset,
     snapshot,
+    take_up,
 )
 from planner.verification.changes import (
     added_tests,
@@ -597,6 +600,8 @@ class VerificationPhase(Phase):
             self._record_won(run)
             return
         self._try_again(run, note)
+        if self._keep_best(run, note):
+            note = verification_note(run.store.entries()) or note
         repairs = self._repairs(run.store.entries())
         run.store.append(
             UNRESOLVED,
@@ -676,6 +681,46 @@ class VerificationPhase(Phase):
         run.new_attempt(number + 1)
         run.progress(f"attempt {number + 1} of {self.settings.attempts}")
         raise PlanChanged(feedback=_attempt_hint(run.store.entries(), compact=False))
+
+    def on_stop(self, run: PassContext, status: PassStatus) -> None:
+        """A pass stopped by its budget in a later attempt leaves the closest attempt's tree,
+        not the half-made one (a needs_human end chose in before_completion)."""
+        if status not in ("in_progress", "failed") or not attempt_count(run.store.entries()):
+            return
+        note = verification_note(run.store.entries()) or VerificationNote()
+        self._keep_best(run, note)
+
+    def _keep_best(self, run: PassContext, note: VerificationNote) -> bool:
+        """No attempts left and none passed: when an earlier attempt came closer than the
+        current one (fewer tests it broke, fewer of the issue's failing, a smaller change),
+        the current one is recorded and undone, and that one's tree taken up again."""
+        entries = run.store.entries()
+        earlier = failed_attempts(entries)
+        latest = next((e for e in reversed(entries) if e.get("type") == ATTEMPT), None)
+        start = self._start(run)
+        ended = latest is not None and latest.get("status") in ("won", "restored")
+        if not earlier or ended or not start.base:
+            return False
+        current = attempt_record(self.workspace, start, len(earlier) + 1, note)
+        best = min(earlier, key=rank)
+        if rank(best) >= rank(current):
+            return False
+        if self.tree is not None:
+            try:
+                self.tree.settle()
+            except Exception:  # a person must judge what the tools left first: leave it
+                return False
+        try:
+            restored = take_up(self.workspace, start, best)
+        finally:
+            if self.tree is not None:
+                self.tree.accept()  # planner's own change
+        if restored is None:
+            return False
+        run.store.append(ATTEMPT, **current)
+        run.store.append(ATTEMPT, attempt=best.get("attempt"), status="restored", paths=restored)
+        self.checked = fingerprint(self.workspace)
+        return True
 
     def _start(self, run: PassContext) -> Start:
         baseline = _baseline_entry(run)
