@@ -218,9 +218,12 @@ def test_a_test_that_already_passes_before_the_change_is_dropped(
     )
     result = run(workspace, scripted_model)
 
-    assert result.status == "completed", result.stop_reason
     last = issue_test_entries(workspace)[-1]
     assert last["status"] == "dropped" and "passes on the code before" in last["reason"]
+    # the tests that pass say nothing about the issue: not `completed`
+    assert result.status == "needs_human"
+    assert result.stop_reason.startswith("the fix is unproven: no test of the issue passed")
+    assert result.verification is not None and "passes on" in result.verification.unproven
     assert not (workspace / TEST_PATH).exists()
     assert of_type(workspace, "verification")[-1].get("issue_test") == ""
 
@@ -586,7 +589,7 @@ def test_an_issue_test_that_imports_what_neither_the_repository_nor_the_issue_ha
     last = issue_test_entries(workspace)[-1]
     assert last["status"] == "dropped"
     assert last["reason"] == "it imports `helpers`, which neither the repository nor the issue has"
-    assert result.status == "completed", result.stop_reason
+    assert result.status == "needs_human" and "the fix is unproven" in result.stop_reason
 
 
 def test_a_whole_file_failure_is_judged_by_what_it_imports() -> None:

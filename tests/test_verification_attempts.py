@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.ci.tracking import UNPROVEN_WARNING
+from planner.ci.tracking import NOTHING_PROVES, UNPROVEN_WARNING
 from planner.engine.verification import VerificationNote
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
 from planner.verification.attempts import Start, reset, snapshot
@@ -298,3 +298,25 @@ def test_a_budget_that_ends_a_later_attempt_leaves_the_closest_attempt(
         line.startswith("No attempt passed its tests; this change is attempt 1")
         for line in note.details()
     )
+
+
+def test_tests_that_pass_without_a_test_of_the_issue_leave_a_draft_that_says_so(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    """env_port: the 1.5B's test of the issue held a value the issue does not state and was
+    dropped; the repository's tests passed a wrong change, and the pass said `completed`."""
+    rig = sub_rig(fake_github, tmp_path)
+    holds_the_bug = SUB_TEST_REPLY.replace("== -2", "== 8")  # passes before the change
+    script = [
+        planning("task_1"),
+        reply_text("issue_test", holds_the_bug),
+        write("calc.py", GOOD),
+        finish(),
+    ]
+    outcome = rig.run(labeled_event(), script, event_name="issues", **settings())
+
+    assert outcome.status == "needs_human"
+    assert outcome.reason.startswith("the fix is unproven: no test of the issue passed")
+    [pull] = fake_github.pulls.values()
+    assert pull.draft and pull.title.startswith("[unproven] ")
+    assert NOTHING_PROVES in pull.body and "it passes on the code before the change" in pull.body

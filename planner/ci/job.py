@@ -115,6 +115,8 @@ REPLY_MARKER = "<!-- planner:reply -->"
 OUTCOME_CHARS = 1_000
 OUTCOMES_CHARS = 10_000
 """The outcomes beside the checklist (CHECKLIST_CHARS) keep the body under PULL_BODY_CHARS."""
+UNPROVEN_TITLE = "[unproven] "
+"""Title prefix of a pull request whose tests pass while none of them tests the issue."""
 TESTS_FAILING_TITLE = "[tests failing] "
 """Title prefix of a pull request whose tests regressed or whose issue test fails (GitHub
 cannot turn an open pull request back into a draft through REST, so the title says it)."""
@@ -640,7 +642,7 @@ class IssueRun:
         pull = self.forge.upsert_pull_request(
             head=self.branch,
             base=base,
-            title=(TESTS_FAILING_TITLE if regressed else "") + self._pull_title(),
+            title=_title_prefix(result) + self._pull_title(),
             body=self._pull_body(result),
             draft=draft,
         )
@@ -823,10 +825,22 @@ def closed_pull_note(reference: str, closed: PullRequestData, branch: str) -> st
     )
 
 
+def _title_prefix(result: PassResult) -> str:
+    """What the title says before a person reads the body: tests failing, or nothing proving
+    the fix."""
+    note = result.verification
+    if note is None:
+        return ""
+    if note.unfinished:
+        return TESTS_FAILING_TITLE
+    return UNPROVEN_TITLE if note.unproven else ""
+
+
 def _tests_regressed(result: PassResult) -> bool:
     """Tests that passed at the baseline fail now, or the issue's own test does (the fix is
     unproven): a draft, whatever forge.draft_pr says."""
-    return result.verification is not None and result.verification.unfinished
+    note = result.verification
+    return note is not None and (note.unfinished or bool(note.unproven))
 
 
 def _outcome_lines(outcomes: list[str]) -> list[str]:

@@ -33,6 +33,8 @@ CHECKS = "the changed Python files, compiled and imported"
 """The `command` of a run that checked the change without tests (planner.verification.checks)."""
 ISSUE_TEST = "issue_test"
 """History entry of the issue's own test (planner.verification.issue_test)."""
+UNPROVEN = "verification_unproven"
+"""History entry: the tests pass, but no test of the issue proves the fix."""
 ATTEMPT = "verification_attempt"
 """History entry: an attempt at the issue ended (`failed`: the tree went back to the code
 before the change for the next one; `won`: its tests pass)."""
@@ -188,6 +190,8 @@ class VerificationNote(BaseModel):
     """Failing tests of the issue's own test: the issue is not resolved yet."""
     attempts: list[AttemptNote] = Field(default_factory=list)
     """How each attempt at the issue ended, when there was more than one."""
+    unproven: str = ""
+    """Why no test proves the fix although the tests pass (the issue's test was dropped)."""
 
     @property
     def regressed(self) -> bool:
@@ -367,7 +371,20 @@ def verification_note(entries: Iterable[dict[str, Any]]) -> VerificationNote | N
         changed_tests=latest.changed_tests,
         issue_failures=latest.issue_failures,
         attempts=attempt_notes(entries),
+        unproven=_unproven(entries),
     )
+
+
+def _unproven(entries: list[dict[str, Any]]) -> str:
+    """The reason of a `verification_unproven` entry that no later run or instruction
+    answered ("" when there is none)."""
+    reason = ""
+    for entry in entries:
+        if entry.get("type") == UNPROVEN:
+            reason = str(entry.get("reason") or "")
+        elif entry.get("type") in (VERIFICATION, "human_input"):
+            reason = ""
+    return reason
 
 
 def _issue_test_dropped(entries: list[dict[str, Any]]) -> bool:

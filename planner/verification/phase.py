@@ -41,6 +41,7 @@ from planner.engine.verification import (
     ATTEMPT,
     CHECKS,
     ISSUE_TEST,
+    UNPROVEN,
     VERIFICATION,
     Stage,
     TestRun,
@@ -119,7 +120,7 @@ ISSUE_TEST_IS_PLANNERS = (
     "is planner's test of the issue, written from it before the change, and stays as it is: "
     "change the code so that it passes"
 )
-UNPROVEN = "the issue's test fails: the fix is unproven"
+FIX_UNPROVEN = "the fix is unproven"
 WHOLE_TOO_SLOW = (
     "only the tests of the changed files ran: the whole suite took longer than "
     "verification.timeout_seconds before the change, so it runs whole only at the end"
@@ -598,6 +599,7 @@ class VerificationPhase(Phase):
                 raise PlanChanged()
         if note is None or not note.unfinished:
             self._record_won(run)
+            self._stop_if_unproven(run, note)
             return
         self._try_again(run, note)
         if self._keep_best(run, note):
@@ -611,6 +613,22 @@ class VerificationPhase(Phase):
         )
         reason = unresolved_reason(note, repairs if run.config.planning.enabled else None)
         raise StopPass("needs_human", reason, [note.line()])
+
+    def _stop_if_unproven(self, run: PassContext, note: VerificationNote | None) -> None:
+        """The change touched Python code and no test of the issue passed (the one written was
+        dropped): the tests that pass say nothing about the issue, so the pass ends
+        needs_human with a draft that says so (a change to documents alone is not held)."""
+        entries = run.store.entries()
+        latest = next((e for e in reversed(entries) if e.get("type") == ISSUE_TEST), None)
+        if latest is None or latest.get("status") != "dropped":
+            return
+        if not any(path.endswith(".py") for path in self._changed_code(run)):
+            return
+        why = str(latest.get("reason") or "it was dropped")
+        reason = f"{FIX_UNPROVEN}: no test of the issue passed (planner's was dropped: {why})"
+        run.store.append(UNPROVEN, reason=reason)  # the result and the draft say it
+        line = note.line() if note is not None else ""
+        raise StopPass("needs_human", reason, [line] if line else [])
 
     def _repair(self, run: PassContext, note: VerificationNote) -> bool:
         """A repair task was added (with a plan, while repairs are left)."""
