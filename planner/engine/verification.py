@@ -37,7 +37,8 @@ UNPROVEN = "verification_unproven"
 """History entry: the tests pass, but no test of the issue proves the fix."""
 ATTEMPT = "verification_attempt"
 """History entry: an attempt at the issue ended (`failed`: the tree went back to the code
-before the change for the next one; `won`: its tests pass)."""
+before the change for the next one; `won`: its tests pass; `restored`: none passed, and this
+one, the closest, is the change again)."""
 RunStatus = Literal["passed", "failed", "timed_out", "not_run"]
 Stage = Literal["baseline", "issue", "task", "tool", "final"]
 
@@ -152,7 +153,8 @@ def _unnamed_new_failures(baseline: TestRun | None, latest: TestRun) -> list[str
 
 
 class AttemptNote(BaseModel):
-    """One attempt at the issue that ended: undone because its tests failed, or won."""
+    """One attempt at the issue that ended: undone because its tests failed, won, or taken up
+    again as the closest when none passed."""
 
     attempt: int
     status: Literal["failed", "won", "restored"]
