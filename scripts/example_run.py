@@ -24,7 +24,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from planner.ci.job import run_for_event  # noqa: E402 - after the path
-from planner.cli.demo import ISSUE, demo_script, make_repository  # noqa: E402
+from planner.cli.demo import (  # noqa: E402
+    ISSUE,
+    SCRIPTED_OVERRIDES,
+    demo_script,
+    make_repository,
+)
 from planner.engine.config import load_config  # noqa: E402
 from planner.testing.scripted_server import ScriptedModelServer, Step  # noqa: E402
 
@@ -65,6 +70,7 @@ def run_example(
             None,
             env=env,
             overrides={
+                **SCRIPTED_OVERRIDES,
                 "llm.model": "scripted-demo",
                 "llm.prices": PRICES if prices is None else prices,
             },

@@ -43,6 +43,10 @@ BANNER = (
 )
 
 
+SCRIPTED_OVERRIDES = {"verification.issue_test": False}
+"""The scripted demo writes documentation: no test of the issue is asked for."""
+
+
 def demo_script() -> list[Step]:
     plan = {
         "phase": "planning",
@@ -198,7 +202,9 @@ def run_demo(keep: bool = False) -> int:
                 "OPENAI_BASE_URL": server.base_url,
                 "OPENAI_MODEL": "scripted-demo",
             }
-            result = run_pass(PassSetup(config=load_config(None, env=env), workspace=root), ISSUE)
+            # The scripted model answers the plan, not a test of the issue (its own demo).
+            config = load_config(None, env=env, overrides=SCRIPTED_OVERRIDES)
+            result = run_pass(PassSetup(config=config, workspace=root), ISSUE)
             server.assert_consumed()
         return _show(root, result, keep)
     finally:

@@ -481,7 +481,7 @@ class VerificationPhase(Phase):
     def addendum(self, run: PassContext, request: Request) -> str:
         entries = run.store.entries()
         runs = self._can_run(entries)
-        if not (runs or self._checks_apply()):
+        if not (runs or self._checks_due(run)):
             return ""
         if request == "planning":
             return self._planning_text(entries) if runs else ""
