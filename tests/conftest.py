@@ -12,6 +12,7 @@ import pytest
 
 from planner.engine.redaction import SECRETS
 from planner.testing.scripted_server import ScriptedModelServer
+from planner.verification.runner import TestRunner
 from tests.fake_forge import FakeGitHub, FakeGitLab
 
 
@@ -52,6 +53,23 @@ def sandbox_interpreter_warning(config: pytest.Config) -> None:
     note = interpreter_note()
     if note:
         config.issue_config_time_warning(pytest.PytestConfigWarning(note), stacklevel=2)
+
+
+@pytest.fixture(autouse=True)
+def no_package_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pip in a pass's verification environment never reaches a package index here: where a
+    test names no package source (verification.index_url), pip has none. A pass whose tests'
+    interpreter cannot import pytest (the sandbox user's, where the test's own lies under a
+    closed home) still tries to install it, from verification.find_links or nowhere."""
+    offered = TestRunner._pip_variables
+
+    def offline(runner: TestRunner) -> dict[str, str]:
+        variables = offered(runner)
+        if "PIP_INDEX_URL" not in variables:
+            variables["PIP_NO_INDEX"] = "1"
+        return variables
+
+    monkeypatch.setattr(TestRunner, "_pip_variables", offline)
 
 
 @pytest.fixture(autouse=True)

@@ -24,6 +24,7 @@ from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
 from planner.verification.issue_test import (
     IssueTest,
+    collection_problem,
     failing_only,
     grounded,
     issue_test_from_reply,
@@ -31,7 +32,7 @@ from planner.verification.issue_test import (
     placed,
     with_imports,
 )
-from tests.plans import git_repo
+from tests.plans import ROOT_TOOLS, git_repo
 from tests.test_verification_pass import config, entries, of_type
 
 ISSUE = IssueContext(
@@ -184,7 +185,8 @@ def test_a_wrong_issue_test_gets_one_round_and_the_model_may_keep_its_change(
 ) -> None:
     """fahrenheit_formula: the 1.5B's test asserted `to_fahrenheit(212) == 100`, values the
     issue states the wrong way round. A correct fix failed it, and every repair reply wrote
-    the same correct file again, each told "nothing changed": four calls lost."""
+    the same correct file again, each told "nothing changed": four calls lost. The change is
+    kept, but nothing proves it: the pass ends needs_human, not completed."""
     wrong_way_round = (
         "```python\nfrom durations import parse_duration\n\n\n"
         'def test_units() -> None:\n    assert parse_duration("45s") == 5400\n```'
@@ -196,7 +198,8 @@ def test_a_wrong_issue_test_gets_one_round_and_the_model_may_keep_its_change(
     )
     result = run(workspace, scripted_model)
 
-    assert result.status == "completed", result.stop_reason
+    assert result.status == "needs_human", result.stop_reason
+    assert "the fix is unproven" in result.stop_reason
     assert len(scripted_model.requests) == 3
     told = str(scripted_model.requests[2].body["messages"][-1]["content"])
     assert "If that test is wrong and your change is right, write the file back as it is" in told
@@ -215,9 +218,12 @@ def test_a_test_that_already_passes_before_the_change_is_dropped(
     )
     result = run(workspace, scripted_model)
 
-    assert result.status == "completed", result.stop_reason
     last = issue_test_entries(workspace)[-1]
     assert last["status"] == "dropped" and "passes on the code before" in last["reason"]
+    # the tests that pass say nothing about the issue: not `completed`
+    assert result.status == "needs_human"
+    assert result.stop_reason.startswith("the fix is unproven: no test of the issue passed")
+    assert result.verification is not None and "passes on" in result.verification.unproven
     assert not (workspace / TEST_PATH).exists()
     assert of_type(workspace, "verification")[-1].get("issue_test") == ""
 
@@ -431,3 +437,169 @@ def test_attack_an_issue_line_that_imports_and_runs_code_is_never_copied_into_th
     assert "rmtree" not in fixed and "print" not in fixed
     assert "import shutil" in fixed.splitlines()  # the standard module, imported alone
     assert "import D" not in fixed  # D is neither imported alone nor a module planner knows
+
+
+# -- every Python repository: unittest, no tests at all (issue 46) --------------------------------
+
+STACK_ISSUE = IssueContext(
+    repository="octo/calc",
+    number="3",
+    title="Stack: add peek()",
+    body=(
+        "`Stack` has `push` and `pop`. Add `peek()`, which returns the top item without\n"
+        'removing it and raises `IndexError("peek from empty stack")` on an empty stack.\n'
+    ),
+)
+STACK_TESTS = (
+    "import unittest\n\nfrom stack import Stack\n\n\n"
+    "class StackTest(unittest.TestCase):\n"
+    "    def test_push(self) -> None:\n"
+    "        stack = Stack()\n        stack.push(1)\n        self.assertEqual(stack._items, [1])\n"
+)
+PEEK_TEST_REPLY = (
+    "```python\nimport pytest\n\nfrom stack import Stack\n\n\n"
+    "def test_peek_empty() -> None:\n"
+    '    with pytest.raises(IndexError, match="peek from empty stack"):\n'
+    "        Stack().peek()\n```"
+)
+
+
+def run_on(workspace: Path, server: ScriptedModelServer, issue: IssueContext) -> PassResult:
+    overrides = {**LEGACY, **ROOT_TOOLS, "verification.command": None}
+    setup = PassSetup(config=config(server, **overrides), workspace=workspace)
+    return run_pass(setup, issue)
+
+
+def test_a_unittest_repository_gets_the_issues_test_and_keeps_it_as_a_test_case(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """stack_peek in a repository whose tests unittest runs: no test of the issue was written
+    (only pytest repositories got one) and a wrong fix passed the repository's tests. The
+    test runs with pytest; once it passes it is written as a TestCase, so the repository's
+    own `python3 -m unittest discover` runs it from then on."""
+    workspace = tmp_path / "repo"
+    (workspace / "tests").mkdir(parents=True)
+    (workspace / "stack.py").write_text(STACK, encoding="utf-8")
+    (workspace / "tests" / "test_stack.py").write_text(STACK_TESTS, encoding="utf-8")
+    git_repo(workspace)
+    scripted_model.add(
+        reply_text("issue_test", PEEK_TEST_REPLY),
+        reply_text("legacy", block("stack.py", STACK + PEEK)),
+    )
+    result = run_on(workspace, scripted_model, STACK_ISSUE)
+
+    assert result.status == "completed", result.stop_reason
+    asked = str(scripted_model.requests[0].body["messages"][-1]["content"])
+    assert "Write plain test functions" in asked and "class StackTest" in asked
+    runs = of_type(workspace, "verification")
+    issue_run = next(r for r in runs if r["stage"] == "issue")
+    assert "-m pytest" in issue_run["command"] and TEST_PATH in issue_run["command"]
+    assert issue_run["failing"] == [f"{TEST_PATH}::test_peek_empty"]
+    kept = (workspace / TEST_PATH).read_text(encoding="utf-8")
+    assert "class TestIssue3(unittest.TestCase):" in kept
+    assert 'with self.assertRaisesRegex(IndexError, "peek from empty stack"):' in kept
+    assert "pytest" not in kept
+    final = runs[-1]
+    assert "-m unittest discover" in final["command"] and final["status"] == "passed"
+    assert final["passed"] == 2, final["tail"]  # the repository's test and the issue's
+
+
+GREET_ISSUE = IssueContext(
+    repository="octo/calc",
+    number="3",
+    title="greet says hi",
+    body='`greet("Ada")` returns `hi Ada`; it should return `Hello, Ada!`.\n',
+)
+HI = 'def greet(name: str) -> str:\n    return f"hi {name}"\n'
+HELLO = 'def greet(name: str) -> str:\n    return f"Hello, {name}!"\n'
+GREET_TEST_REPLY = (
+    '```python\nfrom greet import greet\n\n\ndef test_greet() -> None:\n    assert greet("Ada") == '
+    '"Hello, Ada!"\n```'
+)
+
+
+def test_a_repository_without_tests_gets_the_issues_test_as_its_first(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """No tests at all: the README edit and a reformatted script ended `completed` with
+    `Tests: not run`. Now the issue's test runs with pytest and, passing, is the first test
+    in the change."""
+    workspace = tmp_path / "repo"
+    workspace.mkdir()
+    (workspace / "greet.py").write_text(HI, encoding="utf-8")
+    git_repo(workspace)
+    scripted_model.add(
+        reply_text("issue_test", GREET_TEST_REPLY),
+        reply_text("legacy", block("greet.py", '"""Greetings."""\n\n\n' + HI)),  # not the fix
+        reply_text("legacy", block("greet.py", HELLO)),
+    )
+    result = run_on(workspace, scripted_model, GREET_ISSUE)
+
+    assert result.status == "completed", result.stop_reason
+    path = "test_planner_issue_3.py"
+    assert (workspace / path).read_text(encoding="utf-8").startswith("from greet import greet")
+    assert path in untracked(workspace)
+    note = result.verification
+    assert note is not None
+    assert note.line() == (
+        f"Tests (`python3 -m pytest -q -p no:cacheprovider {path}`): 1 passed, 0 failed — "
+        "the repository had no tests it could run before"
+    )
+    told = str(scripted_model.requests[2].body["messages"][-1]["content"])
+    assert "The test planner wrote from the issue fails after your change" in told
+
+
+def test_without_tests_a_change_that_leaves_the_issues_test_failing_is_not_completed(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = tmp_path / "repo"
+    workspace.mkdir()
+    (workspace / "greet.py").write_text(HI, encoding="utf-8")
+    git_repo(workspace)
+    scripted_model.add(
+        reply_text("issue_test", GREET_TEST_REPLY),
+        reply_text("legacy", block("greet.py", '"""Greetings."""\n\n\n' + HI)),
+        reply_text("legacy", block("greet.py", '"""Greets people."""\n\n\n' + HI)),
+    )
+    result = run_on(workspace, scripted_model, GREET_ISSUE)
+
+    assert result.status == "needs_human"
+    assert "the fix is unproven" in result.stop_reason
+    assert not (workspace / "test_planner_issue_3.py").exists()
+
+
+def test_an_issue_test_that_imports_what_neither_the_repository_nor_the_issue_has_is_dropped(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """A 1.5B test imported a helper module it made up: it failed on the code before the
+    change for that alone, and would have failed on every fix."""
+    workspace = tmp_path / "repo"
+    workspace.mkdir()
+    (workspace / "greet.py").write_text(HI, encoding="utf-8")
+    git_repo(workspace)
+    made_up = GREET_TEST_REPLY.replace(
+        "from greet import greet\n", "from greet import greet\nfrom helpers import names\n"
+    )
+    scripted_model.add(
+        reply_text("issue_test", made_up),
+        reply_text("legacy", block("greet.py", HELLO)),
+    )
+    result = run_on(workspace, scripted_model, GREET_ISSUE)
+
+    last = issue_test_entries(workspace)[-1]
+    assert last["status"] == "dropped"
+    assert last["reason"] == "it imports `helpers`, which neither the repository nor the issue has"
+    assert result.status == "needs_human" and "the fix is unproven" in result.stop_reason
+
+
+def test_a_whole_file_failure_is_judged_by_what_it_imports() -> None:
+    stated = "Add `peek()` to `Stack`."
+    missing_helper = "E   ModuleNotFoundError: No module named 'helpers'"
+    to_write = "E   ImportError: cannot import name 'peek' from 'stack' (/r/stack.py)"
+    made_up = "E   ImportError: cannot import name 'top_item' from 'stack' (/r/stack.py)"
+    name_error = "E   NameError: name 'Stak' is not defined"
+    workspace = Path("/nonexistent")
+    assert "helpers" in collection_problem(missing_helper, stated, workspace)
+    assert collection_problem(to_write, stated, workspace) == ""  # the issue asks for it
+    assert "`top_item` from `stack`" in collection_problem(made_up, stated, workspace)
+    assert "fails before any check: NameError" in collection_problem(name_error, stated, workspace)

@@ -272,3 +272,31 @@ def test_the_captured_reply_resolves_the_issue_in_one_call(harness: Harness) -> 
     assert [e["status"] for e in harness.of_type("verification")][-1] == "passed"
     text = (harness.workspace / "stats.py").read_text(encoding="utf-8")
     assert "def mean(" in text and "def median(" in text
+
+
+def test_an_edit_that_deletes_what_another_module_imports_gets_it_back_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """A released package broken by one edit: the 1.5B replaced a constant other modules
+    import with an unrelated function, and the pass reported `completed`. Whole-file writes
+    kept such definitions; edit_file, with the same check, does too, and says so."""
+    (tmp_path / "consts.py").write_text(
+        "TIMEOUT = 30\n\n\ndef retries() -> int:\n    return 3\n", encoding="utf-8"
+    )
+    (tmp_path / "client.py").write_text(
+        "from consts import TIMEOUT, retries\n\nLIMIT = TIMEOUT * retries()\n", encoding="utf-8"
+    )
+    tools = WorkspaceTools(tmp_path, PlannerConfig().tools)
+    swap = {"oldText": "TIMEOUT = 30\n", "newText": "def scaled(x: int) -> int:\n    return x\n"}
+    drop = {"oldText": "def retries() -> int:\n    return 3\n", "newText": ""}
+    said = [
+        tools.call("edit_file", {"path": "consts.py", "edits": [edit]}) for edit in (swap, drop)
+    ]
+
+    assert all(result.ok for result in said)
+    assert "kept `TIMEOUT`: client.py uses it" in said[0].content
+    assert "kept `retries`: client.py uses it" in said[1].content
+    ran = subprocess.run([sys.executable, "client.py"], cwd=tmp_path, capture_output=True)
+    assert ran.returncode == 0, ran.stderr
+    text = (tmp_path / "consts.py").read_text(encoding="utf-8")
+    assert "def scaled" in text  # the edit itself stays

@@ -15,6 +15,7 @@ from planner.engine.config import VerificationConfig, load_config
 from planner.engine.errors import ConfigError
 from planner.engine.prompts import render
 from planner.engine.verification import (
+    AttemptNote,
     TestRun,
     VerificationNote,
     new_failures,
@@ -320,8 +321,38 @@ def test_prompts_and_pull_request_lines_snapshot() -> None:
         "\n".join(verification_lines(note)) + "\n",
         "\n".join(verification_lines(_issue_note(baseline, "failed"))) + "\n",
         "\n".join(verification_lines(_issue_note(baseline, "passed"))) + "\n",
+        render(
+            "verification_planning.md.j2",
+            command="",
+            issue_test="test_planner_issue_3.py",
+            tool="run_tests",
+            failing=[],
+            baseline_passed=False,
+        ),
+        render("attempt_hint.md.j2", attempts=[_failed_attempt()], compact=False),
+        "\n".join(verification_lines(_won_note(baseline))) + "\n",
     ]
     assert_snapshot("verification_prompts.txt", "\n----\n".join(parts))
+
+
+def _failed_attempt() -> dict[str, object]:
+    return {
+        "attempt": 1,
+        "failing": ["tests/test_planner_issue_3.py::test_combined_units"],
+        "tail": "E   assert 90 == 5400",
+        "diff": "--- a/durations.py\n+++ b/durations.py\n@@ -1 +1 @@\n-x = 1\n+x = 2",
+    }
+
+
+def _won_note(baseline: TestRun) -> VerificationNote:
+    """The second attempt passes; the first failed the issue's test."""
+    note = _issue_note(baseline, "passed")
+    failing = ["tests/test_planner_issue_3.py::test_combined_units"]
+    attempts = [
+        AttemptNote(attempt=1, status="failed", failing=failing),
+        AttemptNote(attempt=2, status="won"),
+    ]
+    return note.model_copy(update={"attempts": attempts})
 
 
 def test_damaged_entries_are_skipped_and_the_rest_still_counts() -> None:

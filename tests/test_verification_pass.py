@@ -436,6 +436,8 @@ def test_tests_edited_by_the_model_are_named(
 def test_a_hanging_test_command_is_killed_and_the_pass_goes_on(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
+    """A suite longer than its timeout is killed at the baseline, is not run whole again after
+    the task (which would only wait out the timeout once more), and runs whole at the end."""
     workspace = calc_repo(tmp_path / "repo")
     hang = f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(120)'"
     scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
@@ -447,8 +449,10 @@ def test_a_hanging_test_command_is_killed_and_the_pass_goes_on(
 
     assert result.status == "completed", result.stop_reason
     runs = of_type(workspace, "verification")
-    assert [r["status"] for r in runs] == ["timed_out", "timed_out"]
+    assert [r["stage"] for r in runs] == ["baseline", "task", "final"]
+    assert [r["status"] for r in runs] == ["timed_out", "not_run", "timed_out"]
     assert "timed out after 1s (verification.timeout_seconds)" in runs[0]["reason"]
+    assert "it runs whole only at the end" in runs[1]["reason"]
     assert result.verification is not None and not result.verification.regressed
 
 
@@ -631,3 +635,99 @@ def test_the_tests_get_a_temporary_folder_of_their_own(
     assert sorted(path.name for path in roots.iterdir()) == ROOTS
     gc.collect()  # the pass's runner, and with it the tests' folder, is gone
     assert sorted(path.name for path in shared.iterdir()) == [roots.name]
+
+
+SERVICE_TEST = (
+    "import socket\n\n\n"
+    "def test_talks_to_the_database():\n"
+    "    closed = socket.socket()\n"
+    "    closed.bind(('127.0.0.1', 0))\n"
+    "    port = closed.getsockname()[1]\n"
+    "    closed.close()\n"
+    "    socket.create_connection(('127.0.0.1', port), timeout=5)\n"
+)
+
+
+def test_tests_that_need_a_service_get_a_clear_line_and_the_pass_goes_on(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """A package whose tests need a database: at the baseline they fail for want of it, which
+    the line says; they are not the change's failures, and the pass completes."""
+    workspace = calc_repo(tmp_path / "repo")
+    (workspace / "tests" / "test_db.py").write_text(SERVICE_TEST, encoding="utf-8")
+    subprocess.run(["git", "add", "."], cwd=workspace, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "db"],
+        cwd=workspace,
+        check=True,
+    )
+    scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
+    result = run(workspace, scripted_model)
+
+    assert result.status == "completed", result.stop_reason
+    baseline = of_type(workspace, "verification")[0]
+    assert "tests/test_db.py::test_talks_to_the_database" in baseline["failing"]
+    assert result.verification is not None
+    line = result.verification.line()
+    assert line.startswith(f"Tests (`{PYTEST}`): 2 passed, 1 failed — 2 failing before")
+    assert "some tests need a service or the network, which the tests cannot reach here" in line
+    assert "ConnectionRefusedError" in line
+
+
+PACKAGE = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": "VALUE = 1\n",
+    "pkg/cli.py": "from pkg.core import VALUE\n\nprint(VALUE)\n",
+    "run.py": "import sys\nprint(sys.argv)\n",
+}
+
+
+def package_repo(root: Path) -> Path:
+    for name, text in PACKAGE.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    subprocess.run(["git", "add", "."], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "init"],
+        cwd=root,
+        check=True,
+    )
+    return root
+
+
+def test_without_tests_a_changed_module_must_still_import(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """No runner can run any test (and no test of the issue): `Tests: not run` used to be all
+    there was, and a change that broke the package ended `completed`. The changed module is
+    imported (a script is not: its top level is its program); failing, it is mended."""
+    workspace = package_repo(tmp_path / "repo")
+    scripted_model.add(
+        planning("task_1"),
+        write("pkg/core.py", "VALUE = missing_name\n"),
+        finish(),
+        write("pkg/core.py", "VALUE = 2\n"),  # the repair
+        finish(),
+        completion(),
+    )
+    result = run(
+        workspace,
+        scripted_model,
+        **{"verification.command": None, "verification.max_repair_attempts": 1},
+    )
+
+    assert result.status == "completed", result.stop_reason
+    runs = of_type(workspace, "verification")
+    assert [r["status"] for r in runs] == ["not_run", "failed", "passed"]
+    assert runs[1]["failing"] == [
+        "pkg.core (does not import: NameError: name 'missing_name' is not defined)"
+    ]
+    told = last_prompt(scripted_model, 3)
+    assert "pkg.core (does not import: NameError" in told
+    assert result.verification is not None
+    assert result.verification.line() == (
+        "Tests: not run — No tests detected: no Python tests, no test script in package.json, "
+        "no go.mod, no Cargo.toml and no Makefile with a test target. Set verification.command "
+        "to run them. — checked instead: the changed Python file compiles and imports"
+    )

@@ -80,7 +80,9 @@ def run_tools_as_root(workspace: Path, bare: Path) -> None:
     the repository's config turns the sandbox user off."""
     config = workspace / ".github" / "planner.yml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text("tools:\n  sandbox_user: 'off'\n", encoding="utf-8")
+    # The issue's own test asks the model once more: tests/test_issue_test.py
+    settings = "tools:\n  sandbox_user: 'off'\nverification:\n  issue_test: false\n"
+    config.write_text(settings, encoding="utf-8")
     identity = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
                 "GIT_COMMITTER_EMAIL": "t@x"}  # fmt: skip
     git(workspace, "add", ".github/planner.yml")

@@ -374,8 +374,10 @@ def test_without_planning_a_failing_test_the_change_added_is_named_as_its_own(
     )
     body = ISSUE.body + " Add a test of it to tests/test_calc.py."
     result = harness.run(ISSUE.model_copy(update={"body": body}), **LEGACY, **ROOT_TOOLS)
-    assert result.status == "failed"
-    assert result.stop_reason == "tests the change added fail: tests/test_calc.py::test_twice"
+    assert result.status == "needs_human"  # like a regression: a draft for a person
+    assert result.stop_reason.startswith(
+        "tests the change added fail after the model was shown them: tests/test_calc.py::test_twice"
+    )
     told = harness.server.requests[1].body["messages"][-1]["content"]
     assert told.startswith("Tests your change added fail (remove them if the issue does not")
     assert "passed before" not in told

@@ -139,9 +139,11 @@ for every event that came before it, whichever run takes the lease next (planner
 OUTCOME_CHARS = 1_000
 OUTCOMES_CHARS = 10_000
 """The outcomes beside the checklist (CHECKLIST_CHARS) keep the body under PULL_BODY_CHARS."""
+UNPROVEN_TITLE = "[unproven] "
+"""Title prefix of a pull request whose tests pass while none of them tests the issue."""
 TESTS_FAILING_TITLE = "[tests failing] "
-"""Title prefix of a pull request whose tests regressed (GitHub cannot turn an open pull
-request back into a draft through REST, so the title says it)."""
+"""Title prefix of a pull request whose tests regressed or whose issue test fails (GitHub
+cannot turn an open pull request back into a draft through REST, so the title says it)."""
 PULL_BODY_CHARS = 65_000
 """GitHub refuses a pull request body over 65,536 characters; redaction may lengthen it a bit."""
 
@@ -734,7 +736,7 @@ class IssueRun:
         pull = self.forge.upsert_pull_request(
             head=self.branch,
             base=base,
-            title=(TESTS_FAILING_TITLE if regressed else "") + self._pull_title(),
+            title=_title_prefix(result) + self._pull_title(),
             body=self._pull_body(result),
             draft=draft,
         )
@@ -917,9 +919,22 @@ def closed_pull_note(reference: str, closed: PullRequestData, branch: str) -> st
     )
 
 
+def _title_prefix(result: PassResult) -> str:
+    """What the title says before a person reads the body: tests failing, or nothing proving
+    the fix."""
+    note = result.verification
+    if note is None:
+        return ""
+    if note.unfinished:
+        return TESTS_FAILING_TITLE
+    return UNPROVEN_TITLE if note.unproven else ""
+
+
 def _tests_regressed(result: PassResult) -> bool:
-    """Tests that passed at the baseline fail now: a draft, whatever forge.draft_pr says."""
-    return result.verification is not None and result.verification.regressed
+    """Tests that passed at the baseline fail now, or the issue's own test does (the fix is
+    unproven): a draft, whatever forge.draft_pr says."""
+    note = result.verification
+    return note is not None and (note.unfinished or bool(note.unproven))
 
 
 def _outcome_lines(outcomes: list[str]) -> list[str]:

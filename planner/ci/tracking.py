@@ -287,6 +287,14 @@ ADDED_TESTS_WARNING = (
     "⚠️ **Tests this change added fail: this is not a finished fix.** "
     "The pull request stays a draft until they pass or are removed."
 )
+UNPROVEN_WARNING = (
+    "⚠️ **The issue's test, written from the issue before the change, fails: the fix is "
+    "unproven.** The pull request stays a draft until a person looks at it."
+)
+NOTHING_PROVES = (
+    "⚠️ **The tests pass, but none of them tests what the issue reports.** The pull request "
+    "stays a draft until a person looks at it:"
+)
 TEST_LINE_CHARS = 2_000
 
 
@@ -296,6 +304,9 @@ def verification_lines(note: VerificationNote | None) -> list[str]:
     if note is None:
         return []
     lines = [_regression_warning(note)] if note.regressed else []
+    lines += [UNPROVEN_WARNING] if note.issue_failures and not note.regressed else []
+    if note.unproven and not note.unfinished:
+        lines.append(f"{NOTHING_PROVES} {one_line(neutralize(note.unproven), TEST_LINE_CHARS)}.")
     lines += [
         one_line(neutralize(line), TEST_LINE_CHARS) for line in [note.line(), *note.details()]
     ]

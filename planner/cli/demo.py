@@ -240,8 +240,9 @@ def pytest_on_path() -> Iterator[None]:
 def demo_config(
     env: Mapping[str, str], pytest: str | None, overrides: Mapping[str, Any] | None = None
 ) -> PlannerConfig:
-    """The default configuration, with the demo's test command when it runs pytest."""
-    tests = {"verification.command": pytest} if pytest else {}
+    """The default configuration, with the demo's test command when it runs pytest. Without
+    pytest the scripted model is asked for no test of the issue (the demo says what pytest adds)."""
+    tests = {"verification.command": pytest} if pytest else {"verification.issue_test": False}
     return load_config(None, env=env, overrides={**tests, **(overrides or {})})
 
 

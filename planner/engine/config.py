@@ -711,12 +711,27 @@ class VerificationConfig(Section):
     baseline (or that it added); when they are spent the pass ends needs_human with a draft
     pull request."""
     issue_test: bool = True
-    """With pytest: before the change, the model writes a test of what the issue states
-    (one model call per issue). Used only when it fails on the code before the change; it
-    runs with the tests, its failures go back to the model like theirs, and it is added to
-    the pull request once it passes. A test that still fails is left out and reported."""
+    """In a Python repository (pytest, unittest or no tests at all): before the change, the
+    model writes a pytest test of what the issue states (one model call per issue). Used only
+    when it fails on the code before the change; it runs with the tests, its failures go back
+    to the model like theirs, and it is added to the pull request once it passes. A pass whose
+    issue test still fails ends needs_human with a draft pull request."""
     test_paths: list[str] = Field(default_factory=lambda: list(TEST_PATHS))
     """fnmatch patterns of test files; the pull request lists those the model changed."""
+    attempts: int = Field(default=1, ge=1, le=10)
+    """Attempts at the issue in one pass. When an attempt ends with the issue's test failing or
+    tests failing that passed before (its repair tasks spent), the working tree goes back to
+    the code before the change and the model tries again from the start, told what the
+    earlier attempts failed on and sampling differently (at temperature 0.5 at least). The
+    first attempt whose tests pass wins; the pull request says which and what the others
+    failed on. Attempts share the pass's budgets. The small_model profile sets 3."""
+    index_url: str | None = None
+    """The package index pip uses in the verification's environment (pip's --index-url), for
+    the setup and for what planner installs when pytest is missing. None: pip's own default."""
+    find_links: list[str] = Field(default_factory=list)
+    """Folders or pages of packages pip looks in first (pip's --find-links), in the same
+    environment. Set without index_url, pip uses these alone (no index): a runner without
+    network installs pytest from a folder of wheels."""
 
     @field_validator("command", "setup")
     @classmethod
@@ -746,9 +761,9 @@ class PlannerConfig(Section):
     llm.temperature 0 (the most likely reply; after a reply repeated word for word, cut off at
     the output limit or unusable, the next call samples at 0.7), llm.max_output_tokens 2048,
     llm.stop_repeating true,
-    llm.timeout_seconds 900, llm.max_retries 1 and planning.refinement.enabled false (a small
+    llm.timeout_seconds 900, llm.max_retries 1, planning.refinement.enabled false (a small
     model judging finished work rejects correct fixes and asks for follow-up work that undoes
-    them)."""
+    them) and verification.attempts 3 (an unproven fix is tried again from the start)."""
     planning: PlanningConfig = Field(default_factory=PlanningConfig)
     """Planning process (seed keys)."""
     llm: LLMConfig = Field(default_factory=LLMConfig)
@@ -779,6 +794,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "llm.timeout_seconds": 900,
         "llm.max_retries": 1,
         "planning.refinement.enabled": False,
+        "verification.attempts": 3,
     },
 }
 """The keys each `profile` sets when no source sets them."""
@@ -814,6 +830,7 @@ ENV_KEYS: dict[str, str] = {
     "VERIFICATION_DETECT_SETUP": "verification.detect_setup",
     "VERIFICATION_TIMEOUT_SECONDS": "verification.timeout_seconds",
     "VERIFICATION_MAX_REPAIR_ATTEMPTS": "verification.max_repair_attempts",
+    "VERIFICATION_ATTEMPTS": "verification.attempts",
 }
 """Environment variables and the key each one sets."""
 

@@ -157,6 +157,13 @@ class PassContext:
         messages = [self.system("replanning"), user(prompt)]
         return str(self.model.structured_text(kind, messages, schema))
 
+    def new_attempt(self, number: int) -> None:
+        """Attempt `number` at the issue starts afresh (verification.attempts): the model
+        samples another way from now on, where it can (planner.engine.llm.OpenAIModel.vary)."""
+        vary = getattr(self.model, "vary", None)
+        if callable(vary):
+            vary(number)
+
     def plan_rules(self, current_plan: Plan | None) -> PlanRules:
         offered = [*self.tools.catalogue(), *self.phases.tools(self)]  # run_tests, say
         return PlanRules(
@@ -437,6 +444,11 @@ class Phase:
     def on_completion_reply(self, run: PassContext, reply: CompletionReply) -> None:
         """The completion reply arrived; nothing is recorded yet. May raise PlanChanged."""
 
+    def on_stop(self, run: PassContext, status: PassStatus) -> None:
+        """The pass ends with `status` (a budget, a question, completion, a model error): the
+        last moment to put the working tree in order before it is summed up and committed.
+        Must not raise."""
+
     def questions(self) -> list[str]:
         """Questions this phase asked people in this pass (shown in the pass result)."""
         return []
@@ -524,6 +536,13 @@ class Phases:
     def on_completion_reply(self, run: PassContext, reply: CompletionReply) -> None:
         for phase in self.all:
             phase.on_completion_reply(run, reply)
+
+    def on_stop(self, run: PassContext, status: PassStatus) -> None:
+        for phase in self.all:
+            try:
+                phase.on_stop(run, status)
+            except Exception:  # the pass is over: what it recorded must reach people
+                log.exception("phase %s failed as the pass ended", phase.name)
 
     def questions(self) -> list[str]:
         return [question for phase in self.all for question in phase.questions()]

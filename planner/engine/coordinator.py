@@ -66,9 +66,11 @@ class PlanningCoordinator:
         except StopPass as stop:
             status, reason, messages = stop.status, stop.reason, stop.messages
             run.questions = stop.questions or run.questions
+            run.phases.on_stop(run, status)
         except (ApiError, ModelBehaviourError) as exc:
             reason, messages = str(exc), [f"planner stopped: {exc}"]
             run.store.append("error", level=4, error=type(exc).__name__, message=str(exc))
+            run.phases.on_stop(run, status)
         finally:
             result = run.snapshot(status, reason, messages)
             run.store.append(

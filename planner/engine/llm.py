@@ -80,6 +80,9 @@ subtask until the output limit twice (Whisper's decoder falls back to a higher t
 same way)."""
 MAX_SHRINKS = 3
 """Context-overflow errors one request is shrunk and re-sent after."""
+ATTEMPT_TEMPERATURE = 0.5
+"""The lowest temperature of the calls of a second or later attempt at the issue
+(verification.attempts): at temperature 0 the model would make the failed attempt again."""
 SHORT_REPLIES = {"issue_test": 768}
 """Output limits of call kinds whose reply is short by nature: the issue's test is a few
 assertions (about 100 tokens from the 1.5B), and a longer reply was a loop of made-up
@@ -117,12 +120,20 @@ class OpenAIModel:
         self._window: int | None = config.context_tokens
         """The context window requests are fitted to (planner.engine.context_window)."""
         self._window_known = config.context_tokens is not None
+        self._attempt = 1
+        """The attempt at the issue these calls belong to (vary())."""
         self._client = openai.OpenAI(
             api_key=key,
             base_url=config.base_url,
             timeout=config.timeout_seconds,
             max_retries=0,
         )
+
+    def vary(self, attempt: int) -> None:
+        """Attempt `attempt` at the issue starts: from now on the calls carry it as their
+        sampling seed and sample at ATTEMPT_TEMPERATURE at least, so the attempt does not
+        repeat the one before."""
+        self._attempt = attempt
 
     # -- the Model protocol ------------------------------------------------------------------
 
@@ -489,6 +500,10 @@ class OpenAIModel:
         temperature = self.config.temperature
         if temperature is not None and self._warmer:
             temperature = max(temperature, REPEAT_TEMPERATURE)
+        if temperature is not None and self._attempt > 1:
+            temperature = max(temperature, ATTEMPT_TEMPERATURE)
+        if self._attempt > 1:
+            settings["seed"] = self._attempt
         if temperature is not None:
             settings["temperature"] = temperature
         limits = [self.config.max_output_tokens, SHORT_REPLIES.get(kind)]

@@ -14,6 +14,7 @@ a subclass of `Phase` that overrides only the hooks it needs; the others do noth
                  → after_task()
     no task left ─ before_completion() → [completion call + addendum("completion")]
                  → on_completion_reply() → [completion recorded, pass ends]
+    pass ends ─── on_stop(status): whatever stopped it (completion, a budget, a question)
 
 Every hook gets `run`, the PassContext (config, issue, store, state(), model calls within the
 budget, act(), snapshot(), progress()). A hook changes the course of the pass only by raising:

@@ -14,6 +14,9 @@ same evidence without importing the phase:
 Only failures that the baseline did not have count against the pass (`new_failures`). The
 issue's own test (planner.verification.issue_test), written after the baseline, is counted
 apart: its failures say the issue is not resolved yet, not that the change broke something.
+An attempt that failed (`verification_attempt`, planner.verification.attempts) takes its runs
+with it: what the result says is the current attempt's. Without a runner for the tests, a run
+may be the check that the changed Python files compile and import (command CHECKS).
 """
 
 from __future__ import annotations
@@ -26,6 +29,16 @@ from pydantic import BaseModel, Field
 
 VERIFICATION = "verification"
 """History entry of one test run."""
+CHECKS = "the changed Python files, compiled and imported"
+"""The `command` of a run that checked the change without tests (planner.verification.checks)."""
+ISSUE_TEST = "issue_test"
+"""History entry of the issue's own test (planner.verification.issue_test)."""
+UNPROVEN = "verification_unproven"
+"""History entry: the tests pass, but no test of the issue proves the fix."""
+ATTEMPT = "verification_attempt"
+"""History entry: an attempt at the issue ended (`failed`: the tree went back to the code
+before the change for the next one; `won`: its tests pass; `restored`: none passed, and this
+one, the closest, is the change again)."""
 RunStatus = Literal["passed", "failed", "timed_out", "not_run"]
 Stage = Literal["baseline", "issue", "task", "tool", "final"]
 
@@ -54,6 +67,11 @@ class TestRun(BaseModel):
     """The issue's own test file, when it took part in this run."""
     added: list[str] = Field(default_factory=list)
     """Failing tests the change added: the baseline commit has no test of that name."""
+    selected: list[str] = Field(default_factory=list)
+    """The test files this run was limited to (those exercising the changed files); []: the
+    whole command ran."""
+    note: str = ""
+    """What the output says about the run besides the tests (tests that need a service)."""
 
     @property
     def issue_failures(self) -> list[str]:
@@ -91,6 +109,22 @@ def _fields(entry: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in entry.items() if key in TestRun.model_fields}
 
 
+def current_runs(entries: Iterable[dict[str, Any]]) -> list[TestRun]:
+    """The runs of the current attempt at the issue, after the baseline (an attempt that
+    failed took its changes, and so its runs, with it)."""
+    kept: list[dict[str, Any]] = []
+    ended: dict[Any, list[dict[str, Any]]] = {}
+    for entry in entries:
+        if entry.get("type") == ATTEMPT and entry.get("status") == "failed":
+            ended[entry.get("attempt")] = kept
+            kept = [e for e in kept if e.get("stage") == "baseline"]
+        elif entry.get("type") == ATTEMPT and entry.get("status") == "restored":
+            kept = ended.get(entry.get("attempt"), kept)  # its tree is back: so are its runs
+        elif entry.get("type") == VERIFICATION:
+            kept.append(entry)
+    return recorded_runs(kept)
+
+
 def baseline_of(runs: Sequence[TestRun]) -> TestRun | None:
     """The latest baseline run (one per issue; a later one replaces a lost or damaged one)."""
     return next((run for run in reversed(runs) if run.stage == "baseline"), None)
@@ -104,7 +138,8 @@ def new_failures(baseline: TestRun | None, latest: TestRun) -> list[str]:
         timed_out = baseline is not None and baseline.status == "timed_out"
         return [] if timed_out else ["(the test command timed out)"]
     before = set(baseline.failing) if baseline is not None else set()
-    if latest.failing and (baseline is None or baseline.failing or baseline.status == "passed"):
+    named = baseline is None or baseline.failing or baseline.status in ("passed", "not_run")
+    if latest.failing and named:
         return sorted(set(latest.failing) - before - set(latest.issue_failures))
     return _unnamed_new_failures(baseline, latest)
 
@@ -117,6 +152,34 @@ def _unnamed_new_failures(baseline: TestRun | None, latest: TestRun) -> list[str
     return [f"({more} more failing tests than before the change)"] if more > 0 else []
 
 
+class AttemptNote(BaseModel):
+    """One attempt at the issue that ended: undone because its tests failed, won, or taken up
+    again as the closest when none passed."""
+
+    attempt: int
+    status: Literal["failed", "won", "restored"]
+    failing: list[str] = Field(default_factory=list)
+    """The tests it left failing (those that passed before, and the issue's)."""
+
+
+def attempt_notes(entries: Iterable[dict[str, Any]]) -> list[AttemptNote]:
+    """The ended attempts since a person's last instruction; a damaged entry is skipped."""
+    notes: list[AttemptNote] = []
+    for entry in entries:
+        if entry.get("type") == "human_input":
+            notes = []
+        elif entry.get("type") == ATTEMPT:
+            try:
+                notes.append(AttemptNote.model_validate(_attempt_fields(entry)))
+            except ValueError:
+                continue
+    return notes
+
+
+def _attempt_fields(entry: dict[str, Any]) -> dict[str, Any]:
+    return {key: entry.get(key) for key in AttemptNote.model_fields if key in entry}
+
+
 class VerificationNote(BaseModel):
     """What the pass result says about the tests (PR body, tracking comment, job summary)."""
 
@@ -127,6 +190,10 @@ class VerificationNote(BaseModel):
     changed_tests: list[str] = Field(default_factory=list)
     issue_failures: list[str] = Field(default_factory=list)
     """Failing tests of the issue's own test: the issue is not resolved yet."""
+    attempts: list[AttemptNote] = Field(default_factory=list)
+    """How each attempt at the issue ended, when there was more than one."""
+    unproven: str = ""
+    """Why no test proves the fix although the tests pass (the issue's test was dropped)."""
 
     @property
     def regressed(self) -> bool:
@@ -169,15 +236,36 @@ class VerificationNote(BaseModel):
         if latest is None or not latest.ran:
             reason = (latest.reason if latest else "") or "no test command was found"
             return f"Tests: not run — {_one_line(reason)}"
+        if latest.command == CHECKS:
+            return self._checks_line(latest)
         head = f"Tests (`{self.command}`): {latest.counts()}"
         before = self.baseline
         if before is not None and before is not latest and before.ran:
             head += f" — {_failing_before(before)}"
+        if before is not None and not before.ran and latest.issue_test:
+            head += " — the repository had no tests it could run before"
         if latest.stage == "baseline":
             head += " — before any change"
+        if latest.selected:
+            head += f" — only the tests of the changed files ({len(latest.selected)} files)"
         if latest.status == "timed_out":
             head += f" — {_one_line(latest.reason)}"
-        return head
+        notes = dict.fromkeys(run.note for run in (before, latest) if run is not None and run.note)
+        return head + "".join(f" — {_one_line(note)}" for note in notes)
+
+    def _checks_line(self, latest: TestRun) -> str:
+        """No test ran: what was checked instead."""
+        why = self.baseline.reason if self.baseline is not None else ""
+        head = f"Tests: not run — {_one_line(why)}" if why else "Tests: not run"
+        total = (latest.passed or 0) + (latest.failed or 0)
+        if latest.failed:
+            checked = f"{latest.failed} of {total} changed Python files fail to compile or import"
+        elif total == 1:
+            checked = "the changed Python file compiles and imports"
+        else:
+            checked = f"the {total} changed Python files compile and import"
+        note = f" ({_one_line(latest.note)})" if latest.note else ""
+        return f"{head} — checked instead: {checked}{note}"
 
     def details(self) -> list[str]:
         """Lines under the summary line: new failures and the test files the model changed."""
@@ -187,6 +275,7 @@ class VerificationNote(BaseModel):
         if self.added_failures:
             lines.append(f"⚠️ Tests the change added that fail: {_names(self.added_failures)}")
         lines += self._issue_test_lines()
+        lines += self._attempt_lines()
         if self.changed_tests:
             shown = ", ".join(f"`{name}`" for name in self.changed_tests[:20])
             lines.append(f"Test files changed by planner (review them): {shown}")
@@ -203,6 +292,36 @@ class VerificationNote(BaseModel):
             return [f"✅ {what} passes."]
         shown = ", ".join(f"`{name}`" for name in self.issue_failures[:10])
         return [f"❌ {what} fails: {shown}; it is not part of the pull request."]
+
+    def _attempt_lines(self) -> list[str]:
+        """Which attempt this change is, and what each attempt before it failed on."""
+        failed = [note for note in self.attempts if note.status == "failed"]
+        if not failed:
+            return []
+        restored = next((note for note in self.attempts if note.status == "restored"), None)
+        if restored is not None:
+            others = [note for note in failed if note.attempt != restored.attempt]
+            return [
+                f"No attempt passed its tests; this change is attempt {restored.attempt}, the "
+                "closest. The others were undone: "
+                + "; ".join(
+                    f"attempt {note.attempt} failed {_names(note.failing) or 'its tests'}"
+                    for note in others
+                )
+                + "."
+            ]
+        won = next((note for note in self.attempts if note.status == "won"), None)
+        current = won.attempt if won else max(note.attempt for note in failed) + 1
+        head = (
+            f"Attempt {current} passed the tests and is this change"
+            if won
+            else f"This change is attempt {current}; its tests do not all pass"
+        )
+        earlier = "; ".join(
+            f"attempt {note.attempt} failed {_names(note.failing) or 'its tests'}"
+            for note in failed
+        )
+        return [f"{head}. Earlier attempts were undone: {earlier}."]
 
     def evidence(self) -> list[str]:
         """The line and details for a model's prompt, with a warning on changed tests."""
@@ -238,7 +357,10 @@ def _failing_before(baseline: TestRun) -> str:
 
 def verification_note(entries: Iterable[dict[str, Any]]) -> VerificationNote | None:
     """The pass result's test line, from the history; None when verification never ran."""
-    runs = recorded_runs(entries)
+    entries = list(entries)
+    runs = current_runs(entries)
+    if runs and runs[-1].stage == "issue" and _issue_test_dropped(entries):
+        runs = runs[:-1]  # the code before the change, with a test that was then dropped
     if not runs:
         return None
     latest = runs[-1]
@@ -250,7 +372,28 @@ def verification_note(entries: Iterable[dict[str, Any]]) -> VerificationNote | N
         new_failures=new_failures(baseline, latest) if latest.stage != "baseline" else [],
         changed_tests=latest.changed_tests,
         issue_failures=latest.issue_failures,
+        attempts=attempt_notes(entries),
+        unproven=_unproven(entries),
     )
+
+
+def _unproven(entries: list[dict[str, Any]]) -> str:
+    """The reason of a `verification_unproven` entry that no later run or instruction
+    answered ("" when there is none)."""
+    reason = ""
+    for entry in entries:
+        if entry.get("type") == UNPROVEN:
+            reason = str(entry.get("reason") or "")
+        elif entry.get("type") in (VERIFICATION, "human_input"):
+            reason = ""
+    return reason
+
+
+def _issue_test_dropped(entries: list[dict[str, Any]]) -> bool:
+    """The issue's test was dropped after its run on the code before the change: that run's
+    failures tested nothing (planner.verification.issue_test)."""
+    latest = next((e for e in reversed(entries) if e.get("type") == ISSUE_TEST), None)
+    return latest is not None and latest.get("status") == "dropped"
 
 
 def evidence_text(entries: Iterable[dict[str, Any]], tail_chars: int = 1_500) -> str:

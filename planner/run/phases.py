@@ -44,7 +44,9 @@ def pass_phases(
     planning = config.planning
     watch = gate.watched if gate else None
     verification: list[Phase] = (
-        [VerificationPhase(workspace, config, sandbox, watch)] if workspace is not None else []
+        [VerificationPhase(workspace, config, sandbox, watch, gate, excluded)]
+        if workspace is not None
+        else []
     )
     if not planning.enabled:
         return verification  # without a plan, the tests still check the change

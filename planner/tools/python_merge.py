@@ -9,7 +9,7 @@ Both leave a file that cannot work, in ways a program can see and mend exactly:
   is taken back from the old text;
 - a definition the new text drops that another file still imports, or (in a module that is not
   a test file) a public one the issue does not name, is taken back, unless a new definition has
-  its body (a rename, which the issue asked for);
+  its body (a rename, which the issue asked for); so is a constant another file imports;
 - a standard-library module the new text uses but never imports is imported.
 
 Anything that does not parse is left as written: the syntax check answers it.
@@ -57,8 +57,12 @@ class _Binding:
         return isinstance(self.node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
 
 
-def complete_module(before: str, after: str, used_by: UsedBy) -> Completion:
-    """`after` with what it left out of `before` put back (see the module's docstring)."""
+def complete_module(
+    before: str, after: str, used_by: UsedBy, imported_by: UsedBy | None = None
+) -> Completion:
+    """`after` with what it left out of `before` put back (see the module's docstring);
+    `imported_by` says which other file imports a dropped constant (None: constants stay
+    dropped)."""
     completion = Completion(after)
     try:
         old = ast.parse(before)
@@ -66,8 +70,9 @@ def complete_module(before: str, after: str, used_by: UsedBy) -> Completion:
             return completion  # which names it binds is unknowable here
         unbound_before = _names(before)[1]
         used_by = functools.cache(used_by)  # each name is looked up in the repository once
+        imported = functools.cache(imported_by or _nobody)
         for _ in range(3):  # what was put back may use more of the old text
-            step = _completed_once(before, old, unbound_before, completion.text, used_by)
+            step = _completed_once(before, old, unbound_before, completion.text, used_by, imported)
             if step is None:
                 break
             completion = Completion(step.text, completion.kept + step.kept)
@@ -76,13 +81,22 @@ def complete_module(before: str, after: str, used_by: UsedBy) -> Completion:
     return completion
 
 
+def _nobody(name: str) -> str | None:
+    return None
+
+
 def _completed_once(
-    before: str, old: ast.Module, unbound_before: set[str], after: str, used_by: UsedBy
+    before: str,
+    old: ast.Module,
+    unbound_before: set[str],
+    after: str,
+    used_by: UsedBy,
+    imported_by: UsedBy,
 ) -> Completion | None:
     new = ast.parse(after)
     bound, unbound = _names(after)
     missing = unbound - unbound_before
-    restored = _restored(_top_bindings(old), bound, new, missing, used_by)
+    restored = _restored(_top_bindings(old), bound, new, missing, used_by, imported_by)
     imports = sorted(name for name in missing - {b.name for b, _ in restored} if _stdlib(name))
     if not restored and not imports:
         return None
@@ -92,7 +106,12 @@ def _completed_once(
 
 
 def _restored(
-    old: list[_Binding], bound: set[str], new: ast.Module, missing: set[str], used_by: UsedBy
+    old: list[_Binding],
+    bound: set[str],
+    new: ast.Module,
+    missing: set[str],
+    used_by: UsedBy,
+    imported_by: UsedBy,
 ) -> list[tuple[_Binding, str]]:
     """Old bindings to put back, each with the reason shown to the model; one statement once."""
     bodies = _bodies(new)
@@ -103,9 +122,16 @@ def _restored(
             continue  # a rename in progress: its callers are the model's to change next
         if binding.name in missing:
             chosen.append((binding, f"kept `{binding.name}`: the new content uses it"))
-        elif binding.is_definition and (user := used_by(binding.name)):
+        elif user := _needed_by(binding, used_by, imported_by):
             chosen.append((binding, f"kept `{binding.name}`: {user}"))
     return chosen
+
+
+def _needed_by(binding: _Binding, used_by: UsedBy, imported_by: UsedBy) -> str | None:
+    """Why a dropped definition, or a constant another module imports, is still needed."""
+    if binding.is_definition:
+        return used_by(binding.name)
+    return None if binding.is_import else imported_by(binding.name)
 
 
 def _assembled(

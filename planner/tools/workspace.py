@@ -202,20 +202,27 @@ class WorkspaceTools:
 
     def _completed(self, raw: str, before: str, after: str, whole: bool) -> Completion:
         """A Python file with what the new text left out by accident put back; a definition
-        dropped by a whole-file write only when another file imports it, or when it is a
+        dropped by an edit when another file imports it; by a whole-file write, also when it is a
         public one of a module the issue does not name (small models leave out what they were
         not asked about: the 1.5B, implementing `truncate`, wrote textutil.py back without
         `column`, which no test of the repository used)."""
         if not raw.endswith(".py"):
             return Completion(after)
-        if not whole:
-            return complete_module(before, after, lambda name: None)
         others = functools.cache(lambda: self._other_python_files(raw))  # listed once, if needed
+        importer = functools.partial(self._importer_of, raw, others)
+        if not whole:
+            # An edit that deletes a definition another file imports gets it back too (the
+            # 1.5B replaced a constant other modules import with an unrelated function).
+            return complete_module(before, after, importer, importer)
         return complete_module(
             before,
             after,
-            lambda name: self._importer(raw, name, others()) or self._unasked(raw, name),
+            lambda name: importer(name) or self._unasked(raw, name),
+            importer,
         )
+
+    def _importer_of(self, raw: str, others: Callable[[], list[str]], name: str) -> str | None:
+        return self._importer(raw, name, others())
 
     def _unasked(self, raw: str, name: str) -> str | None:
         if name.startswith("_") or is_test_file(raw.removeprefix("./"), self.test_paths):

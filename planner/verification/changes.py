@@ -195,3 +195,8 @@ def _git(workspace: Path, *args: str, stdin: str | None = None) -> str:
     except (OSError, subprocess.CalledProcessError):
         return ""
     return done.stdout
+
+
+def working_files(workspace: Path) -> list[str]:
+    """The working tree's files: tracked, or new and not ignored."""
+    return _working_files(workspace)

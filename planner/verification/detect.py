@@ -5,6 +5,8 @@ decide, in this order: Python (pytest when the repository uses it, else unittest
 with a test script (`npm test`), go.mod (`go test ./...`), Cargo.toml (`cargo test`), a Makefile
 with a test target (`make test`). Setup: requirements*.txt and pyproject.toml extras named
 test/dev (installed into a virtual environment of their own), package-lock.json (`npm ci`).
+When the interpreter cannot import pytest, provision_steps() install what the project declares
+next to it (planner.verification.declared), and the project itself.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planner.engine.config import VerificationConfig
+from planner.verification.declared import RUNNER, Declared, declared_tests, names_runner
 
 PYTHON = "python3"
 SKIPPED_DIRECTORIES = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
@@ -55,6 +58,14 @@ class Verification:
     """Setup commands in order; `pip` stands for the virtual environment's pip."""
     python: bool = False
     """A Python repository: setup and tests run in a virtual environment of their own."""
+    runner: str = ""
+    """The Python test runner `command` runs (`pytest`, `unittest`; "" for other commands)."""
+    declared: Declared = field(default_factory=Declared)
+    """Where the project declares pytest and what it lists with it."""
+    packaged: bool = False
+    """A Python project with pyproject.toml, setup.py or setup.cfg: it can be installed."""
+    installs_project: bool = False
+    """The setup already installs the project itself (`pip install -e .…`)."""
 
     @property
     def display(self) -> str:
@@ -64,26 +75,67 @@ class Verification:
 def resolve(workspace: Path, config: VerificationConfig) -> Verification:
     """The command and setup for `workspace` under `config` (command [] when none)."""
     found = resolve_command(workspace, config)
+    found.python = found.python or (not found.command and _is_python(workspace))
+    if found.python:
+        found.declared = declared_tests(workspace)
+        found.packaged = any((workspace / name).is_file() for name in PROJECT_FILES)
     if not found.command:
-        return found
+        return found  # no tests to set up for; the issue's test may still run (provision_steps)
     if config.setup:
         found.setup = [shlex.split(config.setup)]
     elif config.detect_setup:
         found.setup = detect_setup(workspace, found)
+    found.installs_project = bool(config.setup) or any(
+        argv[:3] == ["pip", "install", "-e"] for argv in found.setup
+    )
     return found
 
 
+def provision_steps(found: Verification) -> list[list[str]]:
+    """What installs pytest into the verification's environment when the test command's
+    interpreter cannot import it: the requirements the project lists with pytest (pytest
+    itself when it lists none), its requirements files that list it, and the project itself
+    with the extras that list pytest, unless a setup already installs it. `pip` stands for the
+    environment's pip."""
+    declared = found.declared
+    requirements = list(declared.requirements)
+    if not any(names_runner(text) for text in requirements):
+        requirements.insert(0, RUNNER)
+    steps = [["pip", "install", *requirements]]
+    steps += [["pip", "install", "-r", path] for path in declared.files]
+    if found.packaged and not found.installs_project:
+        extras = f"[{','.join(declared.extras)}]" if declared.extras else ""
+        steps.append(["pip", "install", "-e", f".{extras}"])
+    return steps
+
+
+PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
 def runs_programs(workspace: Path, config: VerificationConfig) -> bool:
-    """Whether verification will start programs in `workspace` (isolation is then set up)."""
-    return config.enabled != "off" and bool(resolve_command(workspace, config).command)
+    """Whether verification will start programs in `workspace` (isolation is then set up):
+    a test command, or a Python project whose changes are checked (the issue's test, imports)."""
+    if config.enabled == "off":
+        return False
+    found = resolve_command(workspace, config)
+    return bool(found.command) or _is_python(workspace)
 
 
 def resolve_command(workspace: Path, config: VerificationConfig) -> Verification:
     if config.command:
-        return Verification(
-            shlex.split(config.command), "verification.command", python=_is_python(workspace)
-        )
+        argv = shlex.split(config.command)
+        python = _is_python(workspace)
+        return Verification(argv, "verification.command", python=python, runner=runner_of(argv))
     return detect_command(workspace)
+
+
+def runner_of(argv: list[str]) -> str:
+    """`pytest` or `unittest` when `argv` runs one (`python -m pytest`, `pytest`, `py.test`)."""
+    program = argv[0].rsplit("/", 1)[-1] if argv else ""
+    if program in ("pytest", "py.test"):
+        return "pytest"
+    modules = [argv[i + 1] for i, word in enumerate(argv[:-1]) if word == "-m"]
+    return next((name for name in modules if name in ("pytest", "unittest")), "")
 
 
 def detect_command(workspace: Path) -> Verification:
@@ -98,12 +150,12 @@ def _python(root: Path) -> Verification | None:
     if not _has_python_tests(root):
         return None
     if _uses_pytest(root):
-        return Verification(
-            [PYTHON, "-m", "pytest", "-q"], "detected from the Python tests (pytest)", [], True
-        )
+        command = [PYTHON, "-m", "pytest", "-q"]
+        return Verification(command, "detected from the Python tests (pytest)", [], True, "pytest")
     start = ["-s", "tests"] if (root / "tests").is_dir() else []
     command = [PYTHON, "-m", "unittest", "discover", *start]
-    return Verification(command, "detected from the Python tests (unittest)", [], True)
+    source = "detected from the Python tests (unittest)"
+    return Verification(command, source, [], True, "unittest")
 
 
 def _npm(root: Path) -> Verification | None:
@@ -159,8 +211,10 @@ def _test_extras(root: Path) -> list[str]:
 
 
 def _is_python(root: Path) -> bool:
-    markers = ("pyproject.toml", "setup.py", "setup.cfg")
-    return any((root / name).is_file() for name in markers) or _has_python_tests(root)
+    """A Python project: its packaging files, or Python files in its first folders."""
+    if any((root / name).is_file() for name in PROJECT_FILES):
+        return True
+    return any(path.suffix == ".py" for path in _walk(root, 2))
 
 
 def _has_python_tests(root: Path) -> bool:
@@ -200,7 +254,7 @@ def _uses_pytest(root: Path) -> bool:
         path = root / name
         if path.is_file() and needle in _text(path):
             return True
-    if _mentions(root, "pytest"):
+    if _mentions(root, "pytest") or declared_tests(root).found:
         return True
     return not any("unittest" in _text(path) for path in _python_test_files(root))
 

@@ -30,8 +30,6 @@ from planner.engine.issue import sanitize_untrusted
 from planner.tools.paths import read_in_tree
 from planner.tools.python_merge import complete_module
 
-ISSUE_TEST = "issue_test"
-"""History entry: the test written for the issue, and what became of it."""
 EXAMPLE_LINES = 40
 """Lines of an existing test file shown as the example of the repository's test style."""
 TEST_DIRECTORIES = ("tests", "test")
@@ -293,3 +291,109 @@ def placed(workspace: Path, test: IssueTest | None) -> Iterator[None]:
             target.unlink(missing_ok=True)
         else:
             target.write_bytes(before)
+
+
+MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
+MISSING_NAME = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
+COLLECTION_ERROR = re.compile(r"^E\s+(\w+(?:Error|Exception)\b.*)$", re.MULTILINE)
+
+
+def collection_problem(tail: str, stated: str, workspace: Path) -> str:
+    """Why a test file that failed as a whole (before any of its checks ran) is not a test of
+    the issue ("" when it is): it imports a module neither the repository nor the issue has,
+    or a name the issue does not state (a name to be written is stated), or it breaks in
+    another way before any check (a NameError, a missing fixture)."""
+    module = MISSING_MODULE.search(tail)
+    if module is not None:
+        top = module.group(1).split(".")[0]
+        if _has_module(workspace, top) or _is_stated(top, stated):
+            return ""
+        return f"it imports `{module.group(1)}`, which neither the repository nor the issue has"
+    name = MISSING_NAME.search(tail)
+    if name is not None:
+        if _is_stated(name.group(1), stated):
+            return ""  # what the issue asks to add: failing to import it is the failure
+        return f"it imports `{name.group(1)}` from `{name.group(2)}`, which the issue does not name"
+    error = COLLECTION_ERROR.search(tail)
+    if error is not None and not error.group(1).startswith(("AssertionError", "ImportError")):
+        return f"it fails before any check: {error.group(1)[:200]}"
+    return ""
+
+
+def _has_module(workspace: Path, name: str) -> bool:
+    for root in (workspace, workspace / "src", workspace / "lib"):
+        if (root / f"{name}.py").is_file() or (root / name / "__init__.py").is_file():
+            return True
+        if (root / name).is_dir():
+            return True  # a namespace package
+    return False
+
+
+def as_unittest(text: str, class_name: str) -> str | None:
+    """The test file as a unittest.TestCase, for a repository whose tests unittest runs (its
+    own command would not run plain test functions): each test function becomes a method,
+    `pytest.raises(E)` becomes `self.assertRaises(E)`. None when a test takes a pytest fixture
+    or uses pytest otherwise: then it stays as it is."""
+    try:
+        tests = _tests(text)
+    except SyntaxError:
+        return None
+    if not tests or any(test.args.args or test.decorator_list for test in tests):
+        return None
+    lines = text.splitlines()
+    converted = re.sub(
+        r"\bpytest\.raises\(([^()]*)\)",
+        lambda found: _assert_raises(found.group(1)),
+        "\n".join(lines),
+    )
+    if re.search(r"\bpytest\.", converted):
+        return None
+    header, methods = _split_tests(ast.parse(converted), converted.splitlines(), tests)
+    header = [line for line in header if not re.match(r"^import pytest\s*$", line)]
+    if not any(re.match(r"^import unittest\b", line) for line in header):
+        header.insert(_after_imports(header), "import unittest")
+    body = [f"class {class_name}(unittest.TestCase):"]
+    for method in methods:
+        body += ["    " + line if line.strip() else "" for line in method] + [""]
+    top = re.sub(r"\n{3,}", "\n\n", "\n".join(header).strip("\n"))
+    return "\n".join([top, "", "", *body]).rstrip() + "\n"
+
+
+def _assert_raises(arguments: str) -> str:
+    parts = [part.strip() for part in arguments.split(",")]
+    if len(parts) == 2 and parts[1].startswith("match="):
+        return f"self.assertRaisesRegex({parts[0]}, {parts[1].removeprefix('match=')})"
+    return f"self.assertRaises({arguments})"
+
+
+def _split_tests(
+    module: ast.Module, lines: list[str], tests: list[ast.FunctionDef]
+) -> tuple[list[str], list[list[str]]]:
+    """The module's lines outside its test functions, and each test as a method (`self`)."""
+    names = {test.name for test in tests}
+    header: list[str] = []
+    methods: list[list[str]] = []
+    done = 0
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef) and node.name in names:
+            header += lines[done : node.lineno - 1]
+            method = lines[node.lineno - 1 : node.end_lineno]
+            method[0] = re.sub(r"def (\w+)\(\)", r"def \1(self)", method[0], count=1)
+            methods.append(method)
+            done = node.end_lineno or node.lineno
+    header += lines[done:]
+    return header, methods
+
+
+def _after_imports(header: list[str]) -> int:
+    """The line after the module's docstring and its imports (a `from __future__` first)."""
+    try:
+        body = ast.parse("\n".join(header)).body
+    except SyntaxError:
+        return 0
+    ends = [
+        node.end_lineno or node.lineno
+        for node in body
+        if isinstance(node, (ast.Import, ast.ImportFrom)) or _is_docstring(node)
+    ]
+    return max(ends, default=0)

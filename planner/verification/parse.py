@@ -131,3 +131,24 @@ def parse_output(text: str) -> Parsed:
         merged.failing += [name for name in found.failing if name not in merged.failing]
     merged.failing = merged.failing[:MAX_NAMES]
     return merged
+
+
+SERVICE_ERRORS = re.compile(
+    r"(ConnectionRefusedError[^\n]{0,80}|Connection refused|Name or service not known|"
+    r"Temporary failure in name resolution|nodename nor servname provided|Network is "
+    r"unreachable|No route to host|Failed to establish a new connection[^\n]{0,80}|getaddrinfo "
+    r"failed|could not connect to server[^\n]{0,80}|Can't connect to \w+ server[^\n]{0,80})"
+)
+
+
+def service_problem(text: str) -> str:
+    """What says that failing tests need a service or the network that is not there ("" when
+    nothing does): a database, a server started elsewhere, a download. Their failures are the
+    runner's, not the change's; the line says so."""
+    found = SERVICE_ERRORS.search(text)
+    if found is None:
+        return ""
+    return (
+        "some tests need a service or the network, which the tests cannot reach here "
+        f"(`{found.group(1).strip()[:120]}`)"
+    )

@@ -1,15 +1,20 @@
 """Verification phase: the repository's tests are part of the pass (issue 23, docs/verification.md).
 
-    pass start ─ start(): detect the command, run the setup (network, no tokens), and the
-                 baseline once per issue (which tests fail already), recorded in the history
+    pass start ─ start(): detect the command, run the setup (network, no tokens), install
+                 pytest where it is missing, and the baseline once per issue (which tests fail
+                 already), recorded in the history
     planning ─── addendum("planning"): the command, the `run_tests` tool, the baseline failures
+                 after_plan(): the issue's own test, once per issue (issue_test.py)
     each task ── tools(): run_tests, answered in before_action() with the parsed result
-                 after_task(): the tests run again when the task changed files
+                 after_task(): the tests of the changed files, then (when they pass) the whole
+                 command and the issue's test
                  addendum("execute"): tests that passed at the baseline and fail now, with the
                  end of the output, are the next task's input
-    no task left ─ before_completion(): a last run when files changed since; tests failing that
-                 passed at the baseline add a repair task (a saved plan revision) up to
-                 verification.max_repair_attempts, then the pass ends needs_human
+    no task left ─ before_completion(): a last whole run; tests failing that passed at the
+                 baseline, or the issue's test failing, add a repair task (a saved plan
+                 revision) up to verification.max_repair_attempts; then another attempt from
+                 the start (attempts.py) up to verification.attempts; then the pass ends
+                 needs_human
 
 Every run is a `verification` entry (planner.engine.verification) recorded as it finishes, so
 a later pass reuses the baseline and the pass result, reflection and the judges read the same
@@ -26,17 +31,23 @@ from planner.engine.config import PlannerConfig
 from planner.engine.context import PassContext
 from planner.engine.conversation import user
 from planner.engine.flow import PlanChanged, StopPass
-from planner.engine.interfaces import ToolCall, ToolResult, ToolSpec
+from planner.engine.interfaces import ToolCall, ToolResult, ToolSpec, TreeCheck
 from planner.engine.issue import prompt_view
 from planner.engine.phase import Phase, Request
 from planner.engine.prompts import render
+from planner.engine.result import PassStatus
 from planner.engine.tool_names import WRITE_TOOLS, path_argument
 from planner.engine.verification import (
+    ATTEMPT,
+    CHECKS,
+    ISSUE_TEST,
+    UNPROVEN,
     VERIFICATION,
     Stage,
     TestRun,
     VerificationNote,
     baseline_of,
+    current_runs,
     evidence_text,
     is_test_file,
     new_failures,
@@ -44,6 +55,17 @@ from planner.engine.verification import (
     verification_note,
 )
 from planner.tools.isolation import SandboxUser
+from planner.verification.attempts import (
+    ResetImpossible,
+    Start,
+    attempt_count,
+    attempt_record,
+    failed_attempts,
+    rank,
+    reset,
+    snapshot,
+    take_up,
+)
 from planner.verification.changes import (
     added_tests,
     changed_files,
@@ -54,10 +76,12 @@ from planner.verification.changes import (
     head_commit,
     removed_names,
 )
+from planner.verification.checks import check_changed
 from planner.verification.detect import NO_TESTS, Verification, resolve
 from planner.verification.issue_test import (
-    ISSUE_TEST,
     IssueTest,
+    as_unittest,
+    collection_problem,
     example_test,
     failing_only,
     issue_test_from_reply,
@@ -71,7 +95,8 @@ from planner.verification.repair_task import (
     unresolved_reason,
     with_task,
 )
-from planner.verification.runner import TestRunner, Watch
+from planner.verification.runner import TestRunner, Watch, merged
+from planner.verification.selection import MAX_SELECTED, exercising_tests, pytest_on, tracked_tests
 from planner.verification.undo import RepairUndo
 
 RUN_TESTS = ToolSpec(
@@ -86,6 +111,7 @@ SETUP = "verification_setup"
 REPAIR = "verification_repair"
 UNRESOLVED = "verification_unresolved"
 UNDONE = "verification_repair_undone"
+ATTEMPT_NOT_MADE = "verification_attempt_not_made"
 SOURCE = "verification"
 NAMES_SHOWN = 20
 CHANGE_LINES = 80
@@ -93,6 +119,11 @@ CHANGE_LINES = 80
 ISSUE_TEST_IS_PLANNERS = (
     "is planner's test of the issue, written from it before the change, and stays as it is: "
     "change the code so that it passes"
+)
+FIX_UNPROVEN = "the fix is unproven"
+WHOLE_TOO_SLOW = (
+    "only the tests of the changed files ran: the whole suite took longer than "
+    "verification.timeout_seconds before the change, so it runs whole only at the end"
 )
 
 
@@ -105,13 +136,20 @@ class VerificationPhase(Phase):
         config: PlannerConfig,
         sandbox: SandboxUser | None = None,
         watch: Watch | None = None,
+        tree: TreeCheck | None = None,
+        excluded: tuple[Path, ...] = (),
     ) -> None:
         self.workspace = workspace
         self.settings = config.verification
         self.runner = TestRunner(workspace, config, sandbox, watch)
+        self.tree = tree
+        """The approval gate's judged tree: a reset to the start is planner's own change."""
+        self.excluded = _relative_folders(workspace, excluded)
         self.found = Verification()
         self.usable = False
         """A command was found and its program is installed: the tests can run this pass."""
+        self.pytest = False
+        """pytest runs here (installed, or provisioned): the issue's test can run."""
         self.checked = ""
         """Fingerprint of the working tree the latest run saw."""
         self.repair = RepairUndo(workspace)
@@ -124,12 +162,20 @@ class VerificationPhase(Phase):
             return
         self.found = resolve(self.workspace, self.settings)
         if not self.found.command:
-            self._record_skip(run, NO_TESTS)
+            if self.settings.enabled == "on" or not self.found.python:
+                self._record_skip(run, NO_TESTS)
             if self.settings.enabled == "on":
                 raise StopPass("failed", f"verification.enabled is on, but: {NO_TESTS}")
-            return
+            if not self.found.python:
+                return
+            # A Python project without tests: the issue's test, and checks of what changed
+            self._record_start(run, head_commit(self.workspace))
+        failed = attempt_count(run.store.entries())
+        if failed:
+            run.new_attempt(failed + 1)  # a later pass goes on sampling as its attempt does
         setup_problem = self._set_up(run)
-        self._baseline(run, setup_problem)
+        if self.found.command:
+            self._baseline(run, setup_problem)
         if not run.config.planning.enabled:
             self._write_issue_test(run)  # no plan will come: the issue is all there is
 
@@ -141,15 +187,26 @@ class VerificationPhase(Phase):
         run.store.append(VERIFICATION, stage="baseline", status="not_run", reason=reason)
 
     def _set_up(self, run: PassContext) -> str:
-        """Run the setup commands; '' when they succeeded, else what failed."""
-        if not self.found.setup:
+        """Run the setup commands, then install pytest where the tests or the issue's test
+        need it and it is missing; '' when they succeeded, else what failed."""
+        results = self.runner.set_up(self.found) if self.found.setup else []
+        if self._needs_pytest():
+            provisioned = self.runner.provision(self.found)
+            results += provisioned
+            self.pytest = not provisioned or self.runner.imports("pytest")
+        if not results:
             return ""
-        results = self.runner.set_up(self.found)
         problems = [f"{r.command}: {r.detail}" for r in results if not r.ok]
         run.store.append(
             SETUP, commands=[r.command for r in results], ok=not problems, problems=problems
         )
         return "; ".join(problems)
+
+    def _needs_pytest(self) -> bool:
+        """The repository's tests run with pytest, or the issue's test will (any Python
+        repository, verification.issue_test)."""
+        issue_test = self.found.python and self.settings.issue_test
+        return self.found.runner == "pytest" or issue_test
 
     def _baseline(self, run: PassContext, setup_problem: str) -> None:
         earlier = baseline_of(recorded_runs(run.store.entries()))
@@ -160,22 +217,47 @@ class VerificationPhase(Phase):
         # Test files already changed or new before planner acts (a local run on a checkout
         # with work in progress): their tests are the maintainer's, never "added by the change".
         dirty = changed_test_files(self.workspace, head, self.settings.test_paths)
-        result = self._run(run, "baseline", "", base_commit=head, dirty_tests=dirty)
+        start = Start(head, {}, self.excluded)
+        result = self._run(
+            run,
+            "baseline",
+            "",
+            base_commit=head,
+            dirty_tests=dirty,
+            dirty=snapshot(self.workspace, start),
+        )
         if setup_problem and result.status != "passed":
             run.store.append(SETUP, ok=False, problems=[f"the tests ran after: {setup_problem}"])
         self.usable = result.ran
+
+    def _record_start(self, run: PassContext, head: str) -> None:
+        """No test to run before the change: the baseline records only where the change
+        starts from (the commit and the work in progress), once per issue."""
+        if _baseline_entry(run).get("base_commit"):
+            return
+        start = Start(head, {}, self.excluded)
+        run.store.append(
+            VERIFICATION,
+            stage="baseline",
+            status="not_run",
+            reason=NO_TESTS,
+            base_commit=head,
+            dirty_tests=[],
+            dirty=snapshot(self.workspace, start),
+            fingerprint=fingerprint(self.workspace),
+        )
 
     # -- runs --------------------------------------------------------------------------------
 
     def _run(self, run: PassContext, stage: Stage, task_id: str, **extra: Any) -> TestRun:
         test = _active_test(run.store.entries()) if stage != "baseline" else None
-        result = self.runner.run_tests(self.found, partial(placed, self.workspace, test))
+        result = self._tests(run, stage, test)
         result = result.model_copy(
             update={
                 "stage": stage,
                 "task_id": task_id,
                 "changed_tests": self._changed_tests(run),
-                "issue_test": test.path if test is not None else "",
+                "issue_test": test.path if test is not None and result.ran else "",
                 "added": self._added(run, stage, result.failing),
             }
         )
@@ -187,6 +269,90 @@ class VerificationPhase(Phase):
             self._keep_issue_test(run, test, task_id)
         return result
 
+    def _tests(self, run: PassContext, stage: Stage, test: IssueTest | None) -> TestRun:
+        """What runs at `stage`: the baseline and the final run use the whole command; after a
+        task (or for run_tests) the tests of the changed files run first, and the whole
+        command only when they pass (never when it timed out at the baseline); the issue's
+        test runs with them."""
+        if stage == "baseline":
+            return self.runner.run_tests(self.found)
+        if stage == "issue":
+            return self._issue_run(test)
+        if not self.usable:
+            return self._without_tests(run, test)
+        selected = self._selection(run) if stage in ("task", "tool") else []
+        if selected:
+            first = self._selected_run(selected, test)
+            if first.status != "passed" or self._whole_too_slow(run):
+                return first
+        elif stage in ("task", "tool") and self._whole_too_slow(run):
+            if test is None:
+                return _not_rerun()
+            return self._issue_run(test).model_copy(update={"reason": WHOLE_TOO_SLOW})
+        whole = self.runner.run_tests(self.found)
+        return merged(whole, self._issue_run(test) if test is not None else None)
+
+    def _issue_run(self, test: IssueTest | None, kept: str = "") -> TestRun:
+        """The issue's test alone, placed in the tree for the run; without a repository's
+        tests, once it is kept, the file it was written to."""
+        if test is None and not (kept and (self.workspace / kept).is_file()):
+            return TestRun(reason="no test of the issue to run")
+        path = test.path if test is not None else kept
+        argv = pytest_on(self.found.command, [path], self.workspace)
+        return self.runner.run_argv(argv, "the issue's test", partial(placed, self.workspace, test))
+
+    def _without_tests(self, run: PassContext, test: IssueTest | None) -> TestRun:
+        """No runner runs the repository's tests: the issue's test (once kept, its file) and
+        the check that the changed Python files compile and import."""
+        kept = _kept_test(run.store.entries())
+        issue = self._issue_run(test, kept) if self.pytest and (test or kept) else None
+        checks = None
+        if self.found.python:
+            checks = check_changed(self.workspace, self._changed_code(run), self._program)
+        if issue is None or not issue.ran:
+            baseline = baseline_of(recorded_runs(run.store.entries())) or TestRun()
+            return checks or issue or baseline.model_copy(update={"stage": "task"})
+        return _with_checks(issue, checks)
+
+    def _program(self, argv: list[str]) -> tuple[str, str]:
+        return self.runner.run_program(argv, "the import of the changed modules")
+
+    def _checks_apply(self) -> bool:
+        """The repository's tests cannot run, but a change to its Python files can be checked."""
+        return self.found.python and not self.usable and self.settings.enabled != "off"
+
+    def _checks_due(self, run: PassContext) -> bool:
+        """The check applies, and Python files changed since the start (or were checked)."""
+        if not self._checks_apply():
+            return False
+        runs = current_runs(run.store.entries())
+        checked = bool(runs) and runs[-1].command == CHECKS
+        return checked or any(path.endswith(".py") for path in self._changed_code(run))
+
+    def _selected_run(self, selected: list[str], test: IssueTest | None) -> TestRun:
+        files = [*selected, *([test.path] if test is not None else [])]
+        argv = pytest_on(self.found.command, files, self.workspace)
+        around = partial(placed, self.workspace, test)
+        result = self.runner.run_argv(argv, self.found.source, around)
+        return result.model_copy(update={"command": self.found.display, "selected": selected})
+
+    def _selection(self, run: PassContext) -> list[str]:
+        """The repository's test files that exercise what changed since the baseline, when
+        its tests run with pytest ([] otherwise, or when there are too many)."""
+        if self.found.runner != "pytest":
+            return []
+        patterns = self.settings.test_paths
+        changed = changed_files(self.workspace, _base(run), lambda path: True)
+        test_files = tracked_tests(self.workspace, patterns)
+        chosen = exercising_tests(
+            self.workspace, changed, test_files, lambda p: is_test_file(p, patterns)
+        )
+        return chosen if len(chosen) <= MAX_SELECTED else []
+
+    def _whole_too_slow(self, run: PassContext) -> bool:
+        baseline = baseline_of(recorded_runs(run.store.entries()))
+        return baseline is not None and baseline.status == "timed_out"
+
     # -- the issue's own test ----------------------------------------------------------------
 
     def _write_issue_test(self, run: PassContext) -> None:
@@ -194,6 +360,10 @@ class VerificationPhase(Phase):
         asks; it is used only when it fails on the code before the change."""
         if not self._issue_test_applies(run):
             return
+        if self._work_begun(run):
+            reason = "the work had begun before a test of the issue could be written"
+            run.store.append(ISSUE_TEST, status="dropped", reason=reason)
+            return  # it must fail on the code before the change: that code is gone
         path = issue_test_path(self.workspace, run.issue.number)
         messages, stated = self._issue_test_request(run, path)
         reply = run.chat("issue_test", messages, [])
@@ -201,14 +371,25 @@ class VerificationPhase(Phase):
         if content is None:
             run.store.append(ISSUE_TEST, status="dropped", reason="the reply held no test")
             return
-        self._try_issue_test(run, IssueTest(path=path, content=content))
+        self._try_issue_test(run, IssueTest(path=path, content=content), stated)
+
+    def _work_begun(self, run: PassContext) -> bool:
+        """An action was taken, or files differ from where the change started (a later
+        pass of the issue)."""
+        if any(entry.get("type") == "action" for entry in run.store.entries()):
+            return True
+        start = self._start(run)
+        changed = start.changed(self.workspace) if start.base else []
+        return any(path not in start.dirty for path in changed)
 
     def _issue_test_applies(self, run: PassContext) -> bool:
+        """Any Python repository where pytest runs (the repository's or the one planner
+        installed), once per issue."""
         entries = run.store.entries()
         return (
-            self.usable
+            self.pytest
+            and self.found.python
             and self.settings.issue_test
-            and "pytest" in self.found.display
             and not any(entry.get("type") == ISSUE_TEST for entry in entries)
         )
 
@@ -225,33 +406,48 @@ class VerificationPhase(Phase):
             example_path=example_path,
             example=example,
             path=path,
+            plain_functions=self.found.runner != "pytest",
         )
         issue = run.issue
         comments = [comment.body for comment in issue.comments]
         stated = "\n".join([issue.title, issue.body, *comments, issue.instruction, example])
         return [run.system("issue_test"), user(request)], stated
 
-    def _try_issue_test(self, run: PassContext, test: IssueTest) -> None:
-        """Run it on the code before the change; keep only its tests that fail there."""
+    def _try_issue_test(self, run: PassContext, test: IssueTest, stated: str) -> None:
+        """Run it on the code before the change; keep only its tests that fail there, and
+        none when the file fails before any check for a reason the issue does not give."""
         run.store.append(ISSUE_TEST, status="active", path=test.path, content=test.content)
         result = self._run(run, "issue", "")
         failing = result.issue_failures
         content = failing_only(test.content, test.path, failing) if result.ran else None
-        if content is None:
+        broken = collection_problem(result.tail, stated, self.workspace)
+        if not result.ran:
+            reason = f"it could not run: {result.reason}"
+        elif test.path in failing and broken:
+            content, reason = None, broken
+        else:
             reason = "it passes on the code before the change, so it does not test the issue"
+        if content is None:
             run.store.append(ISSUE_TEST, status="dropped", path=test.path, reason=reason)
         elif content != test.content:
             run.store.append(ISSUE_TEST, status="active", path=test.path, content=content)
 
     def _keep_issue_test(self, run: PassContext, test: IssueTest, task_id: str) -> None:
         """It passes: it goes into the pull request as the issue's regression test, written
-        like any file (the approval gate and the path rules judge it; the action is recorded)."""
-        arguments = {"path": test.path, "content": test.content}
+        like any file (the approval gate and the path rules judge it; the action is recorded).
+        Where unittest runs the repository's tests it is written as a TestCase, so their own
+        command runs it."""
+        content = test.content
+        if self.found.runner == "unittest":
+            name = "TestIssue" + "".join(c for c in str(run.issue.number) if c.isalnum())
+            content = as_unittest(content, name) or content
+        arguments = {"path": test.path, "content": content}
         call = ToolCall(id=f"{ISSUE_TEST}_{test.path}", name="write_file", arguments=arguments)
         result = run.act(task_id or SOURCE, call)
         status = "kept" if result.ok else "not_kept"
         run.store.append(ISSUE_TEST, status=status, path=test.path, reason=result.error or "")
-        self.checked = fingerprint(self.workspace)
+        if content == test.content:
+            self.checked = fingerprint(self.workspace)  # written as it ran: nothing to run again
 
     def _changed_tests(self, run: PassContext) -> list[str]:
         return changed_test_files(self.workspace, _base(run), self.settings.test_paths)
@@ -283,21 +479,26 @@ class VerificationPhase(Phase):
     # -- hooks during the plan ---------------------------------------------------------------
 
     def addendum(self, run: PassContext, request: Request) -> str:
-        if not self.usable:
-            return ""
         entries = run.store.entries()
+        runs = self._can_run(entries)
+        if not (runs or self._checks_due(run)):
+            return ""
         if request == "planning":
-            return self._planning_text(entries)
+            return self._planning_text(entries) if runs else ""
         if request == "execute":
-            return self._feedback(run, verification_note(entries))
+            hint = _attempt_hint(entries, compact=True)
+            feedback = self._feedback(run, verification_note(entries))
+            return "\n".join(text for text in (hint, feedback) if text)
         evidence = evidence_text(entries)
         return f"## Tests\n{evidence}\n" if evidence else ""
 
     def _planning_text(self, entries: list[dict[str, Any]]) -> str:
         baseline = baseline_of(recorded_runs(entries))
+        test = _active_test(entries)
         return render(
             "verification_planning.md.j2",
             command=self.found.display,
+            issue_test=test.path if test is not None and not self.usable else "",
             tool=RUN_TESTS.name,
             failing=baseline.failing[:NAMES_SHOWN] if baseline else [],
             baseline_passed=baseline is not None and baseline.status == "passed",
@@ -312,9 +513,10 @@ class VerificationPhase(Phase):
             new_failures=note.broken[:NAMES_SHOWN],
             added_failures=note.added_failures[:NAMES_SHOWN],
             issue_failures=note.issue_failures[:NAMES_SHOWN],
-            tool=RUN_TESTS.name,
+            tool=RUN_TESTS.name if self._can_run(run.store.entries()) else "",
             tail=note.latest.tail,
             change=self._change(run) if note.regressed else "",
+            checks=note.latest.command == CHECKS,
         )
 
     def _change(self, run: PassContext) -> str:
@@ -327,15 +529,16 @@ class VerificationPhase(Phase):
         self._write_issue_test(run)  # once per issue, when there is a plan to carry out
 
     def tools(self, run: PassContext) -> list[ToolSpec]:
-        return [RUN_TESTS] if self.usable else []
+        return [RUN_TESTS] if self._can_run(run.store.entries()) else []
 
     def before_action(self, run: PassContext, task_id: str, call: ToolCall) -> ToolResult | None:
-        test = _active_test(run.store.entries())
+        entries = run.store.entries()
+        test = _active_test(entries)
         if test is not None and _writes(call, test.path):
             # The 1.5B, shown the issue's test failing, wrote its own version of it.
             return ToolResult(ok=False, error=f"{test.path} {ISSUE_TEST_IS_PLANNERS}")
         self.repair.before_write(task_id, call)
-        if call.name != RUN_TESTS.name or not self.usable:
+        if call.name != RUN_TESTS.name or not self._can_run(entries):
             return None
         result = self._run(run, "tool", task_id)
         text = self._result_text(run, result)
@@ -358,7 +561,8 @@ class VerificationPhase(Phase):
         )
 
     def after_task(self, run: PassContext, task_id: str, status: str, summary: str) -> None:
-        if self.usable and self._tree_changed(run):
+        due = self._can_run(run.store.entries()) or self._checks_due(run)
+        if due and self._tree_changed(run):
             self._run(run, "task", task_id)
             self._undo_if_mended_nothing(run, task_id)
 
@@ -371,25 +575,68 @@ class VerificationPhase(Phase):
         run.store.append(UNDONE, task_id=task_id, paths=restored, still_failing=failing)
         self._run(run, "task", task_id)  # the tests as the tree is again
 
-    # -- before completion: repair or stop ---------------------------------------------------
+    def _can_run(self, entries: list[dict[str, Any]]) -> bool:
+        """The repository's tests run here, or (without them) the issue's test does."""
+        if self.usable:
+            return True
+        return self.pytest and (_active_test(entries) is not None or bool(_kept_test(entries)))
+
+    # -- before completion: repair, try again, or stop ---------------------------------------
 
     def before_completion(self, run: PassContext) -> None:
-        if not self.usable:
+        entries = run.store.entries()
+        if not (self._can_run(entries) or self._checks_due(run)):
             return
         if self._tree_changed(run):
             self._run(run, "final", "")
         note = verification_note(run.store.entries())
+        if note is not None and note.unfinished and self._repair(run, note):
+            raise PlanChanged()  # the failing tests of the changed files are enough to go on
+        if _partial(run.store.entries()):
+            self._run(run, "final", "")  # what the result shows is the whole suite's
+            note = verification_note(run.store.entries())
+            if note is not None and note.unfinished and self._repair(run, note):
+                raise PlanChanged()
         if note is None or not note.unfinished:
+            self._record_won(run)
+            self._stop_if_unproven(run, note)
             return
-        attempts = self._repairs(run.store.entries())
-        if attempts < self._repair_limit(note):
-            self._add_repair_task(run, note, attempts + 1)
-            raise PlanChanged()
-        if not note.regressed:
-            return  # only the issue's own test fails: the result says so, the pass goes on
-        run.store.append(UNRESOLVED, new_failures=note.new_failures, repairs=attempts)
-        reason = unresolved_reason(note, attempts)
+        self._try_again(run, note)
+        if self._keep_best(run, note):
+            note = verification_note(run.store.entries()) or note
+        repairs = self._repairs(run.store.entries())
+        run.store.append(
+            UNRESOLVED,
+            new_failures=note.new_failures,
+            issue_failures=note.issue_failures,
+            repairs=repairs,
+        )
+        reason = unresolved_reason(note, repairs if run.config.planning.enabled else None)
         raise StopPass("needs_human", reason, [note.line()])
+
+    def _stop_if_unproven(self, run: PassContext, note: VerificationNote | None) -> None:
+        """The change touched Python code and no test of the issue passed (the one written was
+        dropped): the tests that pass say nothing about the issue, so the pass ends
+        needs_human with a draft that says so (a change to documents alone is not held)."""
+        entries = run.store.entries()
+        latest = next((e for e in reversed(entries) if e.get("type") == ISSUE_TEST), None)
+        if latest is None or latest.get("status") != "dropped":
+            return
+        if not any(path.endswith(".py") for path in self._changed_code(run)):
+            return
+        why = str(latest.get("reason") or "it was dropped")
+        reason = f"{FIX_UNPROVEN}: no test of the issue passed (planner's was dropped: {why})"
+        run.store.append(UNPROVEN, reason=reason)  # the result and the draft say it
+        line = note.line() if note is not None else ""
+        raise StopPass("needs_human", reason, [line] if line else [])
+
+    def _repair(self, run: PassContext, note: VerificationNote) -> bool:
+        """A repair task was added (with a plan, while repairs are left)."""
+        repairs = self._repairs(run.store.entries())
+        if not run.config.planning.enabled or repairs >= self._repair_limit(note):
+            return False
+        self._add_repair_task(run, note, repairs + 1)
+        return True
 
     def _repair_limit(self, note: VerificationNote) -> int:
         """The issue's own test alone gets one repair: a model wrote it, it may be wrong."""
@@ -397,10 +644,10 @@ class VerificationPhase(Phase):
         return limit if note.regressed else min(1, limit)
 
     def _repairs(self, entries: list[dict[str, Any]]) -> int:
-        """Repair tasks added since a person last gave an instruction."""
+        """Repair tasks added in this attempt, since a person last gave an instruction."""
         count = 0
         for entry in entries:
-            if entry.get("type") == "human_input":
+            if entry.get("type") == "human_input" or _attempt_failed(entry):
                 count = 0
             elif entry.get("type") == REPAIR:
                 count += 1
@@ -424,6 +671,109 @@ class VerificationPhase(Phase):
             source=SOURCE,
         )
 
+    # -- another attempt from the start (attempts.py) ----------------------------------------
+
+    def _try_again(self, run: PassContext, note: VerificationNote) -> None:
+        """Attempts are left: record this one, put the tree back to the start and raise
+        PlanChanged with what failed, so the next attempt plans afresh (returns otherwise)."""
+        entries = run.store.entries()
+        number = attempt_count(entries) + 1
+        start = self._start(run)
+        if number >= self.settings.attempts or not start.base:
+            return
+        record = attempt_record(self.workspace, start, number, note)
+        if self.tree is not None:
+            self.tree.settle()  # what is not planner's own is judged before planner resets
+        try:
+            restored = reset(self.workspace, start)
+        except ResetImpossible as why:
+            run.store.append(ATTEMPT_NOT_MADE, attempt=number + 1, reason=str(why))
+            return
+        finally:
+            if self.tree is not None:
+                self.tree.accept()  # the reset is planner's own change
+        run.store.append(ATTEMPT, **record, restored=restored)
+        self._activate_again(run)
+        self.repair = RepairUndo(self.workspace)
+        self.checked = fingerprint(self.workspace)
+        run.new_attempt(number + 1)
+        run.progress(f"attempt {number + 1} of {self.settings.attempts}")
+        raise PlanChanged(feedback=_attempt_hint(run.store.entries(), compact=False))
+
+    def on_stop(self, run: PassContext, status: PassStatus) -> None:
+        """A pass stopped by its budget in a later attempt leaves the closest attempt's tree,
+        not the half-made one (a needs_human end chose in before_completion)."""
+        if status not in ("in_progress", "failed") or not attempt_count(run.store.entries()):
+            return
+        note = verification_note(run.store.entries()) or VerificationNote()
+        self._keep_best(run, note)
+
+    def _keep_best(self, run: PassContext, note: VerificationNote) -> bool:
+        """No attempts left and none passed: when an earlier attempt came closer than the
+        current one (fewer tests it broke, fewer of the issue's failing, a smaller change),
+        the current one is recorded and undone, and that one's tree taken up again."""
+        entries = run.store.entries()
+        earlier = failed_attempts(entries)
+        latest = next((e for e in reversed(entries) if e.get("type") == ATTEMPT), None)
+        start = self._start(run)
+        ended = latest is not None and latest.get("status") in ("won", "restored")
+        if not earlier or ended or not start.base:
+            return False
+        current = attempt_record(self.workspace, start, len(earlier) + 1, note)
+        best = min(earlier, key=rank)
+        if rank(best) >= rank(current):
+            return False
+        if self.tree is not None:
+            try:
+                self.tree.settle()
+            except Exception:  # a person must judge what the tools left first: leave it
+                return False
+        try:
+            restored = take_up(self.workspace, start, best)
+        finally:
+            if self.tree is not None:
+                self.tree.accept()  # planner's own change
+        if restored is None:
+            return False
+        run.store.append(ATTEMPT, **current)
+        run.store.append(ATTEMPT, attempt=best.get("attempt"), status="restored", paths=restored)
+        self.checked = fingerprint(self.workspace)
+        return True
+
+    def _start(self, run: PassContext) -> Start:
+        baseline = _baseline_entry(run)
+        dirty = baseline.get("dirty")
+        kept = {str(k): (str(v) if v else None) for k, v in dirty.items()} if dirty else {}
+        return Start(str(baseline.get("base_commit") or ""), kept, self.excluded)
+
+    def _activate_again(self, run: PassContext) -> None:
+        """The issue's test, kept into the change the reset took away, is placed for each run
+        again: the next attempt is judged by it too."""
+        entries = run.store.entries()
+        if _active_test(entries) is not None:
+            return
+        latest = next(
+            (e for e in reversed(entries) if e.get("type") == ISSUE_TEST and e.get("content")),
+            None,
+        )
+        if latest is not None and _kept_test(entries):
+            run.store.append(
+                ISSUE_TEST, status="active", path=latest.get("path"), content=latest["content"]
+            )
+
+    def _record_won(self, run: PassContext) -> None:
+        """After failed attempts, the one whose tests pass is recorded as the winner (once)."""
+        entries = run.store.entries()
+        number = attempt_count(entries) + 1
+        latest = next((e for e in reversed(entries) if e.get("type") == ATTEMPT), None)
+        if number == 1 or (latest is not None and latest.get("status") == "won"):
+            return
+        start = self._start(run)
+        changed = [path for path in start.changed(self.workspace) if path not in start.dirty]
+        diff = diff_since(self.workspace, start.base, changed, 10_000)
+        lines = sum(1 for line in diff.splitlines() if line[:1] in "+-")
+        run.store.append(ATTEMPT, attempt=number, status="won", diff_lines=lines)
+
 
 def _active_test(entries: list[dict[str, Any]]) -> IssueTest | None:
     """The issue's test while it is placed for each run (written, not yet dropped or kept)."""
@@ -434,6 +784,73 @@ def _active_test(entries: list[dict[str, Any]]) -> IssueTest | None:
         return IssueTest.model_validate(latest)
     except ValueError:
         return None
+
+
+def _kept_test(entries: list[dict[str, Any]]) -> str:
+    """The issue's test written into the change for good ("" when there is none)."""
+    latest = next((entry for entry in reversed(entries) if entry.get("type") == ISSUE_TEST), None)
+    if latest is None or latest.get("status") != "kept":
+        return ""
+    return str(latest.get("path") or "")
+
+
+def _attempt_failed(entry: dict[str, Any]) -> bool:
+    return entry.get("type") == ATTEMPT and entry.get("status") == "failed"
+
+
+def _attempt_hint(entries: list[dict[str, Any]], compact: bool) -> str:
+    """What the attempts before this one failed on ("" in the first attempt)."""
+    attempts = failed_attempts(entries)
+    if not attempts:
+        return ""
+    shown = [
+        {
+            "attempt": entry.get("attempt"),
+            "failing": [str(name) for name in entry.get("failing") or []][:NAMES_SHOWN],
+            "tail": str(entry.get("tail") or ""),
+            "diff": str(entry.get("diff") or ""),
+        }
+        for entry in attempts
+    ]
+    return render("attempt_hint.md.j2", attempts=shown, compact=compact)
+
+
+def _partial(entries: list[dict[str, Any]]) -> bool:
+    """The latest run was not the whole command (the tests of the changed files only)."""
+    runs = current_runs(entries)
+    latest = runs[-1] if runs else None
+    return latest is not None and (bool(latest.selected) or latest.reason == WHOLE_TOO_SLOW)
+
+
+def _with_checks(issue: TestRun, checks: TestRun | None) -> TestRun:
+    """The issue's test's run, with what the check of the changed files found failing (its
+    files are not tests: they are not counted as passed)."""
+    if checks is None or not checks.failing:
+        return issue
+    return issue.model_copy(
+        update={
+            "status": "failed" if issue.status == "passed" else issue.status,
+            "failed": (issue.failed or 0) + len(checks.failing),
+            "failing": [*issue.failing, *checks.failing],
+            "tail": "\n".join([checks.tail, issue.tail]).strip(),
+        }
+    )
+
+
+def _not_rerun() -> TestRun:
+    return TestRun(status="not_run", reason=WHOLE_TOO_SLOW)
+
+
+def _relative_folders(workspace: Path, excluded: tuple[Path, ...]) -> tuple[str, ...]:
+    """The folders of `excluded` inside the workspace, relative, with a trailing /."""
+    folders = []
+    for path in excluded:
+        try:
+            relative = path.resolve().relative_to(workspace.resolve())
+        except (OSError, ValueError):
+            continue
+        folders.append(relative.as_posix().rstrip("/") + "/")
+    return tuple(folders)
 
 
 def _writes(call: ToolCall, path: str) -> bool:

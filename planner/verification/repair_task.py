@@ -85,7 +85,14 @@ def with_task(plan: Plan, task: Subtask, check_tool: str) -> Plan:
     return plan.model_copy(update={"task_decomposition": decomposition, "action_plan": action_plan})
 
 
-def unresolved_reason(note: VerificationNote, attempts: int) -> str:
+def unresolved_reason(note: VerificationNote, attempts: int | None) -> str:
+    """Why the pass ends needs_human; `attempts`: the repair tasks made (None: no plan, the
+    model was told about the failures in its conversation)."""
     tried = f"after {attempts} repair attempt(s)" if attempts else "(no repair attempts allowed)"
+    tried = "after the model was shown them" if attempts is None else tried
     draft = "the pull request is a draft until a person looks at them"
-    return "; ".join([*note.still_failing(tried), draft])
+    unproven = []
+    if note.issue_failures:
+        failing = listed(note.issue_failures)
+        unproven.append(f"the issue's test still fails {tried}: {failing}; the fix is unproven")
+    return "; ".join([*note.still_failing(tried), *unproven, draft])

@@ -25,10 +25,16 @@ from planner.engine.redaction import redact
 from planner.engine.verification import TestRun
 from planner.tools.commands import CommandTool, Finished
 from planner.tools.isolation import SandboxUser, private_folder
-from planner.verification.detect import PYTHON, Verification
-from planner.verification.parse import parse_output
+from planner.verification.detect import PYTHON, Verification, provision_steps
+from planner.verification.parse import parse_output, service_problem
 
 GUIDE = "docs/verification.md"
+RUNNER_MODULE = "pytest"
+PROBE_SECONDS = 60.0
+"""How long the check whether the tests' interpreter imports pytest may take."""
+PROVISIONED = "installed into the verification's own environment"
+CHECK_SECONDS = 120.0
+"""How long the import of the changed modules may take."""
 
 
 Watch = Callable[[str, list[str], Callable[[], ToolResult], str], ToolResult]
@@ -84,9 +90,39 @@ class TestRunner:
             results.append(self._setup_step(self._python_tools(argv), shlex.join(argv)))
         return results
 
-    def _make_venv(self) -> SetupResult:
+    def provision(self, found: Verification) -> list[SetupResult]:
+        """pytest, when the tests' interpreter cannot import it: what the project declares
+        with it (and the project itself) goes into the verification's own environment, made
+        now when the setup made none. [] when pytest is there already."""
+        if self.imports(RUNNER_MODULE):
+            return []
+        # Made here for pytest's tests, it leaves out the interpreter's own packages: they lack
+        # pytest, and in the action's image they are planner's. unittest's tests ran with them
+        # before and keep them (pytest is for the issue's test).
+        shared = found.runner != "pytest"
+        results = [] if self.venv is not None else [self._make_venv(system_packages=shared)]
+        if results and not results[0].ok:
+            return results
+        for argv in provision_steps(found):
+            label = f"{shlex.join(argv)} (pytest is not installed: {PROVISIONED})"
+            results.append(self._setup_step(self._python_tools(argv), label))
+        return results
+
+    def imports(self, module: str) -> bool:
+        """Whether the tests' `python3` imports `module` (a command of its own, like theirs)."""
+        argv = [PYTHON, "-c", f"import {module}"]
+        if self.missing_program(argv, "verification"):
+            return False
+        try:
+            finished = self._tool(PROBE_SECONDS).run_argv(argv)
+        except OSError:
+            return False
+        return finished.exit_code == 0 and not finished.timed_out
+
+    def _make_venv(self, system_packages: bool = True) -> SetupResult:
         directory = self._folder("venv")
-        argv = [PYTHON, "-m", "venv", "--system-site-packages", str(directory)]
+        shared = ["--system-site-packages"] if system_packages else []
+        argv = [PYTHON, "-m", "venv", *shared, str(directory)]
         result = self._setup_step(argv, "a virtual environment for the tests")
         self.venv = directory if result.ok else None
         return result
@@ -104,7 +140,7 @@ class TestRunner:
         if missing:
             return SetupResult(shown, False, missing)
         try:
-            finished = self._watched(argv, timeout)
+            finished = self._watched(argv, timeout, setup=True)
         except OSError as exc:
             return SetupResult(shown, False, f"could not start {argv[0]!r}: {exc}")
         except EffectRolledBack as undone:
@@ -121,31 +157,52 @@ class TestRunner:
         """One run of the test command, parsed; never raises for the command's sake. `around`
         holds the run (the issue's test placed in the tree): inside the effect check, so what
         it writes and takes away again is no change."""
-        base = TestRun(command=found.display)
-        missing = self.missing_program(found.command, found.source)
+        return self.run_argv(found.command, found.source, around)
+
+    def run_argv(self, argv: list[str], source: str, around: Around = nullcontext) -> TestRun:
+        """One run of `argv` (a test command from `source`), parsed, as run_tests()."""
+        base = TestRun(command=shlex.join(argv))
+        missing = self.missing_program(argv, source)
         if missing:
             return base.model_copy(update={"reason": missing})
         timeout = self.config.verification.timeout_seconds
         try:
-            finished = self._watched(found.command, timeout, around)
+            finished = self._watched(argv, timeout, around)
         except OSError as exc:
-            reason = f"could not start {found.command[0]!r} ({found.source}): {exc}"
+            reason = f"could not start {argv[0]!r} ({source}): {exc}"
             return base.model_copy(update={"reason": reason})
         except EffectRolledBack as undone:
             return base.model_copy(update={"reason": str(undone)})
         return self._test_run(base, finished, timeout)
 
-    def _watched(self, argv: list[str], timeout: float, around: Around = nullcontext) -> Finished:
+    def run_program(self, argv: list[str], source: str) -> tuple[str, str]:
+        """`argv` run like the tests (a check of the change): its whole output, and why it
+        did not run ("" when it ran)."""
+        missing = self.missing_program(argv, source)
+        if missing:
+            return "", missing
+        timeout = min(self.config.verification.timeout_seconds, CHECK_SECONDS)
+        try:
+            finished = self._watched(argv, timeout)
+        except (OSError, EffectRolledBack) as exc:
+            return "", f"{source} could not run: {exc}"
+        if finished.timed_out:
+            return "", f"{source} timed out after {timeout:g}s"
+        return f"{finished.stdout[1]}\n{finished.stderr[1]}", ""
+
+    def _watched(
+        self, argv: list[str], timeout: float, around: Around = nullcontext, setup: bool = False
+    ) -> Finished:
         """`argv` run under the effect check when there is one; raises EffectRolledBack when
         what it did was undone (AwaitingApproval and EffectNotUndone pass through)."""
         if self.watch is None:
             with around():
-                return self._tool(timeout).run_argv(argv)
+                return self._tool(timeout, setup).run_argv(argv)
         ran: list[Finished] = []
 
         def start() -> ToolResult:
             with around():
-                ran.append(self._tool(timeout).run_argv(argv))
+                ran.append(self._tool(timeout, setup).run_argv(argv))
             return ToolResult(ok=True)
 
         result = self.watch("verification", argv, start, f"verification: {shlex.join(argv)}")
@@ -163,6 +220,7 @@ class TestRunner:
             "failed": parsed.failed,
             "failing": [redact(name) for name in parsed.failing],
             "tail": _tail(finished, limit),
+            "note": _service_note(text) if finished.exit_code not in (None, 0) else "",
         }
         if finished.timed_out:
             reason = f"timed out after {timeout:g}s (verification.timeout_seconds); killed"
@@ -190,7 +248,7 @@ class TestRunner:
             f"(see {GUIDE}) or {where}."
         )
 
-    def _tool(self, timeout: float) -> CommandTool:
+    def _tool(self, timeout: float, setup: bool = False) -> CommandTool:
         tools = self.config.tools.model_copy(
             update={
                 "command_timeout_seconds": timeout,
@@ -202,7 +260,22 @@ class TestRunner:
         )
         tool.env.update(self._venv_variables(tool.env.get("PATH", "")))
         tool.env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ for the commit to pick up
+        if setup:
+            tool.env.update(self._pip_variables())
         return tool
+
+    def _pip_variables(self) -> dict[str, str]:
+        """verification.index_url and find_links, as pip reads them from its environment (so
+        a setup's own `pip install` follows them too)."""
+        settings = self.config.verification
+        variables = {"PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+        if settings.index_url:
+            variables["PIP_INDEX_URL"] = settings.index_url
+        if settings.find_links:
+            variables["PIP_FIND_LINKS"] = " ".join(settings.find_links)
+            if not settings.index_url:
+                variables["PIP_NO_INDEX"] = "1"
+        return variables
 
     def _temporary_folder(self) -> Path:
         """TMPDIR for the setup and the tests, one per pass and gone with it: a repository's
@@ -240,11 +313,43 @@ def _tail(finished: Finished, limit: int = 1_500) -> str:
     return sanitize_untrusted(redact(text[-limit:]), limit * 4)
 
 
+def _service_note(text: str) -> str:
+    return sanitize_untrusted(redact(service_problem(text)), 1_000)
+
+
 def _missing_python_runner(text: str, exit_code: int | None) -> str:
     """pytest not installed reads like a failure of every test: it is not one."""
     if exit_code not in (None, 0) and "No module named pytest" in text:
         return (
-            "pytest is not installed for the tests: set verification.setup (such as "
-            "`pip install -e .[test]`) or list pytest in requirements*.txt"
+            "pytest is not installed for the tests, and planner could not install it (see the "
+            "setup's problems): give pip a package source (verification.index_url or "
+            "verification.find_links) or set verification.setup"
         )
     return ""
+
+
+def merged(main: TestRun | None, issue: TestRun | None) -> TestRun:
+    """The repository's tests and the issue's test, run apart, as one run: the counts added,
+    the failing names of both, the output of the one that failed. The command shown is the
+    repository's; a run of the issue's test alone stands for itself."""
+    if main is None or not main.ran:
+        return issue if issue is not None else main or TestRun()
+    if issue is None:
+        return main
+    failed = main.status == "failed" or issue.status == "failed"
+    status = "timed_out" if "timed_out" in (main.status, issue.status) else main.status
+    if status != "timed_out" and failed:
+        status = "failed"
+    shown = issue if issue.status != "passed" and main.status == "passed" else main
+    counted = [run for run in (main, issue) if run.passed is not None or run.failed is not None]
+    return main.model_copy(
+        update={
+            "status": status,
+            "exit_code": shown.exit_code,
+            "passed": sum(run.passed or 0 for run in counted) if counted else None,
+            "failed": sum(run.failed or 0 for run in counted) if counted else None,
+            "failing": [*main.failing, *issue.failing],
+            "tail": shown.tail,
+            "reason": main.reason or issue.reason,
+        }
+    )

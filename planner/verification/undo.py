@@ -50,20 +50,26 @@ class RepairUndo:
     def undo(self) -> list[str]:
         """Put the saved files back; a link put in a file's place is removed, never written
         through. The paths put back."""
-        restored = [path for path, content in self.saved.items() if self._put(path, content)]
+        saved = self.saved.items()
+        restored = [path for path, content in saved if put_back(self.workspace, path, content)]
         self.task_id, self.saved = "", {}
         return restored
 
-    def _put(self, path: str, content: bytes | None) -> bool:
-        target = self.workspace / path
-        if not _inside(self.workspace, target) or (target.is_dir() and not target.is_symlink()):
-            return False
-        if target.is_symlink() or target.exists():
-            target.unlink()
-        if content is not None:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content)
-        return True
+
+def put_back(workspace: Path, path: str, content: bytes | None, executable: bool = False) -> bool:
+    """`path` holds `content` again (None: it is removed); a link put in a file's place is
+    removed, never written through, and a folder is left alone. Whether it was put back."""
+    target = workspace / path
+    if not _inside(workspace, target) or (target.is_dir() and not target.is_symlink()):
+        return False
+    if target.is_symlink() or target.exists():
+        target.unlink()
+    if content is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+        if executable:
+            target.chmod(0o755)
+    return True
 
 
 def _inside(workspace: Path, target: Path) -> bool:

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 
 from planner.engine.context import PassContext
 from planner.engine.conversation import user
-from planner.engine.flow import StopPass
+from planner.engine.flow import PlanChanged, StopPass
 from planner.engine.interfaces import ShownFiles
 from planner.engine.issue import prompt_view
 from planner.engine.prompts import render
@@ -21,6 +21,25 @@ LEGACY = "legacy"
 
 
 def run_legacy(run: PassContext) -> NoReturn:
+    run.phases.start(run)  # the tests' baseline, when the repository has tests
+    feedback = ""
+    while True:
+        finish = _attempt(run, feedback)
+        try:
+            # The tests decide as they do with a plan: an unproven change is tried again from
+            # the start (PlanChanged with what failed), or the pass ends needs_human.
+            run.phases.before_completion(run)
+        except PlanChanged as again:
+            feedback = again.feedback
+            continue
+        break
+    run.store.append("completion", done=True, summary={}, comment=finish[1])
+    raise StopPass("completed" if finish[0] == "completed" else "failed", finish[1] or "done")
+
+
+def _attempt(run: PassContext, feedback: str) -> Finish:
+    """One attempt at the issue, in a conversation of its own; `feedback` says what the
+    attempts before it failed on."""
     # Seed §7.5: without planning the base system prompt is used, without the planning section.
     files = run.shown_files([f"{run.issue.title}\n{run.issue.body}"])
     whole_file = run.writes_whole(files)
@@ -32,15 +51,17 @@ def run_legacy(run: PassContext) -> NoReturn:
         windows=whole_file and bool(files.windows),
     )
     system = render("system_legacy.md.j2", whole_file=whole_file)
-    messages = [{"role": "system", "content": system}, user(request)]
+    messages = [{"role": "system", "content": system}, user(request + _after(feedback))]
     # Without a plan the whole issue is one task: it gets twice a task's calls.
     guard = TaskGuard(2 * run.config.budget.max_actions_per_task, files.whole, files.windows)
-    run.phases.start(run)  # the tests' baseline, when the repository has tests
     finish = _checked_turns(run, messages, guard, whole_file)
     if _undone(run, finish):
         finish = ("failed", f"nothing was changed. The model said: {finish[1]}")
-    run.store.append("completion", done=True, summary={}, comment=finish[1])
-    raise StopPass("completed" if finish[0] == "completed" else "failed", finish[1] or "done")
+    return finish
+
+
+def _after(feedback: str) -> str:
+    return f"\n\n{feedback}" if feedback else ""
 
 
 def _checked_turns(
