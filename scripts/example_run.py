@@ -78,7 +78,13 @@ def run_example(
         config = demo_config(
             env,
             pytest,
-            {"llm.model": "scripted-demo", "llm.prices": PRICES if prices is None else prices},
+            {
+                "llm.model": "scripted-demo",
+                "llm.prices": PRICES if prices is None else prices,
+                # The tools as this user: the tests' output (in the prompts, so the token
+                # figures) then does not depend on what a sandbox user could reach here.
+                "tools.sandbox_user": "off",
+            },
         )
         event = {"issue": 1, "instruction": "", "actor": "maintainer"}
         with pytest_on_path():
