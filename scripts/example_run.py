@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +90,25 @@ def run_example(
             },
         )
         event = {"issue": 1, "instruction": "", "actor": "maintainer"}
-        with pytest_on_path():
+        with pytest_on_path(), as_in_ci():
             run_for_event("local", workspace=root, config=config, env=env, event=event)
     return tracking_comment(root), pull_request(root)
+
+
+@contextmanager
+def as_in_ci() -> Iterator[None]:
+    """`CI=true` while the pass runs, as on GitHub and GitLab: the tests planner runs inherit it,
+    and pytest writes its failures in full there (so the prompts and their token figures are
+    the same wherever the page is made)."""
+    before = os.environ.get("CI")
+    os.environ["CI"] = "true"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("CI", None)
+        else:
+            os.environ["CI"] = before
 
 
 def tracking_comment(root: Path) -> str:

@@ -290,7 +290,9 @@ def run_demo(keep: bool = False) -> int:
                 "OPENAI_BASE_URL": server.base_url,
                 "OPENAI_MODEL": "scripted-demo",
             }
-            config = demo_config(env, pytest)
+            # The scripted model's commands are the demo's own, so its tools run as this user:
+            # a sandbox user may not reach planner's pytest (a Python under a closed folder).
+            config = demo_config(env, pytest, {"tools.sandbox_user": "off"})
             with pytest_on_path():
                 result = run_pass(PassSetup(config=config, workspace=root), ISSUE)
             server.assert_consumed()
