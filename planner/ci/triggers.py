@@ -171,6 +171,16 @@ def _bot_skip(actor: Actor, config: ForgeConfig) -> Skip | None:
     return None
 
 
+def _github_author(
+    payload: Mapping[str, Any], body: str, what: str, config: ForgeConfig
+) -> Actor | Skip:
+    """Who wrote `body` (the sender), or why it starts nothing: planner's own text, or a bot's."""
+    if MARKER_PREFIX in body:
+        return Skip(reason=f"the {what} is one of planner's own")
+    actor = github_actor(_need(payload, "sender"))
+    return _bot_skip(actor, config) or actor
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
@@ -292,12 +302,9 @@ def _github_comment(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger 
         return Skip(reason=f"issue_comment.{action}: only new comments trigger planner")
     comment, issue = _need(payload, "comment"), _need(payload, "issue")
     body = str(comment.get("body") or "")
-    if MARKER_PREFIX in body:
-        return Skip(reason="the comment is one of planner's own")
-    actor = github_actor(_need(payload, "sender"))
-    skip = _bot_skip(actor, config)
-    if skip:
-        return skip
+    actor = _github_author(payload, body, "comment", config)
+    if isinstance(actor, Skip):
+        return actor
     on_pull = bool(issue.get("pull_request"))
     parsed = _phrase_command(body, config) or _answer(body, issue, on_pull, config)
     if parsed is None:
@@ -331,12 +338,9 @@ def _github_review(
         )
     review = _object(payload, "review")
     body = str(review.get("body") or "")
-    if MARKER_PREFIX in body:
-        return Skip(reason="the review is one of planner's own")
-    actor = github_actor(_need(payload, "sender"))
-    skip = _bot_skip(actor, config)
-    if skip:
-        return skip
+    actor = _github_author(payload, body, "review", config)
+    if isinstance(actor, Skip):
+        return actor
     parsed = _phrase_command(body, config)
     if parsed is None and act_on_changes_requested and review.get("state") == "changes_requested":
         parsed = ("run", body.strip(), False)
@@ -361,12 +365,9 @@ def _github_review_comment(payload: Mapping[str, Any], config: ForgeConfig) -> T
         )
     comment = _object(payload, "comment")
     body = str(comment.get("body") or "")
-    if MARKER_PREFIX in body:
-        return Skip(reason="the comment is one of planner's own")
-    actor = github_actor(_need(payload, "sender"))
-    skip = _bot_skip(actor, config)
-    if skip:
-        return skip
+    actor = _github_author(payload, body, "comment", config)
+    if isinstance(actor, Skip):
+        return actor
     parsed = _phrase_command(body, config)
     if parsed is None:
         return Skip(reason=f"the comment does not contain {config.trigger_phrase!r}")

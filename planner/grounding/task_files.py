@@ -30,7 +30,7 @@ from planner.grounding.index import FileEntry, build_index
 from planner.grounding.localise import Location, SymbolIndex
 from planner.grounding.ranking import defines, issue_terms, named_files
 from planner.grounding.tokens import estimate_tokens
-from planner.grounding.windows import windows_block
+from planner.grounding.windows import lines_within, windows_block
 from planner.tools.edits import numbered
 from planner.tools.paths import PathPolicy, PathRefused
 from planner.tools.safe_env import git_argv, git_environment
@@ -137,7 +137,7 @@ class TaskFiles:
             lines = self._read(path).decode("utf-8", errors="replace").splitlines(True)
         except (OSError, PathRefused):
             return "", False
-        kept = _lines_within(lines, room - 20)
+        kept = lines_within(lines, room - 20)
         if kept == len(lines) and len(lines) <= WHOLE_FILE_LINES:
             if self.whole_files:
                 return fenced(path, lines), True
@@ -217,12 +217,3 @@ STEM_NAMED = frozenset({"readme", "changelog", "contributing", "license", "makef
 
 def _stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
-
-
-def _lines_within(lines: list[str], budget: int) -> int:
-    used = 0
-    for count, line in enumerate(lines):
-        used += estimate_tokens(line) + 2  # the line number
-        if used > budget:
-            return count
-    return len(lines)

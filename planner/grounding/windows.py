@@ -74,7 +74,7 @@ def _window(
         return ""
     start, end = definition.start - 1, min(definition.end, len(lines))
     body = lines[start:end]
-    if _lines_within(body, budget) == len(body):
+    if lines_within(body, budget) == len(body):
         return title + numbered(body, definition.start)
     return title + _excerpt(lines, start, end, names, budget)
 
@@ -119,7 +119,8 @@ def _outline(path: str, lines: list[str], head: str, tail: str, room: int) -> st
     return text + tail if entries else ""
 
 
-def _lines_within(lines: list[str], budget: int) -> int:
+def lines_within(lines: list[str], budget: int) -> int:
+    """How many of `lines`, shown line-numbered, fit in `budget` tokens."""
     used = 0
     for count, line in enumerate(lines):
         used += estimate_tokens(line) + 2  # the line number
