@@ -19,6 +19,7 @@ their modes, once the job ends.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import socket
@@ -281,6 +282,22 @@ def test_a_persons_own_home_is_never_taken_over(runner: Path) -> None:
 
     assert closed.closed == []
     assert (home.stat().st_uid, (home / "file-0").stat().st_uid) == (RUNNER_UID, RUNNER_UID)
+
+
+def test_a_large_home_shared_by_both_environments_is_walked_and_named_once(
+    runner: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    home = runner / "home"
+    for index in range(MAX_ENTRIES + 1):
+        (home / f"file-{index}").touch()
+    workspace = runner / "job"
+    workspace.mkdir()
+
+    with caplog.at_level(logging.WARNING, logger="planner.tools.fence"):
+        fence([{"HOME": str(home)}, {"HOME": str(home) + "/"}], RUNNER_UID, workspace)
+
+    said = [r for r in caplog.records if "left open to the tools' user" in r.getMessage()]
+    assert len(said) == 1, [r.getMessage() for r in said]
 
 
 def test_a_home_that_holds_the_checkout_is_left_to_the_tools(runner: Path) -> None:

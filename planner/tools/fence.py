@@ -111,6 +111,7 @@ def fence(environments: list[Mapping[str, str]], uid: int, workspace: Path) -> F
 
 
 def _candidates(environments: list[Mapping[str, str]], workspace: str) -> Iterator[str]:
+    walked: set[str] = set()  # planner's environment and the job's often share HOME: walk it once
     for env in environments:
         for name in RUNNER_FILES:
             if env.get(name):
@@ -119,8 +120,10 @@ def _candidates(environments: list[Mapping[str, str]], workspace: str) -> Iterat
                     yield os.path.dirname(path)
                     yield path
         for name in CONFIG_TREES:
-            if env.get(name):
-                yield from _tree(os.path.realpath(env[name]), workspace)
+            top = os.path.realpath(env[name]) if env.get(name) else ""
+            if top and top not in walked:
+                walked.add(top)
+                yield from _tree(top, workspace)
 
 
 def _tree(top: str, workspace: str) -> list[str]:
