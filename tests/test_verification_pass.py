@@ -217,6 +217,33 @@ def test_a_repair_that_mends_nothing_is_undone_before_the_next(
     assert [e["failed"] for e in after_undo] == [2, 1]
 
 
+def test_a_repair_undone_is_planners_own_change_not_one_for_approval(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """A repair that mended nothing had created a file: undoing it deletes that file. The
+    deletion is planner's own, so the approval gate does not hold it as a change made outside
+    any judged call (which ended real-repository passes `needs_human`)."""
+    workspace = calc_repo(tmp_path / "repo")
+    worse = BROKEN_ADD.replace("return a - b", "return a + b")
+    scripted_model.add(
+        planning("task_1"),
+        write("calc.py", BROKEN_ADD),
+        finish(),
+        write("calc_helpers.py", "def twice(x):\n    return 2 * x\n"),  # repair 1: a new file
+        write("calc.py", worse),
+        finish(),
+        write("calc.py", GOOD),  # repair 2
+        finish(),
+        completion(),
+    )
+    result = run(workspace, scripted_model, **{"verification.max_repair_attempts": 2})
+
+    assert result.status == "completed", result.stop_reason
+    (undone,) = of_type(workspace, "verification_repair_undone")
+    assert sorted(undone["paths"]) == ["calc.py", "calc_helpers.py"]
+    assert not (workspace / "calc_helpers.py").exists()
+
+
 def test_a_repair_that_mends_a_test_is_kept(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:

@@ -571,7 +571,13 @@ class VerificationPhase(Phase):
         failing = failing_names(note) if note else []
         if not self.repair.mended_nothing(task_id, failing):
             return
-        restored = self.repair.undo()
+        if self.tree is not None:
+            self.tree.settle()  # what is not planner's own is judged before planner undoes
+        try:
+            restored = self.repair.undo()
+        finally:
+            if self.tree is not None:
+                self.tree.accept()  # the undo is planner's own change, as a reset is
         run.store.append(UNDONE, task_id=task_id, paths=restored, still_failing=failing)
         self._run(run, "task", task_id)  # the tests as the tree is again
 
