@@ -23,6 +23,8 @@ evidence. Only failures the baseline did not have count against the pass.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -571,15 +573,23 @@ class VerificationPhase(Phase):
         failing = failing_names(note) if note else []
         if not self.repair.mended_nothing(task_id, failing):
             return
-        if self.tree is not None:
-            self.tree.settle()  # what is not planner's own is judged before planner undoes
-        try:
+        with self._own_change():
             restored = self.repair.undo()
-        finally:
-            if self.tree is not None:
-                self.tree.accept()  # the undo is planner's own change, as a reset is
         run.store.append(UNDONE, task_id=task_id, paths=restored, still_failing=failing)
         self._run(run, "task", task_id)  # the tests as the tree is again
+
+    @contextmanager
+    def _own_change(self) -> Iterator[None]:
+        """planner changes the tree itself (an undo, a reset): what is not its own is judged
+        first, and the tree afterwards counts as judged, so the approval gate never takes
+        planner's change for one made outside any judged call."""
+        if self.tree is not None:
+            self.tree.settle()
+        try:
+            yield
+        finally:
+            if self.tree is not None:
+                self.tree.accept()
 
     def _can_run(self, entries: list[dict[str, Any]]) -> bool:
         """The repository's tests run here, or (without them) the issue's test does."""
@@ -688,16 +698,12 @@ class VerificationPhase(Phase):
         if number >= self.settings.attempts or not start.base:
             return
         record = attempt_record(self.workspace, start, number, note)
-        if self.tree is not None:
-            self.tree.settle()  # what is not planner's own is judged before planner resets
-        try:
-            restored = reset(self.workspace, start)
-        except ResetImpossible as why:
-            run.store.append(ATTEMPT_NOT_MADE, attempt=number + 1, reason=str(why))
-            return
-        finally:
-            if self.tree is not None:
-                self.tree.accept()  # the reset is planner's own change
+        with self._own_change():
+            try:
+                restored = reset(self.workspace, start)
+            except ResetImpossible as why:
+                run.store.append(ATTEMPT_NOT_MADE, attempt=number + 1, reason=str(why))
+                return
         run.store.append(ATTEMPT, **record, restored=restored)
         self._activate_again(run)
         self.repair = RepairUndo(self.workspace)
