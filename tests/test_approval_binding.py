@@ -19,7 +19,7 @@ from planner.ci.interactive_comment import SESSION_MARKER
 from planner.interactive.storage import SessionStore
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.github import GhComment
-from tests.fake_forge.rig import Rig
+from tests.fake_forge.rig import Rig, github, github_rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
 from tests.support.planning_session import REVISED, design_step, discovery_step, review_step
 
@@ -31,14 +31,7 @@ BRANCH = "planner/issue-1"
 
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    fake_github.add_issue(1, "Document pytest", "Say how to run the tests.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
-    return Rig("github", fake_github, tmp_path)
-
-
-def github(rig: Rig) -> FakeGitHub:
-    assert isinstance(rig.fake, FakeGitHub)
-    return rig.fake
+    return github_rig(fake_github, tmp_path, "Document pytest", "Say how to run the tests.")
 
 
 def event_of(fake: FakeGitHub, made: GhComment) -> dict[str, Any]:

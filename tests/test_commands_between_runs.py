@@ -12,7 +12,7 @@ from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.job import REPLY_MARKER
 from planner.interactive.storage import SessionStore
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig
+from tests.fake_forge.rig import Rig, github, github_rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
 from tests.support.planning_session import discovery_step
 
@@ -23,14 +23,7 @@ BRANCH = "planner/issue-1"
 
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    fake_github.add_issue(1, "Document pytest", "Say how to run the tests.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
-    return Rig("github", fake_github, tmp_path)
-
-
-def github(rig: Rig) -> FakeGitHub:
-    assert isinstance(rig.fake, FakeGitHub)
-    return rig.fake
+    return github_rig(fake_github, tmp_path, "Document pytest", "Say how to run the tests.")
 
 
 def say(rig: Rig, body: str, script: list[Any] | None = None, **overrides: Any) -> Any:

@@ -8,7 +8,7 @@ import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig
+from tests.fake_forge.rig import Rig, github, github_rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event
 from tests.plans import (
     REFINEMENT_ON,
@@ -29,14 +29,7 @@ QUESTION = "<!-- planner:question -->"
 
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    fake_github.add_issue(1, "Add a contributing guide", "Please document it.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
-    return Rig("github", fake_github, tmp_path)
-
-
-def github(rig: Rig) -> FakeGitHub:
-    assert isinstance(rig.fake, FakeGitHub)
-    return rig.fake
+    return github_rig(fake_github, tmp_path, "Add a contributing guide", "Please document it.")
 
 
 def tracking(fake: FakeGitHub) -> str:

@@ -18,7 +18,7 @@ from planner.engine.history import PlanningHistoryStore
 from planner.interactive.model import PlanningSessionStatus, new_session
 from planner.interactive.storage import SessionStore, record_for_issue
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig
+from tests.fake_forge.rig import Rig, github, github_rig
 from tests.fake_forge.scenario import comment_event, labeled_event, one_file_plan
 from tests.support.planning_session import discovery_step, user_prompt
 
@@ -31,14 +31,7 @@ OLD_DESIGN = "Write a whole testing guide in docs/testing.md."
 
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    fake_github.add_issue(1, "Document pytest", "Say how to run the tests.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
-    return Rig("github", fake_github, tmp_path)
-
-
-def github(rig: Rig) -> FakeGitHub:
-    assert isinstance(rig.fake, FakeGitHub)
-    return rig.fake
+    return github_rig(fake_github, tmp_path, "Document pytest", "Say how to run the tests.")
 
 
 def first_pass(rig: Rig, script: list[Any] = PLAN) -> int:

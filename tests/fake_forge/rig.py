@@ -14,6 +14,7 @@ from planner.ci.job import CiOutcome, run_for_event
 from planner.ci.triggers import Platform
 from planner.testing.scripted_server import ScriptedModelServer, Step
 from tests.fake_forge.core import FakeServerBase
+from tests.fake_forge.github import FakeGitHub
 from tests.fake_forge.gitlab import FakeGitLab
 from tests.fake_forge.scenario import clone, model_config
 
@@ -100,3 +101,15 @@ def hand_to(workspace: Path, uid: int, gid: int | None = None) -> None:
     for entry in [workspace, *workspace.rglob("*")]:
         os.lchown(entry, uid, uid if gid is None else gid)
     trust_workspace(workspace)
+
+
+def github_rig(fake: FakeGitHub, tmp_path: Path, title: str, body: str) -> Rig:
+    """A GitHub rig on issue 1, labelled `planner`, where Codertocat has write access."""
+    fake.add_issue(1, title, body, labels=["planner"])
+    fake.permissions["Codertocat"] = "write"
+    return Rig("github", fake, tmp_path)
+
+
+def github(rig: Rig) -> FakeGitHub:
+    assert isinstance(rig.fake, FakeGitHub)
+    return rig.fake
