@@ -16,10 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import re
-import tempfile
 from pathlib import Path
+
+from planner.storage.archive import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class PayloadStore:
         target = self.path(sha256)
         if self.get(sha256) is None:
             line = {"type": "payload", "sha256": sha256, "content": text}
-            _write(target, json.dumps(line, ensure_ascii=False) + "\n")
+            atomic_write(target, (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8"))
             self._known[sha256] = text
         return sha256
 
@@ -81,15 +81,3 @@ class PayloadStore:
             return None
         self._known[sha256] = content
         return content
-
-
-def _write(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
