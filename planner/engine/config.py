@@ -763,7 +763,10 @@ class PlannerConfig(Section):
     llm.stop_repeating true,
     llm.timeout_seconds 900, llm.max_retries 1, planning.refinement.enabled false (a small
     model judging finished work rejects correct fixes and asks for follow-up work that undoes
-    them) and verification.attempts 3 (an unproven fix is tried again from the start)."""
+    them), planning.exploration.mode off (a 1.5B model's findings read as facts to the plan:
+    "LRUCache is deprecated and should be replaced by MRUCache" turned an eviction bug into a
+    plan to delete the class; the functions the issue points to are shown to each task
+    instead) and verification.attempts 3 (an unproven fix is tried again from the start)."""
     planning: PlanningConfig = Field(default_factory=PlanningConfig)
     """Planning process (seed keys)."""
     llm: LLMConfig = Field(default_factory=LLMConfig)
@@ -794,6 +797,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "llm.timeout_seconds": 900,
         "llm.max_retries": 1,
         "planning.refinement.enabled": False,
+        "planning.exploration.mode": "off",
         "verification.attempts": 3,
     },
 }

@@ -99,8 +99,13 @@ from planner.verification.repair_task import (
 )
 from planner.verification.runner import TestRunner, Watch, merged
 from planner.verification.selection import MAX_SELECTED, exercising_tests, pytest_on, tracked_tests
+from planner.verification.transcript import transcript_test
 from planner.verification.undo import RepairUndo
 
+REPRODUCTION_LINES = 60
+"""Lines of the issue's test shown in a task's prompt before the first change."""
+REPRODUCTION_TAIL = 1_200
+"""Characters of its failing output shown with it."""
 RUN_TESTS = ToolSpec(
     name="run_tests",
     description=(
@@ -196,6 +201,8 @@ class VerificationPhase(Phase):
             provisioned = self.runner.provision(self.found)
             results += provisioned
             self.pytest = not provisioned or self.runner.imports("pytest")
+        layout = self.runner.use_source_layout(self.found)
+        results += [layout] if layout is not None else []
         if not results:
             return ""
         problems = [f"{r.command}: {r.detail}" for r in results if not r.ok]
@@ -368,12 +375,24 @@ class VerificationPhase(Phase):
             return  # it must fail on the code before the change: that code is gone
         path = issue_test_path(self.workspace, run.issue.number)
         messages, stated = self._issue_test_request(run, path)
+        if self._try_example_test(run, path, stated):
+            return
         reply = run.chat("issue_test", messages, [])
         content = issue_test_from_reply(reply.content, stated)
         if content is None:
             run.store.append(ISSUE_TEST, status="dropped", reason="the reply held no test")
             return
         self._try_issue_test(run, IssueTest(path=path, content=content), stated)
+
+    def _try_example_test(self, run: PassContext, path: str, stated: str) -> bool:
+        """The issue's own `>>>` session with the value it expected, as the test (no model
+        call); True when it fails on the code before the change and is kept."""
+        content = transcript_test(run.issue.body, self.workspace)
+        if content is None:
+            return False
+        self._try_issue_test(run, IssueTest(path=path, content=content), stated, "issue example")
+        latest = next(e for e in reversed(run.store.entries()) if e.get("type") == ISSUE_TEST)
+        return bool(latest.get("status") == "active")
 
     def _work_begun(self, run: PassContext) -> bool:
         """An action was taken, or files differ from where the change started (a later
@@ -415,10 +434,15 @@ class VerificationPhase(Phase):
         stated = "\n".join([issue.title, issue.body, *comments, issue.instruction, example])
         return [run.system("issue_test"), user(request)], stated
 
-    def _try_issue_test(self, run: PassContext, test: IssueTest, stated: str) -> None:
+    def _try_issue_test(
+        self, run: PassContext, test: IssueTest, stated: str, source: str = "model"
+    ) -> None:
         """Run it on the code before the change; keep only its tests that fail there, and
-        none when the file fails before any check for a reason the issue does not give."""
-        run.store.append(ISSUE_TEST, status="active", path=test.path, content=test.content)
+        none when the file fails before any check for a reason the issue does not give.
+        `source` says who wrote it: the model, or planner from the issue's example."""
+        run.store.append(
+            ISSUE_TEST, status="active", path=test.path, content=test.content, source=source
+        )
         result = self._run(run, "issue", "")
         failing = result.issue_failures
         content = failing_only(test.content, test.path, failing) if result.ran else None
@@ -489,7 +513,9 @@ class VerificationPhase(Phase):
             return self._planning_text(entries) if runs else ""
         if request == "execute":
             hint = _attempt_hint(entries, compact=True)
-            feedback = self._feedback(run, verification_note(entries))
+            feedback = self._feedback(run, verification_note(entries)) or _issue_test_failing(
+                entries
+            )
             return "\n".join(text for text in (hint, feedback) if text)
         evidence = evidence_text(entries)
         return f"## Tests\n{evidence}\n" if evidence else ""
@@ -785,6 +811,26 @@ class VerificationPhase(Phase):
         diff = diff_since(self.workspace, start.base, changed, 10_000)
         lines = sum(1 for line in diff.splitlines() if line[:1] in "+-")
         run.store.append(ATTEMPT, attempt=number, status="won", diff_lines=lines)
+
+
+def _issue_test_failing(entries: list[dict[str, Any]]) -> str:
+    """Before any change was tested: the issue's test and how it fails on the code as it is,
+    for the task's prompt (the reproduction Agentless starts from). Shown its test failing
+    only after a first edit, the 1.5B first changed what the plan said, not what the issue
+    showed."""
+    test = _active_test(entries)
+    runs = [entry for entry in entries if entry.get("type") == VERIFICATION]
+    if test is None or any(entry.get("stage") not in ("baseline", "issue") for entry in runs):
+        return ""
+    before = next((entry for entry in reversed(runs) if entry.get("stage") == "issue"), None)
+    if before is None or before.get("status") != "failed":
+        return ""
+    lines = test.content.splitlines()
+    content = "\n".join(lines[:REPRODUCTION_LINES])
+    if len(lines) > REPRODUCTION_LINES:
+        content += f"\n# … {len(lines) - REPRODUCTION_LINES} more lines"
+    tail = str(before.get("tail") or "")[-REPRODUCTION_TAIL:]
+    return render("issue_test_failing.md.j2", path=test.path, content=content, tail=tail)
 
 
 def _active_test(entries: list[dict[str, Any]]) -> IssueTest | None:

@@ -33,6 +33,7 @@ RUNNER_MODULE = "pytest"
 PROBE_SECONDS = 60.0
 """How long the check whether the tests' interpreter imports pytest may take."""
 PROVISIONED = "installed into the verification's own environment"
+SOURCE_LAYOUT = "the project's package under src/ is not installed where the tests run"
 CHECK_SECONDS = 120.0
 """How long the import of the changed modules may take."""
 
@@ -75,6 +76,8 @@ class TestRunner:
         self.sandbox = sandbox
         self.watch = watch
         self.venv: Path | None = None
+        self.source_folder: Path | None = None
+        """A `src` folder on the tests' PYTHONPATH (use_source_layout())."""
         self._temporary: Path | None = None
 
     # -- setup -------------------------------------------------------------------------------
@@ -107,6 +110,27 @@ class TestRunner:
             label = f"{shlex.join(argv)} (pytest is not installed: {PROVISIONED})"
             results.append(self._setup_step(self._python_tools(argv), label))
         return results
+
+    def use_source_layout(self, found: Verification) -> SetupResult | None:
+        """A project that keeps its package under `src/` and is not installed where the tests
+        run (pytest was there already, so nothing was provisioned) gets `src` on the tests'
+        PYTHONPATH, as pytest's `pythonpath = src` would: its tests import it like the issue's
+        test. None when nothing was needed (or `src` does not help)."""
+        source = self.workspace / "src"
+        if not found.python or found.installs_project or not source.is_dir():
+            return None
+        packages = sorted(
+            path.name
+            for path in source.iterdir()
+            if path.name.isidentifier() and (path / "__init__.py").is_file()
+        )
+        if not packages or all(self.imports(name) for name in packages):
+            return None
+        self.source_folder = source
+        ok = all(self.imports(name) for name in packages)
+        self.source_folder = source if ok else None
+        detail = "" if ok else f"{', '.join(packages)} still did not import"
+        return SetupResult(f"PYTHONPATH=src ({SOURCE_LAYOUT})", ok, detail)
 
     def imports(self, module: str) -> bool:
         """Whether the tests' `python3` imports `module` (a command of its own, like theirs)."""
@@ -259,6 +283,9 @@ class TestRunner:
             self.workspace, tools, sandbox=self.sandbox, temporary=self._temporary_folder()
         )
         tool.env.update(self._venv_variables(tool.env.get("PATH", "")))
+        if self.source_folder is not None:
+            paths = [str(self.source_folder), tool.env.get("PYTHONPATH", "")]
+            tool.env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
         tool.env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ for the commit to pick up
         if setup:
             tool.env.update(self._pip_variables())
