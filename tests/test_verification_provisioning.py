@@ -307,3 +307,29 @@ def test_folders_of_packages_alone_mean_no_index(tmp_path: Path) -> None:
     both = variables(find_links=["/opt/wheels"], index_url="https://mirror.example/simple")
     assert "PIP_NO_INDEX" not in both
     assert "PIP_NO_INDEX" not in variables() and "PIP_INDEX_URL" not in variables()
+
+
+def test_a_package_under_src_that_nothing_installed_is_on_the_tests_path(
+    tmp_path: Path, scripted_model: ScriptedModelServer, wheels: Path
+) -> None:
+    """cachetools keeps its package in src/ and installs pytest through tox: where pytest was
+    already there nothing installed the project, and every test module failed to collect
+    (`No module named 'cachetools'`), so the baseline said nothing and no fix could pass."""
+    workspace = committed(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": "[project]\nname = 'greeting'\nversion = '1'\n",
+            "src/greeting/__init__.py": GREET,
+            "tests/test_greet.py": GREET_TEST.replace("from greet", "from greeting"),
+        },
+    )
+    scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
+    result = run(workspace, scripted_model, wheels, **{"verification.detect_setup": False})
+
+    assert result.status == "completed", result.stop_reason
+    (setup,) = of_type(workspace, "verification_setup")
+    assert setup["commands"] == [
+        "PYTHONPATH=src (the project's package under src/ is not installed where the tests run)"
+    ]
+    baseline = of_type(workspace, "verification")[0]
+    assert (baseline["status"], baseline["passed"]) == ("passed", 1), baseline["tail"]

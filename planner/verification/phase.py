@@ -513,8 +513,8 @@ class VerificationPhase(Phase):
             return self._planning_text(entries) if runs else ""
         if request == "execute":
             hint = _attempt_hint(entries, compact=True)
-            feedback = self._feedback(run, verification_note(entries)) or _issue_test_failing(
-                entries
+            feedback = _issue_test_failing(entries) or self._feedback(
+                run, verification_note(entries)
             )
             return "\n".join(text for text in (hint, feedback) if text)
         evidence = evidence_text(entries)

@@ -10,11 +10,13 @@ invented assertions; the fix then had no test to prove it.
 What is built, from the issue's text alone:
 - the sentences that say what was expected ("expected", "should", "instead", ...) give the
   expected values: their backticked spans, minus code that is not a value (`f(x)`);
-- each expected value is paired with one output of the session: a shown value of the same
-  type (the test asserts equality), an exception the session shows (equality: the call should
-  have returned it), or shown text that lacks it (the test asserts it appears in what the call
-  prints or returns). Pairs go best first, by how alike the shown output and the value are;
-  a tie goes to the later output, where a session usually shows the bug;
+- each expected value is paired with one output of the session: an exception the session
+  shows (equality: the call should have returned it; an exception is the bug above all), a
+  shown value of the same type (equality), or shown text that is not a value and lacks it
+  (the test asserts it appears in what the call prints or returns; text the call itself
+  holds is its input, not its output). Pairs go best first, by how alike the shown
+  output and the value are; a tie goes to the later output, where a session usually shows the
+  bug;
 - one test function per pair replays the session up to that call (earlier calls that raised
   in the session may raise again) and checks it.
 
@@ -152,17 +154,17 @@ def _fit(example: doctest.Example, value: str) -> tuple[float, bool] | None:
     """How well `value` fits as what `example` should have shown, and whether the check is
     an equality; None when it cannot be its expected result."""
     shown = example.want.strip()
-    if example.exc_msg is not None:
-        return (0.5, True) if _literal(value) is not None else None
+    if example.exc_msg is not None:  # an exception a session shows is the bug, above all
+        return (3.0, True) if _literal(value) is not None else None
     if not shown or not _expression(example.source):
         return None
     literal, shown_literal = _literal(value), _literal(shown)
-    if literal is not None and shown_literal is not None:
-        if type(literal[0]) is not type(shown_literal[0]) or literal == shown_literal:
+    if shown_literal is not None:  # a value: only another value of its type replaces it
+        if literal is None or type(literal[0]) is not type(shown_literal[0]):
             return None
-        return 1.0 + _likeness(value, shown), True
-    if value in shown:
-        return None  # shown already: the session does not contradict it
+        return (1.0 + _likeness(value, shown), True) if literal != shown_literal else None
+    if value in shown or value in example.source:
+        return None  # shown already, or an input of the call: not what it should show
     return _likeness(value, shown), False
 
 

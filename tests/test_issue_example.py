@@ -1,0 +1,220 @@
+"""The issue's own example as its test (planner.verification.transcript, issue 46): a `>>>`
+session in the issue and the value the issue says it expected become the issue's test, with
+no model call, and go through the same path as a test the model writes.
+
+Asked to write a test of such an issue, the 1.5B model wrote a unittest class importing a
+mixin that does not exist with fifty invented assertions (dropped: no test), so its wrong
+changes ended unproven at best. Whole passes below use the scripted model over real HTTP, a
+real git repository and real pytest runs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from planner.engine.issue import IssueContext
+from planner.engine.result import PassResult
+from planner.run.runner import PassSetup, run_pass
+from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.verification.transcript import expected_values, transcript_test
+from tests.plans import completion, finish, planning
+from tests.test_issue_test import (
+    FIXED,
+    LEGACY,
+    ONE_UNIT,
+    TEST_PATH,
+    WRONG_FIX,
+    block,
+    durations_repo,
+    issue_test_entries,
+)
+from tests.test_verification_pass import config, last_prompt, of_type, write
+
+SESSION_ISSUE = IssueContext(
+    repository="octo/calc",
+    number="3",
+    title="Combined durations crash",
+    body=(
+        "Single units work, combined ones crash:\n\n"
+        "```pycon\n"
+        ">>> from durations import parse_duration\n"
+        '>>> parse_duration("45s")\n'
+        "45\n"
+        '>>> parse_duration("1h30m")\n'
+        "Traceback (most recent call last):\n"
+        "  ...\n"
+        "ValueError: invalid literal for int() with base 10: '1h30'\n"
+        "```\n\n"
+        "I expected `5400`, as `parse_duration` is documented to take `1h30m`.\n"
+    ),
+)
+
+
+def run(
+    workspace: Path, server: ScriptedModelServer, issue: IssueContext, **more: Any
+) -> PassResult:
+    setup = PassSetup(config=config(server, **{**LEGACY, **more}), workspace=workspace)
+    return run_pass(setup, issue)
+
+
+def pytest_on(folder: Path, name: str, content: str) -> subprocess.CompletedProcess[str]:
+    (folder / name).write_text(content, encoding="utf-8")
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", name]
+    return subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=120)
+
+
+# -- what is built from an issue -----------------------------------------------------------------
+
+
+def test_the_exception_the_session_shows_is_the_call_the_expected_value_belongs_to(
+    tmp_path: Path,
+) -> None:
+    """`45` is an int like `5400`, but the traceback is the bug the issue reports."""
+    test = transcript_test(SESSION_ISSUE.body, tmp_path)
+    assert test is not None
+    assert '    assert (parse_duration("1h30m")) == 5400' in test
+    assert "from durations import parse_duration" in test
+    assert 'parse_duration("45s")' in test  # the session is replayed as it was shown
+    assert "`1h30m`" not in test and "documented" not in test
+
+
+def test_it_fails_on_the_bug_and_passes_on_the_fix_when_run_by_pytest(tmp_path: Path) -> None:
+    test = transcript_test(SESSION_ISSUE.body, tmp_path)
+    assert test is not None
+    (tmp_path / "durations.py").write_text(ONE_UNIT, encoding="utf-8")
+    assert pytest_on(tmp_path, "test_example.py", test).returncode == 1
+    (tmp_path / "durations.py").write_text(FIXED, encoding="utf-8")
+    passed = pytest_on(tmp_path, "test_example.py", test)
+    assert passed.returncode == 0, passed.stdout
+
+
+def test_a_shown_value_is_paired_with_an_expected_value_of_its_type_the_later_one_first(
+    tmp_path: Path,
+) -> None:
+    body = (
+        "```python\n>>> from shapes import area, label\n>>> label(2)\n'two'\n"
+        ">>> area(2)\n4\n>>> area(3)\n6\n```\n\n"
+        "Expected `9` for a side of 3. The label is right (`'two'`).\n"
+    )
+    test = transcript_test(body, tmp_path)
+    assert test is not None
+    assert "assert (area(3)) == 9" in test
+    assert "area(2)" in test.split("assert")[0]  # replayed before the check, not checked
+    assert test.count("assert ") == 1  # 'two' is in a sentence that expects nothing
+
+
+def test_printed_text_the_issue_expects_must_appear_in_what_the_call_prints(
+    tmp_path: Path,
+) -> None:
+    body = (
+        "```python\n>>> from report import render\n>>> print(render([1234567]))\n"
+        "total: 1234567\n```\n\nThe total should read `1,234,567`.\n"
+    )
+    test = transcript_test(body, tmp_path)
+    assert test is not None
+    assert "assert '1,234,567' in _shown(lambda: print(render([1234567])))" in test
+    (tmp_path / "report.py").write_text(
+        "def render(items):\n    return f'total: {sum(items)}'\n", encoding="utf-8"
+    )
+    assert pytest_on(tmp_path, "test_report.py", test).returncode == 1
+    (tmp_path / "report.py").write_text(
+        "def render(items):\n    return f'total: {sum(items):,}'\n", encoding="utf-8"
+    )
+    assert pytest_on(tmp_path, "test_report.py", test).returncode == 0
+
+
+def test_code_and_names_in_an_expecting_sentence_are_not_taken_for_values() -> None:
+    text = (
+        "I expected `[['a'], ['b', 'c']]`, like `'a,b,c'.split(',', 1)` does; with `maxsplit=2` "
+        "it should give `--x--` too, not `x`.\n```python\n>>> f()\n```\nExpected `no items` here? `g(1)`"
+    )
+    assert expected_values(text) == ["[['a'], ['b', 'c']]", "--x--", "no items"]
+
+
+def test_no_session_or_no_expected_value_builds_nothing(tmp_path: Path) -> None:
+    assert transcript_test("`f(2)` returns 3; I expected `4`.", tmp_path) is None
+    assert transcript_test("```python\n>>> f(2)\n3\n```\nThis is wrong.", tmp_path) is None
+    same = "```python\n>>> f(2)\n4\n```\nI expected `4`."  # shown already: no contradiction
+    assert transcript_test(same, tmp_path) is None
+
+
+def test_a_name_the_session_never_imports_comes_from_the_module_that_defines_it(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "src" / "tables"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from tables.core import grid\n", encoding="utf-8")
+    (package / "core.py").write_text("def grid(rows):\n    return ''\n", encoding="utf-8")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_grid.py").write_text("def grid(): ...\n", encoding="utf-8")
+    body = "```python\n>>> print(grid([[1]]))\n|1|\n```\nI expected `| 1 |`.\n"
+    test = transcript_test(body, tmp_path)
+    assert test is not None and "from tables.core import grid" in test
+
+
+# -- whole passes --------------------------------------------------------------------------------
+
+
+def test_a_wrong_fix_fails_the_issues_example_and_the_right_one_is_proven_by_it(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """No issue_test call: the session is the test. The wrong fix (the 1.5B's one-unit parser
+    with a nicer error) passes the repository's tests and goes back with the example failing;
+    the right one passes it, and the example goes into the pull request."""
+    workspace = durations_repo(tmp_path / "repo")
+    scripted_model.add(
+        reply_text("legacy", block("durations.py", WRONG_FIX)),
+        reply_text("legacy", block("durations.py", FIXED)),
+    )
+    result = run(workspace, scripted_model, SESSION_ISSUE)
+
+    assert result.status == "completed", result.stop_reason
+    assert len(scripted_model.requests) == 2  # the two fixes: no call for a test
+    first = issue_test_entries(workspace)[0]
+    assert (first["status"], first["source"]) == ("active", "issue example")
+    told = last_prompt(scripted_model, 1)
+    assert "test_issue_example_1" in told and "5400" in told
+    kept = (workspace / TEST_PATH).read_text(encoding="utf-8")
+    assert 'assert (parse_duration("1h30m")) == 5400' in kept
+    assert issue_test_entries(workspace)[-1]["status"] == "kept"
+
+
+def test_a_session_that_passes_before_the_change_falls_back_to_the_models_test(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = durations_repo(tmp_path / "repo")
+    already = SESSION_ISSUE.model_copy(
+        update={"body": SESSION_ISSUE.body.replace('"1h30m")\nTraceback', '"2h")\nTraceback')}
+    )
+    already = already.model_copy(update={"body": already.body.replace("`5400`", "`7200`")})
+    scripted_model.add(
+        reply_text("issue_test", "no test today"),
+        reply_text("legacy", block("durations.py", FIXED)),
+    )
+    run(workspace, scripted_model, already)
+
+    statuses = [(e["status"], e.get("source", "")) for e in issue_test_entries(workspace)]
+    assert statuses[:2] == [("active", "issue example"), ("dropped", "")]
+    assert "passes on the code before the change" in issue_test_entries(workspace)[1]["reason"]
+    assert "before anyone fixes the issue" in last_prompt(scripted_model, 0).lower()
+
+
+def test_the_first_task_is_shown_the_issues_test_failing_before_any_change(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """Shown its test failing only after a first edit, the 1.5B first changed what the plan
+    said; the task's prompt now starts from the reproduction, as Agentless does."""
+    workspace = durations_repo(tmp_path / "repo")
+    scripted_model.add(planning("task_1"), write("durations.py", FIXED), finish(), completion())
+    run(workspace, scripted_model, SESSION_ISSUE, **{"planning.enabled": True})
+
+    execute = last_prompt(scripted_model, 1)
+    assert "## The issue's test fails on the current code" in execute
+    assert 'assert (parse_duration("1h30m")) == 5400' in execute
+    assert "ValueError" in execute  # the end of the real failing output
+    after = last_prompt(scripted_model, 2)
+    assert "## The issue's test fails on the current code" not in after
+    assert of_type(workspace, "issue_test")[-1]["status"] == "kept"
