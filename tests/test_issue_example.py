@@ -129,7 +129,8 @@ def test_printed_text_the_issue_expects_must_appear_in_what_the_call_prints(
 def test_code_and_names_in_an_expecting_sentence_are_not_taken_for_values() -> None:
     text = (
         "I expected `[['a'], ['b', 'c']]`, like `'a,b,c'.split(',', 1)` does; with `maxsplit=2` "
-        "it should give `--x--` too, not `x`.\n```python\n>>> f()\n```\nExpected `no items` here? `g(1)`"
+        "it should give `--x--` too, not `x`.\n```python\n>>> f()\n```\n"
+        "Expected `no items` here? `g(1)`"
     )
     assert expected_values(text) == ["[['a'], ['b', 'c']]", "--x--", "no items"]
 
