@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from planner.engine.definitions import merged_definitions
+from planner.engine.file_blocks import written_files
 
 PAGER = '''"""Pages."""
 import math
@@ -92,3 +93,37 @@ def test_statements_or_text_that_does_not_parse_are_not_merged() -> None:
     assert merged_definitions(PAGER, "    return items[:size]\n") is None
     assert merged_definitions(PAGER, "import os\n") is None  # no definition at all
     assert merged_definitions("def broken(:\n", "def page():\n    return 1\n") is None
+
+
+def test_a_method_written_alone_outside_its_class_replaces_that_method() -> None:
+    """Shown LRUCache's methods as a window, the 1.5B answered with `def __update(self, key)`
+    alone; added at the file's end it would change nothing the class runs."""
+    block = "def pop(self) -> object:\n    return self._items.pop(0)\n"
+    merged = merged_definitions(STACK, block)
+    assert merged == STACK.replace(
+        "    def pop(self) -> object:\n        return self._items.pop()\n",
+        "    def pop(self) -> object:\n        return self._items.pop(0)\n",
+    )
+    ast.parse(merged)
+
+
+def test_a_method_two_classes_have_or_a_function_without_self_is_added_not_guessed() -> None:
+    two = STACK + "\n\nclass Queue:\n    def pop(self) -> object:\n        return None\n"
+    block = "def pop(self) -> object:\n    return 1\n"
+    merged = merged_definitions(two, block)
+    assert merged is not None and merged.endswith("\n\ndef pop(self) -> object:\n    return 1\n")
+    plain = merged_definitions(STACK, "def pop(items):\n    return items[-1]\n")
+    assert plain is not None and plain.endswith("\n\ndef pop(items):\n    return items[-1]\n")
+
+
+def test_a_reply_with_a_method_alone_is_applied_to_the_one_file_shown_as_windows() -> None:
+    reply = (
+        "Here's the updated code for `pop` in `Stack`:\n\n"
+        "```python\ndef pop(self) -> object:\n    return self._items.pop(0)\n```\n\n"
+        "Let's run the tests to verify:\n\n```python\nrun_tests()\n```\n"
+    )
+    big = STACK + "".join(f"\n\ndef helper_{n}():\n    return {n}\n" for n in range(8))
+    found = written_files(reply, set(), {"stack.py": big}.get, windows={"stack.py"})
+    assert [path for path, _ in found.files] == ["stack.py"]
+    assert "        return self._items.pop(0)\n" in found.files[0][1]
+    assert found.parts == {"stack.py"}

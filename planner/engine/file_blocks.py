@@ -253,7 +253,7 @@ def _redefines(block: Block, path: str, text: str) -> bool:
     (the 1.5B wrote the fixed `is_leap`, then a test of it, unlabelled)."""
     if _extension(path) != "py":
         return False
-    return bool(defined_names("\n".join(block.lines)) & defined_names(text))
+    return bool(defined_names("\n".join(block.lines)) & defined_names(text, methods=True))
 
 
 def _quotes(block: Block, text: str) -> bool:
