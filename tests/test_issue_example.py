@@ -69,11 +69,17 @@ def pytest_on(folder: Path, name: str, content: str) -> subprocess.CompletedProc
 # -- what is built from an issue -----------------------------------------------------------------
 
 
+def module(folder: Path, name: str, text: str = "") -> Path:
+    """A module of the repository the session may import."""
+    (folder / f"{name}.py").write_text(text, encoding="utf-8")
+    return folder
+
+
 def test_the_exception_the_session_shows_is_the_call_the_expected_value_belongs_to(
     tmp_path: Path,
 ) -> None:
     """`45` is an int like `5400`, but the traceback is the bug the issue reports."""
-    test = transcript_test(SESSION_ISSUE.body, tmp_path)
+    test = transcript_test(SESSION_ISSUE.body, module(tmp_path, "durations"))
     assert test is not None
     assert '    assert (parse_duration("1h30m")) == 5400' in test
     assert "from durations import parse_duration" in test
@@ -82,9 +88,8 @@ def test_the_exception_the_session_shows_is_the_call_the_expected_value_belongs_
 
 
 def test_it_fails_on_the_bug_and_passes_on_the_fix_when_run_by_pytest(tmp_path: Path) -> None:
-    test = transcript_test(SESSION_ISSUE.body, tmp_path)
+    test = transcript_test(SESSION_ISSUE.body, module(tmp_path, "durations", ONE_UNIT))
     assert test is not None
-    (tmp_path / "durations.py").write_text(ONE_UNIT, encoding="utf-8")
     assert pytest_on(tmp_path, "test_example.py", test).returncode == 1
     (tmp_path / "durations.py").write_text(FIXED, encoding="utf-8")
     passed = pytest_on(tmp_path, "test_example.py", test)
@@ -99,7 +104,7 @@ def test_a_shown_value_is_paired_with_an_expected_value_of_its_type_the_later_on
         ">>> area(2)\n4\n>>> area(3)\n6\n```\n\n"
         "Expected `9` for a side of 3. The label is right (`'two'`).\n"
     )
-    test = transcript_test(body, tmp_path)
+    test = transcript_test(body, module(tmp_path, "shapes"))
     assert test is not None
     assert "assert (area(3)) == 9" in test
     assert "area(2)" in test.split("assert")[0]  # replayed before the check, not checked
@@ -113,7 +118,7 @@ def test_printed_text_the_issue_expects_must_appear_in_what_the_call_prints(
         "```python\n>>> from report import render\n>>> print(render([1234567]))\n"
         "total: 1234567\n```\n\nThe total should read `1,234,567`.\n"
     )
-    test = transcript_test(body, tmp_path)
+    test = transcript_test(body, module(tmp_path, "report"))
     assert test is not None
     assert "assert '1,234,567' in _shown(lambda: print(render([1234567])))" in test
     (tmp_path / "report.py").write_text(
@@ -154,6 +159,33 @@ def test_a_name_the_session_never_imports_comes_from_the_module_that_defines_it(
     body = "```python\n>>> print(grid([[1]]))\n|1|\n```\nI expected `| 1 |`.\n"
     test = transcript_test(body, tmp_path)
     assert test is not None and "from tables.core import grid" in test
+
+
+def test_attack_a_session_that_reaches_beyond_the_repository_is_never_replayed(
+    tmp_path: Path,
+) -> None:
+    """The session is the issue's text, written by anyone: replayed, `os.system` would run in
+    the job and go into the pull request as a test."""
+    module(tmp_path, "durations")
+    expected = "\n```\nI expected `5400`.\n"
+    for line in (
+        "import os; os.system('touch pwned')",
+        "__import__('os').system('touch pwned')",
+        "getattr(parse_duration, 'x')",
+        "parse_duration.__globals__",
+        "from typing import get_type_hints",
+        "from . import durations",
+        "exec('print(1)')",
+    ):
+        body = (
+            f"```python\n>>> from durations import parse_duration\n>>> {line}\n"
+            f'>>> parse_duration("1h30m")\n90{expected}'
+        )
+        assert transcript_test(body, tmp_path) is None, line
+    safe = "```python\n>>> import math\n>>> from durations import parse_duration\n"
+    safe += f'>>> parse_duration("1h30m")\n5400.0{expected}'
+    assert transcript_test(safe, tmp_path) is None  # 5400.0 is a float: no check
+    assert transcript_test(safe.replace("5400.0", "90"), tmp_path) is not None  # math is pure
 
 
 # -- whole passes --------------------------------------------------------------------------------
@@ -219,3 +251,26 @@ def test_the_first_task_is_shown_the_issues_test_failing_before_any_change(
     after = last_prompt(scripted_model, 2)
     assert "## The issue's test fails on the current code" not in after
     assert of_type(workspace, "issue_test")[-1]["status"] == "kept"
+
+
+def test_attack_an_issue_session_that_runs_a_program_does_not_run_it(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """End to end: the issue's session writes a file through `os`. Replayed as the issue's
+    test, the file would appear when the test runs before the change."""
+    workspace = durations_repo(tmp_path / "repo")
+    marker = tmp_path / "pwned"
+    body = SESSION_ISSUE.body.replace(
+        '>>> parse_duration("45s")',
+        f">>> import os; os.system('touch {marker}')\n0\n>>> parse_duration(\"45s\")",
+    )
+    hostile = SESSION_ISSUE.model_copy(update={"body": body})
+    scripted_model.add(
+        reply_text("issue_test", "no test today"),
+        reply_text("legacy", block("durations.py", FIXED)),
+    )
+    run(workspace, scripted_model, hostile)
+
+    assert not marker.exists()
+    assert all(e.get("source") != "issue example" for e in issue_test_entries(workspace))
+    assert not any("os.system" in str(e.get("content")) for e in issue_test_entries(workspace))

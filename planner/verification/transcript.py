@@ -21,7 +21,9 @@ What is built, from the issue's text alone:
   in the session may raise again) and checks it.
 
 Names the session uses without importing them (a session that starts after `from tabulate
-import tabulate`) are imported from the module of the repository that defines them.
+import tabulate`) are imported from the module of the repository that defines them. A session
+that imports anything but the repository's own modules, or names a builtin that runs, imports
+or opens something, or a dunder, is not replayed (_confined()): the model writes the test then.
 
 The file then goes through the same path as a test the model writes: it runs on the code
 before the change and only its checks that fail there are kept (phase.py).
@@ -52,6 +54,22 @@ VALUE_TOKEN = re.compile(r"-?\d[\d_,.]*|'[^'\n]*'|\"[^\"\n]*\"|[\w.:-]+")
 MAX_DEFINITION_FILES = 2_000
 """Python files searched for a name the session uses without importing it."""
 SKIPPED_FOLDERS = {"tests", "test", "docs", "doc", "examples", "build", "dist", ".git"}
+UNSAFE_NAMES = frozenset(
+    {
+        *("eval", "exec", "compile", "open", "input", "breakpoint", "exit", "quit"),
+        *("getattr", "setattr", "delattr", "globals", "locals", "vars", "memoryview"),
+    }
+)
+"""Builtins a replayed statement may not name: they run, import or open what the session
+does not show, or reach objects' insides."""
+PURE_MODULES = frozenset(
+    {
+        *("collections", "datetime", "decimal", "fractions", "itertools", "json", "math"),
+        *("re", "statistics", "string", "textwrap"),
+    }
+)
+"""Standard-library modules a session may import besides the repository's: they compute, and
+open, run or reach nothing (not operator's attrgetter, nor typing, which evaluates strings)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +91,8 @@ def transcript_test(issue_body: str, workspace: Path) -> str | None:
         if block.language not in ("", "python", "py", "python3", "pycon", "pytb"):
             continue
         examples = _examples("\n".join(block.lines))
+        if not all(_confined(example.source, workspace) for example in examples):
+            continue  # the model writes the test, under its own rules
         checks = pair(examples, expected)
         if checks:
             return _test_file(examples, checks, workspace)
@@ -130,6 +150,49 @@ def _examples(text: str) -> list[doctest.Example]:
         return doctest.DocTestParser().get_examples(text)
     except ValueError:  # a prompt line that is not a well-formed session
         return []
+
+
+def _confined(source: str, workspace: Path) -> bool:
+    """The statement reaches nothing but the repository's own modules and plain builtins: it
+    imports only modules of the repository (or pure standard-library ones), and names no
+    builtin that runs, imports or opens anything and no dunder name or attribute. The session
+    is the issue's text, written by anyone: `>>> import os; os.system(...)` in it must not run
+    in the job, nor go into the pull request."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            modules = [node.module or ""] if node.level == 0 else [""]
+        else:
+            modules = []
+        if any(not _repository_module(name, workspace) for name in modules):
+            return False
+        if isinstance(node, ast.Name) and (node.id in UNSAFE_NAMES or node.id.startswith("__")):
+            return False
+        if isinstance(node, ast.Attribute) and node.attr.startswith("__"):
+            return False
+    return True
+
+
+def _repository_module(name: str, workspace: Path) -> bool:
+    """`name` is a pure standard-library module, or its top-level package is a module or
+    package of the repository (at its root or under src/), not a link."""
+    top = name.split(".")[0]
+    if name in PURE_MODULES:
+        return True
+    if not top.isidentifier():
+        return False
+    for folder in (workspace, workspace / "src"):
+        for candidate in (folder / f"{top}.py", folder / top / "__init__.py"):
+            if candidate.is_file() and not any(
+                path.is_symlink() for path in (candidate, candidate.parent)
+            ):
+                return True
+    return False
 
 
 def pair(examples: list[doctest.Example], expected: list[str]) -> list[Check]:
