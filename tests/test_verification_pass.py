@@ -758,3 +758,57 @@ def test_without_tests_a_changed_module_must_still_import(
         "no go.mod, no Cargo.toml and no Makefile with a test target. Set verification.command "
         "to run them. — checked instead: the changed Python file compiles and imports"
     )
+
+
+# -- tests of the changed code that failed before ------------------------------------------------
+
+HALF_FIXED = BUGGY.replace("def sub(a, b):", "def sub(a, b):  # subtracts")
+CLOCK_TESTS = "from clock import hour\n\n\ndef test_hour():\n    assert hour() == 12\n"
+
+
+def test_a_test_of_the_changed_code_that_failed_before_and_still_fails_is_not_completed(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """cachetools: the change made two of the three failing LRU tests pass, passed the issue's
+    test and every test that passed before, and ended `completed` with the bug still there.
+    test_sub fails before the change, imports the module the change touched, and still fails:
+    the fix is not complete, whatever else passes."""
+    workspace = calc_repo(tmp_path / "repo")
+    scripted_model.add(
+        planning("task_1"),
+        write("calc.py", HALF_FIXED),
+        finish(),
+        write("calc.py", HALF_FIXED.replace("# subtracts", "# subtracts b")),  # the repair
+        finish(),
+    )
+    result = run(workspace, scripted_model)
+
+    assert result.status == "needs_human", result.stop_reason
+    assert "tests of the changed code that failed before the change still fail" in (
+        result.stop_reason
+    )
+    assert "tests/test_calc.py::test_sub" in result.stop_reason
+    last = of_type(workspace, "verification")[-1]
+    assert last["unfixed"] == ["tests/test_calc.py::test_sub"]
+    repair_prompt = last_prompt(scripted_model, 3)
+    assert "failed before the change and still fail" in repair_prompt
+    note = result.verification
+    assert note is not None and note.unfinished
+    assert any("❌ Tests of the changed code" in line for line in note.details())
+
+
+def test_a_failing_test_of_code_the_change_never_touched_does_not_hold_it(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = calc_repo(tmp_path / "repo")
+    (workspace / "clock.py").write_text("def hour():\n    return 11\n", encoding="utf-8")
+    (workspace / "tests" / "test_clock.py").write_text(CLOCK_TESTS, encoding="utf-8")
+    subprocess.run(["git", "add", "."], cwd=workspace, check=True)
+    commit = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "clock"]
+    subprocess.run(["git", *commit], cwd=workspace, check=True)
+    scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
+    result = run(workspace, scripted_model)
+
+    assert result.status == "completed", result.stop_reason
+    last = of_type(workspace, "verification")[-1]
+    assert last["failing"] == ["tests/test_clock.py::test_hour"] and last["unfixed"] == []

@@ -72,6 +72,9 @@ class TestRun(BaseModel):
     whole command ran."""
     note: str = ""
     """What the output says about the run besides the tests (tests that need a service)."""
+    unfixed: list[str] = Field(default_factory=list)
+    """Tests that failed at the baseline and still fail, in test files that exercise the files
+    the change touched: tests of the changed code the change did not make pass."""
 
     @property
     def issue_failures(self) -> list[str]:
@@ -194,6 +197,10 @@ class VerificationNote(BaseModel):
     """How each attempt at the issue ended, when there was more than one."""
     unproven: str = ""
     """Why no test proves the fix although the tests pass (the issue's test was dropped)."""
+    unfixed: list[str] = Field(default_factory=list)
+    """Tests of the changed code that failed before the change and still fail. A change that
+    fixed two of cachetools' three failing LRU tests passed the issue's test and every test
+    that passed before, and ended `completed` with the bug still there."""
 
     @property
     def regressed(self) -> bool:
@@ -227,8 +234,9 @@ class VerificationNote(BaseModel):
 
     @property
     def unfinished(self) -> bool:
-        """Tests that passed before fail, or the issue's own test still fails."""
-        return self.regressed or bool(self.issue_failures)
+        """Tests that passed before fail, the issue's own test still fails, or tests of the
+        changed code that failed before still fail."""
+        return self.regressed or bool(self.issue_failures) or bool(self.unfixed)
 
     def line(self) -> str:
         """`Tests (`python3 -m pytest`): 14 passed, 0 failed — 1 failing before`."""
@@ -274,6 +282,11 @@ class VerificationNote(BaseModel):
             lines.append(f"⚠️ Failing now but not before the change: {_names(self.broken)}")
         if self.added_failures:
             lines.append(f"⚠️ Tests the change added that fail: {_names(self.added_failures)}")
+        if self.unfixed:
+            lines.append(
+                "❌ Tests of the changed code that failed before the change still fail: "
+                f"{_names(self.unfixed)}"
+            )
         lines += self._issue_test_lines()
         lines += self._attempt_lines()
         if self.changed_tests:
@@ -374,6 +387,7 @@ def verification_note(entries: Iterable[dict[str, Any]]) -> VerificationNote | N
         issue_failures=latest.issue_failures,
         attempts=attempt_notes(entries),
         unproven=_unproven(entries),
+        unfixed=latest.unfixed if latest.stage != "baseline" else [],
     )
 
 

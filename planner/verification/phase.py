@@ -270,6 +270,7 @@ class VerificationPhase(Phase):
                 "added": self._added(run, stage, result.failing),
             }
         )
+        result = result.model_copy(update={"unfixed": self._unfixed(run, result)})
         tree = fingerprint(self.workspace)  # as the run left it (caches it wrote included)
         run.store.append(VERIFICATION, **result.model_dump(), fingerprint=tree, **extra)
         self.checked = tree
@@ -475,6 +476,24 @@ class VerificationPhase(Phase):
         if content == test.content:
             self.checked = fingerprint(self.workspace)  # written as it ran: nothing to run again
 
+    def _unfixed(self, run: PassContext, result: TestRun) -> list[str]:
+        """Tests that failed at the baseline and still fail, in test files that import what
+        the change touched (pytest's `file::name` ids; the issue's own test aside)."""
+        if result.stage in ("baseline", "issue"):
+            return []
+        baseline = baseline_of(recorded_runs(run.store.entries()))
+        before = set(baseline.failing) if baseline is not None else set()
+        issue = set(result.issue_failures)
+        still = [n for n in result.failing if n in before and n not in issue and "::" in n]
+        if not still:
+            return []
+        files = sorted({name.split("::")[0] for name in still})
+        patterns = self.settings.test_paths
+        exercising = exercising_tests(
+            self.workspace, self._changed_code(run), files, lambda p: is_test_file(p, patterns)
+        )
+        return [name for name in still if name.split("::")[0] in exercising]
+
     def _changed_tests(self, run: PassContext) -> list[str]:
         return changed_test_files(self.workspace, _base(run), self.settings.test_paths)
 
@@ -541,6 +560,7 @@ class VerificationPhase(Phase):
             new_failures=note.broken[:NAMES_SHOWN],
             added_failures=note.added_failures[:NAMES_SHOWN],
             issue_failures=note.issue_failures[:NAMES_SHOWN],
+            unfixed=note.unfixed[:NAMES_SHOWN],
             tool=RUN_TESTS.name if self._can_run(run.store.entries()) else "",
             tail=note.latest.tail,
             change=self._change(run) if note.regressed else "",

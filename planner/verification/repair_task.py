@@ -92,6 +92,12 @@ def unresolved_reason(note: VerificationNote, attempts: int | None) -> str:
     tried = "after the model was shown them" if attempts is None else tried
     draft = "the pull request is a draft until a person looks at them"
     unproven = []
+    if note.unfixed:
+        failing = listed(note.unfixed)
+        unproven.append(
+            f"tests of the changed code that failed before the change still fail {tried}: "
+            f"{failing}; the fix may be incomplete"
+        )
     if note.issue_failures:
         failing = listed(note.issue_failures)
         unproven.append(f"the issue's test still fails {tried}: {failing}; the fix is unproven")
