@@ -45,6 +45,9 @@ API_KEY = "sk-scriptedTestKey0123456789abcdef"
 HISTORY_DIR = "planning_history"
 OWNER_UID, OWNER_GID = 4242, 4343
 STEPS = one_file_plan("CHANGELOG.md", "# Changelog\n", TITLE)
+SMALL_MODEL_STEPS = STEPS[2:]
+"""The same pass under profile small_model: the issue is the one task (no planning call, no
+plan review)."""
 
 
 @pytest.fixture
@@ -296,7 +299,9 @@ def test_a_small_model_named_by_its_size_gets_the_small_model_profile(
 ) -> None:
     """Only the endpoint and the model are set: the model's name says 7B, so the requests are
     sampled at temperature 0, bounded and streamed, and the summary names the profile."""
-    finished, _, files = runner.job("issues", labeled(fake), STEPS, model="qwen2.5-coder:7b")
+    finished, _, files = runner.job(
+        "issues", labeled(fake), SMALL_MODEL_STEPS, model="qwen2.5-coder:7b"
+    )
 
     assert finished.returncode == 0, finished.stdout
     assert read_outputs(files / "set_output")["status"] == "completed"
@@ -306,6 +311,8 @@ def test_a_small_model_named_by_its_size_gets_the_small_model_profile(
     }
     summary = (files / "step_summary").read_text(encoding="utf-8")
     assert "tokens (qwen2.5-coder:7b, profile small_model) |" in summary
+    assert "| Profile | small_model set `llm.tool_calling auto`, `llm.temperature 0.0`" in summary
+    assert "`planning.decompose false`" in summary
 
 
 def test_with_only_the_endpoint_set_the_model_it_serves_is_used(
@@ -314,7 +321,7 @@ def test_with_only_the_endpoint_set_the_model_it_serves_is_used(
     """No model input, no OPENAI_MODEL, no config file: the endpoint lists one model, and its
     name (and size) decide the requests."""
     finished, _, files = runner.job(
-        "issues", labeled(fake), STEPS, model="", served="qwen2.5-coder-1.5b-instruct"
+        "issues", labeled(fake), SMALL_MODEL_STEPS, model="", served="qwen2.5-coder-1.5b-instruct"
     )
 
     assert finished.returncode == 0, finished.stdout

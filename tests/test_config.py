@@ -148,8 +148,11 @@ def test_the_small_model_profile_sets_its_keys(tmp_path: Path) -> None:
     assert config.llm.timeout_seconds == 900 and config.llm.max_retries == 1
     assert config.planning.refinement.enabled is False
     assert config.llm.temperature == 0
+    assert config.planning.decompose is False and config.planning.exploration.mode == "off"
+    assert config.verification.attempts == 3
     standard = load_config(None, env={})
     assert standard.planning.refinement.enabled is True
+    assert standard.planning.decompose is True and standard.planning.exploration.mode == "auto"
     assert standard.llm.temperature is None  # the provider's default
 
 

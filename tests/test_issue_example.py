@@ -20,7 +20,7 @@ from planner.engine.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
 from planner.verification.transcript import expected_values, transcript_test
-from tests.plans import completion, finish, planning
+from tests.plans import completion, evaluation_ok, finish, planning
 from tests.test_issue_test import (
     FIXED,
     LEGACY,
@@ -274,3 +274,27 @@ def test_attack_an_issue_session_that_runs_a_program_does_not_run_it(
     assert not marker.exists()
     assert all(e.get("source") != "issue example" for e in issue_test_entries(workspace))
     assert not any("os.system" in str(e.get("content")) for e in issue_test_entries(workspace))
+
+
+def test_without_decomposition_the_issue_is_the_one_task_with_no_planning_or_review_call(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """planning.decompose false (profile small_model): the first request is the task itself,
+    shown the issue's failing test; the plan is the issue as one task, not reviewed."""
+    workspace = durations_repo(tmp_path / "repo")
+    scripted_model.add(write("durations.py", FIXED), finish(), evaluation_ok(), completion())
+    overrides = {
+        "planning.enabled": True,
+        "planning.decompose": False,
+        "planning.replanning.enabled": True,
+    }
+    result = run(workspace, scripted_model, SESSION_ISSUE, **overrides)
+
+    assert result.status == "completed", result.stop_reason
+    first = last_prompt(scripted_model, 0)
+    assert "## The issue's test fails on the current code" in first
+    (plan,) = of_type(workspace, "plan")
+    [task] = plan["plan"]["task_decomposition"]["subtasks"]
+    assert task["description"].startswith("Make the change the issue asks for")
+    assert [e["outcome"] for e in of_type(workspace, "plan_review")] == ["not_reviewed"]
+    assert not of_type(workspace, "plan_repaired")

@@ -44,6 +44,7 @@ from planner.ci.outputs import (
     write_dotenv,
     write_github_outputs,
 )
+from planner.engine.config import profile_settings
 from planner.engine.errors import PlannerError
 from planner.engine.process import make_undumpable
 from planner.engine.redaction import register_environment_secrets
@@ -290,6 +291,7 @@ def report(
         issue_url=issue_url(job, outcome),
         model=config.llm.model,
         profile=config.profile,
+        profile_settings=profile_settings(config),
         history_backend=settings.history_backend,
         history=history,
         workspace=job.workspace,

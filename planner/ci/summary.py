@@ -45,6 +45,8 @@ class SummaryFacts:
     model: str = ""
     profile: str = ""
     """The profile in effect (`profile`, as auto picked it)."""
+    profile_settings: list[str] = field(default_factory=list)
+    """What the profile set (`planning.decompose false`, ...), where no source set the key."""
     history_backend: str = ""
     history: PlanningHistoryStore | None = None
     workspace: Path | None = None
@@ -91,6 +93,7 @@ def _facts_table(outcome: CiOutcome, facts: SummaryFacts) -> list[str]:
         ("Branch", f"`{outcome.branch}`" if outcome.branch else ""),
         ("Commit", f"`{outcome.commit[:12]}`" if outcome.commit else ""),
         ("Usage", _usage(outcome, facts)),
+        ("Profile", _profile(facts)),
         ("History", _history(outcome, facts)),
     ]
     kept = [(name, value) for name, value in rows if value]
@@ -125,6 +128,13 @@ def _usage(outcome: CiOutcome, facts: SummaryFacts) -> str:
     calls = f"{outcome.model_calls} model call(s), {outcome.tokens_used} tokens"
     named = ", ".join(filter(None, [facts.model, facts.profile and f"profile {facts.profile}"]))
     return f"{calls} ({named})" if named else calls
+
+
+def _profile(facts: SummaryFacts) -> str:
+    """What the profile in effect changed, key by key ("" for standard)."""
+    if not facts.profile_settings:
+        return ""
+    return f"{facts.profile} set " + ", ".join(f"`{item}`" for item in facts.profile_settings)
 
 
 def _history(outcome: CiOutcome, facts: SummaryFacts) -> str:

@@ -312,6 +312,15 @@ class PlanningConfig(Section):
 
     enabled: bool = True
     """Plan before acting; false runs the plain tool loop (legacy mode)."""
+    decompose: bool = True
+    """Not a seed key. The model makes the plan: goal understanding, task decomposition and
+    action plan in one planning call, then the plan review. false: the plan is the issue as one
+    task, made without a model call and not reviewed; the task's prompt still carries the
+    issue, the code it points to and the issue's test, and verification, attempts, the
+    checklist and replanning after failures run as with any plan. The small_model profile sets
+    false: a 1.5B model's plans turned an eviction bug into "remove LRUCache" and a typed-key
+    bug into ten tasks from "understand the issue" to "deploy the changes", and its review
+    accepted each at full confidence."""
     strategy: Literal["chain_of_thought", "hierarchical", "simple"] = "chain_of_thought"
     """How the model is told to decompose the task."""
     max_subtasks: int = Field(default=100, ge=1)
@@ -766,7 +775,9 @@ class PlannerConfig(Section):
     them), planning.exploration.mode off (a 1.5B model's findings read as facts to the plan:
     "LRUCache is deprecated and should be replaced by MRUCache" turned an eviction bug into a
     plan to delete the class; the functions the issue points to are shown to each task
-    instead) and verification.attempts 3 (an unproven fix is tried again from the start)."""
+    instead), planning.decompose false (the plan is the issue as one task, with no planning
+    call and no plan review) and verification.attempts 3 (an unproven fix is tried again from
+    the start)."""
     planning: PlanningConfig = Field(default_factory=PlanningConfig)
     """Planning process (seed keys)."""
     llm: LLMConfig = Field(default_factory=LLMConfig)
@@ -798,10 +809,26 @@ PROFILES: dict[str, dict[str, Any]] = {
         "llm.max_retries": 1,
         "planning.refinement.enabled": False,
         "planning.exploration.mode": "off",
+        "planning.decompose": False,
         "verification.attempts": 3,
     },
 }
 """The keys each `profile` sets when no source sets them."""
+
+
+def profile_settings(config: PlannerConfig) -> list[str]:
+    """`key value` for each key of the profile in effect that holds the profile's value: what
+    the profile changed (for the job summary)."""
+    shown = []
+    for key, value in PROFILES.get(config.profile, {}).items():
+        held: Any = config
+        for part in key.split("."):
+            held = getattr(held, part, None)
+        if held == value:
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            shown.append(f"{key} {text}")
+    return shown
+
 
 ENV_KEYS: dict[str, str] = {
     "PLANNER_PROFILE": "profile",

@@ -70,6 +70,9 @@ class ReplanManager(DecisionPipeline):
             phases = [p for p in PLANNING_PHASES if p in replan_state.review_pending]
             if not phases or plan is None or replan_state.pending_question is not None:
                 return
+            if not self.decompose:  # the issue as one task: nothing the model planned to judge
+                self.store.append("plan_review", phases=phases, outcome="not_reviewed")
+                return
             answered = bool(self._answer)
             decisions = self._review_decisions(phases)
             if decisions is None or self._apply_review(phases, decisions, answered) != "changed":

@@ -64,6 +64,7 @@ class DecisionPipeline:
         self.issue = issue
         self.clock = clock
         self.planning_enabled = config.planning.enabled
+        self.decompose = config.planning.decompose
         revision = config.planning.revision
         explicit = "max_revisions" in revision.model_fields_set
         self.controls = ReplanControls(self.settings, revision.max_revisions if explicit else None)

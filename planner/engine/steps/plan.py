@@ -8,7 +8,8 @@ A planning reply that never ends (seed §10.1.2, a decomposition that fails: the
 "Read `shop/report.py` …" as subtask 7, 8, 9 … until it was stopped, twice), or a JSON reply
 that twice lacks the plan's parts (the 1.5B, asked to implement a stub), gets the coarsest
 decomposition instead of a failed pass: the issue as one task, as without planning. A reply
-that is not JSON at all is still fatal (seed §7.8, level 4: JSON parse errors).
+that is not JSON at all is still fatal (seed §7.8, level 4: JSON parse errors). With
+planning.decompose false that one task is the plan, and no planning call is made.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from planner.engine.questions import questions_asked
 
 
 def make_plan(run: PassContext, feedback: str = "") -> PlanningReply:
+    if not run.config.planning.decompose:
+        return _saved(run, _issue_as_one_task(run, ""))
     request = render("planning_request.md.j2", **run.planning_variables())
     request += run.phases.addendum(run, "planning") + ("\n" + feedback if feedback else "")
     messages = [run.system("planning"), user(request)]
@@ -38,6 +41,11 @@ def make_plan(run: PassContext, feedback: str = "") -> PlanningReply:
         reply = _issue_as_one_task(run, ONE_TASK_REPAIR if unusable.cut_off else NO_PLAN_REPAIR)
     if reply.error is not None:
         _stop_with_questions(run, reply)
+    return _saved(run, reply)
+
+
+def _saved(run: PassContext, reply: PlanningReply) -> PlanningReply:
+    """The plan, in the history and the tracking comment."""
     if reply.repairs:
         run.store.append("plan_repaired", repairs=reply.repairs)
     # The comments the plan was made from: later prompts show the ones that came after.
@@ -92,7 +100,8 @@ def _issue_as_one_task(run: PassContext, why: str) -> PlanningReply:
         "action_plan": {"execution_order": ["task_1"]},
     }
     reply = PlanningReply.model_validate(document, context=run.plan_rules(None))
-    reply.repairs.insert(0, why)
+    if why:
+        reply.repairs.insert(0, why)
     return reply
 
 
