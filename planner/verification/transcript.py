@@ -53,6 +53,10 @@ SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+(?=[A-Z`(\"'])|\n\s*\n")
 VALUE_TOKEN = re.compile(r"-?\d[\d_,.]*|'[^'\n]*'|\"[^\"\n]*\"|[\w.:-]+")
 MAX_DEFINITION_FILES = 2_000
 """Python files searched for a name the session uses without importing it."""
+MAX_DEFINITION_BYTES = 1_000_000
+"""Larger files are not read for it."""
+MAX_TEST_BYTES = 20_000
+"""A longer session is no test a person reviews: the model writes one instead."""
 SKIPPED_FOLDERS = {"tests", "test", "docs", "doc", "examples", "build", "dist", ".git"}
 UNSAFE_NAMES = frozenset(
     {
@@ -94,8 +98,9 @@ def transcript_test(issue_body: str, workspace: Path) -> str | None:
         if not all(_confined(example.source, workspace) for example in examples):
             continue  # the model writes the test, under its own rules
         checks = pair(examples, expected)
-        if checks:
-            return _test_file(examples, checks, workspace)
+        test = _test_file(examples, checks, workspace) if checks else ""
+        if test and len(test.encode()) <= MAX_TEST_BYTES:
+            return test
     return None
 
 
@@ -319,6 +324,8 @@ def _import_of(name: str, workspace: Path) -> str | None:
     `name` at its top level."""
     definition = re.compile(rf"^(?:def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*=", re.M)
     for path in _source_files(workspace):
+        if (workspace / path).lstat().st_size > MAX_DEFINITION_BYTES:
+            continue
         data = read_in_tree(workspace, path)
         if data is None or not definition.search(data.decode("utf-8", errors="replace")):
             continue
