@@ -34,7 +34,7 @@ from planner.engine.context import PassContext
 from planner.engine.conversation import user
 from planner.engine.flow import PlanChanged, StopPass
 from planner.engine.interfaces import ToolCall, ToolResult, ToolSpec, TreeCheck
-from planner.engine.issue import prompt_view
+from planner.engine.issue import IssueContext, prompt_view
 from planner.engine.phase import Phase, Request
 from planner.engine.prompts import render
 from planner.engine.result import PassStatus
@@ -375,9 +375,9 @@ class VerificationPhase(Phase):
             run.store.append(ISSUE_TEST, status="dropped", reason=reason)
             return  # it must fail on the code before the change: that code is gone
         path = issue_test_path(self.workspace, run.issue.number)
-        messages, stated = self._issue_test_request(run, path)
-        if self._try_example_test(run, path, stated):
+        if self._try_example_test(run, path):
             return
+        messages, stated = self._issue_test_request(run, path)
         reply = run.chat("issue_test", messages, [])
         content = issue_test_from_reply(reply.content, stated)
         if content is None:
@@ -385,15 +385,15 @@ class VerificationPhase(Phase):
             return
         self._try_issue_test(run, IssueTest(path=path, content=content), stated)
 
-    def _try_example_test(self, run: PassContext, path: str, stated: str) -> bool:
+    def _try_example_test(self, run: PassContext, path: str) -> bool:
         """The issue's own `>>>` session with the value it expected, as the test (no model
-        call); True when it fails on the code before the change and is kept."""
+        call, so no request is built); True when it fails on the code before the change and
+        is kept."""
         content = transcript_test(run.issue.body, self.workspace)
         if content is None:
             return False
-        self._try_issue_test(run, IssueTest(path=path, content=content), stated, "issue example")
-        latest = next(e for e in reversed(run.store.entries()) if e.get("type") == ISSUE_TEST)
-        return bool(latest.get("status") == "active")
+        test = IssueTest(path=path, content=content)
+        return self._try_issue_test(run, test, _stated(run.issue), "issue example")
 
     def _work_begun(self, run: PassContext) -> bool:
         """An action was taken, or files differ from where the change started (a later
@@ -430,17 +430,15 @@ class VerificationPhase(Phase):
             path=path,
             plain_functions=self.found.runner != "pytest",
         )
-        issue = run.issue
-        comments = [comment.body for comment in issue.comments]
-        stated = "\n".join([issue.title, issue.body, *comments, issue.instruction, example])
-        return [run.system("issue_test"), user(request)], stated
+        return [run.system("issue_test"), user(request)], _stated(run.issue, example)
 
     def _try_issue_test(
         self, run: PassContext, test: IssueTest, stated: str, source: str = "model"
-    ) -> None:
+    ) -> bool:
         """Run it on the code before the change; keep only its tests that fail there, and
         none when the file fails before any check for a reason the issue does not give.
-        `source` says who wrote it: the model, or planner from the issue's example."""
+        `source` says who wrote it: the model, or planner from the issue's example. True
+        when some of it is kept."""
         run.store.append(
             ISSUE_TEST, status="active", path=test.path, content=test.content, source=source
         )
@@ -458,6 +456,7 @@ class VerificationPhase(Phase):
             run.store.append(ISSUE_TEST, status="dropped", path=test.path, reason=reason)
         elif content != test.content:
             run.store.append(ISSUE_TEST, status="active", path=test.path, content=content)
+        return content is not None
 
     def _keep_issue_test(self, run: PassContext, test: IssueTest, task_id: str) -> None:
         """It passes: it goes into the pull request as the issue's regression test, written
@@ -831,6 +830,13 @@ class VerificationPhase(Phase):
         diff = diff_since(self.workspace, start.base, changed, 10_000)
         lines = sum(1 for line in diff.splitlines() if line[:1] in "+-")
         run.store.append(ATTEMPT, attempt=number, status="won", diff_lines=lines)
+
+
+def _stated(issue: IssueContext, example: str = "") -> str:
+    """The text whose values the issue's test may use: the issue (its comments and the run's
+    instruction included) and the repository test shown as the example."""
+    comments = [comment.body for comment in issue.comments]
+    return "\n".join([issue.title, issue.body, *comments, issue.instruction, example])
 
 
 def _issue_test_failing(entries: list[dict[str, Any]]) -> str:
