@@ -107,16 +107,24 @@ def write(path: str, content: str) -> Any:
     return reply_tool_calls("execute", [("write_file", {"path": path, "content": content})])
 
 
-def add_broken_then(server: ScriptedModelServer, repair: str, *more: Any) -> None:
-    """A one-task plan whose task breaks add (test_add fails), then a repair writing `repair`."""
+def add_broken_then(
+    server: ScriptedModelServer, repair: str, *more: Any, created: tuple[str, str] | None = None
+) -> None:
+    """A one-task plan whose task breaks add (test_add fails), then a repair writing `repair`
+    (and creating the file `created`, path and content)."""
     server.add(
         planning("task_1"),
         write("calc.py", BROKEN_ADD),
         finish(),
         write("calc.py", repair),
+        *([write(*created)] if created else []),
         finish(),
         *more,
     )
+
+
+MENDS_NOTHING = BROKEN_ADD.replace("return a - b", "return a + b")
+"""A repair after BROKEN_ADD that mends nothing: test_add still fails, and sub breaks again."""
 
 
 def last_prompt(server: ScriptedModelServer, index: int) -> str:
@@ -194,17 +202,7 @@ def test_a_repair_that_mends_nothing_is_undone_before_the_next(
     repair wrote a wrong formula. A repair that passes none of the failing tests is undone, so
     the next repair (or the result) starts from the code before it."""
     workspace = calc_repo(tmp_path / "repo")
-    worse = BROKEN_ADD.replace("return a - b", "return a + b")  # test_add still fails
-    scripted_model.add(
-        planning("task_1"),
-        write("calc.py", BROKEN_ADD),
-        finish(),
-        write("calc.py", worse),  # repair 1: mends nothing, breaks sub again
-        finish(),
-        write("calc.py", GOOD),  # repair 2
-        finish(),
-        completion(),
-    )
+    add_broken_then(scripted_model, MENDS_NOTHING, write("calc.py", GOOD), finish(), completion())
     result = run(workspace, scripted_model, **{"verification.max_repair_attempts": 2})
 
     assert result.status == "completed", result.stop_reason
@@ -224,17 +222,14 @@ def test_a_repair_undone_is_planners_own_change_not_one_for_approval(
     deletion is planner's own, so the approval gate does not hold it as a change made outside
     any judged call (which ended real-repository passes `needs_human`)."""
     workspace = calc_repo(tmp_path / "repo")
-    worse = BROKEN_ADD.replace("return a - b", "return a + b")
-    scripted_model.add(
-        planning("task_1"),
-        write("calc.py", BROKEN_ADD),
-        finish(),
-        write("calc_helpers.py", "def twice(x):\n    return 2 * x\n"),  # repair 1: a new file
-        write("calc.py", worse),
-        finish(),
+    helper = ("calc_helpers.py", "def twice(x):\n    return 2 * x\n")  # repair 1: a new file
+    add_broken_then(
+        scripted_model,
+        MENDS_NOTHING,
         write("calc.py", GOOD),  # repair 2
         finish(),
         completion(),
+        created=helper,
     )
     result = run(workspace, scripted_model, **{"verification.max_repair_attempts": 2})
 
