@@ -37,10 +37,11 @@ from planner.approval.models import (
 from planner.approval.preview import decoded, is_cut
 from planner.approval.tool import RUNNABLE, PlanTool
 from planner.approval.validation import runs_as_code
-from planner.engine.config import ApprovalConfig
+from planner.engine.config import TEST_PATHS, ApprovalConfig
 from planner.engine.flow import StopPass
 from planner.engine.interfaces import ToolCall, ToolResult
 from planner.engine.tool_names import READ_ONLY_TOOLS
+from planner.tools.destructive import destructive_change
 
 PASS_TOOLS = frozenset({"finish_task", "request_replan"})
 STRAY_TITLE = (
@@ -50,6 +51,7 @@ ROLLED_BACK = "Rolled back without asking anyone (planning is off, so no pass wa
 """Starts every note about a change undone where a pass cannot wait: the CI layer shows these
 notes in the tracking comment whatever the pass's status (planner.ci.durable)."""
 ReadFile = Callable[[str], bytes | None]
+ReadText = Callable[[str], str | None]
 HELD: tuple[PlanStatus, ...] = ("proposed", "pending_review", *RUNNABLE)
 """Plans whose pending or approved specs are changes not made yet."""
 
@@ -115,6 +117,13 @@ class ApprovalGate:
     witness: ApprovalWitness | None = None
     """Confirms every approval on the forge before its spec runs; None at the terminal, where
     the person approving is the one running planner."""
+    test_paths: tuple[str, ...] = TEST_PATHS
+    """What a test file is (verification.test_paths), for changes that delete its checks."""
+    base_text: ReadText = lambda path: None
+    """The file as the repository has it at the pass's start (None: not there)."""
+    told_destructive: set[tuple[str, str]] = field(default_factory=set)
+    """(path, content) of each destructive change the model was told about: sent again
+    unchanged, it is meant and goes on to the gate."""
 
     def guard(self, name: str, arguments: dict[str, Any]) -> ToolResult | None:
         """ToolRegistry's guard: every tool call of the pass passes here first (None: run it)."""
@@ -133,6 +142,9 @@ class ApprovalGate:
         spec = self.spec_for(task_id, call)
         if isinstance(spec, ToolResult):
             return spec
+        told = self._destructive(spec)
+        if told is not None:
+            return told
         if self.config.mode == "plan":
             return self._stage(task_id, spec)
         return self._run_or_wait(task_id, spec)
@@ -161,6 +173,22 @@ class ApprovalGate:
         )
         description = f"{call.name}: {content[:120]}{self._runs_model_code()}"
         return _spec("run", "", content, description, invocation, task_id)
+
+    def _destructive(self, spec: ActionSpec) -> ToolResult | None:
+        """A refusal telling the model what its write would destroy (planner.tools.destructive),
+        the first time it sends that exact change; None to go on to the gate."""
+        before = self._current_text(spec.path) if spec.kind == "write" else None
+        if before is None or spec.content is None:
+            return None
+        whole = spec.invocation is None or spec.invocation.name != "edit_file"
+        why = destructive_change(
+            spec.path, before, spec.content, self.test_paths, whole, self.base_text(spec.path)
+        )
+        key = (spec.path, spec.content)
+        if why is None or key in self.told_destructive:
+            return None
+        self.told_destructive.add(key)
+        return ToolResult(ok=False, error=why, refused=True, may_repeat=True)
 
     def _runs_model_code(self) -> str:
         if not self.code_written:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import os
 import shlex
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +21,7 @@ from planner.tools.commands import allowed_argv
 from planner.tools.effects import TreeWatcher
 from planner.tools.paths import PathPolicy, read_in_tree
 from planner.tools.registry import ToolRegistry
+from planner.tools.safe_env import git_argv, git_environment
 
 
 def command_checker(config: PlannerConfig) -> Callable[[str], bool]:
@@ -80,8 +84,31 @@ def build_gate(tool: PlanTool, config: PlannerConfig, issue_ref: str) -> Approva
         return read_in_tree(root, resolved.relative_to(root))
 
     gate = ApprovalGate(tool, config.approval, read_file, issue_ref)
+    gate.test_paths = tuple(config.verification.test_paths)
+    gate.base_text = functools.partial(committed_text, root)
     gate.staged = staged_contents(tool)
     return gate
+
+
+def committed_text(root: Path, path: str) -> str | None:
+    """`path` as the work tree's HEAD commit has it: the repository's version before this
+    pass (None: not committed, not text, or no git). `cat-file blob` runs no textconv filter,
+    and git_argv neutralises what a tool may have written into the repository's config."""
+    if not path or path.startswith("-"):
+        return None
+    argv = git_argv("cat-file", "blob", f"HEAD:{path}", repository=root)
+    try:
+        done = subprocess.run(
+            argv, cwd=root, env=git_environment(os.environ), capture_output=True, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    try:
+        return done.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def staged_contents(tool: PlanTool) -> dict[str, str]:

@@ -266,7 +266,7 @@ def score(definition: Definition, found: Clues) -> float:
         points += 12 + 4 * math.log2(1 + found.code[owner])
     if (definition.path.rsplit("/", 1)[-1], definition.name) in found.frames:
         points += 60
-    parts = _with_singulars(words_of(definition.name)) - {name}
+    parts = _with_singulars(words_of(definition.name)) - {name} or _compound(name, found.words)
     points += 8 * min(2, len(parts & code)) + 5 * min(3, len(parts & found.words))
     points += 5 * min(3, len(definition.params & (code | found.arguments)))
     points += 3 * min(5, len((definition.uses - {name}) & code))
@@ -275,6 +275,15 @@ def score(definition: Definition, found: Clues) -> float:
     if TEST_FILE.search(definition.path):
         points *= 0.3
     return points
+
+
+def _compound(name: str, words: frozenset[str]) -> set[str]:
+    """The two words of the issue a name is written as without a separator (`typedkey`: typed,
+    key), or nothing."""
+    for cut in range(3, len(name) - 2):
+        if name[:cut] in words and name[cut:] in words:
+            return {name[:cut], name[cut:]}
+    return set()
 
 
 def _callers(definition: Definition, definitions: list[Definition]) -> tuple[str, ...]:

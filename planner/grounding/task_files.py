@@ -41,6 +41,10 @@ WHOLE_FILE_LINES = 400
 """A file longer than this is shown as windows even when it would fit the budget."""
 MIN_WINDOWS_TOKENS = 150
 """A large file with less room left is not started."""
+FILE_SHARE = 0.6
+"""Of the room left, what one file may take while a later file holds a definition the texts
+point to: the 155-line window of `cached` in cachetools' __init__.py took the whole budget, and
+keys.py, whose `typedkey` the issue was about, was not shown."""
 
 
 class TaskFiles:
@@ -116,11 +120,13 @@ class TaskFiles:
         self, paths: list[str], located: list[Location], texts: Sequence[str]
     ) -> ShownFiles:
         room, blocks, whole, windows = self.settings.max_tokens, [], set(), set()
-        for path in paths:
+        for number, path in enumerate(paths):
             if room < MIN_FILE_TOKENS:
                 break
             places = [place for place in located if place.definition.path == path]
-            block, complete = self._block(path, room, places, texts)
+            waiting = {p.definition.path for p in located} & set(paths[number + 1 :])
+            share = int(room * FILE_SHARE) if waiting else room
+            block, complete = self._block(path, share, places, texts)
             room -= estimate_tokens(block)
             blocks.append(block)
             if complete:
