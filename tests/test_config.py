@@ -149,7 +149,7 @@ def test_the_small_model_profile_sets_its_keys(tmp_path: Path) -> None:
     assert config.planning.refinement.enabled is False
     assert config.llm.temperature == 0
     assert config.planning.decompose is False and config.planning.exploration.mode == "off"
-    assert config.verification.attempts == 3
+    assert config.verification.attempts == 3 and config.verification.max_repair_attempts == 1
     standard = load_config(None, env={})
     assert standard.planning.refinement.enabled is True
     assert standard.planning.decompose is True and standard.planning.exploration.mode == "auto"

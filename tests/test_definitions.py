@@ -127,3 +127,24 @@ def test_a_reply_with_a_method_alone_is_applied_to_the_one_file_shown_as_windows
     assert [path for path, _ in found.files] == ["stack.py"]
     assert "        return self._items.pop(0)\n" in found.files[0][1]
     assert found.parts == {"stack.py"}
+
+
+def test_a_function_labelled_with_a_file_that_lacks_it_goes_to_the_window_defining_it() -> None:
+    """Shown `typedkey` of keys.py as a window, the 1.5B wrote the function under the path of
+    the other window, src/cachetools/__init__.py, which does not define it: it was refused
+    ("the prompt did not show that file whole") and the next reply rewrote __init__.py."""
+    keys = "".join(f"def helper_{n}():\n    return {n}\n\n\n" for n in range(30))
+    keys += "def typedkey(*args):\n    return args\n"
+    package = "".join(f"class C{n}:\n    pass\n\n\n" for n in range(30))
+    files = {"src/pkg/keys.py": keys, "src/pkg/__init__.py": package}
+    reply = (
+        "src/pkg/__init__.py\n\n```python\ndef typedkey(*args):\n"
+        "    return args + tuple(type(v) for v in args)\n```\n"
+    )
+    found = written_files(reply, set(), files.get, windows=set(files))
+    assert [path for path, _ in found.files] == ["src/pkg/keys.py"] and not found.problems
+    assert "    return args + tuple(type(v) for v in args)\n" in found.files[0][1]
+    assert found.files[0][1].startswith("def helper_0():")
+    # A function no window defines is still not written anywhere.
+    stray = reply.replace("typedkey", "brand_new")
+    assert written_files(stray, set(), files.get, windows=set(files)).files == []

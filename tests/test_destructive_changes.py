@@ -1,11 +1,12 @@
-"""Writes that would destroy code the model did not mean to touch go back to it, once.
+"""Writes that would destroy code the model did not mean to touch go back to it.
 
 The 1.5B on released packages replaced the 650-line `tabulate()` with its signature and
 `# ... (rest of the function remains unchanged)`, wrote a whole `__init__.py` as one line, and
 deleted the assertions of a package's tests. The approval gate held each of these for a person
 (a diff that long cannot be approved in bulk) and the pass ended there. Now the model is told
 what its change would delete and how to send the lines it means; the same change sent again
-is taken as meant and goes to the gate as before.
+is refused again (at temperature 0 a small model repeats a reply whatever it meant), and a
+deletion the issue asks for, naming what goes, is made.
 
 The passes run over the scripted model server (real HTTP, the real openai client) on a real
 git checkout.
@@ -19,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from planner.approval.gate import AwaitingApproval
 from planner.engine.issue import IssueContext
 from planner.testing.scripted_server import ScriptedModelServer, reply_tool_calls
 from planner.tools.destructive import destructive_change
@@ -72,18 +72,28 @@ def test_an_edit_eliding_a_function_is_told_back_and_the_next_edit_fixes_the_iss
     assert "oldText the exact lines" in told
 
 
-def test_the_same_destructive_change_sent_again_goes_to_the_gate(harness: Harness) -> None:
-    """A person is asked, as before: a change the model insists on is not silently dropped."""
-    emptied = edit(TABLE, "def table(rows):\n    return 0\n", "execute")
-    harness.server.add(emptied, emptied)
-    planned = {**SETTINGS, "planning.enabled": True, "planning.decompose": False}
-    result = harness.run(ISSUE, **planned, **{"approval.large_file_bytes": 100})
-    assert result.status == "needs_human", result.stop_reason
-    assert "approval needed" in result.stop_reason
-    assert (harness.workspace / "calc.py").read_text() == MODULE  # nothing written meanwhile
+def test_the_same_destructive_change_sent_again_is_refused_again(harness: Harness) -> None:
+    """At temperature 0 the 1.5B sent the same 649-line deletion again: repeating a change is
+    not meaning it. The task ends on the repeats and nothing is written."""
+    emptied = edit(TABLE, "def table(rows):\n    return 0\n")
+    harness.server.add(emptied, emptied, emptied, emptied)
+    result = harness.run(ISSUE, **SETTINGS)
+    assert result.status == "failed", result.stop_reason
+    assert (harness.workspace / "calc.py").read_text() == MODULE
     told = harness.server.requests[1].body["messages"][-1]["content"]
     assert "deletes 33 lines of calc.py" in told and "adds 1" in told
-    assert "send the same change again" in told
+
+
+def test_a_deletion_the_issue_asks_for_is_not_refused() -> None:
+    emptied = MODULE.replace(TABLE, "")
+    asked = "Remove the unused `table` function from calc.py."
+    assert destructive_change("calc.py", MODULE, emptied, issue_text=asked) is None
+    # Naming the function the bug is in is not asking to delete it.
+    named = "`table([[1, 2]])` returns the wrong total."
+    assert destructive_change("calc.py", MODULE, emptied, issue_text=named) is not None
+    # An elision is never what an issue asks for.
+    elided = MODULE.replace(TABLE, ELIDED)
+    assert destructive_change("calc.py", MODULE, elided, issue_text=asked) is not None
 
 
 def test_a_small_fix_inside_a_long_function_is_not_destructive() -> None:
@@ -104,6 +114,19 @@ def test_a_whole_module_written_as_one_line_names_the_definitions_it_empties() -
     assert why is not None
     assert "deletes 41 lines of calc.py" in why and "adds 1" in why
     assert "`table`: 34 of its 34 lines" in why
+
+
+def test_a_long_definition_written_back_in_a_few_lines_is_told_back() -> None:
+    """The 1.5B wrote cachetools' __init__.py from memory: merged definition by definition,
+    its 20-line `Cache` replaced the real 100-line one, while the rest of the reply's lines
+    kept the change from deleting twice what it added."""
+    short = "def table(rows):\n    return sum(sum(row) for row in rows)\n"
+    padded = MODULE.replace(TABLE, short) + "".join(f"\n\nX{n} = {n}\n" for n in range(20))
+    why = destructive_change("calc.py", MODULE, padded)
+    assert why is not None and "replaces the 34 lines of `table` with 2" in why
+    # Rewriting a long function at its length is a change, not a loss.
+    rewritten = MODULE.replace(" * ", " + ")
+    assert destructive_change("calc.py", MODULE, rewritten) is None
 
 
 TESTS = (
@@ -162,9 +185,8 @@ def test_the_gate_refuses_before_a_person_could_be_asked(tmp_path: Path) -> None
     gate = gate_for(tmp_path, large_file_bytes=100)
     target = tmp_path / "repo" / "calc.py"
     target.write_text(MODULE)
-    result = gate.before_action("task_1", call("write_file", path="calc.py", content="x = 1\n"))
-    assert result is not None and not result.ok and result.refused
-    assert "write the file with all of its current lines" in str(result.error)
-    assert gate.tool.records() == [] and target.read_text() == MODULE
-    with pytest.raises(AwaitingApproval):
-        gate.before_action("task_1", call("write_file", path="calc.py", content="x = 1\n"))
+    for _ in range(2):  # sent again, it is refused again
+        result = gate.before_action("task_1", call("write_file", path="calc.py", content="x = 1\n"))
+        assert result is not None and not result.ok and result.refused
+        assert "write the file with all of its current lines" in str(result.error)
+        assert gate.tool.records() == [] and target.read_text() == MODULE

@@ -121,9 +121,8 @@ class ApprovalGate:
     """What a test file is (verification.test_paths), for changes that delete its checks."""
     base_text: ReadText = lambda path: None
     """The file as the repository has it at the pass's start (None: not there)."""
-    told_destructive: set[tuple[str, str]] = field(default_factory=set)
-    """(path, content) of each destructive change the model was told about: sent again
-    unchanged, it is meant and goes on to the gate."""
+    issue_text: str = ""
+    """The issue's title and body: a deletion of definitions it names is meant."""
 
     def guard(self, name: str, arguments: dict[str, Any]) -> ToolResult | None:
         """ToolRegistry's guard: every tool call of the pass passes here first (None: run it)."""
@@ -175,20 +174,18 @@ class ApprovalGate:
         return _spec("run", "", content, description, invocation, task_id)
 
     def _destructive(self, spec: ActionSpec) -> ToolResult | None:
-        """A refusal telling the model what its write would destroy (planner.tools.destructive),
-        the first time it sends that exact change; None to go on to the gate."""
+        """A refusal telling the model what its write would destroy (planner.tools.destructive);
+        None to go on to the gate."""
         before = self._current_text(spec.path) if spec.kind == "write" else None
         if before is None or spec.content is None:
             return None
-        whole = spec.invocation is None or spec.invocation.name != "edit_file"
+        invocation = spec.invocation if isinstance(spec, ActionSpecExt) else None
+        whole = invocation is None or invocation.name != "edit_file"
+        base = self.base_text(spec.path)
         why = destructive_change(
-            spec.path, before, spec.content, self.test_paths, whole, self.base_text(spec.path)
+            spec.path, before, spec.content, self.test_paths, whole, base, self.issue_text
         )
-        key = (spec.path, spec.content)
-        if why is None or key in self.told_destructive:
-            return None
-        self.told_destructive.add(key)
-        return ToolResult(ok=False, error=why, refused=True, may_repeat=True)
+        return None if why is None else ToolResult(ok=False, error=why, refused=True)
 
     def _runs_model_code(self) -> str:
         if not self.code_written:

@@ -132,9 +132,11 @@ def install_gate(
     config_paths: tuple[Path, ...],
     protected: tuple[Path, ...] = (),
     witness: ApprovalWitness | None = None,
+    issue_text: str = "",
 ) -> ApprovalGate:
     """The gate in front of `registry`: from now on every tool call passes through it.
-    `witness` confirms approvals before what they approve runs (None: at the terminal)."""
+    `witness` confirms approvals before what they approve runs (None: at the terminal);
+    `issue_text` (untrusted) tells which definitions a deletion may empty."""
     tool = build_plan_tool(
         config,
         workspace,
@@ -148,6 +150,7 @@ def install_gate(
     gate = build_gate(tool, config, f"{store.repository}#{store.issue_id}")
     gate.can_wait = config.planning.enabled
     gate.witness = witness
+    gate.issue_text = issue_text
     registry.guard = gate.guard
     gate.accept()  # the checkout as the pass starts: later changes are judged from here
     return gate

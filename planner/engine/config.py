@@ -717,8 +717,8 @@ class VerificationConfig(Section):
     """The tail of a failing run's output shown to the model with the failing test names."""
     max_repair_attempts: int = Field(default=2, ge=0)
     """Repair tasks planner adds when the work leaves tests failing that passed at the
-    baseline (or that it added); when they are spent the pass ends needs_human with a draft
-    pull request."""
+    baseline (or that it added); when they are spent the next attempt starts (attempts), or
+    the pass ends needs_human with a draft pull request. The small_model profile sets 1."""
     issue_test: bool = True
     """In a Python repository (pytest, unittest or no tests at all): before the change, the
     model writes a pytest test of what the issue states (one model call per issue). Used only
@@ -811,6 +811,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "planning.exploration.mode": "off",
         "planning.decompose": False,
         "verification.attempts": 3,
+        "verification.max_repair_attempts": 1,
     },
 }
 """The keys each `profile` sets when no source sets them."""

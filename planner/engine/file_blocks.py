@@ -303,19 +303,29 @@ def _not_shown_whole(
 ) -> tuple[str | None, list[str]]:
     """The existing file a block not for a file shown whole writes, and its lines: the one file
     its label or first-line comment names (or, for the reply's one block, the one file shown
-    as windows), when the block rewrites it whole or redefines some of its definitions."""
+    as windows), when the block rewrites it whole or redefines some of its definitions; else
+    the one file shown as windows whose definitions the block redefines."""
     named = _named_existing(block, current)
     if named is None and alone and len(windows) == 1:
         named = next(iter(windows)), block.lines
-    if named is None:
-        return None, block.lines
-    path, lines = named
+    if named is not None and _writes(block, *named, current):
+        return named
+    owners = [path for path in windows if _redefines(block, path, current(path) or "")]
+    if len(owners) == 1:
+        # Labelled with another file, or with none: the 1.5B, shown keys.py's `typedkey` as a
+        # window, wrote the function under "src/cachetools/__init__.py", which does not have it.
+        return owners[0], block.lines
+    return None, block.lines
+
+
+def _writes(
+    block: Block, path: str, lines: list[str], current: Callable[[str], str | None]
+) -> bool:
+    """`lines` rewrite the file at `path` whole or redefine some of its definitions."""
     text = current(path) or ""
     candidate = Block(block.label, lines, block.language)
     whole = len(lines) >= FRAGMENT_SHARE * len(text.splitlines()) and _keeps_most(candidate, text)
-    if whole or _redefines(candidate, path, text):
-        return path, lines
-    return None, block.lines
+    return whole or _redefines(candidate, path, text)
 
 
 def _named_existing(

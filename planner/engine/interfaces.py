@@ -43,9 +43,6 @@ class ToolResult(BaseModel):
     """The tool refused the call for its own input before changing anything (arguments that do
     not fit, an edit that matches nothing, a file that would no longer parse, an unknown tool):
     the model's to fix with its next call, not an event that puts the plan in question."""
-    may_repeat: bool = Field(default=False, exclude=True)
-    """The refusal asks for this exact call again if it is meant (a change that deletes most
-    of a function): the task's guard lets that repeat run."""
 
     def for_model(self) -> str:
         return self.content if self.ok else f"ERROR: {self.error}\n{self.content}".rstrip()

@@ -119,8 +119,7 @@ class TaskGuard:
         elif result.ok and call.name not in READ_ONLY:
             self.changes += 1
             self.changed.add(path_argument(call.arguments))
-        if not result.may_repeat:
-            self.seen[_key(call)] = (self.calls, self.changes)
+        self.seen[_key(call)] = (self.calls, self.changes)
 
     def _shown_unchanged(self, arguments: dict[str, Any]) -> bool:
         path = path_argument(arguments)

@@ -111,6 +111,7 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
                 config_files(setup),
                 setup.protected,
                 setup.witness,
+                issue_text=f"{issue.title}\n{issue.body}",
             )
             result = coordinate(setup, issue, model, store, registry, gate)
         finally:

@@ -3,10 +3,12 @@
 Seen from the 1.5B on real packages, each ending the pass at the approval gate because a diff
 that long cannot be approved in bulk: `tabulate()` (650 lines) replaced by its signature and
 `# ... (rest of the function remains unchanged)`; a whole `__init__.py` written as one line;
-91 lines of a test module deleted to append one test; the assertions of an existing test
-replaced by invented ones. None of these is what the model meant, so the model hears what its
-change would do and how to send the lines it means instead. A change the model sends again,
-unchanged, is taken as meant and goes on to the gate like any other.
+cachetools' 100-line `Cache` class written back from memory in 20; 91 lines of a test module
+deleted to append one test. None of these is what the model meant, so the model hears what its
+change would delete and how to send the lines it means instead. A deletion the issue asks for
+names what it deletes: a change that empties only definitions the issue names is not refused.
+Sending the refused change again is not taken as meaning it: at temperature 0 a small model
+sends the same reply again whatever it meant.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from planner.engine.verification import is_test_file
 MASS_DELETION_LINES = 20
 """A change deleting at least this many lines while adding at most half as many is a mass
 deletion (a fix changes lines; it rarely deletes dozens and writes a few)."""
+SHRUNK_DEFINITION_LINES = 20
+"""A definition at least this long that a change keeps with at most a third of its lines was
+rewritten from memory (the 1.5B wrote cachetools' 100-line `Cache` class back in 20 lines)."""
 ELISION_DELETION_LINES = 5
 """An elision comment only matters where the change deletes at least this many lines."""
 
@@ -66,15 +71,19 @@ def destructive_change(
     test_paths: Sequence[str] = TEST_PATHS,
     whole: bool = False,
     base: str | None = None,
+    issue_text: str = "",
 ) -> str | None:
     """Why writing `after` over `before` at `path` destroys code the model did not mean to
     touch, with what to send instead; None when it does not. `test_paths`: what a test file
     is (verification.test_paths); `whole`: the model wrote the file whole (write_file);
-    `base`: the file as the repository has it (its checks are the repository's tests)."""
+    `base`: the file as the repository has it (its checks are the repository's tests);
+    `issue_text`: what the issue says (a definition it names may be deleted)."""
     send = SEND_FILE if whole else SEND_LINES
     change = line_change(before, after)
     lost = len(change.deleted)
-    where = _definitions_hit(path, before, {number for number, _ in change.deleted})
+    emptied = _definitions_emptied(path, before, {number for number, _ in change.deleted})
+    where = _listed(emptied)
+    asked = bool(emptied) and all(_named(name, issue_text) for name, _, _ in emptied)
     elided = [line.strip() for line in change.added if ELISION.search(line)]
     elided = [line for line in elided if line not in before]
     if elided and lost >= ELISION_DELETION_LINES:
@@ -83,17 +92,26 @@ def destructive_change(
             f"but planner writes text exactly as given, so this change would delete {lost} lines "
             f"of {path}{where}. {send}"
         )
-    if lost >= MASS_DELETION_LINES and 2 * len(change.added) <= lost:
+    if lost >= MASS_DELETION_LINES and 2 * len(change.added) <= lost and not asked:
         return (
             f"not written: this change deletes {lost} lines of {path}{where} and adds "
-            f"{len(change.added)}. {send} {SEND_AGAIN}"
+            f"{len(change.added)}. {send}"
         )
+    shrunk = [
+        text
+        for name, text in _shrunk_definitions(path, before, after)
+        if not _named(name, issue_text)
+    ]
+    if shrunk:
+        return f"not written: this change replaces {'; '.join(shrunk[:3])}. {send}"
     removed = _removed_checks(path, change, base) if is_test_file(path, test_paths) else []
+    if removed and _named(path.rsplit("/", 1)[-1].removesuffix(".py"), issue_text):
+        removed = []  # the issue names the test file: its tests are the issue's to change
     if removed:
         return (
             f"not written: this change removes {len(removed)} line(s) of the repository's tests "
             f"from {path} (`{removed[0][:80]}`). Those tests check the fix: change the code they "
-            f"test, not the tests. {SEND_AGAIN}"
+            f"test, not the tests."
         )
     return None
 
@@ -108,7 +126,6 @@ SEND_FILE = (
     "needs changed, or change just those lines with edit_file (oldText the exact lines as they "
     "are now, newText as they should read)."
 )
-SEND_AGAIN = "If the issue asks for exactly this, send the same change again."
 
 
 def _removed_checks(path: str, change: LineChange, base: str | None) -> list[str]:
@@ -125,14 +142,48 @@ def _removed_checks(path: str, change: LineChange, base: str | None) -> list[str
     return [line for line in deleted if line in original and not added[line]]
 
 
-def _definitions_hit(path: str, before: str, deleted: set[int]) -> str:
-    """` (most of `name`, N of its M lines)` for the definitions the deletion empties."""
+def _shrunk_definitions(path: str, before: str, after: str) -> list[tuple[str, str]]:
+    """(name, "the N lines of `name` with M") for each long definition the change keeps,
+    shortened to a third or less."""
+    old, new = _definition_lines(path, before), _definition_lines(path, after)
+    return [
+        (name, f"the {lines} lines of `{name}` with {new[name]}")
+        for name, lines in old.items()
+        if lines >= SHRUNK_DEFINITION_LINES and name in new and 3 * new[name] <= lines
+    ]
+
+
+def _definition_lines(path: str, text: str) -> dict[str, int]:
+    """Qualified name -> lines, for the functions and classes of a Python file that parses."""
+    if not path.endswith(".py"):
+        return {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, int] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = prefix + node.name
+                found[name] = (node.end_lineno or node.lineno) - node.lineno + 1
+                if isinstance(node, ast.ClassDef):
+                    visit(node.body, name + ".")
+
+    visit(tree.body, "")
+    return found
+
+
+def _definitions_emptied(path: str, before: str, deleted: set[int]) -> list[tuple[str, int, int]]:
+    """(name, lines deleted, lines) of the outermost definitions of `before` the deletion
+    empties at least half of."""
     if not path.endswith(".py") or not deleted:
-        return ""
+        return []
     try:
         tree = ast.parse(before)
     except (SyntaxError, ValueError):
-        return ""
+        return []
     hit: list[tuple[int, int, int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -142,10 +193,30 @@ def _definitions_hit(path: str, before: str, deleted: set[int]) -> str:
             if size >= ELISION_DELETION_LINES and 2 * gone >= size:
                 hit.append((first, last, gone, node.name))
     outermost = [h for h in hit if not any(o[0] <= h[0] and h[1] <= o[1] and o != h for o in hit)]
-    shown = [
-        f"`{name}`: {gone} of its {last - first + 1} lines" for first, last, gone, name in outermost
-    ]
+    return [(name, gone, last - first + 1) for first, last, gone, name in outermost]
+
+
+def _listed(emptied: list[tuple[str, int, int]]) -> str:
+    """` (`name`: N of its M lines; …)`, or ""."""
+    shown = [f"`{name}`: {gone} of its {size} lines" for name, gone, size in emptied]
     if not shown:
         return ""
     more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
     return " (" + "; ".join(shown[:3]) + more + ")"
+
+
+REMOVAL = re.compile(
+    r"\b(remove[sd]?|removing|delete[sd]?|deleting|drop(s|ped)?|get rid of|simplif(y|ies)|"
+    r"rewrite|replace)\b",
+    re.IGNORECASE,
+)
+"""Words of an issue that asks for code to go (or to be written anew)."""
+
+
+def _named(name: str, issue_text: str) -> bool:
+    """The issue asks for code to go or be rewritten and writes this name (the last part of a
+    qualified one) as a word: naming the function the bug is in is not asking to delete it."""
+    last = name.rsplit(".", 1)[-1]
+    if not last or not REMOVAL.search(issue_text):
+        return False
+    return re.search(rf"(?<![\w.]){re.escape(last)}(?!\w)", issue_text) is not None
