@@ -320,3 +320,28 @@ def test_tests_that_pass_without_a_test_of_the_issue_leave_a_draft_that_says_so(
     [pull] = fake_github.pulls.values()
     assert pull.draft and pull.title.startswith("[unproven] ")
     assert NOTHING_PROVES in pull.body and "it passes on the code before the change" in pull.body
+
+
+def test_an_attempt_that_changes_nothing_after_a_failed_one_is_not_the_winner() -> None:
+    """toolz, 1.5B: attempts 1 and 2 failed the issue's example; in attempt 3 the model wrote
+    nothing, and with only the baseline left among the current runs, the unchanged code was
+    recorded as attempt 3 "won". The issue's test failing on the code before the change still
+    holds after a reset."""
+    from planner.engine.verification import verification_note
+
+    def run_entry(stage: str, failing: list[str], **extra: Any) -> dict[str, Any]:
+        return {
+            "type": "verification", "stage": stage, "command": "python3 -m pytest -q",
+            "status": "failed" if failing else "passed", "exit_code": 1 if failing else 0,
+            "passed": 40, "failed": len(failing), "failing": failing, "tail": "", **extra,
+        }  # fmt: skip
+
+    issue = "test_planner_issue_1.py::test_issue_example_1"
+    entries = [
+        run_entry("baseline", []),
+        run_entry("issue", [issue], issue_test="test_planner_issue_1.py", added=[issue]),
+        run_entry("task", [issue], issue_test="test_planner_issue_1.py", added=[issue]),
+        {"type": "verification_attempt", "attempt": 1, "status": "failed", "failing": [issue]},
+    ]
+    note = verification_note(entries)
+    assert note is not None and note.issue_failures == [issue] and note.unfinished

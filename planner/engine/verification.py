@@ -114,13 +114,14 @@ def _fields(entry: dict[str, Any]) -> dict[str, Any]:
 
 def current_runs(entries: Iterable[dict[str, Any]]) -> list[TestRun]:
     """The runs of the current attempt at the issue, after the baseline (an attempt that
-    failed took its changes, and so its runs, with it)."""
+    failed took its changes, and so its runs, with it; the runs of the code before any change,
+    the issue's test's first run included, still hold)."""
     kept: list[dict[str, Any]] = []
     ended: dict[Any, list[dict[str, Any]]] = {}
     for entry in entries:
         if entry.get("type") == ATTEMPT and entry.get("status") == "failed":
             ended[entry.get("attempt")] = kept
-            kept = [e for e in kept if e.get("stage") == "baseline"]
+            kept = [e for e in kept if e.get("stage") in ("baseline", "issue")]
         elif entry.get("type") == ATTEMPT and entry.get("status") == "restored":
             kept = ended.get(entry.get("attempt"), kept)  # its tree is back: so are its runs
         elif entry.get("type") == VERIFICATION:
