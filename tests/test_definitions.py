@@ -148,3 +148,37 @@ def test_a_function_labelled_with_a_file_that_lacks_it_goes_to_the_window_defini
     # A function no window defines is still not written anywhere.
     stray = reply.replace("typedkey", "brand_new")
     assert written_files(stray, set(), files.get, windows=set(files)).files == []
+
+
+DOCUMENTED = (
+    "import os\n\n\ndef divide(n, items):\n"
+    '    """Divide *items* into *n* parts.\n\n        >>> divide(2, [1, 2, 3])\n'
+    '        [[1, 2], [3]]\n\n    The first parts are the longer ones.\n    """\n'
+    "    q, r = divmod(len(items), n)\n    return [items[:q], items[q:]]\n\n\n"
+    "class Parts:\n    def split(self, items):\n"
+    '        """Split *items* in two."""\n        return items[:1], items[1:]\n'
+)
+
+
+def test_a_function_written_back_without_its_docstring_keeps_the_docstring() -> None:
+    """The 1.5B answered with `divide` without its 29-line docstring (the package's doctests):
+    the fix is the code; the docstring was left out, not deleted on purpose."""
+    block = "def divide(n, items):\n    q, r = divmod(len(items), n)\n    return [items]\n"
+    merged = merged_definitions(DOCUMENTED, block)
+    assert merged == DOCUMENTED.replace(
+        "    return [items[:q], items[q:]]\n", "    return [items]\n"
+    )
+    # A method alone, outside its class, keeps its docstring too.
+    method = "def split(self, items):\n    return items[:2], items[2:]\n"
+    merged = merged_definitions(DOCUMENTED, method)
+    assert merged is not None
+    assert '        """Split *items* in two."""\n        return items[:2], items[2:]\n' in merged
+    in_class = "class Parts:\n    def split(self, items):\n        return items[:3], items[3:]\n"
+    merged = merged_definitions(DOCUMENTED, in_class)
+    assert merged is not None
+    assert '        """Split *items* in two."""\n        return items[:3], items[3:]\n' in merged
+    # A new version with a docstring of its own keeps that one.
+    own = 'def divide(n, items):\n    """Split."""\n    return [items]\n'
+    merged = merged_definitions(DOCUMENTED, own)
+    assert merged is not None and '"""Split."""' in merged and "The first parts" not in merged
+    ast.parse(merged)

@@ -42,14 +42,16 @@ def merged_definitions(before: str, block: str) -> str | None:
         method = _method_of(old, node) if existing is None else None
         if method is not None:
             indent = " " * method.col_offset
+            source = _with_docstring(source, node, method, lines)
             edits.append((_start(method), _end(method), _indented_by(source, indent)))
         elif existing is None:
             added.append(source)
         elif not (
             isinstance(existing, ast.ClassDef)
             and isinstance(node, ast.ClassDef)
-            and _class_edits(existing, node, block_lines, edits)
+            and _class_edits(existing, node, block_lines, edits, lines)
         ):
+            source = _with_docstring(source, node, existing, lines)
             edits.append((_start(existing), _end(existing), source))
     for first, end, replacement in sorted(edits, key=lambda e: e[0], reverse=True):
         lines[first:end] = replacement
@@ -116,6 +118,7 @@ def _class_edits(
     node: ast.ClassDef,
     block_lines: list[str],
     edits: list[tuple[int, int, list[str]]],
+    file_lines: list[str],
 ) -> bool:
     """Edits putting the block's methods into the file's class; False when the block's class
     holds more than methods and a docstring (then it replaces the class whole)."""
@@ -129,7 +132,10 @@ def _class_edits(
     indent = " " * existing.body[0].col_offset
     appended: list[str] = []
     for member in methods_only:
-        source = _indented(_source(block_lines, member), member.col_offset, indent)
+        source = _source(block_lines, member)
+        if member.name in methods:
+            source = _with_docstring(source, member, methods[member.name], file_lines)
+        source = _indented(source, member.col_offset, indent)
         if member.name in methods:
             edits.append((_start(methods[member.name]), _end(methods[member.name]), source))
         else:
@@ -138,6 +144,32 @@ def _class_edits(
         end = _end(existing)
         edits.append((end, end, appended))
     return True
+
+
+def _with_docstring(
+    source: list[str], node: Definition, existing: Definition, file_lines: list[str]
+) -> list[str]:
+    """A new version of a function without a docstring gets the docstring of the function it
+    replaces: the 1.5B wrote `divide` back without its 29-line docstring (the package's
+    doctests), and the change read as deleting most of the function."""
+    functions = ast.FunctionDef | ast.AsyncFunctionDef
+    if not isinstance(node, functions) or not isinstance(existing, functions):
+        return source
+    if not existing.body or not is_docstring(existing.body[0]) or is_docstring(node.body[0]):
+        return source
+    doc = existing.body[0]
+    shift = node.body[0].col_offset - doc.col_offset
+    kept = [_shifted(line, shift) for line in file_lines[doc.lineno - 1 : _end(doc)]]
+    at = node.body[0].lineno - first_line(node)
+    return [*source[:at], *kept, *source[at:]]
+
+
+def _shifted(line: str, shift: int) -> str:
+    """`line` indented `shift` columns more (fewer, where it has the room)."""
+    if shift >= 0:
+        return " " * shift + line if line.strip() else line
+    room = len(line) - len(line.lstrip(" "))
+    return line[min(-shift, room) :]
 
 
 def _with_imports(
