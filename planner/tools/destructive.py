@@ -81,7 +81,8 @@ def destructive_change(
     send = SEND_FILE if whole else SEND_LINES
     change = line_change(before, after)
     lost = len(change.deleted)
-    emptied = _definitions_emptied(path, before, {number for number, _ in change.deleted})
+    spans = _spans(path, before)
+    emptied = _definitions_emptied(spans, {number for number, _ in change.deleted})
     where = _listed(emptied)
     asked = bool(emptied) and all(_named(name, issue_text) for name, _, _ in emptied)
     elided = [line.strip() for line in change.added if ELISION.search(line)]
@@ -99,7 +100,7 @@ def destructive_change(
         )
     shrunk = [
         text
-        for name, text in _shrunk_definitions(path, before, after)
+        for name, text in _shrunk_definitions(spans, _spans(path, after))
         if not _named(name, issue_text)
     ]
     if shrunk:
@@ -142,56 +143,52 @@ def _removed_checks(path: str, change: LineChange, base: str | None) -> list[str
     return [line for line in deleted if line in original and not added[line]]
 
 
-def _shrunk_definitions(path: str, before: str, after: str) -> list[tuple[str, str]]:
+def _shrunk_definitions(old: Spans, new: Spans) -> list[tuple[str, str]]:
     """(name, "the N lines of `name` with M") for each long definition the change keeps,
     shortened to a third or less."""
-    old, new = _definition_lines(path, before), _definition_lines(path, after)
-    return [
-        (name, f"the {lines} lines of `{name}` with {new[name]}")
-        for name, lines in old.items()
-        if lines >= SHRUNK_DEFINITION_LINES and name in new and 3 * new[name] <= lines
-    ]
+    found = []
+    for name, (first, last) in old.items():
+        lines, kept = last - first + 1, new.get(name)
+        kept_lines = kept[1] - kept[0] + 1 if kept else 0
+        if lines >= SHRUNK_DEFINITION_LINES and kept and 3 * kept_lines <= lines:
+            found.append((name, f"the {lines} lines of `{name}` with {kept_lines}"))
+    return found
 
 
-def _definition_lines(path: str, text: str) -> dict[str, int]:
-    """Qualified name -> lines, for the functions and classes of a Python file that parses."""
+Spans = dict[str, tuple[int, int]]
+"""Qualified name -> (first line, last line) of each function and class of a Python file."""
+
+
+def _spans(path: str, text: str) -> Spans:
+    """The definitions of a Python file that parses (none otherwise), methods included."""
     if not path.endswith(".py"):
         return {}
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return {}
-    found: dict[str, int] = {}
+    found: Spans = {}
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                name = prefix + node.name
-                found[name] = (node.end_lineno or node.lineno) - node.lineno + 1
+                found[prefix + node.name] = (node.lineno, node.end_lineno or node.lineno)
                 if isinstance(node, ast.ClassDef):
-                    visit(node.body, name + ".")
+                    visit(node.body, prefix + node.name + ".")
 
     visit(tree.body, "")
     return found
 
 
-def _definitions_emptied(path: str, before: str, deleted: set[int]) -> list[tuple[str, int, int]]:
-    """(name, lines deleted, lines) of the outermost definitions of `before` the deletion
-    empties at least half of."""
-    if not path.endswith(".py") or not deleted:
-        return []
-    try:
-        tree = ast.parse(before)
-    except (SyntaxError, ValueError):
-        return []
+def _definitions_emptied(spans: Spans, deleted: set[int]) -> list[tuple[str, int, int]]:
+    """(name, lines deleted, lines) of the outermost definitions the deletion empties at least
+    half of."""
     hit: list[tuple[int, int, int, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            first, last = node.lineno, node.end_lineno or node.lineno
-            gone = sum(1 for number in range(first, last + 1) if number in deleted)
-            size = last - first + 1
-            if size >= ELISION_DELETION_LINES and 2 * gone >= size:
-                hit.append((first, last, gone, node.name))
+    for name, (first, last) in spans.items():
+        gone = sum(1 for number in range(first, last + 1) if number in deleted)
+        size = last - first + 1
+        if size >= ELISION_DELETION_LINES and 2 * gone >= size:
+            hit.append((first, last, gone, name))
     outermost = [h for h in hit if not any(o[0] <= h[0] and h[1] <= o[1] and o != h for o in hit)]
     return [(name, gone, last - first + 1) for first, last, gone, name in outermost]
 
