@@ -734,6 +734,13 @@ class VerificationConfig(Section):
     earlier attempts failed on and sampling differently (at temperature 0.5 at least). The
     first attempt whose tests pass wins; the pull request says which and what the others
     failed on. Attempts share the pass's budgets. The small_model profile sets 3."""
+    candidates: int = Field(default=0, ge=0, le=20)
+    """Candidate fixes asked for before the first task, once per issue, where the issue's test
+    fails on the code before the change: each is one model call that writes back one of the
+    definitions the issue points to (a few of them in turn; after the first round, sampling
+    warmer), tried with the issue's test and the tests of the changed file, and taken back. The
+    first whose tests pass becomes the task's work (written like any change); when none does,
+    the task runs as usual. 0: none. The small_model profile sets 6."""
     index_url: str | None = None
     """The package index pip uses in the verification's environment (pip's --index-url), for
     the setup and for what planner installs when pytest is missing. None: pip's own default."""
@@ -812,6 +819,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "planning.decompose": False,
         "verification.attempts": 3,
         "verification.max_repair_attempts": 1,
+        "verification.candidates": 6,
     },
 }
 """The keys each `profile` sets when no source sets them."""
@@ -863,6 +871,7 @@ ENV_KEYS: dict[str, str] = {
     "VERIFICATION_TIMEOUT_SECONDS": "verification.timeout_seconds",
     "VERIFICATION_MAX_REPAIR_ATTEMPTS": "verification.max_repair_attempts",
     "VERIFICATION_ATTEMPTS": "verification.attempts",
+    "VERIFICATION_CANDIDATES": "verification.candidates",
 }
 """Environment variables and the key each one sets."""
 

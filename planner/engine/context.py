@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -38,6 +39,7 @@ from planner.engine.history import PlanningHistoryStore
 from planner.engine.interfaces import (
     DocT,
     FileContext,
+    PointedDefinition,
     ProgressReporter,
     ShownFiles,
     ToolCall,
@@ -101,6 +103,8 @@ class PassContext:
         self.planning_context: dict[str, str] = {}
         """Extra variables of the planning request that phases set in before_planning
         (planner.grounding: `repository`, the map, and `findings`, the exploration's)."""
+        self.attempt = 1
+        """The attempt at the issue the pass is in (verification.attempts)."""
         self._started = time.monotonic()
         model.on_call = self._record_call
 
@@ -160,6 +164,20 @@ class PassContext:
     def new_attempt(self, number: int) -> None:
         """Attempt `number` at the issue starts afresh (verification.attempts): the model
         samples another way from now on, where it can (planner.engine.llm.OpenAIModel.vary)."""
+        self.attempt = number
+        self._vary(number)
+
+    @contextmanager
+    def sampled(self, seed: int) -> Iterator[None]:
+        """Calls inside sample with `seed` (1: as the first attempt does; more: warmer, like a
+        later attempt), then the attempt's own sampling again."""
+        self._vary(seed)
+        try:
+            yield
+        finally:
+            self._vary(self.attempt)
+
+    def _vary(self, number: int) -> None:
         vary = getattr(self.model, "vary", None)
         if callable(vary):
             vary(number)
@@ -190,6 +208,10 @@ class PassContext:
     def shown_files(self, texts: list[str]) -> ShownFiles:
         """The files `texts` are about, for a task or legacy request (planning.task_context)."""
         return self.files.files_for(texts) if self.files is not None else ShownFiles()
+
+    def pointed(self, texts: list[str]) -> list[PointedDefinition]:
+        """The definitions `texts` point to, best first (none without a workspace)."""
+        return self.files.pointed(texts) if self.files is not None else []
 
     def existing_path(self, path: str) -> str | None:
         return self.files.existing(path) if self.files is not None else None

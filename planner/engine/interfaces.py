@@ -68,9 +68,33 @@ class ShownFiles(BaseModel):
     code block of such a file holding some of its definitions is put in their place."""
 
 
+class PointedDefinition(BaseModel):
+    """A function, class or method of the repository that a text points to, ranked."""
+
+    path: str
+    qualname: str
+    """`divide`, `LRUCache`, `LRUCache.popitem`."""
+    kind: str
+    """def or class."""
+    start: int
+    """First line (1-based, decorators included)."""
+    end: int
+    score: float
+    called_by: str = ""
+    """One of the best-ranked definitions, of the same file, that calls this one."""
+    located: bool = True
+    """The text points to it; False: only one of the best-ranked calls it (the bug may be
+    one call deeper)."""
+
+
 class FileContext(Protocol):
     def files_for(self, texts: Sequence[str]) -> ShownFiles:
         """The files `texts` are about (most specific text first), rendered for a prompt."""
+        ...
+
+    def pointed(self, texts: Sequence[str]) -> list[PointedDefinition]:
+        """The definitions `texts` point to, best first (the same ranking `files_for` shows),
+        then the short functions of the same file that the best of them call."""
         ...
 
     def existing(self, path: str) -> str | None:

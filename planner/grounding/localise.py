@@ -200,6 +200,18 @@ class SymbolIndex:
         chosen = [(s, d) for s, d in ranked if s >= floor][:limit]
         return [Location(d, round(s, 1), _callers(d, definitions)) for s, d in chosen]
 
+    def callees(self, definition: Definition, max_lines: int) -> list[Definition]:
+        """Functions of the definition's file, at most `max_lines` long, that its body calls."""
+        data = self._bytes(definition.path)
+        if data is None:
+            return []
+        return [
+            d
+            for d in self._parse(definition.path, data)
+            if d.name in definition.calls and d is not definition and d.kind == "def"
+            if d.lines <= max_lines and not d.qualname.startswith(f"{definition.qualname}.")
+        ]
+
     def _candidates(self, paths: Sequence[str], names: list[str]) -> list[tuple[str, bytes]]:
         """Python files holding any of `names`, those with most of them first."""
         wanted = [name.encode() for name in names]

@@ -23,11 +23,11 @@ from functools import partial
 from pathlib import Path
 
 from planner.engine.config import PlannerConfig
-from planner.engine.interfaces import ShownFiles
+from planner.engine.interfaces import PointedDefinition, ShownFiles
 from planner.engine.issue import sanitize_untrusted
 from planner.grounding.files import list_files
 from planner.grounding.index import FileEntry, build_index
-from planner.grounding.localise import Location, SymbolIndex
+from planner.grounding.localise import Definition, Location, SymbolIndex
 from planner.grounding.ranking import defines, issue_terms, named_files
 from planner.grounding.tokens import estimate_tokens
 from planner.grounding.windows import lines_within, windows_block
@@ -78,6 +78,30 @@ class TaskFiles:
         order = [*named, *(place.definition.path for place in located)]
         chosen = list(dict.fromkeys([*order, *chosen_files(texts_files, texts)]))
         return self._render(chosen[: self.settings.max_files], located, texts)
+
+    def pointed(self, texts: Sequence[str]) -> list[PointedDefinition]:
+        located = self.symbols.locate(self._paths(), texts)
+        callers: dict[tuple[str, str], str] = {}
+        callees: list[tuple[Definition, float]] = []
+        for place in located[:CALLEES_OF]:
+            for callee in self.symbols.callees(place.definition, CALLEE_LINES):
+                key = (callee.path, callee.qualname)
+                if key not in callers:
+                    callers[key] = place.definition.qualname
+                    callees.append((callee, place.score / 2))
+        pointed = [
+            _pointed(
+                p.definition, p.score, callers.get((p.definition.path, p.definition.qualname), "")
+            )
+            for p in located
+        ]
+        shown = {(p.path, p.qualname) for p in pointed}
+        pointed += [
+            _pointed(d, score, callers[(d.path, d.qualname)], located=False)
+            for d, score in callees
+            if (d.path, d.qualname) not in shown
+        ]
+        return pointed
 
     def existing(self, path: str) -> str | None:
         wanted = path.strip().removeprefix("./")
@@ -193,6 +217,27 @@ LANGUAGES = {
     ".yaml": "yaml",
     ".toml": "toml",
 }
+
+
+CALLEES_OF = 3
+"""The best-ranked definitions whose short callees `pointed` adds."""
+CALLEE_LINES = 40
+"""A callee longer than this is not added (a helper the bug may hide in is short)."""
+
+
+def _pointed(
+    definition: Definition, score: float, called_by: str = "", located: bool = True
+) -> PointedDefinition:
+    return PointedDefinition(
+        path=definition.path,
+        qualname=definition.qualname,
+        kind=definition.kind,
+        start=definition.start,
+        end=definition.end,
+        score=score,
+        called_by=called_by,
+        located=located,
+    )
 
 
 def fenced(path: str, lines: list[str]) -> str:

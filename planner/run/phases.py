@@ -24,6 +24,7 @@ from planner.refinement.phase import RefinementPhase
 from planner.replanning.phase import ReplanningPhase
 from planner.tools.isolation import SandboxUser
 from planner.tools.leftovers import held
+from planner.verification.candidate_phase import CandidatePhase
 from planner.verification.phase import VerificationPhase
 
 
@@ -43,13 +44,17 @@ def pass_phases(
     run as (planner.tools.isolation), for the tests too."""
     planning = config.planning
     watch = gate.watched if gate else None
-    verification: list[Phase] = (
-        [VerificationPhase(workspace, config, sandbox, watch, gate, excluded)]
+    checker = (
+        VerificationPhase(workspace, config, sandbox, watch, gate, excluded)
         if workspace is not None
-        else []
+        else None
     )
+    verification: list[Phase] = [checker] if checker is not None else []
     if not planning.enabled:
         return verification  # without a plan, the tests still check the change
+    if checker is not None and config.verification.candidates:
+        # after verification: its after_plan writes the issue's test the candidates need
+        verification.append(CandidatePhase(checker, config.verification.candidates))
     return [
         # durable: a finished task's work reaches the branch first, and what the tools left
         # running stands still from its judgement to its commit

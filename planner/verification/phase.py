@@ -23,6 +23,7 @@ evidence. Only failures the baseline did not have count against the pass.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -100,7 +101,7 @@ from planner.verification.repair_task import (
 from planner.verification.runner import TestRunner, Watch, merged
 from planner.verification.selection import MAX_SELECTED, exercising_tests, pytest_on, tracked_tests
 from planner.verification.transcript import transcript_test
-from planner.verification.undo import RepairUndo
+from planner.verification.undo import RepairUndo, put_back
 
 REPRODUCTION_LINES = 60
 """Lines of the issue's test shown in a task's prompt before the first change."""
@@ -358,6 +359,45 @@ class VerificationPhase(Phase):
             self.workspace, changed, test_files, lambda p: is_test_file(p, patterns)
         )
         return chosen if len(chosen) <= MAX_SELECTED else []
+
+    def trial(self, run: PassContext, path: str, text: str, original: str) -> list[TestRun]:
+        """`path` written as `text` for the issue's test and, when that passes, the tests of
+        what changed (selected first, as after a task); then `original` again. The runs, in
+        order; nothing is recorded: the caller says what they meant."""
+        test = _active_test(run.store.entries())
+        target = self.workspace / path
+        if target.is_symlink() or not target.is_file():
+            return [TestRun(reason=f"{path} is not a plain file")]  # a link is never written
+        executable = os.access(target, os.X_OK)
+        with self._own_change():
+            put_back(self.workspace, path, text.encode(), executable)
+        try:
+            runs = [self._issue_run(test)]
+            if _passes(runs[0]) and (self.usable or self._checks_apply()):
+                runs.append(self._tests(run, "task", test))
+            return runs
+        finally:
+            with self._own_change():
+                put_back(self.workspace, path, original.encode(), executable)
+            self.checked = ""
+
+    def baseline_failing(self, run: PassContext) -> set[str]:
+        """The tests that failed before the change."""
+        baseline = baseline_of(recorded_runs(run.store.entries()))
+        return set(baseline.failing) if baseline is not None else set()
+
+    def issue_failure(self, run: PassContext) -> tuple[str, str] | None:
+        """The active issue test's content and the output of its failing run on the code
+        before the change; None when there is no such test, or it did not fail there."""
+        entries = run.store.entries()
+        test = _active_test(entries)
+        runs = [e for e in entries if e.get("type") == VERIFICATION and e.get("stage") == "issue"]
+        if test is None or not runs or runs[-1].get("status") != "failed":
+            return None
+        return test.content, str(runs[-1].get("tail") or "")
+
+    def work_begun(self, run: PassContext) -> bool:
+        return self._work_begun(run)
 
     def _whole_too_slow(self, run: PassContext) -> bool:
         baseline = baseline_of(recorded_runs(run.store.entries()))

@@ -1,0 +1,187 @@
+"""Candidate fixes before the first task (verification.candidates; planner.verification.candidates).
+
+Once per issue, after the plan and the issue's test are made and that test fails on the code
+before the change, the model is asked for candidate fixes: one call each, one located
+definition written back corrected, the definitions taken in turn (the first round at the
+configured temperature, later rounds warmer, each with its own seed; the rounds alternate
+between asking for the wrong line first and for the code first, which the 1.5B answers
+differently). Each candidate is put in place, judged by the issue's test and then by the tests
+of the changed file, and taken back; a candidate that fails and changed a few separate places
+is tried place by place (planner.verification.candidates.single_changes).
+
+The first candidate whose tests all pass is written like any change (a recorded write_file
+through the tools, so the approval gate and path rules judge it) as the work of the plan's
+next task, which is then complete; the pass goes on to the final run and completion. When none
+does, the closest one that passes the issue's test without breaking a test wins; when none
+passes the issue's test, the task runs as it would have, on the untouched tree, and the
+history says what each candidate failed on.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from planner.engine.context import PassContext
+from planner.engine.conversation import user
+from planner.engine.interfaces import ToolCall
+from planner.engine.issue import prompt_view
+from planner.engine.phase import Phase
+from planner.engine.prompts import render
+from planner.engine.verification import TestRun, is_test_file
+from planner.verification.candidates import (
+    CANDIDATE,
+    CANDIDATES,
+    Spot,
+    failure_excerpt,
+    single_changes,
+    spliced,
+    spots,
+)
+from planner.verification.phase import VerificationPhase
+
+WARMER_SEED = 100
+"""Seeds of the rounds after the first start here (a seed above 1 samples warmer)."""
+SOURCE = "candidates"
+
+
+class CandidatePhase(Phase):
+    name = "candidates"
+
+    def __init__(self, verification: VerificationPhase, count: int) -> None:
+        self.verification = verification
+        self.count = count
+
+    def after_plan(self, run: PassContext, reply: Any, event: Any) -> None:
+        if event != "planned" or not self._due(run):
+            return
+        failure = self.verification.issue_failure(run)
+        task_id = run.state().next_task()
+        if failure is None or task_id is None or self.verification.work_begun(run):
+            return
+        test, output = failure
+        chosen = spots(
+            run.pointed([f"{run.issue.title}\n{run.issue.body}"]),
+            run.current_text,
+            lambda path: is_test_file(path, self.verification.settings.test_paths),
+        )
+        if not chosen:
+            run.store.append(CANDIDATES, status="none", reason="no short definition located")
+            return
+        best = self._sample(run, chosen, test, failure_excerpt(output))
+        if best is None:
+            run.store.append(CANDIDATES, status="none", reason="no candidate passed the tests")
+            return
+        self._take(run, task_id, best)
+
+    def _due(self, run: PassContext) -> bool:
+        """Candidates are asked for once per issue, where tests can judge them."""
+        if self.count <= 0:
+            return False
+        return not any(entry.get("type") == CANDIDATES for entry in run.store.entries())
+
+    def _sample(
+        self, run: PassContext, chosen: list[Spot], test: str, failure: str
+    ) -> dict[str, Any] | None:
+        """Ask, judge and take back each candidate; the winner's record (None: none passed
+        the issue's test without breaking one)."""
+        tried: set[str] = set()
+        passing: list[dict[str, Any]] = []
+        before = self.verification.baseline_failing(run)
+        for number in range(1, self.count + 1):
+            spot = chosen[(number - 1) % len(chosen)]
+            round_ = (number - 1) // len(chosen)
+            original = run.current_text(spot.path)
+            if original is None:
+                continue
+            with run.sampled(1 if round_ == 0 else WARMER_SEED + round_):
+                request = self._request(run, spot, test, failure, round_)
+                reply = run.chat("candidate", request, [])
+            text = spliced(original, spot, reply.content or "")
+            record: dict[str, Any] = {"number": number, "spot": spot.label, "round": round_ + 1}
+            if text is None or text == original or text in tried:
+                outcome = "unusable" if text is None else "unchanged"
+                outcome = "repeated" if text in tried else outcome
+                run.store.append(CANDIDATE, **record, outcome=outcome)
+                continue
+            for part, variant in enumerate([text, *single_changes(original, text)]):
+                if variant in tried:
+                    continue
+                tried.add(variant)
+                judged = self._judge(run, spot, original, variant, before)
+                judged = {**record, **({"part": part} if part else {}), **judged}
+                run.store.append(CANDIDATE, **judged)
+                if judged["outcome"] == "passes":
+                    return {**judged, "path": spot.path, "text": variant}
+                if judged["outcome"] == "issue_test_passes":
+                    passing.append({**judged, "path": spot.path, "text": variant})
+                if judged["outcome"] not in ("issue_test_fails", "breaks_tests"):
+                    break  # the parts of a change the tests did not judge are not tried
+        if not passing:
+            return None
+        return min(passing, key=lambda r: (len(r["still_failing"]), r["added"] + r["removed"]))
+
+    def _judge(
+        self, run: PassContext, spot: Spot, original: str, text: str, before: set[str]
+    ) -> dict[str, Any]:
+        runs = self.verification.trial(run, spot.path, text, original)
+        added, removed = _changed_lines(original, text)
+        return {**_judged(runs, before), "added": added, "removed": removed}
+
+    def _request(
+        self, run: PassContext, spot: Spot, test: str, failure: str, round_: int
+    ) -> list[dict[str, Any]]:
+        request = render(
+            "candidate_request.md.j2",
+            issue=prompt_view(run.issue),
+            test=test.strip(),
+            failure=failure,
+            spot=spot,
+            explain_first=round_ % 2 == 0,
+        )
+        return [run.system("candidate"), user(request)]
+
+    def _take(self, run: PassContext, task_id: str, best: dict[str, Any]) -> None:
+        """The winner written as the next task's work; the task is complete when it was."""
+        run.store.append("task", task_id=task_id, status="in_progress")
+        arguments = {"path": best["path"], "content": best["text"]}
+        call = ToolCall(id=f"{CANDIDATE}_{best['number']}", name="write_file", arguments=arguments)
+        result = run.act(task_id, call)
+        if not result.ok:
+            reason = f"the winning candidate could not be written: {result.error or 'refused'}"
+            run.store.append(CANDIDATES, status="not_written", won=best["number"], reason=reason)
+            return  # the task runs as it would have
+        held = "its tests pass" if best["outcome"] == "passes" else "the issue's test passes"
+        summary = (
+            f"candidate fix {best['number']} of {self.count} for {best['spot']} "
+            f"(+{best['added']}/-{best['removed']} lines): {held}"
+        )
+        run.store.append(CANDIDATES, status="won", won=best["number"], summary=summary)
+        run.store.append("task", task_id=task_id, status="completed", summary=summary)
+        run.report(run.snapshot("in_progress", f"{task_id} completed"))
+        run.phases.after_task(run, task_id, "completed", summary)
+
+
+def _judged(runs: list[TestRun], before: set[str]) -> dict[str, Any]:
+    """What the runs say of a candidate: its outcome, and the tests it left failing."""
+    issue = runs[0]
+    if issue.status != "passed":
+        outcome = "issue_test_fails" if issue.ran else "not_run"
+        return {"outcome": outcome, "failing": issue.failing[:10], "still_failing": []}
+    if len(runs) == 1:
+        return {"outcome": "passes", "failing": [], "still_failing": []}
+    tests = runs[1]
+    new = [name for name in tests.failing if name not in before]
+    still = [name for name in tests.failing if name in before]
+    if new or (tests.status != "passed" and not still):
+        outcome = "breaks_tests"
+    else:
+        outcome = "issue_test_passes" if still else "passes"
+    return {"outcome": outcome, "failing": new[:10], "still_failing": still[:10]}
+
+
+def _changed_lines(before: str, after: str) -> tuple[int, int]:
+    """Lines the change adds and removes."""
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+    changed = [line for line in diff if not line.startswith(("+++", "---"))]
+    return sum(line[:1] == "+" for line in changed), sum(line[:1] == "-" for line in changed)
