@@ -28,7 +28,8 @@ from planner.engine.interfaces import ToolCall
 from planner.engine.issue import prompt_view
 from planner.engine.phase import Phase
 from planner.engine.prompts import render
-from planner.engine.verification import TestRun, is_test_file
+from planner.engine.steps.execute import end_task
+from planner.engine.verification import TestRun, is_test_file, new_failures
 from planner.verification.candidates import (
     CANDIDATE,
     CANDIDATES,
@@ -42,7 +43,6 @@ from planner.verification.phase import VerificationPhase
 
 WARMER_SEED = 100
 """Seeds of the rounds after the first start here (a seed above 1 samples warmer)."""
-SOURCE = "candidates"
 
 
 class CandidatePhase(Phase):
@@ -75,9 +75,7 @@ class CandidatePhase(Phase):
         self._take(run, task_id, best)
 
     def _due(self, run: PassContext) -> bool:
-        """Candidates are asked for once per issue, where tests can judge them."""
-        if self.count <= 0:
-            return False
+        """Candidates are asked for once per issue."""
         return not any(entry.get("type") == CANDIDATES for entry in run.store.entries())
 
     def _sample(
@@ -87,7 +85,7 @@ class CandidatePhase(Phase):
         the issue's test without breaking one)."""
         tried: set[str] = set()
         passing: list[dict[str, Any]] = []
-        before = self.verification.baseline_failing(run)
+        before = self.verification.baseline(run)
         for number in range(1, self.count + 1):
             spot = chosen[(number - 1) % len(chosen)]
             round_ = (number - 1) // len(chosen)
@@ -122,7 +120,7 @@ class CandidatePhase(Phase):
         return min(passing, key=lambda r: (len(r["still_failing"]), r["added"] + r["removed"]))
 
     def _judge(
-        self, run: PassContext, spot: Spot, original: str, text: str, before: set[str]
+        self, run: PassContext, spot: Spot, original: str, text: str, before: TestRun | None
     ) -> dict[str, Any]:
         runs = self.verification.trial(run, spot.path, text, original)
         added, removed = _changed_lines(original, text)
@@ -157,13 +155,13 @@ class CandidatePhase(Phase):
             f"(+{best['added']}/-{best['removed']} lines): {held}"
         )
         run.store.append(CANDIDATES, status="won", won=best["number"], summary=summary)
-        run.store.append("task", task_id=task_id, status="completed", summary=summary)
-        run.report(run.snapshot("in_progress", f"{task_id} completed"))
-        run.phases.after_task(run, task_id, "completed", summary)
+        end_task(run, task_id, "completed", summary)
 
 
-def _judged(runs: list[TestRun], before: set[str]) -> dict[str, Any]:
-    """What the runs say of a candidate: its outcome, and the tests it left failing."""
+def _judged(runs: list[TestRun], baseline: TestRun | None) -> dict[str, Any]:
+    """What the runs say of a candidate: its outcome, the tests it broke (judged as any run
+    after a change is, planner.engine.verification.new_failures) and those failing before
+    that still fail."""
     issue = runs[0]
     if issue.status != "passed":
         outcome = "issue_test_fails" if issue.ran else "not_run"
@@ -171,12 +169,10 @@ def _judged(runs: list[TestRun], before: set[str]) -> dict[str, Any]:
     if len(runs) == 1:
         return {"outcome": "passes", "failing": [], "still_failing": []}
     tests = runs[1]
-    new = [name for name in tests.failing if name not in before]
+    new = new_failures(baseline, tests)
+    before = set(baseline.failing) if baseline is not None else set()
     still = [name for name in tests.failing if name in before]
-    if new or (tests.status != "passed" and not still):
-        outcome = "breaks_tests"
-    else:
-        outcome = "issue_test_passes" if still else "passes"
+    outcome = "breaks_tests" if new else "issue_test_passes" if still else "passes"
     return {"outcome": outcome, "failing": new[:10], "still_failing": still[:10]}
 
 

@@ -381,23 +381,15 @@ class VerificationPhase(Phase):
                 put_back(self.workspace, path, original.encode(), executable)
             self.checked = ""
 
-    def baseline_failing(self, run: PassContext) -> set[str]:
-        """The tests that failed before the change."""
-        baseline = baseline_of(recorded_runs(run.store.entries()))
-        return set(baseline.failing) if baseline is not None else set()
+    def baseline(self, run: PassContext) -> TestRun | None:
+        """The run of the tests before the change."""
+        return baseline_of(recorded_runs(run.store.entries()))
 
     def issue_failure(self, run: PassContext) -> tuple[str, str] | None:
-        """The active issue test's content and the output of its failing run on the code
-        before the change; None when there is no such test, or it did not fail there."""
-        entries = run.store.entries()
-        test = _active_test(entries)
-        runs = [e for e in entries if e.get("type") == VERIFICATION and e.get("stage") == "issue"]
-        if test is None or not runs or runs[-1].get("status") != "failed":
-            return None
-        return test.content, str(runs[-1].get("tail") or "")
-
-    def work_begun(self, run: PassContext) -> bool:
-        return self._work_begun(run)
+        """Before any change was tested: the active issue test's content and the output of its
+        failing run on the code as it is (None: no such test, or it did not fail)."""
+        failing = _failing_before(run.store.entries())
+        return (failing[0].content, str(failing[1].get("tail") or "")) if failing else None
 
     def _whole_too_slow(self, run: PassContext) -> bool:
         baseline = baseline_of(recorded_runs(run.store.entries()))
@@ -410,7 +402,7 @@ class VerificationPhase(Phase):
         asks; it is used only when it fails on the code before the change."""
         if not self._issue_test_applies(run):
             return
-        if self._work_begun(run):
+        if self.work_begun(run):
             reason = "the work had begun before a test of the issue could be written"
             run.store.append(ISSUE_TEST, status="dropped", reason=reason)
             return  # it must fail on the code before the change: that code is gone
@@ -435,7 +427,7 @@ class VerificationPhase(Phase):
         test = IssueTest(path=path, content=content)
         return self._try_issue_test(run, test, _stated(run.issue), "issue example")
 
-    def _work_begun(self, run: PassContext) -> bool:
+    def work_begun(self, run: PassContext) -> bool:
         """An action was taken, or files differ from where the change started (a later
         pass of the issue)."""
         if any(entry.get("type") == "action" for entry in run.store.entries()):
@@ -884,19 +876,29 @@ def _issue_test_failing(entries: list[dict[str, Any]]) -> str:
     for the task's prompt (the reproduction Agentless starts from). Shown its test failing
     only after a first edit, the 1.5B first changed what the plan said, not what the issue
     showed."""
-    test = _active_test(entries)
-    runs = [entry for entry in entries if entry.get("type") == VERIFICATION]
-    if test is None or any(entry.get("stage") not in ("baseline", "issue") for entry in runs):
+    failing = _failing_before(entries)
+    if failing is None:
         return ""
-    before = next((entry for entry in reversed(runs) if entry.get("stage") == "issue"), None)
-    if before is None or before.get("status") != "failed":
-        return ""
+    test, before = failing
     lines = test.content.splitlines()
     content = "\n".join(lines[:REPRODUCTION_LINES])
     if len(lines) > REPRODUCTION_LINES:
         content += f"\n# … {len(lines) - REPRODUCTION_LINES} more lines"
     tail = str(before.get("tail") or "")[-REPRODUCTION_TAIL:]
     return render("issue_test_failing.md.j2", path=test.path, content=content, tail=tail)
+
+
+def _failing_before(entries: list[dict[str, Any]]) -> tuple[IssueTest, dict[str, Any]] | None:
+    """The active issue test and its failing run on the code before the change, while no
+    run after a change was recorded (None otherwise)."""
+    test = _active_test(entries)
+    runs = [entry for entry in entries if entry.get("type") == VERIFICATION]
+    if test is None or any(entry.get("stage") not in ("baseline", "issue") for entry in runs):
+        return None
+    before = next((entry for entry in reversed(runs) if entry.get("stage") == "issue"), None)
+    if before is None or before.get("status") != "failed":
+        return None
+    return test, before
 
 
 def _active_test(entries: list[dict[str, Any]]) -> IssueTest | None:

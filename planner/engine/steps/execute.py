@@ -48,7 +48,7 @@ def run_task(run: PassContext, task_id: str) -> None:
     messages = [run.system("execution"), user(prompt)]
     undone = partial(_claims_undone_work, run, task_id)
     finish = task_turns(run, task_id, messages, guard, undone, write_first=whole_file)
-    _finish_task(
+    end_task(
         run, task_id, *(finish if guard.done_before else _checked_finish(run, task_id, finish))
     )
 
@@ -321,7 +321,8 @@ def _ended_without_finish(run: PassContext, task_id: str, reply: ChatReply) -> F
     return "failed", f"ended without calling any tool, so nothing was done. It said: {text}"
 
 
-def _finish_task(run: PassContext, task_id: str, status: str, summary: str) -> None:
+def end_task(run: PassContext, task_id: str, status: str, summary: str) -> None:
+    """Record how a task ended, tell the reporter, and let the phases judge it."""
     run.store.append("task", task_id=task_id, status=status, summary=summary)
     run.report(run.snapshot("in_progress", f"{task_id} {status}"))
     run.phases.after_task(run, task_id, status, summary)
