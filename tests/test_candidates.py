@@ -133,30 +133,29 @@ def test_a_wrong_candidate_is_taken_back_and_the_one_whose_tests_pass_is_the_tas
 ) -> None:
     workspace = queues_repo(tmp_path / "repo")
     scripted_model.add(
-        reply_text("candidate", UNCHANGED_PUSH),
         reply_text("candidate", NOT_IT),
-        reply_text("candidate", "It is `Fifo.push`.\n```python\nimport os\n```"),  # no push
         reply_text("candidate", UNCHANGED_PUSH),
+        reply_text("candidate", "It is `Fifo.push`.\n```python\nimport os\n```"),  # no __init__
         reply_text("candidate", RIGHT),
         completion(),
     )
     result = run(workspace, scripted_model)
 
     assert result.status == "completed", result.stop_reason
-    assert kinds(scripted_model) == [*["candidate"] * 5, "completion"]  # no task conversation
+    assert kinds(scripted_model) == [*["candidate"] * 4, "completion"]  # no task conversation
     judged = of_type(workspace, "candidate")
+    # the functions the issue's test ran, the one that returned the wrong value first
     assert [(c["number"], c["spot"], c["outcome"]) for c in judged] == [
-        (1, "queues.py:Lifo.push", "unchanged"),
-        (2, "queues.py:Lifo.pop", "issue_test_fails"),
-        (3, "queues.py:Fifo.push", "unusable"),
-        (4, "queues.py:Lifo.push", "unchanged"),
-        (5, "queues.py:Lifo.pop", "passes"),
+        (1, "queues.py:Lifo.pop", "issue_test_fails"),
+        (2, "queues.py:Lifo.push", "unchanged"),
+        (3, "queues.py:Lifo.__init__", "unusable"),
+        (4, "queues.py:Lifo.pop", "passes"),
     ]
     # the second round samples warmer, with a seed of its own
     bodies = [request.body for request in scripted_model.requests]
-    assert "seed" not in bodies[1] and bodies[4]["seed"] == 101
+    assert "seed" not in bodies[0] and bodies[3]["seed"] == 101
     # the request shows the issue's failing test, the error and the method alone
-    asked = str(bodies[1]["messages"][-1]["content"])
+    asked = str(bodies[0]["messages"][-1]["content"])
     assert "Method `Lifo.pop` of queues.py (lines 27-33)" in asked
     assert "E       assert 1 == 2" in asked and "assert (stack.pop()) == 2" in asked
     # the winner is in the tree, in Lifo only, with its docstring; Fifo is as it was
@@ -167,7 +166,7 @@ def test_a_wrong_candidate_is_taken_back_and_the_one_whose_tests_pass_is_the_tas
     assert writes[0]["execution"]["function_call"]["name"] == "write_file"
     done = [e for e in of_type(workspace, "task") if e["status"] == "completed"]
     assert done[0]["summary"] == (
-        "candidate fix 5 of 5 for queues.py:Lifo.pop (+1/-1 lines): its tests pass"
+        "candidate fix 4 of 5 for queues.py:Lifo.pop (+1/-1 lines): its tests pass"
     )
     assert of_type(workspace, "candidates")[-1]["status"] == "won"
     # the issue's test proves it and goes into the change
@@ -181,19 +180,19 @@ def test_when_no_candidate_holds_the_tree_is_untouched_and_the_task_runs_as_usua
 ) -> None:
     """PEEKS passes the issue's test but breaks a test that passed before: it never wins."""
     workspace = queues_repo(tmp_path / "repo")
-    push_front = "```python\ndef push(self, item):\n    self.items.insert(0, item)\n```"
+    empty = "```python\ndef __init__(self):\n    self.items = list()\n```"
     scripted_model.add(
-        reply_text("candidate", UNCHANGED_PUSH),
         reply_text("candidate", PEEKS),
-        reply_text("candidate", push_front),  # Fifo's: Lifo's test still fails
+        reply_text("candidate", UNCHANGED_PUSH),
+        reply_text("candidate", empty),  # Lifo's test still fails
         # the task, the repair task the failing test adds, and the repair's second try
         *[finish("failed", "I could not find it.")] * 3,
     )
     result = run(workspace, scripted_model, **{"verification.candidates": 3})
 
     judged = of_type(workspace, "candidate")
-    assert [c["outcome"] for c in judged] == ["unchanged", "breaks_tests", "issue_test_fails"]
-    assert judged[1]["failing"] == ["tests/test_queues.py::test_lifo_pops_the_only_item"]
+    assert [c["outcome"] for c in judged] == ["breaks_tests", "unchanged", "issue_test_fails"]
+    assert judged[0]["failing"] == ["tests/test_queues.py::test_lifo_pops_the_only_item"]
     assert of_type(workspace, "candidates")[-1] == {
         **of_type(workspace, "candidates")[-1],
         "status": "none",
@@ -214,21 +213,14 @@ def test_a_candidate_that_changes_two_places_is_tried_place_by_place(
     that passed before; its second change alone is the fix."""
     workspace = queues_repo(tmp_path / "repo")
     both = pop_reply("Two lines.", "return items.pop()", guard="return None")
-    scripted_model.add(
-        reply_text("candidate", UNCHANGED_PUSH), reply_text("candidate", both), completion()
-    )
+    scripted_model.add(reply_text("candidate", both), completion())
     result = run(workspace, scripted_model)
 
     assert result.status == "completed", result.stop_reason
     judged = [
         (c["number"], c.get("part", 0), c["outcome"]) for c in of_type(workspace, "candidate")
     ]
-    assert judged == [
-        (1, 0, "unchanged"),
-        (2, 0, "breaks_tests"),
-        (2, 1, "issue_test_fails"),
-        (2, 2, "passes"),
-    ]
+    assert judged == [(1, 0, "breaks_tests"), (1, 1, "issue_test_fails"), (1, 2, "passes")]
     text = (workspace / "queues.py").read_text(encoding="utf-8")
     assert 'raise IndexError("pop from an empty Lifo")' in text
     assert text.endswith("        return items.pop()\n")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -209,9 +209,12 @@ class PassContext:
         """The files `texts` are about, for a task or legacy request (planning.task_context)."""
         return self.files.files_for(texts) if self.files is not None else ShownFiles()
 
-    def pointed(self, texts: list[str]) -> list[PointedDefinition]:
-        """The definitions `texts` point to, best first (none without a workspace)."""
-        return self.files.pointed(texts) if self.files is not None else []
+    def pointed(
+        self, texts: list[str], ran: Collection[tuple[str, int]] = ()
+    ) -> list[PointedDefinition]:
+        """The definitions `texts` point to, best first (none without a workspace); given
+        the functions a test ran, those (FileContext.pointed)."""
+        return self.files.pointed(texts, ran) if self.files is not None else []
 
     def existing_path(self, path: str) -> str | None:
         return self.files.existing(path) if self.files is not None else None

@@ -6,7 +6,7 @@ the coordinator only ever sees these shapes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -92,9 +92,13 @@ class FileContext(Protocol):
         """The files `texts` are about (most specific text first), rendered for a prompt."""
         ...
 
-    def pointed(self, texts: Sequence[str]) -> list[PointedDefinition]:
+    def pointed(
+        self, texts: Sequence[str], ran: Collection[tuple[str, int]] = ()
+    ) -> list[PointedDefinition]:
         """The definitions `texts` point to, best first (the same ranking `files_for` shows),
-        then the short functions of the same file that the best of them call."""
+        then the short functions of the same file that the best of them call. Given `ran`
+        (path, first line) of the functions a test ran, only definitions that ran (or hold one
+        that did) are given, every one the test ran ranked by how much `texts` point to it."""
         ...
 
     def existing(self, path: str) -> str | None:

@@ -212,6 +212,24 @@ class SymbolIndex:
             if d.lines <= max_lines and not d.qualname.startswith(f"{definition.qualname}.")
         ]
 
+    def ran(
+        self, ran: Iterable[tuple[str, int]], texts: Sequence[str]
+    ) -> list[tuple[Definition, float]]:
+        """The functions in `ran` ((path, first line) of functions a test ran) and the classes
+        holding them, each with the score `texts` give it, best first."""
+        found = clues(texts)
+        lines: dict[str, set[int]] = {}
+        for path, line in ran:
+            lines.setdefault(path, set()).add(line)
+        chosen: list[Definition] = []
+        for path, starts in lines.items():
+            data = self._bytes(path) if path.endswith(".py") else None
+            if data is None:
+                continue
+            chosen += [d for d in self._parse(path, data) if _ran(d, starts)]
+        scored = [(d, score(d, found)) for d in chosen]
+        return sorted(scored, key=lambda item: (-item[1], item[0].path, item[0].start))
+
     def _candidates(self, paths: Sequence[str], names: list[str]) -> list[tuple[str, bytes]]:
         """Python files holding any of `names`, those with most of them first."""
         wanted = [name.encode() for name in names]
@@ -241,6 +259,13 @@ class SymbolIndex:
         while len(self.parsed) > CACHE_FILES:
             self.parsed.popitem(last=False)
         return definitions
+
+
+def _ran(definition: Definition, starts: set[int]) -> bool:
+    """A function that starts on one of the lines, or a class that holds one."""
+    if definition.kind == "def":
+        return definition.start in starts
+    return any(definition.start < line <= definition.end for line in starts)
 
 
 MIN_SCORE = 8.0

@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 import os
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -79,7 +79,32 @@ class TaskFiles:
         chosen = list(dict.fromkeys([*order, *chosen_files(texts_files, texts)]))
         return self._render(chosen[: self.settings.max_files], located, texts)
 
-    def pointed(self, texts: Sequence[str]) -> list[PointedDefinition]:
+    def pointed(
+        self, texts: Sequence[str], ran: Collection[tuple[str, int]] = ()
+    ) -> list[PointedDefinition]:
+        pointed = self._by_text(texts)
+        return self._that_ran(pointed, texts, ran) if ran else pointed
+
+    def _that_ran(
+        self,
+        pointed: list[PointedDefinition],
+        texts: Sequence[str],
+        ran: Collection[tuple[str, int]],
+    ) -> list[PointedDefinition]:
+        """The definitions a test ran, by score: a located one keeps its rank; a callee added
+        for its caller's sake is scored on its own, like any other function the test ran."""
+        known = set(self._paths())
+        earlier = {(p.path, p.start): p for p in pointed}
+        found = []
+        for definition, score in self.symbols.ran([r for r in ran if r[0] in known], texts):
+            before = earlier.get((definition.path, definition.start))
+            located = before is not None and before.located
+            score = before.score if before is not None and located else score
+            called_by = before.called_by if before is not None else ""
+            found.append(_pointed(definition, score, called_by, located=located))
+        return sorted(found, key=lambda p: -p.score)
+
+    def _by_text(self, texts: Sequence[str]) -> list[PointedDefinition]:
         located = self.symbols.locate(self._paths(), texts)
         callers: dict[tuple[str, str], str] = {}
         callees: list[tuple[Definition, float]] = []

@@ -20,6 +20,7 @@ history says what each candidate failed on.
 from __future__ import annotations
 
 import difflib
+from functools import partial
 from typing import Any
 
 from planner.engine.context import PassContext
@@ -40,6 +41,7 @@ from planner.verification.candidates import (
     spots,
 )
 from planner.verification.phase import VerificationPhase
+from planner.verification.trace import wrong_value
 
 WARMER_SEED = 100
 """Seeds of the rounds after the first start here (a seed above 1 samples warmer)."""
@@ -60,11 +62,7 @@ class CandidatePhase(Phase):
         if failure is None or task_id is None or self.verification.work_begun(run):
             return
         test, output = failure
-        chosen = spots(
-            run.pointed([f"{run.issue.title}\n{run.issue.body}"]),
-            run.current_text,
-            lambda path: is_test_file(path, self.verification.settings.test_paths),
-        )
+        chosen = self._spots(run, output)
         if not chosen:
             run.store.append(CANDIDATES, status="none", reason="no short definition located")
             return
@@ -73,6 +71,28 @@ class CandidatePhase(Phase):
             run.store.append(CANDIDATES, status="none", reason="no candidate passed the tests")
             return
         self._take(run, task_id, best)
+
+    def _spots(self, run: PassContext, output: str) -> list[Spot]:
+        """The definitions to ask for: among those the issue's test runs when it can be
+        profiled (planner.verification.trace), a function that returned the value its
+        assertion found wrong first; else those the issue's text points to."""
+        texts = [f"{run.issue.title}\n{run.issue.body}"]
+        trace = self.verification.issue_trace(run)
+        ran = trace.lines(run.existing_path) if trace is not None else []
+        wrong = wrong_value(output)
+        first = trace.returning(wrong, run.existing_path) if trace is not None and wrong else []
+        pointed = run.pointed(texts, ran) if ran else []
+        if not pointed:  # not profiled, or it ran nothing the index knows
+            pointed = run.pointed(texts)
+        run.store.append(
+            CANDIDATES,
+            status="located",
+            profiled=trace is not None,
+            ran=len(ran),
+            returned_wrong=[f"{path}:{line}" for path, line in first[:5]],
+        )
+        test_file = partial(is_test_file, patterns=self.verification.settings.test_paths)
+        return spots(pointed, run.current_text, test_file, first=first)
 
     def _due(self, run: PassContext) -> bool:
         """Candidates are asked for once per issue."""

@@ -19,7 +19,7 @@ import ast
 import difflib
 import re
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TypeGuard
 
@@ -29,7 +29,8 @@ from planner.engine.interfaces import PointedDefinition
 CANDIDATE = "candidate"
 """History entry: one candidate fix, what it was and what the tests said."""
 CANDIDATES = "candidates"
-"""History entry: the candidates of an issue are over (which one won, if any)."""
+"""History entry: where candidates are asked for (status located), then that they are over
+(which one won, if any)."""
 MAX_SPOTS = 3
 """Definitions candidates are asked for, in turn."""
 MAX_SPOT_LINES = 100
@@ -52,6 +53,8 @@ class Spot:
     end: int
     source: str
     called_by: str = ""
+    returns_wrong: bool = False
+    """Run by the issue's test, it returned the value the test's assertion found wrong."""
 
     @property
     def name(self) -> str:
@@ -72,12 +75,22 @@ def spots(
     read: Callable[[str], str | None],
     is_test: Callable[[str], bool],
     limit: int = MAX_SPOTS,
+    first: Collection[tuple[str, int]] = (),
 ) -> list[Spot]:
     """The definitions to ask for, best first: not in test files, short enough to be written
-    back whole, none inside one already chosen or holding one. A definition the text points
-    to that one too long to be asked for calls comes first: the bug may be in it."""
+    back whole, none inside one already chosen or holding one. Those in `first` ((path, first
+    line): the functions that returned the value the issue's test found wrong) come first, in
+    their order; then a definition the text points to that one too long to be asked for
+    calls: the bug may be in it."""
     long_ones = {p.qualname for p in pointed if p.end - p.start + 1 > MAX_SPOT_LINES}
-    ordered = sorted(pointed, key=lambda p: not (p.located and p.called_by in long_ones))
+    order = {place: index for index, place in enumerate(first)}
+    ordered = sorted(
+        pointed,
+        key=lambda p: (
+            order.get((p.path, p.start), len(order)),
+            not (p.located and p.called_by in long_ones),
+        ),
+    )
     chosen: list[Spot] = []
     texts: dict[str, str | None] = {}
     for place in ordered:
@@ -104,6 +117,7 @@ def spots(
                 place.end,
                 "".join(lines),
                 place.called_by,
+                (place.path, place.start) in order,
             )
         )
     return chosen

@@ -80,7 +80,7 @@ from planner.verification.changes import (
     removed_names,
 )
 from planner.verification.checks import check_changed
-from planner.verification.detect import NO_TESTS, Verification, resolve
+from planner.verification.detect import NO_TESTS, PYTHON, Verification, resolve
 from planner.verification.issue_test import (
     IssueTest,
     as_unittest,
@@ -100,6 +100,7 @@ from planner.verification.repair_task import (
 )
 from planner.verification.runner import TestRunner, Watch, merged
 from planner.verification.selection import MAX_SELECTED, exercising_tests, pytest_on, tracked_tests
+from planner.verification.trace import Trace, read_trace, traced_argv
 from planner.verification.transcript import transcript_test
 from planner.verification.undo import RepairUndo, put_back
 
@@ -390,6 +391,19 @@ class VerificationPhase(Phase):
         failing run on the code as it is (None: no such test, or it did not fail)."""
         failing = _failing_before(run.store.entries())
         return (failing[0].content, str(failing[1].get("tail") or "")) if failing else None
+
+    def issue_trace(self, run: PassContext) -> Trace | None:
+        """What the active issue test runs on the code as it is, and what it returns there
+        (planner.verification.trace); None when it cannot be profiled."""
+        test = _active_test(run.store.entries())
+        if test is None:
+            return None
+        argv = traced_argv(pytest_on(self.found.command, [test.path], self.workspace), PYTHON)
+        if argv is None:
+            return None
+        around = partial(placed, self.workspace, test)
+        output, problem = self.runner.run_program(argv, "the issue's test, profiled", around)
+        return None if problem else read_trace(output)
 
     def _whole_too_slow(self, run: PassContext) -> bool:
         baseline = baseline_of(recorded_runs(run.store.entries()))

@@ -199,7 +199,9 @@ class TestRunner:
             return base.model_copy(update={"reason": str(undone)})
         return self._test_run(base, finished, timeout)
 
-    def run_program(self, argv: list[str], source: str) -> tuple[str, str]:
+    def run_program(
+        self, argv: list[str], source: str, around: Around = nullcontext
+    ) -> tuple[str, str]:
         """`argv` run like the tests (a check of the change): its whole output, and why it
         did not run ("" when it ran)."""
         missing = self.missing_program(argv, source)
@@ -207,7 +209,7 @@ class TestRunner:
             return "", missing
         timeout = min(self.config.verification.timeout_seconds, CHECK_SECONDS)
         try:
-            finished = self._watched(argv, timeout)
+            finished = self._watched(argv, timeout, around)
         except (OSError, EffectRolledBack) as exc:
             return "", f"{source} could not run: {exc}"
         if finished.timed_out:

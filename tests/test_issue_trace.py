@@ -1,0 +1,193 @@
+"""Candidates asked for where the issue's test goes (issue 46, planner.verification.trace).
+
+The issue names the entry point (`read`); the wrong value comes from a helper two calls deeper
+(`_number`) that shares no word with the issue, while other short functions do. The issue's
+test, run once under the profiler, says which functions it ran and which returned the value
+its assertion found wrong: that helper is the first definition asked for. A real git
+repository and real pytest; the model is the scripted stand-in over HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from planner.engine.issue import IssueContext
+from planner.run.runner import PassSetup, run_pass
+from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.verification.trace import MARK, read_trace, traced_argv, wrong_value
+from tests.plans import completion, git_repo
+from tests.test_verification_pass import config, of_type
+
+READINGS = '''"""Temperature readings."""
+
+
+def read(text):
+    """The reading of a line such as `-5 degrees`."""
+    amount, unit = text.split(" ", 1)
+    return Reading(_number(amount), unit)
+
+
+class Reading:
+    def __init__(self, value, unit):
+        self.value = value
+        self.unit = unit
+
+
+def degrees_of(readings):
+    """The degrees of every reading, in order."""
+    return [reading.value for reading in readings if reading.unit == "degrees"]
+
+
+def warmest_reading(readings):
+    """The reading with the most degrees."""
+    return max(readings, key=lambda reading: reading.value)
+
+
+def format_reading(reading):
+    """A reading as a line of text, its minus sign included."""
+    return f"{reading.value} {reading.unit}"
+
+
+def _number(amount):
+    sign = 1
+    if amount.startswith("-"):
+        sign = 1
+        amount = amount[1:]
+    return sign * int(amount)
+'''
+READING_TESTS = """from readings import format_reading, read
+
+
+def test_positive():
+    assert read("5 degrees").value == 5
+
+
+def test_format():
+    assert format_reading(read("7 degrees")) == "7 degrees"
+"""
+ISSUE = IssueContext(
+    repository="octo/calc",
+    number="3",
+    title="Negative readings lose their minus sign",
+    body=(
+        "Every negative reading comes out positive:\n\n```python\n"
+        '>>> from readings import read\n>>> read("-5 degrees").value\n5\n```\n\n'
+        "I expected `-5`. The degrees of a warm reading are right.\n"
+    ),
+)
+FIXED = (
+    "The line `sign = 1` under the `if` should be `sign = -1`.\n\n```python\n"
+    "def _number(amount):\n    sign = 1\n    if amount.startswith('-'):\n        sign = -1\n"
+    "        amount = amount[1:]\n    return sign * int(amount)\n```\n"
+)
+
+
+def readings_repo(root: Path) -> Path:
+    (root / "tests").mkdir(parents=True)
+    (root / "readings.py").write_text(READINGS, encoding="utf-8")
+    (root / "tests" / "test_readings.py").write_text(READING_TESTS, encoding="utf-8")
+    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
+    return git_repo(root)
+
+
+def test_the_function_that_returned_the_wrong_value_is_asked_for_first(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = readings_repo(tmp_path / "repo")
+    scripted_model.add(reply_text("candidate", FIXED), completion())
+    settings = {
+        "verification.issue_test": True,
+        "verification.candidates": 3,
+        "planning.decompose": False,
+    }
+    result = run_pass(
+        PassSetup(config=config(scripted_model, **settings), workspace=workspace), ISSUE
+    )
+
+    assert result.status == "completed", result.stop_reason
+    located = [e for e in of_type(workspace, "candidates") if e["status"] == "located"]
+    assert located[0]["profiled"] is True and located[0]["ran"] >= 3
+    number_line = READINGS.splitlines().index("def _number(amount):") + 1
+    assert located[0]["returned_wrong"][0] == f"readings.py:{number_line}"
+    asked = str(scripted_model.requests[0].body["messages"][-1]["content"])
+    assert f"Function `_number` of readings.py (lines {number_line}-" in asked
+    assert "it returns the wrong value the test's assertion shows" in asked
+    judged = of_type(workspace, "candidate")
+    assert [(c["spot"], c["outcome"]) for c in judged] == [("readings.py:_number", "passes")]
+    assert "sign = -1" in (workspace / "readings.py").read_text(encoding="utf-8")
+    # the profiler left nothing in the tree: the change is the fix and the issue's test
+    assert not list(workspace.rglob("__pycache__"))
+
+
+# -- the parts ---------------------------------------------------------------------------------
+
+
+def test_the_profiled_run_reports_what_ran_and_what_it_returned(tmp_path: Path) -> None:
+    """The profiler, run by itself on a failing test: functions of the repository only (not
+    pytest's or the standard library's), each with the values it returned in order."""
+    workspace = readings_repo(tmp_path / "repo")
+    test = workspace / "tests" / "test_issue.py"
+    test.write_text(
+        'from readings import read\n\ndef test_it():\n    assert read("-5 degrees").value == -5\n',
+        encoding="utf-8",
+    )
+    argv = traced_argv([sys.executable, "-m", "pytest", "-q", "tests/test_issue.py"], "python3")
+    assert argv is not None
+    import subprocess
+
+    done = subprocess.run(argv, cwd=workspace, capture_output=True, text=True, timeout=120)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output  # the test's own result is kept
+    trace = read_trace(output)
+    assert trace is not None
+    paths = {"readings.py", "tests/test_issue.py"}
+    ran = trace.lines(lambda path: path if path in paths else None)
+    lines = READINGS.splitlines()
+    started = {lines.index(f"def {name}") + 1 for name in ("read(text):", "_number(amount):")}
+    assert started <= {line for path, line in ran if path == "readings.py"}
+    assert not any("_pytest" in path or "pluggy" in path for path, _ in ran)
+    assert wrong_value(output) == "5"
+    wrong = trace.returning("5", lambda path: path if path in paths else None)
+    assert wrong[0] == ("readings.py", lines.index("def _number(amount):") + 1)
+
+
+def test_the_profilers_output_is_read_as_untrusted_data() -> None:
+    """A test can print anything: a forged or broken line gives no finding or only
+    well-formed ones, and paths outside the repository match nothing."""
+    assert read_trace("no findings here") is None
+    assert read_trace(f"{MARK}{{not json") is None
+    assert read_trace(f'{MARK}{{"a": 1}}') is None
+    forged = [
+        ["../../etc/passwd", 1, []],
+        ["readings.py", "12", []],
+        ["readings.py", 4, [["5", 1], ["x"], [3, 2]]],
+        "junk",
+        ["site-packages:readings.py", 9, []],
+    ]
+    trace = read_trace(f"output\n{MARK}{json.dumps(forged)}\n")
+    assert trace is not None
+    known = {"readings.py", "src/pkg/mod.py"}
+    resolve = lambda path: path if path in known else None  # noqa: E731
+    assert trace.lines(resolve) == [("readings.py", 4), ("readings.py", 9)]
+    assert trace.returning("5", resolve) == [("readings.py", 4)]
+    # an installed copy is matched to its source in the repository, `src/` layout included
+    installed = read_trace(f'{MARK}[["site-packages:pkg/mod.py", 3, []]]')
+    assert installed is not None and installed.lines(resolve) == [("src/pkg/mod.py", 3)]
+
+
+def test_the_wrong_value_is_the_left_side_of_a_failing_comparison() -> None:
+    assert wrong_value("E       assert 12 == -12\n") == "12"
+    assert wrong_value("E   AssertionError: assert 'a b' == 'a  b'\n") == "'a b'"
+    assert wrong_value("E       assert [1, 2] != [1, 2]") == "[1, 2]"
+    assert wrong_value("E       TypeError: unhashable type") is None
+    assert wrong_value("E       assert 'aaaaaaa...' == 'b'") is None  # cut by pytest: unknown
+
+
+def test_only_pytest_commands_are_profiled() -> None:
+    argv = traced_argv(["python3", "-m", "pytest", "-q", "t.py"], "python3")
+    assert argv is not None and argv[:2] == ["python3", "-c"] and argv[3:] == ["-q", "t.py"]
+    argv = traced_argv(["/venv/bin/pytest", "-x", "t.py"], "python3")
+    assert argv is not None and argv[:2] == ["python3", "-c"] and argv[3:] == ["-x", "t.py"]
+    assert traced_argv(["tox", "-e", "py"], "python3") is None
