@@ -173,6 +173,11 @@ def test_a_wrong_candidate_is_taken_back_and_the_one_whose_tests_pass_is_the_tas
     assert (workspace / ISSUE_TEST).is_file()
     note = result.verification
     assert note is not None and not note.unfinished and not note.issue_failures
+    # the pull request says which candidate the change began as
+    assert (
+        "This change began as candidate fix 4, for `queues.py:Lifo.pop`, after 3 taken back."
+        in (note.details())
+    )
 
 
 def test_when_no_candidate_holds_the_tree_is_untouched_and_the_task_runs_as_usual(

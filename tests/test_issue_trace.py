@@ -16,6 +16,8 @@ from pathlib import Path
 from planner.engine.issue import IssueContext
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.verification.candidates import Spot
+from planner.verification.mutants import mutants
 from planner.verification.trace import MARK, read_trace, traced_argv, wrong_value
 from tests.plans import completion, git_repo
 from tests.test_verification_pass import config, of_type
@@ -121,6 +123,52 @@ def test_the_function_that_returned_the_wrong_value_is_asked_for_first(
     assert not list(workspace.rglob("__pycache__"))
 
 
+def test_a_bug_one_token_off_is_fixed_by_a_mechanical_candidate_without_a_model_call(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = readings_repo(tmp_path / "repo")
+    scripted_model.add(completion())
+    settings = {
+        "verification.issue_test": True,
+        "verification.candidates": 0,
+        "verification.mutants": 20,
+        "planning.decompose": False,
+    }
+    result = run_pass(
+        PassSetup(config=config(scripted_model, **settings), workspace=workspace), ISSUE
+    )
+
+    assert result.status == "completed", result.stop_reason
+    assert [request.kind for request in scripted_model.requests] == ["completion"]
+    lines = READINGS.splitlines()
+    fixed = lines.index("        sign = 1") + 1  # the one inside the minus branch
+    judged = of_type(workspace, "candidate")
+    # only lines the issue's test ran, the first line of `_number` first: each change there
+    # fails the issue's test; the right one in the branch passes every test
+    assert [c["change"] for c in judged] == [
+        f"line {fixed - 2}: `1` → `2`",
+        f"line {fixed - 2}: `1` → `0`",
+        f"line {fixed - 2}: `1` → `-1`",
+        f"line {fixed}: `1` → `2`",
+        f"line {fixed}: `1` → `0`",
+        f"line {fixed}: `1` → `-1`",
+    ]
+    assert [c["outcome"] for c in judged] == [*["issue_test_fails"] * 5, "passes"]
+    text = (workspace / "readings.py").read_text(encoding="utf-8")
+    assert text == READINGS.replace("        sign = 1\n", "        sign = -1\n")
+    done = [e for e in of_type(workspace, "task") if e["status"] == "completed"]
+    assert done[0]["summary"] == (
+        f"mechanical candidate fix (line {fixed}: `1` → `-1`) for readings.py:_number "
+        "(+1/-1 lines): its tests pass"
+    )
+    note = result.verification
+    assert note is not None and not note.unfinished
+    assert (
+        f"This change began as candidate fix 6 (a mechanical change: line {fixed}: `1` → `-1`), "
+        "for `readings.py:_number`, after 5 taken back." in note.details()
+    )
+
+
 # -- the parts ---------------------------------------------------------------------------------
 
 
@@ -149,6 +197,12 @@ def test_the_profiled_run_reports_what_ran_and_what_it_returned(tmp_path: Path) 
     assert started <= {line for path, line in ran if path == "readings.py"}
     assert not any("_pytest" in path or "pluggy" in path for path, _ in ran)
     assert wrong_value(output) == "5"
+    # the lines that ran: the minus branch of `_number` did, `degrees_of` never did
+    covered = trace.covered(lambda path: path if path in paths else None)["readings.py"]
+    assert lines.index("        sign = 1") + 1 in covered
+    assert lines.index("        amount = amount[1:]") + 1 in covered
+    degrees = lines.index("def degrees_of(readings):") + 1
+    assert not covered & set(range(degrees, degrees + 3))
     wrong = trace.returning("5", lambda path: path if path in paths else None)
     assert wrong[0] == ("readings.py", lines.index("def _number(amount):") + 1)
 
@@ -183,6 +237,36 @@ def test_the_wrong_value_is_the_left_side_of_a_failing_comparison() -> None:
     assert wrong_value("E       assert [1, 2] != [1, 2]") == "[1, 2]"
     assert wrong_value("E       TypeError: unhashable type") is None
     assert wrong_value("E       assert 'aaaaaaa...' == 'b'") is None  # cut by pytest: unknown
+
+
+def test_mechanical_changes_keep_the_formatting_and_touch_only_the_lines_given() -> None:
+    text = (
+        "def f(items, limit):\n"
+        "    if len(items) < limit and not items[0]:\n"
+        "        return items[-1]\n"
+        "    return x is not None  # < stays in a comment\n"
+    )
+    spot = Spot("m.py", "f", "def", 1, 4, text)
+    changes = [m.change for m in mutants(text, spot, {2})]
+    assert changes == [
+        "line 2: `<` → `<=`",
+        "line 2: `<` → `>`",
+        "line 2: `and` → `or`",
+        "line 2: `not` → `(removed)`",
+        "line 2: `0` → `1`",
+        "line 2: `0` → `-1`",
+    ]
+    by_change = {m.change: m.text for m in mutants(text, spot, {2, 3, 4})}
+    assert by_change["line 2: `not` → `(removed)`"].splitlines()[1] == (
+        "    if len(items) < limit and items[0]:"
+    )
+    assert by_change["line 3: `-` → `(removed)`"].splitlines()[2] == "        return items[1]"
+    assert by_change["line 4: `not` → `(removed)`"].splitlines()[3] == (
+        "    return x is None  # < stays in a comment"
+    )
+    assert all(m.line in (2, 3, 4) for m in mutants(text, spot, {2, 3, 4}))
+    # a line outside the definition, or one no test ran, is never changed
+    assert not list(mutants(text, Spot("m.py", "f", "def", 3, 4, text), {2}))
 
 
 def test_only_pytest_commands_are_profiled() -> None:

@@ -741,6 +741,12 @@ class VerificationConfig(Section):
     warmer), tried with the issue's test and the tests of the changed file, and taken back. The
     first whose tests pass becomes the task's work (written like any change); when none does,
     the task runs as usual. 0: none. The small_model profile sets 6."""
+    mutants: int = Field(default=0, ge=0, le=500)
+    """Mechanical candidate fixes tried at most when no model candidate passes (or none is
+    asked for): one token changed in a line of the located definitions that the issue's test
+    ran (`<` to `<=`, `1` to `-1`, `and` to `or`, a `not` taken away, …), each judged like a
+    candidate by the issue's test and the tests of the changed file; the first whose tests all
+    pass becomes the task's work. No model call. 0: none. The small_model profile sets 60."""
     index_url: str | None = None
     """The package index pip uses in the verification's environment (pip's --index-url), for
     the setup and for what planner installs when pytest is missing. None: pip's own default."""
@@ -820,6 +826,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "verification.attempts": 3,
         "verification.max_repair_attempts": 1,
         "verification.candidates": 6,
+        "verification.mutants": 60,
     },
 }
 """The keys each `profile` sets when no source sets them."""
@@ -872,6 +879,7 @@ ENV_KEYS: dict[str, str] = {
     "VERIFICATION_MAX_REPAIR_ATTEMPTS": "verification.max_repair_attempts",
     "VERIFICATION_ATTEMPTS": "verification.attempts",
     "VERIFICATION_CANDIDATES": "verification.candidates",
+    "VERIFICATION_MUTANTS": "verification.mutants",
 }
 """Environment variables and the key each one sets."""
 

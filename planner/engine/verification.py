@@ -39,6 +39,11 @@ ATTEMPT = "verification_attempt"
 """History entry: an attempt at the issue ended (`failed`: the tree went back to the code
 before the change for the next one; `won`: its tests pass; `restored`: none passed, and this
 one, the closest, is the change again)."""
+CANDIDATE = "candidate"
+"""History entry: one candidate fix, what it was and what the tests said."""
+CANDIDATES = "candidates"
+"""History entry: where candidates are asked for (status located), then that they are over
+(which one won, if any)."""
 RunStatus = Literal["passed", "failed", "timed_out", "not_run"]
 Stage = Literal["baseline", "issue", "task", "tool", "final"]
 
@@ -198,6 +203,9 @@ class VerificationNote(BaseModel):
     """How each attempt at the issue ended, when there was more than one."""
     unproven: str = ""
     """Why no test proves the fix although the tests pass (the issue's test was dropped)."""
+    candidate: str = ""
+    """The candidate fix this change began as (planner.verification.candidate_phase), in
+    words: `candidate fix 4 of 6, for `path:Name`, after 3 taken back`."""
     unfixed: list[str] = Field(default_factory=list)
     """Tests of the changed code that failed before the change and still fail. A change that
     fixed two of cachetools' three failing LRU tests passed the issue's test and every test
@@ -289,6 +297,8 @@ class VerificationNote(BaseModel):
                 f"{_names(self.unfixed)}"
             )
         lines += self._issue_test_lines()
+        if self.candidate:
+            lines.append(f"This change began as {self.candidate}.")
         lines += self._attempt_lines()
         if self.changed_tests:
             shown = ", ".join(f"`{name}`" for name in self.changed_tests[:20])
@@ -387,9 +397,40 @@ def verification_note(entries: Iterable[dict[str, Any]]) -> VerificationNote | N
         changed_tests=latest.changed_tests,
         issue_failures=latest.issue_failures,
         attempts=attempt_notes(entries),
+        candidate=_candidate(entries),
         unproven=_unproven(entries),
         unfixed=latest.unfixed if latest.stage != "baseline" else [],
     )
+
+
+def _candidate(entries: list[dict[str, Any]]) -> str:
+    """The candidate fix that won since a person's last instruction, in words ("" when
+    none did)."""
+    tried: dict[int, dict[str, Any]] = {}
+    won = ""
+    for entry in entries:
+        kind = entry.get("type")
+        if kind == "human_input":
+            tried, won = {}, ""
+        elif kind == CANDIDATE and isinstance(entry.get("number"), int):
+            tried.setdefault(entry["number"], entry)
+        elif kind == CANDIDATES and entry.get("status") == "won":
+            number = entry.get("won")
+            if isinstance(number, int) and number in tried:
+                won = _candidate_words(number, tried)
+    return won
+
+
+def _candidate_words(number: int, tried: dict[int, dict[str, Any]]) -> str:
+    """`candidate fix 7 (a mechanical change: line 12: `<` → `<=`), for `m.py:f`, after 6
+    taken back`."""
+    entry = tried[number]
+    spot = str(entry.get("spot") or "").replace("`", "")
+    change = str(entry.get("change") or "")
+    kind = f" (a mechanical change: {change})" if change else ""
+    before = sum(1 for other in tried if other < number)
+    taken_back = f", after {before} taken back" if before else ""
+    return f"candidate fix {number}{kind}, for `{spot}`{taken_back}"
 
 
 def _unproven(entries: list[dict[str, Any]]) -> str:

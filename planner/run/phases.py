@@ -52,9 +52,10 @@ def pass_phases(
     verification: list[Phase] = [checker] if checker is not None else []
     if not planning.enabled:
         return verification  # without a plan, the tests still check the change
-    if checker is not None and config.verification.candidates:
+    settings = config.verification
+    if checker is not None and (settings.candidates or settings.mutants):
         # after verification: its after_plan writes the test the candidates need
-        verification.append(CandidatePhase(checker, config.verification.candidates))
+        verification.append(CandidatePhase(checker, settings.candidates, settings.mutants))
     return [
         # durable: a finished task's work reaches the branch first, and what the tools left
         # running stands still from its judgement to its commit

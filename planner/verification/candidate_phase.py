@@ -9,6 +9,10 @@ differently). Each candidate is put in place, judged by the issue's test and the
 of the changed file, and taken back; a candidate that fails and changed a few separate places
 is tried place by place (planner.verification.candidates.single_changes).
 
+With verification.mutants, one-token changes to the lines of those definitions that the
+issue's test ran (planner.verification.mutants) are tried first, judged the same way: no model
+call, and a bug one token off is found in seconds.
+
 The first candidate whose tests all pass is written like any change (a recorded write_file
 through the tools, so the approval gate and path rules judge it) as the work of the plan's
 next task, which is then complete; the pass goes on to the final run and completion. When none
@@ -30,16 +34,21 @@ from planner.engine.issue import prompt_view
 from planner.engine.phase import Phase
 from planner.engine.prompts import render
 from planner.engine.steps.execute import end_task
-from planner.engine.verification import TestRun, is_test_file, new_failures
-from planner.verification.candidates import (
+from planner.engine.verification import (
     CANDIDATE,
     CANDIDATES,
+    TestRun,
+    is_test_file,
+    new_failures,
+)
+from planner.verification.candidates import (
     Spot,
     failure_excerpt,
     single_changes,
     spliced,
     spots,
 )
+from planner.verification.mutants import mutants
 from planner.verification.phase import VerificationPhase
 from planner.verification.trace import wrong_value
 
@@ -50,9 +59,13 @@ WARMER_SEED = 100
 class CandidatePhase(Phase):
     name = "candidates"
 
-    def __init__(self, verification: VerificationPhase, count: int) -> None:
+    def __init__(self, verification: VerificationPhase, count: int, mutants: int = 0) -> None:
         self.verification = verification
         self.count = count
+        self.mutants = mutants
+        """Mechanical candidates tried at most when no model candidate passes."""
+        self.covered: dict[str, set[int]] = {}
+        """Lines the issue's test ran, by file (from its profiled run)."""
 
     def after_plan(self, run: PassContext, reply: Any, event: Any) -> None:
         if event != "planned" or not self._due(run):
@@ -66,7 +79,12 @@ class CandidatePhase(Phase):
         if not chosen:
             run.store.append(CANDIDATES, status="none", reason="no short definition located")
             return
-        best = self._sample(run, chosen, test, failure_excerpt(output))
+        # one-token changes first: no model call, a few seconds each, and a fix a reviewer
+        # checks at a glance; then the model's candidates
+        best = self._mutate(run, chosen) if self.mutants else None
+        if best is None:
+            tried = len([e for e in run.store.entries() if e.get("type") == CANDIDATE])
+            best = self._sample(run, chosen, test, failure_excerpt(output), tried)
         if best is None:
             run.store.append(CANDIDATES, status="none", reason="no candidate passed the tests")
             return
@@ -79,6 +97,7 @@ class CandidatePhase(Phase):
         texts = [f"{run.issue.title}\n{run.issue.body}"]
         trace = self.verification.issue_trace(run)
         ran = trace.lines(run.existing_path) if trace is not None else []
+        self.covered = trace.covered(run.existing_path) if trace is not None else {}
         wrong = wrong_value(output)
         first = trace.returning(wrong, run.existing_path) if trace is not None and wrong else []
         pointed = run.pointed(texts, ran) if ran else []
@@ -99,10 +118,11 @@ class CandidatePhase(Phase):
         return not any(entry.get("type") == CANDIDATES for entry in run.store.entries())
 
     def _sample(
-        self, run: PassContext, chosen: list[Spot], test: str, failure: str
+        self, run: PassContext, chosen: list[Spot], test: str, failure: str, tried_before: int
     ) -> dict[str, Any] | None:
-        """Ask, judge and take back each candidate; the winner's record (None: none passed
-        the issue's test without breaking one)."""
+        """Ask, judge and take back each candidate (numbered after the `tried_before`
+        mechanical ones); the winner's record (None: none passed the issue's test without
+        breaking one)."""
         tried: set[str] = set()
         passing: list[dict[str, Any]] = []
         before = self.verification.baseline(run)
@@ -116,7 +136,12 @@ class CandidatePhase(Phase):
                 request = self._request(run, spot, test, failure, round_)
                 reply = run.chat("candidate", request, [])
             text = spliced(original, spot, reply.content or "")
-            record: dict[str, Any] = {"number": number, "spot": spot.label, "round": round_ + 1}
+            record: dict[str, Any] = {
+                "number": tried_before + number,
+                "spot": spot.label,
+                "round": round_ + 1,
+                "asked": number,
+            }
             if text is None or text == original or text in tried:
                 outcome = "unusable" if text is None else "unchanged"
                 outcome = "repeated" if text in tried else outcome
@@ -138,6 +163,28 @@ class CandidatePhase(Phase):
         if not passing:
             return None
         return min(passing, key=lambda r: (len(r["still_failing"]), r["added"] + r["removed"]))
+
+    def _mutate(self, run: PassContext, chosen: list[Spot]) -> dict[str, Any] | None:
+        """One-token changes of the lines of the spots the issue's test ran
+        (planner.verification.mutants), judged as candidates are; the first whose tests all
+        pass (None: none did, or nothing ran)."""
+        before = self.verification.baseline(run)
+        number = 0
+        for spot in chosen:
+            original = run.current_text(spot.path)
+            lines = self.covered.get(spot.path, set())
+            if original is None or not lines:
+                continue
+            for mutant in mutants(original, spot, lines):
+                if number >= self.mutants:
+                    return None
+                number += 1
+                judged = self._judge(run, spot, original, mutant.text, before)
+                record = {"number": number, "spot": spot.label, "change": mutant.change}
+                run.store.append(CANDIDATE, **record, **judged)
+                if judged["outcome"] == "passes":
+                    return {**record, **judged, "path": spot.path, "text": mutant.text}
+        return None
 
     def _judge(
         self, run: PassContext, spot: Spot, original: str, text: str, before: TestRun | None
@@ -170,10 +217,12 @@ class CandidatePhase(Phase):
             run.store.append(CANDIDATES, status="not_written", won=best["number"], reason=reason)
             return  # the task runs as it would have
         held = "its tests pass" if best["outcome"] == "passes" else "the issue's test passes"
-        summary = (
-            f"candidate fix {best['number']} of {self.count} for {best['spot']} "
-            f"(+{best['added']}/-{best['removed']} lines): {held}"
+        what = (
+            f"mechanical candidate fix ({best['change']})"
+            if "change" in best
+            else f"candidate fix {best['asked']} of {self.count}"
         )
+        summary = f"{what} for {best['spot']} (+{best['added']}/-{best['removed']} lines): {held}"
         run.store.append(CANDIDATES, status="won", won=best["number"], summary=summary)
         end_task(run, task_id, "completed", summary)
 

@@ -26,11 +26,6 @@ from typing import TypeGuard
 from planner.engine.definitions import first_line, is_docstring
 from planner.engine.interfaces import PointedDefinition
 
-CANDIDATE = "candidate"
-"""History entry: one candidate fix, what it was and what the tests said."""
-CANDIDATES = "candidates"
-"""History entry: where candidates are asked for (status located), then that they are over
-(which one won, if any)."""
 MAX_SPOTS = 3
 """Definitions candidates are asked for, in turn."""
 MAX_SPOT_LINES = 100
@@ -145,7 +140,7 @@ def spliced(text: str, spot: Spot, reply: str) -> str | None:
         new_lines = _kept_parts(old, textwrap.dedent("\n".join(old_lines)), new_lines)
     indent = old_lines[0][: len(old_lines[0]) - len(old_lines[0].lstrip())] if old_lines else ""
     new_lines = _as_before(old_lines, [indent + line if line.strip() else "" for line in new_lines])
-    return _joined(text, [*lines[: spot.start - 1], *new_lines, *lines[spot.end :]])
+    return joined(text, [*lines[: spot.start - 1], *new_lines, *lines[spot.end :]])
 
 
 def _line_edited(text: str, spot: Spot, reply: str) -> str | None:
@@ -168,10 +163,10 @@ def _line_edited(text: str, spot: Spot, reply: str) -> str | None:
         return None
     indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
     lines[at] = indent + fixed.strip()
-    return _joined(text, lines)
+    return joined(text, lines)
 
 
-def _joined(text: str, lines: list[str]) -> str | None:
+def joined(text: str, lines: list[str]) -> str | None:
     """`lines` as a file with the line endings of `text` (a CRLF file stays one); None when
     it does not parse."""
     newline = "\r\n" if "\r\n" in text else "\n"

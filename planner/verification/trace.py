@@ -35,6 +35,8 @@ MAX_FUNCTIONS = 2_000
 MAX_VALUES = 8
 """Distinct values kept per function."""
 MAX_VALUE_CHARS = 200
+MAX_LINES = 400
+"""Lines recorded as run per function."""
 MAX_CHARS = 100_000
 """Of findings printed at most: they must reach planner whole (a run's output is kept to
 verification.max_output_bytes, cut in the middle)."""
@@ -81,16 +83,34 @@ def profile(frame, event, arg):
                     values.append((text, returns[0]))
     except Exception:
         pass
+covered = {{}}
+wanted = {{}}
+def lines(frame, event, arg):
+    if event == "line":
+        code = frame.f_code
+        found = covered.setdefault((code.co_filename, code.co_firstlineno), set())
+        if len(found) < {MAX_LINES}:
+            found.add(frame.f_lineno)
+    return lines
+def trace(frame, event, arg):
+    name = frame.f_code.co_filename
+    if name not in wanted:
+        wanted[name] = os.path.isabs(name) and not name.startswith(SKIP)
+    return lines if wanted[name] and frame.f_code.co_name[:1] != "<" else None
 class Profiled:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
         sys.setprofile(profile)
         threading.setprofile(profile)
+        sys.settrace(trace)
+        threading.settrace(trace)
         try:
             yield
         finally:
             sys.setprofile(None)
             threading.setprofile(None)
+            sys.settrace(None)
+            threading.settrace(None)
 code = pytest.main(sys.argv[1:], plugins=[Profiled()])
 found = []
 size = 0
@@ -104,7 +124,7 @@ for (name, line), values in seen.items():
         path = real[len(ROOT):]
     else:
         continue
-    item = [path.replace(os.sep, "/"), line, values]
+    item = [path.replace(os.sep, "/"), line, values, sorted(covered.get((name, line), ()))]
     size += len(json.dumps(item)) + 2
     if size > {MAX_CHARS} or len(found) >= {MAX_FUNCTIONS}:
         break
@@ -125,6 +145,8 @@ class Ran:
     """The line its code starts on (its first decorator's, as for a definition)."""
     returned: tuple[tuple[str, int], ...] = ()
     """The simple values it returned (their repr), each with when it was first returned."""
+    lines: tuple[int, ...] = ()
+    """The lines of it that ran."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +160,15 @@ class Trace:
             (path, item.line) for item in self.ran for path in [_in_repository(item.path, resolve)]
             if path is not None
         ]  # fmt: skip
+
+    def covered(self, resolve: Resolve) -> dict[str, set[int]]:
+        """The lines that ran, by repository file."""
+        found: dict[str, set[int]] = {}
+        for item in self.ran:
+            path = _in_repository(item.path, resolve)
+            if path is not None:
+                found.setdefault(path, set()).update(item.lines)
+        return found
 
     def returning(self, value: str, resolve: Resolve) -> list[tuple[str, int]]:
         """The repository's functions that returned `value`, the earliest return first."""
@@ -177,9 +208,10 @@ def read_trace(output: str) -> Trace | None:
 
 
 def _ran(entry: object) -> Ran | None:
-    if not isinstance(entry, list) or len(entry) != 3:
+    if not isinstance(entry, list) or len(entry) not in (3, 4):
         return None
-    path, line, values = entry
+    path, line, values = entry[:3]
+    ran = entry[3] if len(entry) == 4 and isinstance(entry[3], list) else []
     if not isinstance(path, str) or not isinstance(line, int) or not isinstance(values, list):
         return None
     returned = tuple(
@@ -188,7 +220,8 @@ def _ran(entry: object) -> Ran | None:
         if isinstance(value, list) and len(value) == 2
         if isinstance(value[0], str) and isinstance(value[1], int)
     )
-    return Ran(path[:1_000], line, returned)
+    lines = tuple(n for n in ran[:MAX_LINES] if isinstance(n, int))
+    return Ran(path[:1_000], line, returned, lines)
 
 
 def _in_repository(path: str, resolve: Resolve) -> str | None:
