@@ -29,6 +29,7 @@ from typing import Any
 
 from planner.engine.context import PassContext
 from planner.engine.conversation import user
+from planner.engine.deadline import stop_if_expired
 from planner.engine.interfaces import ToolCall
 from planner.engine.issue import prompt_view
 from planner.engine.phase import Phase
@@ -178,6 +179,7 @@ class CandidatePhase(Phase):
             for mutant in mutants(original, spot, lines):
                 if number >= self.mutants:
                     return None
+                stop_if_expired()  # no model call here to check the run's deadline
                 number += 1
                 judged = self._judge(run, spot, original, mutant.text, before)
                 record = {"number": number, "spot": spot.label, "change": mutant.change}

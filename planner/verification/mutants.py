@@ -124,7 +124,7 @@ def _negations(
         yield start, end, "not in"
     elif word == "not" and preceding == "is":
         yield before.end[1] if before is not None else start, end, ""  # `is not` → `is`
-    elif word == "not" and after is not None:
+    elif word == "not" and after is not None and after.start[0] == token.start[0]:
         yield start, after.start[1], ""  # `not x` → `x`, `not in` → `in`
 
 
