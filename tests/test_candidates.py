@@ -108,12 +108,17 @@ CANDIDATES = {"verification.candidates": 5, "planning.decompose": False}
 ISSUE_TEST = "tests/test_planner_issue_3.py"
 
 
-def queues_repo(root: Path) -> Path:
+def module_repo(root: Path, module: str, text: str, tests: str) -> Path:
+    """A git repository of one module and its pytest tests (`tests/test_<module>.py`)."""
     (root / "tests").mkdir(parents=True)
-    (root / "queues.py").write_text(QUEUES, encoding="utf-8")
-    (root / "tests" / "test_queues.py").write_text(QUEUE_TESTS, encoding="utf-8")
+    (root / f"{module}.py").write_text(text, encoding="utf-8")
+    (root / "tests" / f"test_{module}.py").write_text(tests, encoding="utf-8")
     (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
     return git_repo(root)
+
+
+def queues_repo(root: Path) -> Path:
+    return module_repo(root, "queues", QUEUES, QUEUE_TESTS)
 
 
 def run(workspace: Path, server: ScriptedModelServer, **overrides: object) -> PassResult:

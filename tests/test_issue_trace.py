@@ -19,7 +19,8 @@ from planner.testing.scripted_server import ScriptedModelServer, reply_text
 from planner.verification.candidates import Spot
 from planner.verification.mutants import mutants
 from planner.verification.trace import MARK, read_trace, traced_argv, wrong_value
-from tests.plans import completion, git_repo
+from tests.plans import completion
+from tests.test_candidates import module_repo
 from tests.test_verification_pass import config, of_type
 
 READINGS = '''"""Temperature readings."""
@@ -87,11 +88,7 @@ FIXED = (
 
 
 def readings_repo(root: Path) -> Path:
-    (root / "tests").mkdir(parents=True)
-    (root / "readings.py").write_text(READINGS, encoding="utf-8")
-    (root / "tests" / "test_readings.py").write_text(READING_TESTS, encoding="utf-8")
-    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
-    return git_repo(root)
+    return module_repo(root, "readings", READINGS, READING_TESTS)
 
 
 def test_the_function_that_returned_the_wrong_value_is_asked_for_first(
