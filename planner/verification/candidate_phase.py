@@ -64,9 +64,7 @@ class CandidatePhase(Phase):
         self.verification = verification
         self.count = count
         self.mutants = mutants
-        """Mechanical candidates tried at most when no model candidate passes."""
-        self.covered: dict[str, set[int]] = {}
-        """Lines the issue's test ran, by file (from its profiled run)."""
+        """Mechanical candidates tried at most, before the model's."""
 
     def after_plan(self, run: PassContext, reply: Any, event: Any) -> None:
         if event != "planned" or not self._due(run):
@@ -76,29 +74,29 @@ class CandidatePhase(Phase):
         if failure is None or task_id is None or self.verification.work_begun(run):
             return
         test, output = failure
-        chosen = self._spots(run, output)
+        chosen, covered = self._spots(run, output)
         if not chosen:
             run.store.append(CANDIDATES, status="none", reason="no short definition located")
             return
         # one-token changes first: no model call, a few seconds each, and a fix a reviewer
         # checks at a glance; then the model's candidates
-        best = self._mutate(run, chosen) if self.mutants else None
+        best, tried = self._mutate(run, chosen, covered) if self.mutants else (None, 0)
         if best is None:
-            tried = len([e for e in run.store.entries() if e.get("type") == CANDIDATE])
             best = self._sample(run, chosen, test, failure_excerpt(output), tried)
         if best is None:
             run.store.append(CANDIDATES, status="none", reason="no candidate passed the tests")
             return
         self._take(run, task_id, best)
 
-    def _spots(self, run: PassContext, output: str) -> list[Spot]:
+    def _spots(self, run: PassContext, output: str) -> tuple[list[Spot], dict[str, set[int]]]:
         """The definitions to ask for: among those the issue's test runs when it can be
         profiled (planner.verification.trace), a function that returned the value its
-        assertion found wrong first; else those the issue's text points to."""
+        assertion found wrong first; else those the issue's text points to. With them, the
+        lines the test ran, by file."""
         texts = [f"{run.issue.title}\n{run.issue.body}"]
         trace = self.verification.issue_trace(run)
         ran = trace.lines(run.existing_path) if trace is not None else []
-        self.covered = trace.covered(run.existing_path) if trace is not None else {}
+        covered = trace.covered(run.existing_path) if trace is not None else {}
         wrong = wrong_value(output)
         first = trace.returning(wrong, run.existing_path) if trace is not None and wrong else []
         pointed = run.pointed(texts, ran) if ran else []
@@ -112,7 +110,7 @@ class CandidatePhase(Phase):
             returned_wrong=[f"{path}:{line}" for path, line in first[:5]],
         )
         test_file = partial(is_test_file, patterns=self.verification.settings.test_paths)
-        return spots(pointed, run.current_text, test_file, first=first)
+        return spots(pointed, run.current_text, test_file, first=first), covered
 
     def _due(self, run: PassContext) -> bool:
         """Candidates are asked for once per issue."""
@@ -165,28 +163,30 @@ class CandidatePhase(Phase):
             return None
         return min(passing, key=lambda r: (len(r["still_failing"]), r["added"] + r["removed"]))
 
-    def _mutate(self, run: PassContext, chosen: list[Spot]) -> dict[str, Any] | None:
+    def _mutate(
+        self, run: PassContext, chosen: list[Spot], covered: dict[str, set[int]]
+    ) -> tuple[dict[str, Any] | None, int]:
         """One-token changes of the lines of the spots the issue's test ran
-        (planner.verification.mutants), judged as candidates are; the first whose tests all
-        pass (None: none did, or nothing ran)."""
+        (planner.verification.mutants), judged as candidates are: the first whose tests all
+        pass (None: none did, or nothing ran), and how many were tried."""
         before = self.verification.baseline(run)
         number = 0
         for spot in chosen:
             original = run.current_text(spot.path)
-            lines = self.covered.get(spot.path, set())
+            lines = covered.get(spot.path, set())
             if original is None or not lines:
                 continue
             for mutant in mutants(original, spot, lines):
                 if number >= self.mutants:
-                    return None
+                    return None, number
                 stop_if_expired()  # no model call here to check the run's deadline
                 number += 1
                 judged = self._judge(run, spot, original, mutant.text, before)
                 record = {"number": number, "spot": spot.label, "change": mutant.change}
                 run.store.append(CANDIDATE, **record, **judged)
                 if judged["outcome"] == "passes":
-                    return {**record, **judged, "path": spot.path, "text": mutant.text}
-        return None
+                    return {**record, **judged, "path": spot.path, "text": mutant.text}, number
+        return None, number
 
     def _judge(
         self, run: PassContext, spot: Spot, original: str, text: str, before: TestRun | None
