@@ -101,9 +101,11 @@ def durations_repo(root: Path) -> Path:
     return git_repo(root)  # committed with a README
 
 
-def run(workspace: Path, server: ScriptedModelServer, **overrides: Any) -> PassResult:
+def run(
+    workspace: Path, server: ScriptedModelServer, issue: IssueContext = ISSUE, **overrides: Any
+) -> PassResult:
     setup = PassSetup(config=config(server, **{**LEGACY, **overrides}), workspace=workspace)
-    return run_pass(setup, ISSUE)
+    return run_pass(setup, issue)
 
 
 def issue_test_entries(workspace: Path) -> list[dict[str, Any]]:
@@ -209,6 +211,12 @@ def test_a_wrong_issue_test_gets_one_round_and_the_model_may_keep_its_change(
     assert note is not None and note.issue_failures == [f"{TEST_PATH}::test_units"]
 
 
+UNSTATED = ISSUE.model_copy(
+    update={"body": ISSUE.body.split(". ", 1)[1].replace("Durations may", "Durations should")}
+)
+"""The issue without the call and result it states: nothing but the model writes its test."""
+
+
 def test_a_test_that_already_passes_before_the_change_is_dropped(
     workspace: Path, scripted_model: ScriptedModelServer
 ) -> None:
@@ -216,7 +224,7 @@ def test_a_test_that_already_passes_before_the_change_is_dropped(
         reply_text("issue_test", f"```python\n{REPO_TEST}```"),
         reply_text("legacy", block("durations.py", FIXED)),
     )
-    result = run(workspace, scripted_model)
+    result = run(workspace, scripted_model, UNSTATED)
 
     last = issue_test_entries(workspace)[-1]
     assert last["status"] == "dropped" and "passes on the code before" in last["reason"]

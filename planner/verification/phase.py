@@ -100,6 +100,7 @@ from planner.verification.repair_task import (
 )
 from planner.verification.runner import TestRunner, Watch, merged
 from planner.verification.selection import MAX_SELECTED, exercising_tests, pytest_on, tracked_tests
+from planner.verification.stated_calls import only_reported, with_stated_calls
 from planner.verification.trace import Trace, read_trace, traced_argv
 from planner.verification.transcript import transcript_test
 from planner.verification.undo import RepairUndo, put_back
@@ -123,6 +124,10 @@ UNDONE = "verification_repair_undone"
 ATTEMPT_NOT_MADE = "verification_attempt_not_made"
 SOURCE = "verification"
 NAMES_SHOWN = 20
+ONLY_REPORTED = (
+    "only its checks that a result the issue reports is gone fail on the code before the "
+    "change: they do not show the right result"
+)
 CHANGE_LINES = 80
 """Lines of the change's diff shown with failing tests."""
 ISSUE_TEST_IS_PLANNERS = (
@@ -425,7 +430,8 @@ class VerificationPhase(Phase):
             return
         messages, stated = self._issue_test_request(run, path)
         reply = run.chat("issue_test", messages, [])
-        content = issue_test_from_reply(reply.content, stated)
+        written = issue_test_from_reply(reply.content, stated)
+        content = with_stated_calls(written, run.issue.body, self.workspace)
         if content is None:
             run.store.append(ISSUE_TEST, status="dropped", reason="the reply held no test")
             return
@@ -498,6 +504,8 @@ class VerificationPhase(Phase):
             content, reason = None, broken
         else:
             reason = "it passes on the code before the change, so it does not test the issue"
+        if content is not None and only_reported(content):
+            content, reason = None, ONLY_REPORTED
         if content is None:
             run.store.append(ISSUE_TEST, status="dropped", path=test.path, reason=reason)
         elif content != test.content:

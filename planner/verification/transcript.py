@@ -23,7 +23,7 @@ What is built, from the issue's text alone:
 Names the session uses without importing them (a session that starts after `from tabulate
 import tabulate`) are imported from the module of the repository that defines them. A session
 that imports anything but the repository's own modules, or names a builtin that runs, imports
-or opens something, or a dunder, is not replayed (_confined()): the model writes the test then.
+or opens something, or a dunder, is not replayed (confined()): the model writes the test then.
 
 The file then goes through the same path as a test the model writes: it runs on the code
 before the change and only its checks that fail there are kept (phase.py).
@@ -95,7 +95,7 @@ def transcript_test(issue_body: str, workspace: Path) -> str | None:
         if block.language not in ("", "python", "py", "python3", "pycon", "pytb"):
             continue
         examples = _examples("\n".join(block.lines))
-        if not all(_confined(example.source, workspace) for example in examples):
+        if not all(confined(example.source, workspace) for example in examples):
             continue  # the model writes the test, under its own rules
         checks = pair(examples, expected)
         test = _test_file(examples, checks, workspace) if checks else ""
@@ -107,9 +107,9 @@ def transcript_test(issue_body: str, workspace: Path) -> str | None:
 def expected_values(text: str) -> list[str]:
     """The backticked spans of the sentences outside code blocks that say what was
     expected, in order, each once; code that is not a value (`f(x)`) is left out."""
-    prose = _prose(text)
+    text_outside = prose(text)
     spans: list[str] = []
-    for sentence in SENTENCE_END.split(prose):
+    for sentence in SENTENCE_END.split(text_outside):
         if not EXPECTING.search(sentence):
             continue
         for span in SPAN.findall(sentence):
@@ -118,7 +118,7 @@ def expected_values(text: str) -> list[str]:
     return spans
 
 
-def _prose(text: str) -> str:
+def prose(text: str) -> str:
     """`text` without its fenced code blocks."""
     lines, inside = [], False
     for line in text.splitlines():
@@ -133,7 +133,7 @@ def _prose(text: str) -> str:
 def _is_value(span: str) -> bool:
     """A literal (`-5`, `['a', 'c']`) or text that is not Python code (`1,234,567`,
     `----:`); not a call, a name or an expression (`typedkey(3)`, `maxsplit=2`)."""
-    if _literal(span) is not None:
+    if literal(span) is not None:
         return True
     try:
         ast.parse(span.strip(), mode="eval")
@@ -142,7 +142,7 @@ def _is_value(span: str) -> bool:
     return False
 
 
-def _literal(text: str) -> tuple[object] | None:
+def literal(text: str) -> tuple[object] | None:
     """(value,) when `text` is one Python literal, else None."""
     try:
         return (ast.literal_eval(text.strip()),)
@@ -157,7 +157,7 @@ def _examples(text: str) -> list[doctest.Example]:
         return []
 
 
-def _confined(source: str, workspace: Path) -> bool:
+def confined(source: str, workspace: Path) -> bool:
     """The statement reaches nothing but the repository's own modules and plain builtins: it
     imports only modules of the repository (or pure standard-library ones), and names no
     builtin that runs, imports or opens anything and no dunder name or attribute. The session
@@ -223,14 +223,14 @@ def _fit(example: doctest.Example, value: str) -> tuple[float, bool] | None:
     an equality; None when it cannot be its expected result."""
     shown = example.want.strip()
     if example.exc_msg is not None:  # an exception a session shows is the bug, above all
-        return (3.0, True) if _literal(value) is not None else None
+        return (3.0, True) if literal(value) is not None else None
     if not shown or not _expression(example.source):
         return None
-    literal, shown_literal = _literal(value), _literal(shown)
-    if shown_literal is not None:  # a value: only another value of its type replaces it
-        if literal is None or type(literal[0]) is not type(shown_literal[0]):
+    parsed, shown_parsed = literal(value), literal(shown)
+    if shown_parsed is not None:  # a value: only another value of its type replaces it
+        if parsed is None or type(parsed[0]) is not type(shown_parsed[0]):
             return None
-        return (1.0 + _likeness(value, shown), True) if literal != shown_literal else None
+        return (1.0 + _likeness(value, shown), True) if parsed != shown_parsed else None
     if value in shown or value in example.source:
         return None  # shown already, or an input of the call: not what it should show
     return _likeness(value, shown), False
@@ -256,7 +256,7 @@ def _test_file(examples: list[doctest.Example], checks: list[Check], workspace: 
     shows = any(not check.equality for check in checks)
     modules = [name for name in ("contextlib", "io") if f"{name}." in body or shows]
     header = ['"""The example the issue shows, with the result it says it expected."""', ""]
-    header += [f"import {name}" for name in modules] + _imports_for(body, workspace)
+    header += [f"import {name}" for name in modules] + imports_for(body, workspace)
     if shows:
         header += ["", "", *SHOWN_HELPER]
     return "\n".join(header) + "\n\n\n" + body + "\n"
@@ -294,9 +294,14 @@ def _replayed(example: doctest.Example) -> list[str]:
     return ["    with contextlib.suppress(Exception):", *[f"    {line}" for line in source]]
 
 
-def _imports_for(body: str, workspace: Path) -> list[str]:
+def imports_for(body: str, workspace: Path) -> list[str]:
     """An import for each name the session uses but never binds, from the repository's
-    module that defines it."""
+    module that defines it (or the repository's module of that name)."""
+    return [line for name in unbound_names(body) if (line := import_of(name, workspace))]
+
+
+def unbound_names(body: str) -> list[str]:
+    """The names `body` uses that it never binds and no builtin provides, in order."""
     try:
         tree = ast.parse(body)
     except SyntaxError:
@@ -315,11 +320,12 @@ def _imports_for(body: str, workspace: Path) -> list[str]:
             bound.add(node.name)
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
-    missing = [name for name in used if name not in bound]
-    return [line for name in missing if (line := _import_of(name, workspace))]
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return [name for name in used if name not in bound]
 
 
-def _import_of(name: str, workspace: Path) -> str | None:
+def import_of(name: str, workspace: Path) -> str | None:
     """`from module import name` for the shallowest module of the repository that defines
     `name` at its top level."""
     definition = re.compile(rf"^(?:def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*=", re.M)
@@ -332,7 +338,7 @@ def _import_of(name: str, workspace: Path) -> str | None:
         module = _module_name(path)
         if module:
             return f"from {module} import {name}"
-    return None
+    return f"import {name}" if _repository_module(name, workspace) else None
 
 
 def _source_files(workspace: Path) -> list[Path]:
