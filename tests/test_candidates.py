@@ -156,6 +156,7 @@ def test_a_wrong_candidate_is_taken_back_and_the_one_whose_tests_pass_is_the_tas
         (3, "queues.py:Lifo.__init__", "unusable"),
         (4, "queues.py:Lifo.pop", "passes"),
     ]
+    assert judged[2]["reply"].startswith("It is `Fifo.push`.")  # what could not be used
     # the second round samples warmer, with a seed of its own
     bodies = [request.body for request in scripted_model.requests]
     assert "seed" not in bodies[0] and bodies[3]["seed"] == 101

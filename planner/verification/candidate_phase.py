@@ -55,6 +55,8 @@ from planner.verification.trace import wrong_value
 
 WARMER_SEED = 100
 """Seeds of the rounds after the first start here (a seed above 1 samples warmer)."""
+UNUSABLE_REPLY_CHARS = 2_000
+"""Characters of a reply no definition could be taken from that its history entry keeps."""
 
 
 class CandidatePhase(Phase):
@@ -144,6 +146,8 @@ class CandidatePhase(Phase):
             if text is None or text == original or text in tried:
                 outcome = "unusable" if text is None else "unchanged"
                 outcome = "repeated" if text in tried else outcome
+                if outcome == "unusable":  # kept so that a person sees what could not be used
+                    record["reply"] = (reply.content or "")[:UNUSABLE_REPLY_CHARS]
                 run.store.append(CANDIDATE, **record, outcome=outcome)
                 continue
             for part, variant in enumerate([text, *single_changes(original, text)]):
