@@ -266,6 +266,40 @@ def test_mechanical_changes_keep_the_formatting_and_touch_only_the_lines_given()
     assert not list(mutants(text, Spot("m.py", "f", "def", 3, 4, text), {2}))
 
 
+def test_a_call_changes_to_its_dual_and_ordered_operands_swap_with_their_parentheses() -> None:
+    """The two changes that are not one token: a call of opposite meaning (`iter` for
+    `reversed`: the least recently used key taken from the wrong end) and the operands of an
+    operation whose order matters (`":" + dashes` for `dashes + ":"`). What each changed line
+    computes is checked, not only its text."""
+    text = (
+        "def f(order, w, a, b, c):\n"
+        '    mark = ":" + ("-" * (w - 1))\n'
+        "    rest = (a - b) - c\n"
+        "    key = next(reversed(order))\n"
+        '    return mark, rest, key, order[0].startswith("é"), max(a, b) - 1\n'
+    )
+    spot = Spot("m.py", "f", "def", 1, 5, text)
+    by_change = {m.change: m.text for m in mutants(text, spot, {2, 3, 4, 5})}
+    swapped = 'line 2: `mark = ":" + ("-" * (w - 1))` → `mark = ("-" * (w - 1)) + ":"`'
+    assert swapped in by_change
+    assert "line 3: `rest = (a - b) - c` → `rest = c - (a - b)`" in by_change
+    assert "line 3: `rest = (a - b) - c` → `rest = (b - a) - c`" in by_change
+    assert "line 4: `reversed` → `iter`" in by_change
+    assert "line 5: `startswith` → `endswith`" in by_change
+    assert "line 5: `max` → `min`" in by_change
+    results = {}
+    for change in (swapped, "line 3: `rest = (a - b) - c` → `rest = c - (a - b)`"):
+        namespace: dict[str, object] = {}
+        exec(by_change[change], namespace)
+        function = namespace["f"]
+        assert callable(function)
+        results[change] = function(["x", "y"], 3, 10, 4, 1)
+    assert results[swapped][0] == "--:"
+    assert results["line 3: `rest = (a - b) - c` → `rest = c - (a - b)`"][1] == 1 - (10 - 4)
+    # a line the test did not run keeps its calls and operands
+    assert not [m for m in mutants(text, spot, {1}) if m.line != 1]
+
+
 def test_only_pytest_commands_are_profiled() -> None:
     argv = traced_argv(["python3", "-m", "pytest", "-q", "t.py"], "python3")
     assert argv is not None and argv[:2] == ["python3", "-c"] and argv[3:] == ["-q", "t.py"]
