@@ -135,15 +135,16 @@ def _no_user(name: str) -> None:
 def grounded(text: str, stated: str) -> str | None:
     """`text` with only the checks whose expected values `stated` holds: in each test function
     an assertion with a value that is neither stated by the issue nor an input its set-up
-    gives is removed, and a function left without a check, or without any value, is removed.
-    None when no test function is left.
+    gives is removed, and a function left without a check, without any value, or with an
+    unstated input no check expects back, is removed. None when no test function is left.
 
-    A small model's own arithmetic is often wrong (`parse_duration("1h1m1s") == 371`): a test
-    holding it would fail on a correct fix and send the model away from it. Inputs are the
-    test's to choose (`monkeypatch.setenv("APP_PORT", "9090")`, `stack.push(5)`), and a value
-    its set-up put in may come back out (`settings.port() == 9090`); a value a set-up line
-    only names (`expected = 371`) is no input. A test with no value at all (a missing APP_PORT
-    raising, where the issue says 8000) has nothing to ground it."""
+    A small model's own arithmetic is often wrong (`parse_duration("1h1m1s") == 371`), and it
+    makes up rules (two pushes, one pop, then a pop raising IndexError): a test holding them
+    would fail on a correct fix and send the model away from it. An input the issue does not
+    state is kept only when a check expects it back (`setenv("APP_PORT", "9090")`, then
+    `settings.port() == 9090`; `push(5)`, then `peek() == 5`); a value a set-up line only names
+    (`expected = 371`) is no input. A test with no value at all (a missing APP_PORT raising,
+    where the issue says 8000) has nothing to ground it."""
     tests = _tests(text)
     dropped: set[int] = set()
     for test in tests:
@@ -176,6 +177,9 @@ def _ungrounded_lines(test: ast.FunctionDef, stated: str) -> set[int]:
             return _line_span(test)  # a block that checks what the issue does not say
     if not checks or not (inputs or any(_values(check) for check in checks)):
         return _line_span(test)
+    expected = set().union(*(_values(check) | _named_in(check, named) for check in checks))
+    if any(value not in expected and not _is_stated(value, stated) for value in inputs):
+        return _line_span(test)  # an input that does not come back out: a rule made up on it
     return dropped
 
 
