@@ -112,14 +112,18 @@ def test_checks_fail_on_the_reported_bug_and_pass_on_the_fix(tmp_path: Path) -> 
     assert pytest_passes(tmp_path, test)
 
 
-def test_reported_checks_alone_make_no_test_and_a_checked_expectation_is_not_repeated(
+def test_reported_checks_alone_make_no_test_and_the_models_test_comes_first(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "words.py").write_text(BUGGY, encoding="utf-8")
     assert with_stated_calls(None, ISSUE.body, tmp_path) is None
     own = 'from words import word_count\n\n\ndef test_a():\n    assert word_count("a") == 1\n'
+    # the model's test may expect the value the issue reports: the stated one is checked too
+    wrong = own.replace("== 1", "== 3")
     body = '`word_count("a")` should return `1`.'
-    assert with_stated_calls(own, body, tmp_path) == own
+    assert with_stated_calls(wrong, body, tmp_path) == (
+        wrong + '\n\ndef test_issue_states_1():\n    assert (word_count("a")) == 1\n'
+    )
     raised = '`word_count("b")` raises `KeyError`.'
     added = with_stated_calls(own, raised, tmp_path)
     assert added is not None and added.startswith(own.rstrip())
@@ -195,3 +199,23 @@ def test_a_model_test_that_passes_before_the_change_is_not_saved_by_reported_che
     assert "do not show the right result" in last["reason"]
     assert result.status == "needs_human"
     assert result.stop_reason.startswith("the fix is unproven")
+
+
+def test_a_reply_without_a_test_leaves_the_result_the_issue_expects_as_the_test(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = words_repo(tmp_path / "repo")
+    issue = ISSUE.model_copy(update={"body": '`word_count("a  b")` returns 3 instead of 2.\n'})
+    scripted_model.add(
+        reply_text("issue_test", "Here is how I would test it: call the function."),
+        reply_text("legacy", block("words.py", BLANK_ONLY)),
+        reply_text("legacy", block("words.py", RIGHT)),
+    )
+    setup = PassSetup(config=config(scripted_model, **LEGACY), workspace=workspace)
+    result = run_pass(setup, issue)
+
+    assert result.status == "completed", result.stop_reason
+    first = issue_test_entries(workspace)[0]
+    assert (first["status"], first["source"]) == ("active", "issue text")
+    assert 'assert (word_count("a  b")) == 2' in first["content"]
+    assert issue_test_entries(workspace)[-1]["status"] == "kept"

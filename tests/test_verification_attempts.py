@@ -61,7 +61,11 @@ def test_the_first_attempt_fails_the_issues_test_and_the_second_from_the_start_p
     assert result.status == "completed", result.stop_reason
     failed, won = of_type(workspace, "verification_attempt")
     assert (failed["attempt"], failed["status"]) == (1, "failed")
-    assert failed["failing"] == [f"{TEST_PATH}::test_combined_units"]
+    # the model's test, and the issue's `raises ValueError` checked as reported (stated_calls)
+    assert failed["failing"] == [
+        f"{TEST_PATH}::test_combined_units",
+        f"{TEST_PATH}::test_issue_reported_1",
+    ]
     assert sorted(failed["files"]) == ["durations.py", "helpers.py"]
     assert (won["attempt"], won["status"]) == (2, "won")
     # the second attempt starts from the code before the change, in a conversation of its own
@@ -86,7 +90,7 @@ def test_the_first_attempt_fails_the_issues_test_and_the_second_from_the_start_p
     assert note is not None and not note.unfinished
     assert (
         "Attempt 2 passed the tests and is this change. Earlier attempts were undone: attempt 1 "
-        f"failed `{TEST_PATH}::test_combined_units`."
+        f"failed `{TEST_PATH}::test_combined_units`, `{TEST_PATH}::test_issue_reported_1`."
     ) in note.details()
 
 
@@ -176,8 +180,8 @@ ABS_SUB = BUGGY.replace("return a + b\n", "return abs(a - b)\n").replace(
 )
 
 
-def sub_rig(fake: FakeGitHub, tmp_path: Path) -> Rig:
-    fake.add_issue(1, "sub adds", SUB_ISSUE, labels=["planner"])
+def sub_rig(fake: FakeGitHub, tmp_path: Path, body: str = SUB_ISSUE) -> Rig:
+    fake.add_issue(1, "sub adds", body, labels=["planner"])
     fake.permissions["Codertocat"] = "write"
     push_calc_project(fake)
     return Rig("github", fake, tmp_path)
@@ -305,7 +309,9 @@ def test_tests_that_pass_without_a_test_of_the_issue_leave_a_draft_that_says_so(
 ) -> None:
     """env_port: the 1.5B's test of the issue held a value the issue does not state and was
     dropped; the repository's tests passed a wrong change, and the pass said `completed`."""
-    rig = sub_rig(fake_github, tmp_path)
+    # no call with its result in the issue's text: only the model's test could test it
+    body = "`calc.sub` adds its arguments instead of subtracting them: 3 and 5 give 8, not -2."
+    rig = sub_rig(fake_github, tmp_path, body)
     holds_the_bug = SUB_TEST_REPLY.replace("== -2", "== 8")  # passes before the change
     script = [
         planning("task_1"),

@@ -435,7 +435,8 @@ class VerificationPhase(Phase):
         if content is None:
             run.store.append(ISSUE_TEST, status="dropped", reason="the reply held no test")
             return
-        self._try_issue_test(run, IssueTest(path=path, content=content), stated)
+        source = "model" if written is not None else "issue text"  # its stated calls alone
+        self._try_issue_test(run, IssueTest(path=path, content=content), stated, source)
 
     def _try_example_test(self, run: PassContext, path: str) -> bool:
         """The issue's own `>>>` session with the value it expected, as the test (no model
