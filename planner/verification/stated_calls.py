@@ -10,7 +10,7 @@ do without.
 
 What is read, sentence by sentence, outside code blocks:
 - a backticked call of the repository's code with literal arguments only (`f("a  b", 2)`),
-  then within a few words `returns`/`gives`/`raises`/`prints` and a value: the result the
+  then within a few words `returns`/`gives`/`raises` and a value: the result the
   issue reports. It becomes a *reported* check: the call no longer gives that value (or no
   longer raises that exception);
 - "instead of (returning) Y", "rather than Y" or "should return Y" after it, or
@@ -35,6 +35,7 @@ from pathlib import Path
 from planner.verification.transcript import (
     PURE_MODULES,
     SENTENCE_END,
+    SPAN,
     confined,
     expected_values,
     import_of,
@@ -47,10 +48,9 @@ REPORTED_PREFIX = "test_issue_reported_"
 """Test functions that check only that a result the issue reports is gone."""
 STATED_PREFIX = "test_issue_states_"
 """Test functions that check a result the issue states it expected."""
-SPAN = re.compile(r"`([^`\n]+)`")
 RESULT = re.compile(
     r"^(?P<gap>[^`]{0,30}?)\b(?:(?P<should>should|must|ought to)\s+(?:return|give|be)"
-    r"|(?P<verb>returns|returned|gives|gave|raises|raised|prints|printed|yields|outputs))\s+"
+    r"|(?P<verb>returns|returned|gives|gave|raises|raised|yields))\s+"
     r"(?P<value>`[^`\n]+`|[^\s`,;]+)",
     re.IGNORECASE,
 )
