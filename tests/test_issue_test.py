@@ -281,13 +281,11 @@ def test_checks_with_values_the_issue_does_not_state_are_removed() -> None:
     assert "155" not in text and "371" not in text
 
 
-def test_an_input_the_issue_does_not_state_is_kept_when_a_check_expects_it_back() -> None:
-    """env_port: the 1.5B's test of `APP_PORT=8080` lost its whole function while the issue
-    states no port to set, so nothing tested the feature. An unstated input is kept when a
-    check expects it back; one no check expects back (65536 raising) carries a rule the test
-    made up, as does stack_peek's 1.5B test (two pushes, one pop, then a pop raising). A test
-    with no value at all (a missing variable raising, where the issue says 8000) has nothing
-    to ground it."""
+def test_a_made_up_set_up_removes_its_test_and_a_test_without_values_goes_too() -> None:
+    """env_port: `APP_PORT=8080` and `65536` are not in the issue, and the last test (a
+    missing variable raising, where the issue says 8000) has no value to ground it. Keeping a
+    made-up input whose value comes back out (`port() == 8080`) was measured: that test alone
+    passed the 1.5B's fix that never checks the range, and the pass ended `completed` wrong."""
     issue = (
         "`settings.port()` always returns 8000. It should return the value of the environment\n"
         "variable `APP_PORT` when it is set (an integer between 1 and 65535), 8000 when it is\n"
@@ -297,39 +295,18 @@ def test_an_input_the_issue_does_not_state_is_kept_when_a_check_expects_it_back(
         "import pytest\n\nimport settings\n\n\n"
         "def test_app_port(monkeypatch: pytest.MonkeyPatch) -> None:\n"
         '    monkeypatch.setenv("APP_PORT", "8080")\n'
-        "    assert settings.port() == 8080\n"
-        "    assert settings.port() == 8081\n\n\n"
+        "    assert settings.port() == 8080\n\n"
         "def test_invalid_app_port(monkeypatch: pytest.MonkeyPatch) -> None:\n"
         '    monkeypatch.setenv("APP_PORT", "65536")\n'
-        "    with pytest.raises(ValueError):\n        settings.port()\n\n\n"
-        "def test_named_port(monkeypatch: pytest.MonkeyPatch) -> None:\n"
-        '    port = "9090"\n'
-        '    monkeypatch.setenv("APP_PORT", port)\n'
-        "    assert settings.port() == int(port)\n\n\n"
-        "def test_made_up_sum() -> None:\n"
-        "    expected = 8081\n"
-        "    assert settings.port() + 1 == expected\n\n\n"
+        "    with pytest.raises(ValueError):\n        settings.port()\n\n"
         "def test_no_app_port(monkeypatch: pytest.MonkeyPatch) -> None:\n"
         "    with pytest.raises(ValueError):\n        settings.port()\n"
     )
-    kept = grounded(reply, issue)
-    assert kept is not None
-    assert "== 8080" in kept and "8081" not in kept  # echoed input kept, made-up value not
-    assert "def test_invalid_app_port" not in kept
-    assert "def test_named_port" in kept  # a named input is an input
-    assert "test_made_up_sum" not in kept and "test_no_app_port" not in kept
+    assert grounded(reply, issue) is None
+    stated = reply.replace('"8080"', '"65535"').replace("== 8080", "== 65535")
+    kept = grounded(stated, issue)
+    assert kept is not None and "def test_app_port" in kept and "test_no_app_port" not in kept
     assert "\n\n\n\n" not in kept  # what was removed leaves no run of blank lines
-    assert grounded("import settings\n\n\n" + reply.split("\n\n\n", 4)[4], issue) is None
-    stack = (
-        "from stack import Stack\n\n\n"
-        "def test_push_pop() -> None:\n"
-        "    stack = Stack()\n    stack.push(1)\n    stack.push(2)\n"
-        "    assert stack.pop() == 2\n"
-        "    with pytest.raises(IndexError):\n        stack.pop()\n"
-    )
-    assert grounded(stack, "The `Stack` class has `push` and `pop`. Add `peek()`.") is None
-    peek = stack.replace("    stack.push(1)\n", "").replace("pop() == 2", "peek() == 2")
-    assert "peek() == 2" in (grounded(peek, "Add `peek()`.") or "")
 
 
 def test_numbers_and_short_texts_must_be_stated_whole() -> None:

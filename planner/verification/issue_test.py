@@ -133,18 +133,14 @@ def _no_user(name: str) -> None:
 
 
 def grounded(text: str, stated: str) -> str | None:
-    """`text` with only the checks whose expected values `stated` holds: in each test function
-    an assertion with a value that is neither stated by the issue nor an input its set-up
-    gives is removed, and a function left without a check, without any value, or with an
-    unstated input no check expects back, is removed. None when no test function is left.
+    """`text` with only the checks whose values `stated` holds: in each test function an
+    assertion with a value the issue does not state is removed, and a function whose set-up
+    holds such a value, or that is left without a check or without any stated value, is
+    removed. None when no test function is left.
 
-    A small model's own arithmetic is often wrong (`parse_duration("1h1m1s") == 371`), and it
-    makes up rules (two pushes, one pop, then a pop raising IndexError): a test holding them
-    would fail on a correct fix and send the model away from it. An input the issue does not
-    state is kept only when a check expects it back (`setenv("APP_PORT", "9090")`, then
-    `settings.port() == 9090`; `push(5)`, then `peek() == 5`); a value a set-up line only names
-    (`expected = 371`) is no input. A test with no value at all (a missing APP_PORT raising,
-    where the issue says 8000) has nothing to ground it."""
+    A small model's own arithmetic is often wrong (`parse_duration("1h1m1s") == 371`) and it
+    invents rules (a missing APP_PORT raising ValueError where the issue says 8000): a test
+    holding them would fail on a correct fix and send the model away from it."""
     tests = _tests(text)
     dropped: set[int] = set()
     for test in tests:
@@ -157,48 +153,18 @@ def grounded(text: str, stated: str) -> str | None:
 def _ungrounded_lines(test: ast.FunctionDef, stated: str) -> set[int]:
     """The lines of `test` to remove: some of its assertions, or all of it."""
     dropped: set[int] = set()
-    inputs: set[str] = set()
-    named: dict[str, set[str]] = {}  # `expected = 371`: what a check using the name expects
-    checks: list[ast.stmt] = []
+    kept: list[ast.stmt] = []
     for statement in test.body:
-        if _is_docstring(statement):
-            continue
-        if not isinstance(statement, (ast.Assert, ast.With)):
-            naming = _naming(statement)
-            named.update(naming)
-            inputs |= set() if naming else _values(statement) | _named_in(statement, named)
-            continue
-        values = _values(statement) | _named_in(statement, named)
-        if values <= {v for v in values if _is_stated(v, stated)} | inputs:
-            checks.append(statement)
+        if _is_docstring(statement) or _values(statement) <= _stated_values(statement, stated):
+            kept.append(statement)
         elif isinstance(statement, ast.Assert):
             dropped |= _line_span(statement)
         else:
-            return _line_span(test)  # a block that checks what the issue does not say
-    if not checks or not (inputs or any(_values(check) for check in checks)):
+            return _line_span(test)  # its set-up is made up: so is what it checks
+    checks = [s for s in kept if isinstance(s, (ast.Assert, ast.With))]
+    if not checks or not any(_values(s) for s in checks):
         return _line_span(test)
-    expected = set().union(*(_values(check) | _named_in(check, named) for check in checks))
-    if any(value not in expected and not _is_stated(value, stated) for value in inputs):
-        return _line_span(test)  # an input that does not come back out: a rule made up on it
     return dropped
-
-
-def _named_in(statement: ast.stmt, named: dict[str, set[str]]) -> set[str]:
-    """The values of the named values a statement uses (`setenv("APP_PORT", port)`)."""
-    used = [node.id for node in ast.walk(statement) if isinstance(node, ast.Name)]
-    return set().union(*(named.get(name, set()) for name in used))
-
-
-def _naming(statement: ast.stmt) -> dict[str, set[str]]:
-    """`expected = 371`: the names a set-up line binds to a bare value (it gives the code no
-    input; a check using the name expects the value)."""
-    if not (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant)):
-        return {}
-    value = _values(statement)
-    names = [
-        n.id for target in statement.targets for n in ast.walk(target) if isinstance(n, ast.Name)
-    ]
-    return {name: value for name in names}
 
 
 def one_check_each(text: str) -> str:
@@ -289,6 +255,10 @@ def _values(node: ast.AST) -> set[str]:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             values.add(str(value))
     return {value for value in values if value.strip()}
+
+
+def _stated_values(node: ast.AST, stated: str) -> set[str]:
+    return {value for value in _values(node) if _is_stated(value, stated)}
 
 
 def _is_stated(value: str, stated: str) -> bool:
