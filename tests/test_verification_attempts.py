@@ -61,10 +61,12 @@ def test_the_first_attempt_fails_the_issues_test_and_the_second_from_the_start_p
     assert result.status == "completed", result.stop_reason
     failed, won = of_type(workspace, "verification_attempt")
     assert (failed["attempt"], failed["status"]) == (1, "failed")
-    # the model's test, and the issue's `raises ValueError` checked as reported (stated_calls)
+    # the model's test, and the issue's `raises ValueError instead of returning 5400` checked
+    # as reported and as stated (stated_calls)
     assert failed["failing"] == [
         f"{TEST_PATH}::test_combined_units",
         f"{TEST_PATH}::test_issue_reported_1",
+        f"{TEST_PATH}::test_issue_states_1",
     ]
     assert sorted(failed["files"]) == ["durations.py", "helpers.py"]
     assert (won["attempt"], won["status"]) == (2, "won")
@@ -90,7 +92,8 @@ def test_the_first_attempt_fails_the_issues_test_and_the_second_from_the_start_p
     assert note is not None and not note.unfinished
     assert (
         "Attempt 2 passed the tests and is this change. Earlier attempts were undone: attempt 1 "
-        f"failed `{TEST_PATH}::test_combined_units`, `{TEST_PATH}::test_issue_reported_1`."
+        f"failed `{TEST_PATH}::test_combined_units`, `{TEST_PATH}::test_issue_reported_1`, "
+        f"`{TEST_PATH}::test_issue_states_1`."
     ) in note.details()
 
 
