@@ -306,7 +306,13 @@ def test_a_made_up_set_up_removes_its_test_and_a_test_without_values_goes_too() 
     stated = reply.replace('"8080"', '"65535"').replace("== 8080", "== 65535")
     kept = grounded(stated, issue)
     assert kept is not None and "def test_app_port" in kept and "test_no_app_port" not in kept
-    assert "\n\n\n\n" not in kept  # what was removed leaves no run of blank lines
+
+
+def test_tests_taken_out_leave_no_run_of_blank_lines_in_the_file_the_pull_request_gets() -> None:
+    text = "import words\n\n\ndef test_a():\n    assert 1\n\n\ndef test_b():\n    assert 2\n"
+    text += "\n\ndef test_c():\n    assert words.f()\n"
+    kept = failing_only(text, "t.py", ["t.py::test_a", "t.py::test_c"])
+    assert kept == text.replace("def test_b():\n    assert 2\n\n\n", "")
 
 
 def test_numbers_and_short_texts_must_be_stated_whole() -> None:
