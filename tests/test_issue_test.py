@@ -360,6 +360,28 @@ def test_a_reply_cut_off_in_a_loop_keeps_what_parses() -> None:
     compile(text, "cut", "exec")
 
 
+def test_a_copy_of_the_code_in_the_test_is_taken_out_so_the_repositorys_own_runs() -> None:
+    """The 1.5B copied the wrong `is_leap` into its test of leap years: the test checked its
+    own copy and failed on the right fix too. A fixture of a name the issue uses stays."""
+    stated = "`is_leap(1900)` returns True, but 1900 was not a leap year.\n"
+    stated += "from calendar_tools import days_in_year, is_leap\n"
+    reply = (
+        "```python\nimport pytest\n\n"
+        "def is_leap(year: int) -> bool:\n    return year % 4 == 0\n\n\n"
+        "@pytest.fixture\ndef days_in_year():\n    return 365\n\n\n"
+        "def test_leap_year_1900() -> None:\n    assert is_leap(1900) == False\n```"
+    )
+    text = issue_test_from_reply(reply, stated)
+    assert text is not None and "year % 4" not in text
+    imported = "from calendar_tools import days_in_year, is_leap"
+    assert imported in text  # the repository's, as the example imports it
+    assert "@pytest.fixture\ndef days_in_year" in text
+    namespace: dict[str, object] = {}
+    exec(text.replace(imported, "is_leap = lambda year: True"), namespace)
+    with pytest.raises(AssertionError):  # it runs the code the issue is about, and fails on it
+        namespace["test_leap_year_1900"]()  # type: ignore[operator]
+
+
 def test_a_reply_without_a_test_gives_none() -> None:
     assert issue_test_from_reply("I would test it by hand.", ISSUE.body) is None
     assert issue_test_from_reply("```python\nx = 1\n```", ISSUE.body) is None

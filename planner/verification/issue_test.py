@@ -93,16 +93,39 @@ def issue_test_from_reply(reply: str | None, stated: str) -> str | None:
     parse (a reply stopped at the output limit, a repeated assertion going on forever), with
     only what `stated` (the issue and the example test) says (grounded()), and at least one
     test function left; None otherwise."""
-    for block in code_blocks(reply):
-        if block.language not in ("", "python", "py", "python3"):
-            continue
-        text = _parsed_prefix(block.lines)
-        text = with_imports(text, stated) if text is not None else None
-        text = grounded(text, stated) if text is not None else None
+    for parsed in _parsed_blocks(reply):
+        text = grounded(with_imports(_without_copies(parsed, stated), stated), stated)
         text = one_check_each(text) if text is not None else None
         if text is not None and len(text.encode()) <= MAX_TEST_BYTES:
             return sanitize_untrusted(text, MAX_TEST_BYTES) + "\n"
     return None
+
+
+def _without_copies(text: str, stated: str) -> str:
+    """`text` without its own definitions of what the issue or the example test names: the
+    1.5B copied `is_leap` (wrong, as the repository has it) into its test of leap years, so the
+    test checked its copy, failed on the code before the change and on the right fix alike.
+    With the copy gone the name comes from the repository, as the example imports it."""
+    copies = {
+        line
+        for node in ast.parse(text).body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and not TEST_NAME.match(node.name)
+        and not any("fixture" in ast.unparse(d) for d in node.decorator_list)
+        and re.search(rf"(?<![\w.]){re.escape(node.name)}\b", stated)
+        for line in _line_span(node)
+    }
+    return _without(text, copies) if copies else text
+
+
+def _parsed_blocks(reply: str | None) -> Iterator[str]:
+    """The parsing start of each Python block of `reply`."""
+    for block in code_blocks(reply):
+        if block.language not in ("", "python", "py", "python3"):
+            continue
+        text = _parsed_prefix(block.lines)
+        if text is not None:
+            yield text
 
 
 def with_imports(text: str, stated: str) -> str:
