@@ -17,7 +17,7 @@ from planner.engine.issue import IssueContext
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
 from planner.verification.candidates import Spot
-from planner.verification.mutants import mutants
+from planner.verification.mutants import mutants, raised_in
 from planner.verification.trace import MARK, read_trace, traced_argv, wrong_value
 from tests.plans import completion
 from tests.test_candidates import module_repo
@@ -306,3 +306,94 @@ def test_only_pytest_commands_are_profiled() -> None:
     argv = traced_argv(["/venv/bin/pytest", "-x", "t.py"], "python3")
     assert argv is not None and argv[:2] == ["python3", "-c"] and argv[3:] == ["-x", "t.py"]
     assert traced_argv(["tox", "-e", "py"], "python3") is None
+
+
+LOOKUP = '''"""Nested lookups."""
+
+
+def get_in(keys, coll, default=None):
+    """The value at the path `keys` in `coll`, or `default` where the path does not exist."""
+    for key in keys:
+        try:
+            coll = coll[key]
+        except (KeyError, IndexError):
+            return default
+    return coll
+'''
+LOOKUP_TESTS = """from lookup import get_in
+
+
+def test_missing_key():
+    assert get_in(["total"], {"items": []}, "none") == "none"
+"""
+LOOKUP_ISSUE = IssueContext(
+    repository="octo/calc",
+    number="3",
+    title="get_in raises instead of returning the default",
+    body=(
+        "With a list on the path and a string key it raises:\n\n```python\n"
+        '>>> from lookup import get_in\n>>> get_in(["items", "first"], {"items": ["apple"]}, '
+        '"none")\nTraceback (most recent call last):\n  ...\n'
+        "TypeError: list indices must be integers or slices, not str\n```\n\n"
+        'I expected `"none"`, as for a missing key.\n'
+    ),
+)
+
+
+def test_an_exception_the_issue_test_raises_through_a_handler_is_caught_there(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """The issue's test fails with TypeError raised inside a `try` whose handler catches
+    KeyError and IndexError and returns the default: the mechanical change adds TypeError to
+    that handler, without a model call, and every test passes."""
+    workspace = module_repo(tmp_path / "repo", "lookup", LOOKUP, LOOKUP_TESTS)
+    scripted_model.add(completion())
+    settings = {
+        "verification.issue_test": True,
+        "verification.candidates": 0,
+        "verification.mutants": 20,
+        "planning.decompose": False,
+    }
+    result = run_pass(
+        PassSetup(config=config(scripted_model, **settings), workspace=workspace), LOOKUP_ISSUE
+    )
+
+    assert result.status == "completed", result.stop_reason
+    assert [request.kind for request in scripted_model.requests] == ["completion"]
+    row = LOOKUP.splitlines().index("        except (KeyError, IndexError):") + 1
+    judged = of_type(workspace, "candidate")
+    assert judged[0]["change"] == (
+        f"line {row}: `except (KeyError, IndexError):` → "
+        "`except (KeyError, IndexError, TypeError):`"
+    )
+    assert judged[0]["outcome"] == "passes"
+    text = (workspace / "lookup.py").read_text(encoding="utf-8")
+    assert text == LOOKUP.replace("(KeyError, IndexError)", "(KeyError, IndexError, TypeError)")
+
+
+def test_only_a_handler_the_test_reached_and_that_misses_the_exception_is_changed() -> None:
+    text = (
+        "def f(x):\n"
+        "    try:\n"
+        "        return x[0]\n"
+        "    except KeyError:\n"
+        "        return None\n"
+        "    except TypeError:\n"
+        "        raise\n"
+        "    try:\n"
+        "        return x[1]\n"
+        "    except LookupError:\n"
+        "        return 0\n"
+    )
+    spot = Spot("m.py", "f", "def", 1, 11, text)
+    output = "E       AssertionError: assert 1 == 2\nE   ValueError: bad\nE   MyError: x\n"
+    assert raised_in(output) == ["ValueError"]  # not the assertion, not an unknown class
+    changes = [m.change for m in mutants(text, spot, {4, 10}, ["ValueError", "TypeError"])]
+    caught = [change for change in changes if "except" in change]
+    # TypeError is already caught by the first `try`; the second's handler gets both
+    assert caught == [
+        "line 4: `except KeyError:` → `except (KeyError, ValueError):`",
+        "line 10: `except LookupError:` → `except (LookupError, ValueError):`",
+        "line 10: `except LookupError:` → `except (LookupError, TypeError):`",
+    ]
+    assert not [c for c in mutants(text, spot, {3, 9}, ["ValueError"]) if "except" in c.change]

@@ -742,13 +742,14 @@ class VerificationConfig(Section):
     first whose tests pass becomes the task's work (written like any change); when none does,
     the task runs as usual. 0: none. The small_model profile sets 6."""
     mutants: int = Field(default=0, ge=0, le=500)
-    """Mechanical candidate fixes tried at most, before the model's candidates: one token
-    changed in a line of the located definitions that the issue's test ran (`<` to `<=`, `1`
-    to `-1`, `and` to `or`, a `not` taken away, …), then a call changed to its dual (`iter` to
-    `reversed`, `min` to `max`, …) or two operands swapped (`a - b` to `b - a`); each judged
-    like a candidate by the issue's test and the tests of the changed file, and the first whose
-    tests all pass becomes the task's work. No model call. 0: none. The small_model profile
-    sets 60."""
+    """Mechanical candidate fixes tried at most, before the model's candidates: the exception
+    the issue's test fails with added to an `except` clause it reached that catches others,
+    then one token changed in a line of the located definitions that the issue's test ran
+    (`<` to `<=`, `1` to `-1`, `and` to `or`, a `not` taken away, …), then a call changed to
+    its dual (`iter` to `reversed`, `min` to `max`, …) or two operands swapped (`a - b` to
+    `b - a`); each judged like a candidate by the issue's test and the tests of the changed
+    file, and the first whose tests all pass becomes the task's work. No model call. 0:
+    none. The small_model profile sets 60."""
     index_url: str | None = None
     """The package index pip uses in the verification's environment (pip's --index-url), for
     the setup and for what planner installs when pytest is missing. None: pip's own default."""

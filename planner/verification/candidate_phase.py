@@ -49,7 +49,7 @@ from planner.verification.candidates import (
     spliced,
     spots,
 )
-from planner.verification.mutants import mutants
+from planner.verification.mutants import mutants, raised_in
 from planner.verification.phase import VerificationPhase
 from planner.verification.trace import wrong_value
 
@@ -82,7 +82,8 @@ class CandidatePhase(Phase):
             return
         # one-token changes first: no model call, a few seconds each, and a fix a reviewer
         # checks at a glance; then the model's candidates
-        best, tried = self._mutate(run, chosen, covered) if self.mutants else (None, 0)
+        raised = raised_in(output)
+        best, tried = self._mutate(run, chosen, covered, raised) if self.mutants else (None, 0)
         if best is None:
             best = self._sample(run, chosen, test, failure_excerpt(output), tried)
         if best is None:
@@ -168,11 +169,16 @@ class CandidatePhase(Phase):
         return min(passing, key=lambda r: (len(r["still_failing"]), r["added"] + r["removed"]))
 
     def _mutate(
-        self, run: PassContext, chosen: list[Spot], covered: dict[str, set[int]]
+        self,
+        run: PassContext,
+        chosen: list[Spot],
+        covered: dict[str, set[int]],
+        raised: list[str],
     ) -> tuple[dict[str, Any] | None, int]:
-        """One-token changes of the lines of the spots the issue's test ran
-        (planner.verification.mutants), judged as candidates are: the first whose tests all
-        pass (None: none did, or nothing ran), and how many were tried."""
+        """Small mechanical changes of the lines of the spots the issue's test ran
+        (planner.verification.mutants; `raised`: the exceptions its failure shows), judged as
+        candidates are: the first whose tests all pass (None: none did, or nothing ran), and
+        how many were tried."""
         before = self.verification.baseline(run)
         number = 0
         for spot in chosen:
@@ -180,7 +186,7 @@ class CandidatePhase(Phase):
             lines = covered.get(spot.path, set())
             if original is None or not lines:
                 continue
-            for mutant in mutants(original, spot, lines):
+            for mutant in mutants(original, spot, lines, raised):
                 if number >= self.mutants:
                     return None, number
                 stop_if_expired()  # no model call here to check the run's deadline

@@ -10,20 +10,25 @@ and leaving such lines alone keeps the number of tries small and the fixes hones
 is judged exactly as a model's candidate is: the issue's test, then the tests of the changed
 file; the first whose tests all pass wins.
 
-The operators: a comparison to its neighbours (`<` and `<=`, `>` and `>=`, `==` and `!=`), `+`
-and `-`, `//` and `/`, `and` and `or`, `True` and `False`, `is`/`is not`, `in`/`not in`, a
-`not` removed, an integer one more or one less, and a number's sign. Then, per line, the two
-that change a call or an expression's order rather than an operator (TBar's "mutate method
-invocation" and "swap operands" fix patterns): a call of a builtin or method to its dual
-(`min`/`max`, `iter`/`reversed`, `startswith`/`endswith`, ...), and the operands of a
-non-commutative binary operation swapped (`":" + dashes` → `dashes + ":"`, `a - b` → `b - a`).
+The operators: first, the builtin exception the issue's test fails with added to an `except`
+clause of the spot that the test reached and that catches others (PyTER's repair of an uncaught
+TypeError by handling it where its neighbours are handled). Then a comparison to its neighbours
+(`<` and `<=`, `>` and `>=`, `==` and `!=`), `+` and `-`, `//` and `/`, `and` and `or`, `True`
+and `False`, `is`/`is not`, `in`/`not in`, a `not` removed, an integer one more or one less, and
+a number's sign. Then, per line, the two that change a call or an expression's order rather than
+an operator (TBar's "mutate method invocation" and "swap operands" fix patterns): a call of a
+builtin or method to its dual (`min`/`max`, `iter`/`reversed`, `startswith`/`endswith`, ...),
+and the operands of a non-commutative binary operation swapped (`":" + dashes` → `dashes + ":"`,
+`a - b` → `b - a`).
 The file's formatting is kept: only the tokens or operands change.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import io
+import re
 import tokenize
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
@@ -59,6 +64,12 @@ DUALS: dict[str, str] = {
 DUALS |= {b: a for a, b in DUALS.items()}
 ORDERED = (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.Add, ast.LShift, ast.RShift)
 """Binary operations whose operands' order can matter (`+` joins strings and lists)."""
+RAISED = re.compile(r"^E\s+([A-Z]\w*):", re.MULTILINE)
+BUILTIN_EXCEPTIONS = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, Exception)
+)
 UNARY_BEFORE = frozenset(
     {"=", "(", "[", "{", ",", ":", "==", "!=", "<", "<=", ">", ">=", "+=", "-=", "return",
      "yield", "else", "if", "in", "and", "or", "not", "lambda"}
@@ -87,17 +98,26 @@ class Edit:
     whole_line: bool = False
 
 
-def mutants(text: str, spot: Spot, lines: Collection[int]) -> Iterator[Mutant]:
-    """The file with one token of the spot's lines in `lines` changed, line by line, then with
-    a call changed to its dual or two operands swapped; only changes after which the file
-    parses."""
+def mutants(
+    text: str, spot: Spot, lines: Collection[int], raised: Collection[str] = ()
+) -> Iterator[Mutant]:
+    """The file with an exception of `raised` (raised_in()) caught by a handler of the spot
+    that the test reached, then with one token of the spot's lines in `lines` changed, line by
+    line, then with a call changed to its dual or two operands swapped; only changes after
+    which the file parses."""
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError):
+        tree = ast.parse(text)
+    except (tokenize.TokenError, SyntaxError, ValueError):
         return
     source = text.splitlines()
     seen: set[str] = set()
-    for edit in [*_token_edits(tokens, spot, lines), *_order_edits(text, spot, lines)]:
+    edits = [
+        *_caught_edits(tree, source, spot, lines, raised),
+        *_token_edits(tokens, spot, lines),
+        *_order_edits(tree, source, spot, lines),
+    ]
+    for edit in edits:
         line = source[edit.row - 1]
         changed = line[: edit.start] + edit.new + line[edit.end :]
         result = joined(text, [*source[: edit.row - 1], changed, *source[edit.row :]])
@@ -125,13 +145,52 @@ def _token_edits(
             yield Edit(row, start, end, new)
 
 
-def _order_edits(text: str, spot: Spot, lines: Collection[int]) -> Iterator[Edit]:
+def raised_in(output: str) -> list[str]:
+    """The builtin exceptions a failing test run's output shows raised (pytest's `E   TypeError:
+    ...` lines), AssertionError aside: an assertion failing is the test's own finding."""
+    found = dict.fromkeys(match.group(1) for match in RAISED.finditer(output))
+    return [name for name in found if name in BUILTIN_EXCEPTIONS and name != "AssertionError"]
+
+
+def _caught_edits(
+    tree: ast.AST, source: list[str], spot: Spot, lines: Collection[int], raised: Collection[str]
+) -> Iterator[Edit]:
+    """Each `except` clause of the spot that the test reached (its line ran: an exception was
+    matched against it) and that catches none of `raised`: with one of them added. `get_in`
+    caught `(KeyError, IndexError)` and returned the default; a list indexed by a string
+    raised TypeError through it, which the issue wanted handled the same way."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        caught = {name for handler in node.handlers for name in _caught_names(handler)}
+        for handler in node.handlers:
+            kind, row = handler.type, handler.lineno
+            if kind is None or not (spot.start <= row <= spot.end) or row not in lines:
+                continue
+            if kind.lineno != row or kind.end_lineno != row or kind.end_col_offset is None:
+                continue
+            line = source[row - 1].encode()
+            start, end = _parenthesised(line, kind.col_offset, kind.end_col_offset)
+            names = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+            written = [_operand(line[n.col_offset : n.end_col_offset or 0], n) for n in names]
+            if any(text is None for text in written):
+                continue
+            for name in raised:
+                if name not in caught:
+                    new = "(" + ", ".join([*(t for t in written if t), name]) + ")"
+                    yield Edit(row, *_columns(line, start, end), new, whole_line=True)
+
+
+def _caught_names(handler: ast.ExceptHandler) -> list[str]:
+    kind = handler.type
+    names = kind.elts if isinstance(kind, ast.Tuple) else [kind] if kind is not None else []
+    return [n.id if isinstance(n, ast.Name) else ast.unparse(n) for n in names]
+
+
+def _order_edits(
+    tree: ast.AST, source: list[str], spot: Spot, lines: Collection[int]
+) -> Iterator[Edit]:
     """Each dual call and each operand swap on one line of the spot that the test ran."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return
-    source = text.splitlines()
     for node in ast.walk(tree):
         row = getattr(node, "lineno", 0)
         if not (spot.start <= row <= spot.end) or row not in lines:
