@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from planner.engine.issue import IssueContext
+from planner.engine.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
 from planner.verification.candidates import Spot
@@ -91,6 +92,20 @@ def readings_repo(root: Path) -> Path:
     return module_repo(root, "readings", READINGS, READING_TESTS)
 
 
+def mechanical_pass(
+    workspace: Path, server: ScriptedModelServer, issue: IssueContext
+) -> PassResult:
+    """A pass with mechanical candidates and no model candidates; the model only completes."""
+    server.add(completion())
+    settings = {
+        "verification.issue_test": True,
+        "verification.candidates": 0,
+        "verification.mutants": 20,
+        "planning.decompose": False,
+    }
+    return run_pass(PassSetup(config=config(server, **settings), workspace=workspace), issue)
+
+
 def test_the_function_that_returned_the_wrong_value_is_asked_for_first(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
@@ -124,16 +139,7 @@ def test_a_bug_one_token_off_is_fixed_by_a_mechanical_candidate_without_a_model_
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
     workspace = readings_repo(tmp_path / "repo")
-    scripted_model.add(completion())
-    settings = {
-        "verification.issue_test": True,
-        "verification.candidates": 0,
-        "verification.mutants": 20,
-        "planning.decompose": False,
-    }
-    result = run_pass(
-        PassSetup(config=config(scripted_model, **settings), workspace=workspace), ISSUE
-    )
+    result = mechanical_pass(workspace, scripted_model, ISSUE)
 
     assert result.status == "completed", result.stop_reason
     assert [request.kind for request in scripted_model.requests] == ["completion"]
@@ -347,16 +353,7 @@ def test_an_exception_the_issue_test_raises_through_a_handler_is_caught_there(
     KeyError and IndexError and returns the default: the mechanical change adds TypeError to
     that handler, without a model call, and every test passes."""
     workspace = module_repo(tmp_path / "repo", "lookup", LOOKUP, LOOKUP_TESTS)
-    scripted_model.add(completion())
-    settings = {
-        "verification.issue_test": True,
-        "verification.candidates": 0,
-        "verification.mutants": 20,
-        "planning.decompose": False,
-    }
-    result = run_pass(
-        PassSetup(config=config(scripted_model, **settings), workspace=workspace), LOOKUP_ISSUE
-    )
+    result = mechanical_pass(workspace, scripted_model, LOOKUP_ISSUE)
 
     assert result.status == "completed", result.stop_reason
     assert [request.kind for request in scripted_model.requests] == ["completion"]
