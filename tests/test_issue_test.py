@@ -382,6 +382,27 @@ def test_a_copy_of_the_code_in_the_test_is_taken_out_so_the_repositorys_own_runs
         namespace["test_leap_year_1900"]()  # type: ignore[operator]
 
 
+def test_an_assertion_compared_with_pytest_raises_is_no_check() -> None:
+    """The 1.5B's `assert mean([]) == pytest.raises(ValueError)` beside a check with stated
+    values: it fails on any code (the call raises before the comparison), so it would hold a
+    right fix back. It goes; the `with` form stays."""
+    stated = "Add `median(values)`: `median([1, 2, 3])` is 2, and `ValueError` for an empty"
+    stated += " list (like `mean`).\nfrom stats import mean, median\n"
+    reply = (
+        "```python\nimport pytest\nfrom stats import mean, median\n\n\n"
+        "def test_median() -> None:\n"
+        "    assert median([1, 2, 3]) == 2\n"
+        "    assert mean([]) == pytest.raises(ValueError)\n\n\n"
+        "def test_empty() -> None:\n"
+        '    with pytest.raises(ValueError, match="empty"):\n        median([])\n'
+        '    assert median(["empty"]) != raises(ValueError)\n```'
+    )
+    text = issue_test_from_reply(reply, stated)
+    assert text is not None and "== pytest.raises" not in text and "!= raises(" not in text
+    assert "def test_median() -> None:\n    assert median([1, 2, 3]) == 2\n" in text
+    assert 'with pytest.raises(ValueError, match="empty"):\n        median([])' in text
+
+
 def test_a_reply_without_a_test_gives_none() -> None:
     assert issue_test_from_reply("I would test it by hand.", ISSUE.body) is None
     assert issue_test_from_reply("```python\nx = 1\n```", ISSUE.body) is None

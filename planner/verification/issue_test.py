@@ -178,7 +178,9 @@ def _ungrounded_lines(test: ast.FunctionDef, stated: str) -> set[int]:
     dropped: set[int] = set()
     kept: list[ast.stmt] = []
     for statement in test.body:
-        if _is_docstring(statement) or _values(statement) <= _stated_values(statement, stated):
+        if isinstance(statement, ast.Assert) and _raises_as_value(statement):
+            dropped |= _line_span(statement)
+        elif _is_docstring(statement) or _values(statement) <= _stated_values(statement, stated):
             kept.append(statement)
         elif isinstance(statement, ast.Assert):
             dropped |= _line_span(statement)
@@ -188,6 +190,20 @@ def _ungrounded_lines(test: ast.FunctionDef, stated: str) -> set[int]:
     if not checks or not any(_values(s) for s in checks):
         return _line_span(test)
     return dropped
+
+
+def _raises_as_value(check: ast.Assert) -> bool:
+    """An assertion comparing with `pytest.raises(...)`: the 1.5B wrote `assert mean([]) ==
+    pytest.raises(ValueError)`, which fails on the code before the change and on the right fix
+    alike (the call raises before the comparison). `raises` checks only as a `with`."""
+    return any(
+        isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Attribute) and node.func.attr == "raises")
+            or (isinstance(node.func, ast.Name) and node.func.id == "raises")
+        )
+        for node in ast.walk(check)
+    )
 
 
 def one_check_each(text: str) -> str:
