@@ -403,6 +403,52 @@ def test_an_assertion_compared_with_pytest_raises_is_no_check() -> None:
     assert 'with pytest.raises(ValueError, match="empty"):\n        median([])' in text
 
 
+FAHRENHEIT = IssueContext(
+    repository="octo/calc",
+    number="3",
+    title="to_fahrenheit is wrong",
+    body="`to_fahrenheit(100)` returns 148.0; water boils at 212 °F. `to_celsius` is right.\n",
+)
+TEMPERATURE = (
+    "def to_fahrenheit(celsius: float) -> float:\n    return celsius * 9 / 5 - 32\n\n\n"
+    "def to_celsius(fahrenheit: float) -> float:\n    return (fahrenheit - 32) * 5 / 9\n"
+)
+
+
+def test_a_check_expecting_the_issues_argument_back_cannot_prove_a_wrong_fix(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """The 1.5B's test read "`to_fahrenheit(100)` returns 148.0; water boils at 212 °F" as
+    `to_fahrenheit(212) == 100`, and its fix turned to_fahrenheit into the Celsius formula,
+    which passes that check and the reported one (`!= 148.0`): kept, the pass ended
+    `completed` with the change wrong. The swapped check goes, what is left only shows the
+    reported result gone, and the pass says the fix is unproven."""
+    workspace = tmp_path / "repo"
+    (workspace / "tests").mkdir(parents=True)
+    (workspace / "temperature.py").write_text(TEMPERATURE, encoding="utf-8")
+    repo_test = "from temperature import to_celsius\n\n\ndef test_boiling():\n"
+    repo_test += "    assert to_celsius(212) == 100\n"
+    (workspace / "tests" / "test_temperature.py").write_text(repo_test, encoding="utf-8")
+    (workspace / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
+    git_repo(workspace)
+    reply = (
+        "```python\nimport pytest\n\nfrom temperature import to_fahrenheit\n\n\n"
+        "def test_to_fahrenheit() -> None:\n"
+        "    assert to_fahrenheit(100) == 148.0\n    assert to_fahrenheit(212) == 100\n```"
+    )
+    wrong = TEMPERATURE.replace("celsius * 9 / 5 - 32", "(celsius - 32) * 5 / 9")
+    scripted_model.add(
+        reply_text("issue_test", reply), reply_text("legacy", block("temperature.py", wrong))
+    )
+    result = run(workspace, scripted_model, FAHRENHEIT)
+
+    assert (workspace / "temperature.py").read_text(encoding="utf-8") == wrong
+    assert result.status == "needs_human", result.stop_reason
+    assert result.stop_reason.startswith("the fix is unproven")
+    written = [e["content"] for e in issue_test_entries(workspace) if e.get("content")]
+    assert written and all("== 100" not in content for content in written)
+
+
 def test_a_reply_without_a_test_gives_none() -> None:
     assert issue_test_from_reply("I would test it by hand.", ISSUE.body) is None
     assert issue_test_from_reply("```python\nx = 1\n```", ISSUE.body) is None

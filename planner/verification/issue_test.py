@@ -165,20 +165,25 @@ def grounded(text: str, stated: str) -> str | None:
     invents rules (a missing APP_PORT raising ValueError where the issue says 8000): a test
     holding them would fail on a correct fix and send the model away from it."""
     tests = _tests(text)
+    arguments = _stated_arguments(stated)
     dropped: set[int] = set()
     for test in tests:
-        dropped |= _ungrounded_lines(test, stated)
+        dropped |= _ungrounded_lines(test, stated, arguments)
     if all(_line_span(test) <= dropped for test in tests):
         return None
     return _without(text, dropped)
 
 
-def _ungrounded_lines(test: ast.FunctionDef, stated: str) -> set[int]:
+def _ungrounded_lines(
+    test: ast.FunctionDef, stated: str, arguments: dict[str, set[str]]
+) -> set[int]:
     """The lines of `test` to remove: some of its assertions, or all of it."""
     dropped: set[int] = set()
     kept: list[ast.stmt] = []
     for statement in test.body:
-        if isinstance(statement, ast.Assert) and _raises_as_value(statement):
+        if isinstance(statement, ast.Assert) and (
+            _raises_as_value(statement) or _argument_as_result(statement, arguments)
+        ):
             dropped |= _line_span(statement)
         elif _is_docstring(statement) or _values(statement) <= _stated_values(statement, stated):
             kept.append(statement)
@@ -190,6 +195,51 @@ def _ungrounded_lines(test: ast.FunctionDef, stated: str) -> set[int]:
     if not checks or not any(_values(s) for s in checks):
         return _line_span(test)
     return dropped
+
+
+STATED_CALL = re.compile(r"`([A-Za-z_][\w.]*)\(([^`\n]*)\)`")
+"""A call written in backticks in the issue: `to_fahrenheit(100)`."""
+
+
+def _stated_arguments(stated: str) -> dict[str, set[str]]:
+    """For each function the issue writes a call of with literal arguments, those arguments
+    (as `repr` texts)."""
+    found: dict[str, set[str]] = {}
+    for match in STATED_CALL.finditer(stated):
+        try:
+            call = ast.parse(match.group(0).strip("`"), mode="eval").body
+        except SyntaxError:
+            continue
+        if not isinstance(call, ast.Call):
+            continue
+        name = match.group(1).rsplit(".", 1)[-1]
+        for argument in call.args:
+            if isinstance(argument, ast.Constant):
+                found.setdefault(name, set()).add(repr(argument.value))
+    return found
+
+
+def _argument_as_result(check: ast.Assert, arguments: dict[str, set[str]]) -> bool:
+    """`assert f(B) == A` where the issue calls `f(A)` and never `f(B)`: the argument the issue
+    gives is expected back as the result. The 1.5B read "`to_fahrenheit(100)` returns 148.0;
+    water boils at 212 °F" as `to_fahrenheit(212) == 100`; that test, kept, passed a fix that
+    turned to_fahrenheit into the Celsius formula, and the pass ended `completed` wrong."""
+    test = check.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and len(test.comparators) == 1):
+        return False
+    if not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    for call, expected in (sides, sides[::-1]):
+        if not (isinstance(call, ast.Call) and isinstance(expected, ast.Constant)):
+            continue
+        function = call.func
+        name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+        given = arguments.get(name, set())
+        own = {repr(a.value) for a in call.args if isinstance(a, ast.Constant)}
+        if repr(expected.value) in given and own and not own & given:
+            return True
+    return False
 
 
 def _raises_as_value(check: ast.Assert) -> bool:
