@@ -80,7 +80,7 @@ class CandidatePhase(Phase):
         if not chosen:
             run.store.append(CANDIDATES, status="none", reason="no short definition located")
             return
-        # one-token changes first: no model call, a few seconds each, and a fix a reviewer
+        # mechanical changes first: no model call, a few seconds each, and a fix a reviewer
         # checks at a glance; then the model's candidates
         raised = raised_in(output)
         best, tried = self._mutate(run, chosen, covered, raised) if self.mutants else (None, 0)
