@@ -29,6 +29,7 @@ from planner.engine.file_blocks import code_blocks
 from planner.engine.issue import sanitize_untrusted
 from planner.tools.paths import read_in_tree
 from planner.tools.python_merge import complete_module
+from planner.verification.transcript import SPAN
 
 EXAMPLE_LINES = 40
 """Lines of an existing test file shown as the example of the repository's test style."""
@@ -197,22 +198,18 @@ def _ungrounded_lines(
     return dropped
 
 
-STATED_CALL = re.compile(r"`([A-Za-z_][\w.]*)\(([^`\n]*)\)`")
-"""A call written in backticks in the issue: `to_fahrenheit(100)`."""
-
-
 def _stated_arguments(stated: str) -> dict[str, set[str]]:
-    """For each function the issue writes a call of with literal arguments, those arguments
-    (as `repr` texts)."""
+    """For each function the issue writes a call of in backticks (`to_fahrenheit(100)`), its
+    literal arguments (as `repr` texts)."""
     found: dict[str, set[str]] = {}
-    for match in STATED_CALL.finditer(stated):
+    for span in SPAN.finditer(stated):
         try:
-            call = ast.parse(match.group(0).strip("`"), mode="eval").body
+            call = ast.parse(span.group(1).strip(), mode="eval").body
         except SyntaxError:
             continue
         if not isinstance(call, ast.Call):
             continue
-        name = match.group(1).rsplit(".", 1)[-1]
+        name = _called_name(call)
         for argument in call.args:
             if isinstance(argument, ast.Constant):
                 found.setdefault(name, set()).add(repr(argument.value))
@@ -233,13 +230,17 @@ def _argument_as_result(check: ast.Assert, arguments: dict[str, set[str]]) -> bo
     for call, expected in (sides, sides[::-1]):
         if not (isinstance(call, ast.Call) and isinstance(expected, ast.Constant)):
             continue
-        function = call.func
-        name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
-        given = arguments.get(name, set())
+        given = arguments.get(_called_name(call), set())
         own = {repr(a.value) for a in call.args if isinstance(a, ast.Constant)}
         if repr(expected.value) in given and own and not own & given:
             return True
     return False
+
+
+def _called_name(call: ast.Call) -> str:
+    """`f` of `f(...)` and of `module.f(...)`; "" for anything else called."""
+    function = call.func
+    return function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
 
 
 def _raises_as_value(check: ast.Assert) -> bool:
@@ -247,12 +248,7 @@ def _raises_as_value(check: ast.Assert) -> bool:
     pytest.raises(ValueError)`, which fails on the code before the change and on the right fix
     alike (the call raises before the comparison). `raises` checks only as a `with`."""
     return any(
-        isinstance(node, ast.Call)
-        and (
-            (isinstance(node.func, ast.Attribute) and node.func.attr == "raises")
-            or (isinstance(node.func, ast.Name) and node.func.id == "raises")
-        )
-        for node in ast.walk(check)
+        isinstance(node, ast.Call) and _called_name(node) == "raises" for node in ast.walk(check)
     )
 
 

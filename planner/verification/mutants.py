@@ -26,7 +26,6 @@ The file's formatting is kept: only the tokens or operands change.
 from __future__ import annotations
 
 import ast
-import builtins
 import io
 import re
 import tokenize
@@ -34,6 +33,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from planner.verification.candidates import Spot, joined
+from planner.verification.transcript import builtin_exception
 
 SWAPS: dict[str, tuple[str, ...]] = {
     "<": ("<=", ">"),
@@ -65,11 +65,6 @@ DUALS |= {b: a for a, b in DUALS.items()}
 ORDERED = (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.Add, ast.LShift, ast.RShift)
 """Binary operations whose operands' order can matter (`+` joins strings and lists)."""
 RAISED = re.compile(r"^E\s+([A-Z]\w*):", re.MULTILINE)
-BUILTIN_EXCEPTIONS = frozenset(
-    name
-    for name, value in vars(builtins).items()
-    if isinstance(value, type) and issubclass(value, Exception)
-)
 UNARY_BEFORE = frozenset(
     {"=", "(", "[", "{", ",", ":", "==", "!=", "<", "<=", ">", ">=", "+=", "-=", "return",
      "yield", "else", "if", "in", "and", "or", "not", "lambda"}
@@ -149,7 +144,7 @@ def raised_in(output: str) -> list[str]:
     """The builtin exceptions a failing test run's output shows raised (pytest's `E   TypeError:
     ...` lines), AssertionError aside: an assertion failing is the test's own finding."""
     found = dict.fromkeys(match.group(1) for match in RAISED.finditer(output))
-    return [name for name in found if name in BUILTIN_EXCEPTIONS and name != "AssertionError"]
+    return [name for name in found if builtin_exception(name) and name != "AssertionError"]
 
 
 def _caught_edits(

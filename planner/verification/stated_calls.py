@@ -36,6 +36,7 @@ from planner.verification.transcript import (
     PURE_MODULES,
     SENTENCE_END,
     SPAN,
+    builtin_exception,
     confined,
     expected_values,
     import_of,
@@ -118,7 +119,7 @@ def _in_sentence(sentence: str, workspace: Path) -> list[StatedCall]:
                 found.append(StatedCall(call, value, expected=True))
             continue
         raises = result.group("verb").lower().startswith("rais")
-        if raises and not _builtin_exception(value):
+        if raises and not builtin_exception(value):
             continue
         if not raises and literal(value) is None and not result.group("value").startswith("`"):
             continue  # a bare word ("returns nothing") is no value
@@ -165,11 +166,6 @@ def _plain_call(source: str, workspace: Path) -> bool:
     if any(literal(ast.unparse(argument)) is None for argument in arguments):
         return False
     return confined(source, workspace) and import_of(root.id, workspace) is not None
-
-
-def _builtin_exception(name: str) -> bool:
-    found = getattr(builtins, name, None)
-    return isinstance(found, type) and issubclass(found, Exception)
 
 
 def with_stated_calls(test: str | None, issue_body: str, workspace: Path) -> str | None:

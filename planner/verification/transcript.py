@@ -142,6 +142,12 @@ def _is_value(span: str) -> bool:
     return False
 
 
+def builtin_exception(name: str) -> bool:
+    """`name` is a builtin exception class (`ValueError`, `TypeError`, ...)."""
+    found = getattr(builtins, name, None)
+    return isinstance(found, type) and issubclass(found, Exception)
+
+
 def literal(text: str) -> tuple[object] | None:
     """(value,) when `text` is one Python literal, else None."""
     try:
