@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing planner
 
 from planner.approval.models import ActionSpec, MessageRef  # noqa: E402
 from planner.approval.setup import install_gate  # noqa: E402
-from planner.engine.config import PlannerConfig  # noqa: E402
-from planner.engine.history import PlanningHistoryStore  # noqa: E402
+from planner.config import PlannerConfig  # noqa: E402
+from planner.memory.history import PlanningHistoryStore  # noqa: E402
 from planner.tools import build_registry  # noqa: E402
 
 

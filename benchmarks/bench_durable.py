@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from planner.ci import durable, job, lease
 from planner.ci.gitops import GitWorkspace, Identity
 from planner.ci.job import run_for_event
-from planner.engine.history import PlanningHistoryStore, read_entries
+from planner.memory.history import PlanningHistoryStore, read_entries
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.scenario import clone, labeled_event, model_config
@@ -165,7 +165,7 @@ def running(fake: FakeGitHub) -> Iterator[FakeGitHub]:
 
 def fake_remote(fake: FakeGitHub) -> Any:
     from planner.ci.forges.github import GitHubForge
-    from planner.engine.config import ForgeConfig
+    from planner.config import ForgeConfig
 
     env = {
         "GITHUB_API_URL": fake.api_url,

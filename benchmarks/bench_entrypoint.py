@@ -35,7 +35,7 @@ HEAVY = (
     "requests",
     "jinja2",
     "planner.ci.job",
-    "planner.engine.llm",
+    "planner.model.llm",
     "planner.storage",
 )
 

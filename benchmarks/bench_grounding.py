@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_tokens import ISSUE, README  # the token benchmark's issue
-from planner.engine.config import RepositoryMapConfig, load_config
+from planner.config import RepositoryMapConfig, load_config
 from planner.grounding.repo_map import build_map
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer

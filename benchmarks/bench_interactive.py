@@ -20,8 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner.engine.config import LLMConfig
-from planner.engine.llm import OpenAIModel
+from planner.config import LLMConfig
 from planner.interactive import transitions as move
 from planner.interactive.model import PlanningSession, new_session
 from planner.interactive.operations import (
@@ -32,6 +31,7 @@ from planner.interactive.operations import (
 )
 from planner.interactive.replies import parse_answers, parse_decisions
 from planner.interactive.storage import SessionStore
+from planner.model.llm import OpenAIModel
 from planner.testing.scripted_server import ScriptedModelServer, Step
 from tests.support.planning_session import (
     REVISED,

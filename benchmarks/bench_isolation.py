@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.timing import median_ms
 from planner.ci.commit_policy import enforce_commit_policy
-from planner.engine.config import ToolsConfig
-from planner.engine.redaction import redact, redact_data, register_secret
+from planner.config import ToolsConfig
+from planner.text.redaction import redact, redact_data, register_secret
 from planner.tools.commands import CommandTool
 from planner.tools.isolation import SandboxUser
 from planner.tools.mcp import McpHost
@@ -57,7 +57,7 @@ def bench_run_command(root: Path) -> None:
 
 
 def mcp_start(root: Path, user: SandboxUser | None) -> None:
-    from planner.engine.config import McpServerConfig
+    from planner.config import McpServerConfig
 
     server = McpServerConfig.model_validate(misbehaving_server())
     host = McpHost({"m": server}, ToolsConfig(), root, user)

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_grounding import generate
-from planner.engine.config import load_config
+from planner.config import load_config
 from planner.grounding.files import list_files
 from planner.grounding.task_files import TaskFiles
 

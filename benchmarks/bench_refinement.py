@@ -22,11 +22,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner.engine.config import load_config
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.issue import IssueContext
+from planner.config import load_config
+from planner.memory.history import PlanningHistoryStore
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, Step
+from planner.text.issue import IssueContext
 from tests.plans import (
     completion,
     evaluation,

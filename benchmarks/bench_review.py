@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from planner.ci.job import run_for_event  # noqa: E402
-from planner.engine.config import load_config  # noqa: E402
+from planner.config import load_config  # noqa: E402
 from tests.fake_forge import FakeGitHub  # noqa: E402
 from tests.fake_forge.scenario import clone  # noqa: E402
 from tests.review_scenario import SETTINGS, github_reviewed, on_branch, review_event  # noqa: E402

@@ -36,8 +36,8 @@ from benchmarks.timing import median_ms  # noqa: E402
 from planner.approval.effects import EffectGuard  # noqa: E402
 from planner.approval.models import ActionSpecExt  # noqa: E402
 from planner.approval.validation import SpecRules  # noqa: E402
-from planner.engine.config import ApprovalConfig  # noqa: E402
-from planner.engine.interfaces import ToolResult  # noqa: E402
+from planner.config import ApprovalConfig  # noqa: E402
+from planner.core.interfaces import ToolResult  # noqa: E402
 from planner.tools.effects import TreeWatcher  # noqa: E402
 from planner.tools.isolation import SandboxUser  # noqa: E402
 from planner.tools.leftovers import adopt_orphans, end_processes, held  # noqa: E402

@@ -27,10 +27,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner.engine.config import load_config
-from planner.engine.interfaces import ToolSpec
-from planner.engine.issue import IssueContext
-from planner.engine.toolcalls import call_schema
+from planner.config import load_config
+from planner.core.interfaces import ToolSpec
 from planner.evaluation.scripted import DOCUMENTS, NO
 from planner.evaluation.tokens import (
     Encoder,
@@ -39,6 +37,7 @@ from planner.evaluation.tokens import (
     request_tokens,
     server_encoder,
 )
+from planner.model.toolcalls import call_schema
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import (
     ScriptedModelServer,
@@ -47,6 +46,7 @@ from planner.testing.scripted_server import (
     reply_text,
     reply_tool_calls,
 )
+from planner.text.issue import IssueContext
 
 ISSUE = IssueContext(
     repository="bench/greeter",

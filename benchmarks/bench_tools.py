@@ -24,7 +24,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing planner
 
-from planner.engine.config import ToolsConfig  # noqa: E402
+from planner.config import ToolsConfig  # noqa: E402
 from planner.tools import ToolRegistry, build_registry  # noqa: E402
 
 MISBEHAVING = ROOT / "tests" / "mcp_servers" / "misbehaving.py"

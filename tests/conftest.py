@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.redaction import SECRETS
 from planner.testing.scripted_server import ScriptedModelServer
-from planner.verification.runner import TestRunner
+from planner.text.redaction import SECRETS
+from planner.verification.suite.runner import TestRunner
 from tests.fake_forge import FakeGitHub, FakeGitLab
 
 

@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from planner.engine.config import PlannerConfig, load_config
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.issue import IssueContext
-from planner.engine.result import Notification, PassResult, render_checklist
+from planner.config import PlannerConfig, load_config
+from planner.memory.history import PlanningHistoryStore
+from planner.outcome.result import Notification, PassResult, render_checklist
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
+from planner.text.issue import IssueContext
 from tests.plans import REFINEMENT_OFF, git_repo
 
 ISSUE = IssueContext(

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.engine.history import task_uuid
+from planner.memory.history import task_uuid
 from planner.testing.scripted_server import DEFAULT_MODEL_ID, ScriptedModelServer, Step
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.scenario import (

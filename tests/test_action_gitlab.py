@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.engine.history import task_uuid
+from planner.memory.history import task_uuid
 from planner.testing.scripted_server import ScriptedModelServer, Step
 from tests.fake_forge import FakeGitLab
 from tests.fake_forge.scenario import branch_log, clone, gitlab_payload, one_file_plan

@@ -19,7 +19,7 @@ from planner.ci.inputs import (
 )
 from planner.ci.outputs import Console, ConsoleHandler, escape_data, write_dotenv
 from planner.ci.ownership import created_by, give_back
-from planner.engine.errors import ConfigError
+from planner.core.errors import ConfigError
 from tests.support.ci_job import action_inputs, read_dotenv
 
 CONFIG = """\

@@ -10,10 +10,10 @@ from planner.approval.commands import Reject, parse_command
 from planner.approval.gate import AwaitingApproval
 from planner.approval.setup import build_gate, build_plan_tool
 from planner.ci.approvals import record_answer
-from planner.engine.config import PlannerConfig
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.interfaces import ToolCall
-from planner.engine.issue import IssueContext
+from planner.config import PlannerConfig
+from planner.core.interfaces import ToolCall
+from planner.memory.history import PlanningHistoryStore
+from planner.text.issue import IssueContext
 from planner.tools.build import build_registry
 
 ISSUE = IssueContext(repository="octo/repo", number="7")

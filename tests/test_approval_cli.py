@@ -10,8 +10,8 @@ import pytest
 from planner.approval.gate import AwaitingApproval
 from planner.approval.setup import build_gate, build_plan_tool
 from planner.cli.main import main
-from planner.engine.config import PlannerConfig
-from planner.engine.interfaces import ToolCall
+from planner.config import PlannerConfig
+from planner.core.interfaces import ToolCall
 from planner.run.runner import history_directory
 from planner.tools.build import build_registry
 

@@ -10,8 +10,8 @@ import pytest
 from planner.approval.gate import ApprovalGate, AwaitingApproval
 from planner.approval.models import SpecSelection
 from planner.approval.setup import build_gate, build_plan_tool
-from planner.engine.config import PlannerConfig
-from planner.engine.interfaces import ToolCall, ToolResult
+from planner.config import PlannerConfig
+from planner.core.interfaces import ToolCall, ToolResult
 from planner.tools.build import build_registry
 
 
@@ -279,7 +279,7 @@ def test_no_write_reaches_the_workspace_around_the_gate(tmp_path: Path) -> None:
     """Attack: code that calls the registry directly (a phase retrying an action, a replayed
     call) instead of going through the pass's hooks still meets the gate."""
     from planner.approval.setup import install_gate
-    from planner.engine.history import PlanningHistoryStore
+    from planner.memory.history import PlanningHistoryStore
 
     repo = tmp_path / "repo"
     repo.mkdir()

@@ -17,8 +17,8 @@ from planner.approval.render import approval_request, spec_table
 from planner.approval.store import PlanStore
 from planner.approval.tool import PlanTool, PlanToolError
 from planner.approval.validation import SpecRules
-from planner.engine.config import ApprovalConfig, ToolsConfig
-from planner.engine.interfaces import ToolResult
+from planner.config import ApprovalConfig, ToolsConfig
+from planner.core.interfaces import ToolResult
 from planner.tools.commands import CommandTool
 from planner.tools.paths import PathPolicy
 from planner.tools.registry import ToolRegistry
@@ -414,7 +414,7 @@ def test_a_plan_whose_files_did_not_travel_is_read_back_from_the_jsonl_history(
     tmp_path: Path,
 ) -> None:
     """History backends that carry only the JSONL files still carry every plan's state."""
-    from planner.engine.history import PlanningHistoryStore
+    from planner.memory.history import PlanningHistoryStore
 
     journal = PlanningHistoryStore(tmp_path / "history", "octo/repo", "7")
     tool = make_tool(tmp_path)

@@ -18,11 +18,11 @@ import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.triggers import parse_github_event, parse_gitlab_event
-from planner.engine.config import ForgeConfig, ToolsConfig
-from planner.engine.errors import UserInputError
-from planner.engine.inert import no_closing_keywords
+from planner.config import ForgeConfig, ToolsConfig
+from planner.core.errors import UserInputError
 from planner.storage.archive import extract_archive
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.text.inert import no_closing_keywords
 from planner.tools.registry import ToolRegistry
 from planner.tools.workspace import WorkspaceTools
 from tests.fake_forge import FakeGitHub

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.engine.interfaces import PointedDefinition
-from planner.engine.issue import IssueContext
-from planner.engine.result import PassResult
+from planner.core.interfaces import PointedDefinition
+from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
-from planner.verification.candidates import Spot, failure_excerpt, spliced, spots
+from planner.text.issue import IssueContext
+from planner.verification.fixes.candidates import Spot, failure_excerpt, spliced, spots
 from tests.plans import completion, finish, git_repo
 from tests.test_verification_pass import config, of_type
 

@@ -14,8 +14,8 @@ import pytest
 
 from planner.ci.commit_policy import CommitRules, enforce_commit_policy
 from planner.ci.gitops import GitWorkspace, Identity
-from planner.engine.config import PlannerConfig, ToolsConfig
-from planner.engine.redaction import SECRETS, register_secret
+from planner.config import PlannerConfig, ToolsConfig
+from planner.text.redaction import SECRETS, register_secret
 from planner.tools.commands import CommandTool
 from planner.tools.paths import PathPolicy, PathRefused
 from planner.tools.safe_env import git_environment

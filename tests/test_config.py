@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.config import PlannerConfig, load_config
-from planner.engine.errors import ConfigError
+from planner.config import PlannerConfig, load_config
+from planner.core.errors import ConfigError
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.config import ConfigError, load_config
+from planner.config import ConfigError, load_config
 from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_tool_calls
 from tests.harness import Harness
 from tests.plans import (

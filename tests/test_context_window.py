@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from planner.engine.config import LLMConfig
-from planner.engine.context_window import discover_window, fit, overflow_limit, request_tokens
-from planner.engine.conversation import assistant, tool_message, user
-from planner.engine.errors import ApiError
-from planner.engine.interfaces import ToolCall, ToolSpec
-from planner.engine.llm import OpenAIModel
+from planner.config import LLMConfig
+from planner.core.errors import ApiError
+from planner.core.interfaces import ToolCall, ToolSpec
+from planner.model.context_window import discover_window, fit, overflow_limit, request_tokens
+from planner.model.conversation import assistant, tool_message, user
+from planner.model.llm import OpenAIModel
 from planner.testing.scripted_server import ScriptedModelServer, reply_error, reply_text
 
 READ = ToolSpec(

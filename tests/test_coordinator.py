@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.issue import IssueContext
-from planner.engine.result import render_checklist
 from planner.engine.steps.plan import NO_PLAN_REPAIR, ONE_TASK, ONE_TASK_REPAIR
+from planner.memory.history import PlanningHistoryStore
+from planner.outcome.result import render_checklist
 from planner.testing.scripted_server import ScriptedModelServer, Step, reply_error, reply_text
+from planner.text.issue import IssueContext
 from tests.harness import ISSUE, Harness
 from tests.plans import (
     completed,

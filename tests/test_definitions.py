@@ -1,12 +1,12 @@
 """A Python block holding only some definitions of its file is put into the file
-(planner.engine.definitions): replaced, added, or a class's methods one by one."""
+(planner.model.definitions): replaced, added, or a class's methods one by one."""
 
 from __future__ import annotations
 
 import ast
 
-from planner.engine.definitions import merged_definitions
-from planner.engine.file_blocks import written_files
+from planner.model.definitions import merged_definitions
+from planner.model.file_blocks import written_files
 
 PAGER = '''"""Pages."""
 import math

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from planner.engine.issue import IssueContext
 from planner.testing.scripted_server import ScriptedModelServer, reply_tool_calls
+from planner.text.issue import IssueContext
 from planner.tools.destructive import destructive_change
 from tests.harness import Harness
 from tests.plans import commit_all

@@ -20,8 +20,8 @@ import planner
 from planner.ci.forges.base import GitRemote
 from planner.ci.gitops import GitWorkspace, Identity
 from planner.ci.lease import LeaseRules, acquire, release, restore_history
-from planner.engine.config import PlannerConfig, load_config
-from planner.engine.errors import ConfigError, PlannerError
+from planner.config import PlannerConfig, load_config
+from planner.core.errors import ConfigError, PlannerError
 from scripts import check_links, error_messages, example_run, gen_docs, lint_ci
 from tests.fake_forge.core import IDENTITY, git
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from planner.engine.documents import PlanningReply, PlanRules, ReflectionReply
+from planner.plan.documents import PlanningReply, PlanRules, ReflectionReply
 
 
 def planning(subtasks: list[dict[str, Any]], order: list[str], **extra: Any) -> dict[str, Any]:

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from planner.engine.entries import entry_problem
-from planner.engine.history import task_uuid
+from planner.memory.entries import entry_problem
+from planner.memory.history import task_uuid
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.scenario import file_on
 from tests.support.ci_job import zip_directory

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from planner.engine.history import read_entries, task_uuid
+from planner.memory.history import read_entries, task_uuid
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import IDENTITY, git
 from tests.fake_forge.scenario import file_on

@@ -21,8 +21,8 @@ import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.interactive_comment import SESSION_MARKER
-from planner.engine.config import ForgeConfig
-from planner.engine.history import task_uuid
+from planner.config import ForgeConfig
+from planner.memory.history import task_uuid
 from planner.testing.scripted_server import Step
 from tests.fake_forge.github import GhPull
 from tests.fake_forge.scenario import comment_event

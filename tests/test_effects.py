@@ -14,9 +14,9 @@ from planner.approval.gate import ApprovalGate, AwaitingApproval
 from planner.approval.models import ActionSpecExt
 from planner.approval.setup import build_gate, build_plan_tool
 from planner.approval.validation import SpecRules
-from planner.engine.config import ApprovalConfig, PlannerConfig
-from planner.engine.flow import StopPass
-from planner.engine.interfaces import ToolResult
+from planner.config import ApprovalConfig, PlannerConfig
+from planner.core.interfaces import ToolResult
+from planner.outcome.flow import StopPass
 from planner.tools.effects import RollbackFailed, TreeWatcher
 from planner.tools.paths import PathPolicy
 from tests.fake_forge.core import IDENTITY, git

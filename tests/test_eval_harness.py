@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from planner.cli.main import main
-from planner.engine.config import load_config
+from planner.config import load_config
 from planner.evaluation.harness import EvalOptions, run_task
 from planner.evaluation.suite import load_suite
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from planner.engine.config import load_config
-from planner.engine.errors import UserInputError
+from planner.config import load_config
+from planner.core.errors import UserInputError
 from planner.evaluation.harness import EvalOptions, run_task
 from planner.evaluation.packages import PackageSource, cache_directory, fetch, sha256_of
 from planner.evaluation.suite import (

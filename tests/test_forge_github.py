@@ -6,8 +6,8 @@ import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER, Actor
 from planner.ci.forges.github import GitHubForge
-from planner.engine.config import ForgeConfig
-from planner.engine.errors import ConfigError
+from planner.config import ForgeConfig
+from planner.core.errors import ConfigError
 from tests.fake_forge import FakeGitHub
 
 STATUS = ("planner:working", "planner:needs-input", "planner:done")

@@ -7,7 +7,7 @@ import pytest
 from planner.ci.forges.github import GitHubForge
 from planner.ci.forges.gitlab import GitLabForge
 from planner.ci.forges.http import RetryPolicy
-from planner.engine.errors import ApiError
+from planner.core.errors import ApiError
 from tests.fake_forge import FakeGitHub, FakeGitLab
 
 ISSUE_PATH = r"/issues/1$"

@@ -13,7 +13,7 @@ from planner.ci.tracking import (
     render_tracking,
     run_line,
 )
-from planner.engine.result import PassResult, TaskView, Usage
+from planner.outcome.result import PassResult, TaskView, Usage
 
 
 def result(status: str = "completed", tasks: int = 2, **fields: object) -> PassResult:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from planner.ci.forges.base import parse_time, redact_secrets
-from planner.engine.issue import sanitize_untrusted
+from planner.text.issue import sanitize_untrusted
 
 
 @pytest.mark.parametrize(

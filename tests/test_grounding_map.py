@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.config import RepositoryMapConfig
+from planner.config import RepositoryMapConfig
 from planner.grounding.index import build_index
 from planner.grounding.repo_map import build_map, estimate_tokens
 from planner.grounding.symbols import outline

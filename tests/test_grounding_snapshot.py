@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.engine.config import RepositoryMapConfig
-from planner.engine.interfaces import ToolSpec
-from planner.engine.issue import IssueContext, prompt_view
-from planner.engine.prompts import render
+from planner.config import RepositoryMapConfig
+from planner.core.interfaces import ToolSpec
 from planner.grounding.index import RepositoryIndex, build_index
 from planner.grounding.repo_map import render_map
+from planner.text.issue import IssueContext, prompt_view
+from planner.text.prompts import render
 from tests.snapshot import assert_snapshot
 from tests.test_grounding_map import CALC
 

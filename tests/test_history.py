@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.history import PlanningHistoryStore, task_uuid
+from planner.memory.history import PlanningHistoryStore, task_uuid
 
 PLAN = {"goal_understanding": {"main_objective": "x"}, "task_decomposition": {"subtasks": []}}
 
@@ -68,7 +68,7 @@ def test_resume_in_a_second_process(tmp_path: Path) -> None:
     store(tmp_path).save_plan(PLAN)
     code = (
         "import json; from pathlib import Path;"
-        "from planner.engine.history import PlanningHistoryStore;"
+        "from planner.memory.history import PlanningHistoryStore;"
         f"s = PlanningHistoryStore(Path({str(tmp_path / 'history')!r}), 'octo/repo', '7');"
         "print(json.dumps(s.get_latest_plan()['plan']))"
     )
@@ -140,7 +140,7 @@ def test_every_append_is_fsynced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_unwritable_directory_is_a_clear_error(tmp_path: Path) -> None:
-    from planner.engine.history import HistoryError
+    from planner.memory.history import HistoryError
 
     history = store(tmp_path)
     history.filepath.mkdir()  # a directory where the file should be
@@ -167,7 +167,7 @@ def test_an_append_waits_for_a_writer_holding_the_lock(tmp_path: Path) -> None:
     history.save_plan(PLAN)
     before = history.filepath.read_bytes()
     code = (
-        "from pathlib import Path; from planner.engine.history import PlanningHistoryStore;"
+        "from pathlib import Path; from planner.memory.history import PlanningHistoryStore;"
         f"PlanningHistoryStore(Path({str(history.directory)!r}), 'octo/repo', '7')"
         ".append('task', task_id='late')"
     )

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import requests
 
-from planner.engine.errors import ApiError, ConfigError
-from planner.engine.history import PlanningHistoryStore, task_uuid
+from planner.core.errors import ApiError, ConfigError
+from planner.memory.history import PlanningHistoryStore, task_uuid
 from planner.storage import (
     ArtifactHistoryBackend,
     CacheHistoryBackend,

@@ -22,13 +22,13 @@ from typing import Any
 import pytest
 
 from planner.ci.tracking import TrackingView, render_tracking
-from planner.engine.config import load_config
-from planner.engine.entries import ENTRY_MODELS, entry_problem
-from planner.engine.flow import StopPass
-from planner.engine.history import read_entries, task_uuid
-from planner.engine.issue import IssueContext
-from planner.engine.result import render_checklist
+from planner.config import load_config
+from planner.memory.entries import ENTRY_MODELS, entry_problem
+from planner.memory.history import read_entries, task_uuid
+from planner.outcome.flow import StopPass
+from planner.outcome.result import render_checklist
 from planner.run.runner import PassSetup, run_pass
+from planner.text.issue import IssueContext
 from tests.plans import git_repo
 
 FIXTURE = Path(__file__).parent / "fixtures" / "history" / "every_type.jsonl"

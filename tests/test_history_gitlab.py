@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.errors import ApiError, ConfigError
+from planner.core.errors import ApiError, ConfigError
 from planner.storage import CacheHistoryBackend, GitLabArtifactBackend, gitlab_history_backend
 from planner.storage.gitlab import MAX_ARCHIVES
 from tests.fake_forge import FakeGitLab

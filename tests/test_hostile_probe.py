@@ -38,8 +38,8 @@ from typing import Any
 
 import pytest
 
-from planner.engine.redaction import base64_cores
 from planner.testing.scripted_server import ScriptedModelServer, Step, reply_tool_calls
+from planner.text.redaction import base64_cores
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import git
 from tests.fake_forge.scenario import clone, github_payload, gitlab_payload
@@ -556,7 +556,7 @@ def test_a_stdio_mcp_server_runs_as_the_sandbox_user_with_an_allow_listed_enviro
 ) -> None:
     """Attack: an MCP server (or anything it spawns) reads planner's environment or memory."""
     only_as_root()
-    from planner.engine.config import ToolsConfig
+    from planner.config import ToolsConfig
     from planner.tools import build_registry
     from tests.mcp_servers.launch import MISBEHAVING_SERVER
 
@@ -619,7 +619,7 @@ def test_a_command_runs_as_the_sandbox_user_where_that_user_cannot_reach_the_wor
     a dumpable root process holding a token. The command runs as the sandbox user all the same,
     in the workspace under its own path, and the kernel refuses it that environment."""
     only_with_mounts(closed_tmp)
-    from planner.engine.config import ToolsConfig
+    from planner.config import ToolsConfig
     from planner.tools import build_registry
 
     caplog.set_level(logging.INFO, logger="planner.tools.isolation")
@@ -646,7 +646,7 @@ LIST_CLOSED_PARENT = "import os; print(sorted(os.listdir(os.path.dirname(os.getc
 NO_SYS_ADMIN = """
 import logging, sys
 from pathlib import Path
-from planner.engine.config import ToolsConfig
+from planner.config import ToolsConfig
 from planner.tools import build_registry
 logging.basicConfig(level=logging.WARNING)
 workspace, python, pid = Path(sys.argv[1]), sys.argv[2], sys.argv[3]

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.issue import IssueContext
 from planner.interactive.model import DecisionOption, DecisionPoint, new_session
 from planner.interactive.operations import build_enhanced_instruction
 from planner.testing.scripted_server import ScriptedModelServer
+from planner.text.issue import IssueContext
 from tests.harness import Harness
 from tests.plans import completion, finish, planning, write
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from planner.ci.interactive_comment import render_closed_phase, render_session
-from planner.engine.config import LLMConfig
-from planner.engine.llm import OpenAIModel
+from planner.config import LLMConfig
 from planner.interactive import transitions as move
 from planner.interactive.documents import DesignReply, DiscoveryReply
 from planner.interactive.model import (
@@ -18,6 +17,7 @@ from planner.interactive.model import (
 )
 from planner.interactive.operations import PlanningOperations, options_with_ids
 from planner.interactive.storage import SessionStore
+from planner.model.llm import OpenAIModel
 from planner.testing.scripted_server import ScriptedModelServer, reply_json
 from tests.snapshot import assert_snapshot
 from tests.support.planning_session import (

@@ -164,9 +164,9 @@ def test_a_plain_review_reply_is_not_an_approval(rig: Rig) -> None:
 def test_no_plan_is_made_while_a_session_of_the_issue_waits(rig: Rig, tmp_path: Path) -> None:
     """The phase's safety net: a pass that reaches planning (here: the local CLI on the same
     history) stops instead of planning around a session that is not approved yet."""
-    from planner.engine.issue import IssueContext
     from planner.run.runner import PassSetup, run_pass
     from planner.testing.scripted_server import ScriptedModelServer
+    from planner.text.issue import IssueContext
     from tests.fake_forge.scenario import clone, model_config
 
     comment_job(rig, reply(rig, "/planner plan Add staff login"), [discovery_step()])

@@ -402,12 +402,12 @@ def seeded_review(
     github: GitHubJobs, tmp_path: Path, answers: tuple[str, ...] = ("yes", "yes", "yes")
 ) -> Any:
     """The history directory of an issue whose session waits for approval."""
-    from planner.engine.history import PlanningHistoryStore
     from planner.interactive import transitions as move
     from planner.interactive.documents import DesignReply, DiscoveryReply
     from planner.interactive.model import DecisionPoint, Question, new_session
     from planner.interactive.operations import options_with_ids, remember
     from planner.interactive.storage import record_for_issue
+    from planner.memory.history import PlanningHistoryStore
     from tests.support.planning_session import DESIGN, QUESTIONS, SUMMARY
 
     cache = tmp_path / "seeded-cache"

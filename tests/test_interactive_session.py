@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.errors import UserInputError
-from planner.engine.history import PlanningHistoryStore
+from planner.core.errors import UserInputError
 from planner.interactive import transitions as move
 from planner.interactive.model import (
     ConversationMessage,
@@ -32,6 +31,7 @@ from planner.interactive.storage import (
     record_for_issue,
 )
 from planner.interactive.transitions import TransitionError
+from planner.memory.history import PlanningHistoryStore
 
 S = move.S
 
@@ -414,8 +414,8 @@ def test_the_issue_finds_its_session_from_the_history_when_the_file_is_gone(
 
 
 def test_interactive_config_defaults_env_and_bad_values(tmp_path: Path) -> None:
-    from planner.engine.config import load_config
-    from planner.engine.errors import ConfigError
+    from planner.config import load_config
+    from planner.core.errors import ConfigError
 
     defaults = load_config(None, env={})
     assert defaults.interactive.enabled is False

@@ -1,4 +1,5 @@
-"""The issue's own example as its test (planner.verification.transcript, issue 46): a `>>>`
+"""The issue's own example as its test (planner.verification.reproduction.transcript, issue 46):
+a `>>>`
 session in the issue and the value the issue says it expected become the issue's test, with
 no model call, and go through the same path as a test the model writes.
 
@@ -15,11 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from planner.engine.issue import IssueContext
-from planner.engine.result import PassResult
+from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
-from planner.verification.transcript import expected_values, transcript_test
+from planner.text.issue import IssueContext
+from planner.verification.reproduction.transcript import expected_values, transcript_test
 from tests.plans import completion, evaluation_ok, finish, planning
 from tests.test_issue_test import (
     FIXED,

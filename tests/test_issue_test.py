@@ -1,4 +1,5 @@
-"""The issue's own test (planner.verification.issue_test, issue 23): before the change the
+"""The issue's own test (planner.verification.reproduction.issue_test, issue 23): before the
+change the
 model writes a test of what the issue states; planner keeps only the checks the issue
 grounds and that fail on the code before the change, runs them with the repository's tests,
 feeds their failures back, and adds the file to the pull request only once it passes.
@@ -17,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from planner.engine.issue import IssueContext
-from planner.engine.result import PassResult
-from planner.engine.verification import TestRun, VerificationNote
+from planner.outcome.evidence import TestRun, VerificationNote
+from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
-from planner.verification.issue_test import (
+from planner.text.issue import IssueContext
+from planner.verification.reproduction.issue_test import (
     IssueTest,
     collection_problem,
     failing_only,

@@ -1,4 +1,4 @@
-"""Candidates asked for where the issue's test goes (issue 46, planner.verification.trace).
+"""Candidates asked for where the issue's test goes (issue 46, planner.verification.fixes.trace).
 
 The issue names the entry point (`read`); the wrong value comes from a helper two calls deeper
 (`_number`) that shares no word with the issue, while other short functions do. The issue's
@@ -13,13 +13,13 @@ import json
 import sys
 from pathlib import Path
 
-from planner.engine.issue import IssueContext
-from planner.engine.result import PassResult
+from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
-from planner.verification.candidates import Spot
-from planner.verification.mutants import mutants, raised_in
-from planner.verification.trace import MARK, read_trace, traced_argv, wrong_value
+from planner.text.issue import IssueContext
+from planner.verification.fixes.candidates import Spot
+from planner.verification.fixes.mutants import mutants, raised_in
+from planner.verification.fixes.trace import MARK, read_trace, traced_argv, wrong_value
 from tests.plans import completion
 from tests.test_candidates import module_repo
 from tests.test_verification_pass import config, of_type

@@ -29,23 +29,32 @@ class Layer:
 
 LAYERS = (
     Layer("root", -1, ("planner",), "the package itself: the version; imports nothing"),
-    Layer("engine", 0, ("planner.engine",), "the pass loop, phase interface, documents, history"),
-    Layer("tools", 1, ("planner.tools",), "tools the model calls; scrubbed env for children"),
-    Layer("storage", 1, ("planner.storage",), "history backends (import the engine only)"),
-    Layer("testing", 1, ("planner.testing",), "scripted OpenAI-compatible server"),
-    Layer("replanning", 2, ("planner.replanning",), "phase package"),
-    Layer("refinement", 2, ("planner.refinement",), "phase package"),
-    Layer("interactive", 2, ("planner.interactive",), "phase package"),
-    Layer("approval", 2, ("planner.approval",), "phase package"),
-    Layer("grounding", 2, ("planner.grounding",), "phase package: repository map, exploration"),
-    Layer("verification", 2, ("planner.verification",), "phase package: the repository's tests"),
-    Layer("run", 3, ("planner.run",), "assembles a pass; registers the phases"),
-    Layer("ci.forges", 4, ("planner.ci.forges",), "forge seam: base types, HTTP, local files"),
-    Layer("ci.forges.github", 5, ("planner.ci.forges.github",), "GitHub adapter"),
-    Layer("ci.forges.gitlab", 5, ("planner.ci.forges.gitlab",), "GitLab adapter"),
-    Layer("ci", 6, ("planner.ci",), "CI entry point, inputs/outputs, triggers, tracking, git"),
-    Layer("evaluation", 6, ("planner.evaluation",), "drives passes over a task suite"),
-    Layer("cli", 7, ("planner.cli", "planner.__main__"), "command line and demo"),
+    Layer("core", 0, ("planner.core",), "errors, protocols between layers, tool names"),
+    Layer("text", 0, ("planner.text",), "untrusted text fenced, secrets redacted, posts inert"),
+    Layer("config", 1, ("planner.config",), "the configuration and its sections"),
+    Layer("plan", 1, ("planner.plan",), "plan documents, clarifications, task guard, repair"),
+    Layer(
+        "outcome", 2, ("planner.outcome",), "pass result, StopPass/PlanChanged, deadline, evidence"
+    ),
+    Layer("memory", 3, ("planner.memory",), "JSONL history, entries, derived state, digests"),
+    Layer("model", 3, ("planner.model",), "model endpoint: requests, streaming, tool calls, edits"),
+    Layer("engine", 4, ("planner.engine",), "the pass loop and the phase interface"),
+    Layer("tools", 5, ("planner.tools",), "tools the model calls; scrubbed env for children"),
+    Layer("storage", 5, ("planner.storage",), "history backends (import the engine only)"),
+    Layer("testing", 5, ("planner.testing",), "scripted OpenAI-compatible server"),
+    Layer("replanning", 6, ("planner.replanning",), "phase package"),
+    Layer("refinement", 6, ("planner.refinement",), "phase package"),
+    Layer("interactive", 6, ("planner.interactive",), "phase package"),
+    Layer("approval", 6, ("planner.approval",), "phase package"),
+    Layer("grounding", 6, ("planner.grounding",), "phase package: repository map, exploration"),
+    Layer("verification", 6, ("planner.verification",), "phase package: the repository's tests"),
+    Layer("run", 7, ("planner.run",), "assembles a pass; registers the phases"),
+    Layer("ci.forges", 8, ("planner.ci.forges",), "forge seam: base types, HTTP, local files"),
+    Layer("ci.forges.github", 9, ("planner.ci.forges.github",), "GitHub adapter"),
+    Layer("ci.forges.gitlab", 9, ("planner.ci.forges.gitlab",), "GitLab adapter"),
+    Layer("ci", 10, ("planner.ci",), "CI entry point, inputs/outputs, triggers, tracking, git"),
+    Layer("evaluation", 10, ("planner.evaluation",), "drives passes over a task suite"),
+    Layer("cli", 11, ("planner.cli", "planner.__main__"), "command line and demo"),
 )
 """Lower rank = closer to the core; a module imports its own layer or lower ranks only.
 Layers of equal rank never import each other: phase packages plug into the engine, not into
@@ -229,13 +238,16 @@ def test_every_package_has_a_layer() -> None:
     assert not unknown, f"modules without a layer (add them to LAYERS in {__name__}): {unknown}"
 
 
-def test_the_engine_imports_no_other_layer() -> None:
+def test_the_ground_floor_imports_nothing_of_planner() -> None:
+    """core (errors, protocols, tool names) and text (fencing, redaction, inert posts) are what
+    every layer reads; they import no other planner package, not even each other."""
+    ground = ("planner.core", "planner.text")
     outside = [
         f"{source}:{line} imports {target}"
         for source, line, target in edges()
-        if source.startswith("planner.engine") and not target.startswith("planner.engine")
+        if source.startswith(ground) and not target.startswith(source.rsplit(".", 1)[0])
     ]
-    assert not outside, "the engine must not import " + "; ".join(outside)
+    assert not outside, "the ground floor must not import " + "; ".join(outside)
 
 
 @pytest.mark.parametrize(
@@ -243,6 +255,9 @@ def test_the_engine_imports_no_other_layer() -> None:
     [
         ("planner.engine.coordinator", "planner.replanning.phase", False),
         ("planner.engine.context", "planner.tools.registry", False),
+        ("planner.model.llm", "planner.engine.context", False),
+        ("planner.memory.history", "planner.model.llm", False),
+        ("planner.engine.context", "planner.model.llm", True),
         ("planner.ci.forges.github", "planner.ci.forges.gitlab", False),
         ("planner.ci.forges.gitlab", "planner.ci.forges.github", False),
         ("planner.storage.gitlab", "planner.ci.forges.http", False),

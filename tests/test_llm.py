@@ -7,12 +7,12 @@ import dataclasses
 import jinja2
 import pytest
 
-from planner.engine.config import LLMConfig
-from planner.engine.documents import CompletionReply
-from planner.engine.errors import ApiError, ConfigError, ModelBehaviourError
-from planner.engine.llm import REPEAT_TEMPERATURE, CallRecord, OpenAIModel, extract_json
-from planner.engine.prompts import render
+from planner.config import LLMConfig
+from planner.core.errors import ApiError, ConfigError, ModelBehaviourError
+from planner.model.llm import REPEAT_TEMPERATURE, CallRecord, OpenAIModel, extract_json
+from planner.plan.documents import CompletionReply
 from planner.testing.scripted_server import ScriptedModelServer, reply_error, reply_json, reply_text
+from planner.text.prompts import render
 
 DONE = {
     "phase": "completion",

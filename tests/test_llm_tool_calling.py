@@ -16,12 +16,12 @@ from typing import Any
 import jsonschema
 import pytest
 
-from planner.engine.config import LLMConfig
-from planner.engine.conversation import FINISH_TASK
-from planner.engine.errors import ApiError
-from planner.engine.interfaces import ToolSpec
-from planner.engine.llm import OpenAIModel
-from planner.engine.toolcalls import calls_in_text, schema_problems, wire_messages
+from planner.config import LLMConfig
+from planner.core.errors import ApiError
+from planner.core.interfaces import ToolSpec
+from planner.model.conversation import FINISH_TASK
+from planner.model.llm import OpenAIModel
+from planner.model.toolcalls import calls_in_text, schema_problems, wire_messages
 from planner.testing.scripted_server import (
     ScriptedModelServer,
     reply_error,
@@ -404,7 +404,7 @@ def test_the_json_call_schema_binds_each_tool_to_its_parameters() -> None:
     """A server that enforces the response schema (llama.cpp turns it into a grammar) must not
     let a small model write `edits` as a list of strings (seen with Qwen2.5-Coder 1.5B), nor
     read_file's arguments under edit_file's name."""
-    from planner.engine.toolcalls import call_schema, tool_lines
+    from planner.model.toolcalls import call_schema, tool_lines
     from planner.tools.workspace import EDIT_FILE
     from planner.tools.workspace import READ_FILE as WORKSPACE_READ
 
@@ -429,7 +429,7 @@ def test_the_json_call_schema_binds_each_tool_to_its_parameters() -> None:
 def test_a_tool_schema_beyond_the_plain_keywords_gets_an_open_object() -> None:
     """MCP tools may use $ref, oneOf or formats that some grammar converters reject: the whole
     request would fail, so such a tool's arguments are left open (and checked by planner)."""
-    from planner.engine.toolcalls import call_schema
+    from planner.model.toolcalls import call_schema
 
     fancy = ToolSpec(
         name="query",

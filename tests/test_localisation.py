@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.config import load_config
-from planner.engine.issue import IssueContext
+from planner.config import load_config
 from planner.grounding.localise import SymbolIndex
 from planner.grounding.task_files import TaskFiles
 from planner.testing.scripted_server import ScriptedModelServer, reply_text, reply_tool_calls
+from planner.text.issue import IssueContext
 from tests.harness import Harness
 from tests.plans import commit_all
 
@@ -213,7 +213,7 @@ def test_attack_a_workflow_file_written_whole_in_prose_obeys_the_path_rules(
 def test_the_planning_map_shows_the_function_of_a_large_file_not_its_first_lines(
     repository: Path,
 ) -> None:
-    from planner.engine.config import RepositoryMapConfig
+    from planner.config import RepositoryMapConfig
     from planner.grounding.repo_map import build_map
 
     shown = build_map(repository, RepositoryMapConfig(), f"{ISSUE.title}\n{ISSUE.body}")

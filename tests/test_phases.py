@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from planner.core.interfaces import ToolCall, ToolResult, ToolSpec
 from planner.engine.context import PassContext
-from planner.engine.documents import CompletionReply, PlanningReply
-from planner.engine.flow import PlanChanged, StopPass
-from planner.engine.interfaces import ToolCall, ToolResult, ToolSpec
 from planner.engine.phase import Phase, PlanEvent, Request
-from planner.engine.result import PassResult
+from planner.outcome.flow import PlanChanged, StopPass
+from planner.outcome.result import PassResult
+from planner.plan.documents import CompletionReply, PlanningReply
 from planner.run.phases import pass_phases
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer

@@ -14,11 +14,11 @@ from planner.approval.gate import AwaitingApproval
 from planner.approval.models import SpecSelection
 from planner.approval.setup import build_gate, build_plan_tool
 from planner.cli.main import main
-from planner.engine.config import PlannerConfig
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.interfaces import ToolCall
+from planner.config import PlannerConfig
+from planner.core.interfaces import ToolCall
 from planner.interactive.model import PlanningSessionStatus, new_session
 from planner.interactive.storage import SessionStore
+from planner.memory.history import PlanningHistoryStore
 from planner.run.runner import repository_name
 from planner.tools.build import build_registry
 

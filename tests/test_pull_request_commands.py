@@ -14,9 +14,9 @@ import pytest
 
 from planner.ci.interactive_comment import SESSION_MARKER
 from planner.ci.job import REPLY_MARKER
-from planner.engine.history import PlanningHistoryStore
 from planner.interactive.model import PlanningSessionStatus, new_session
 from planner.interactive.storage import SessionStore, record_for_issue
+from planner.memory.history import PlanningHistoryStore
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig, github, github_rig
 from tests.fake_forge.scenario import comment_event, labeled_event, one_file_plan

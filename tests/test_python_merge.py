@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from planner.engine.config import PlannerConfig
-from planner.engine.issue import IssueContext
+from planner.config import PlannerConfig
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.text.issue import IssueContext
 from planner.tools.workspace import WorkspaceTools
 from tests.harness import Harness
 from tests.plans import ROOT_TOOLS

@@ -16,10 +16,11 @@ from urllib.parse import quote
 
 import pytest
 
-from planner.engine.config import ToolsConfig
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.interfaces import ToolResult, ToolSpec
-from planner.engine.redaction import (
+from planner.config import ToolsConfig
+from planner.core.interfaces import ToolResult, ToolSpec
+from planner.memory.history import PlanningHistoryStore
+from planner.testing.scripted_server import ScriptedModelServer, reply_error
+from planner.text.redaction import (
     REDACTED,
     SECRETS,
     RedactingFilter,
@@ -27,7 +28,6 @@ from planner.engine.redaction import (
     register_environment_secrets,
     register_secret,
 )
-from planner.testing.scripted_server import ScriptedModelServer, reply_error
 from planner.tools import build_registry
 from planner.tools.registry import ToolRegistry
 from tests.harness import Harness

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.config import load_config
-from planner.engine.errors import ConfigError
+from planner.config import load_config
+from planner.core.errors import ConfigError
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.engine.config import RefinementConfig
+from planner.config import RefinementConfig
 from planner.refinement.decision import (
     DecisionInputs,
     make_refinement_decision,
@@ -202,8 +202,8 @@ def test_scores_are_whole_points_on_the_seed_scale() -> None:
 def test_a_non_finite_score_is_an_unusable_reply_not_a_crash(number: str) -> None:
     """1e400 is valid JSON (and Python's parser also takes Infinity/NaN): rounding it raised
     OverflowError, which escaped the reply validation and ended the pass with a traceback."""
-    from planner.engine.errors import ModelBehaviourError
-    from planner.engine.llm import parse_document
+    from planner.core.errors import ModelBehaviourError
+    from planner.model.llm import parse_document
 
     with pytest.raises(ModelBehaviourError, match="score"):
         parse_document(f'{{"score": {number}, "is_acceptable": true}}', QualityJudgement)

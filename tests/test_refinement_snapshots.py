@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from planner.ci.tracking import TrackingView, final_judgement_lines, render_tracking
-from planner.engine.documents import PlanningReply
-from planner.engine.interfaces import ToolSpec
-from planner.engine.issue import IssueContext
-from planner.engine.prompts import render
-from planner.engine.result import PassResult, QualityNote, TaskView, render_checklist
+from planner.core.interfaces import ToolSpec
+from planner.outcome.result import PassResult, QualityNote, TaskView, render_checklist
+from planner.plan.documents import PlanningReply
 from planner.refinement.judge import judge_view
+from planner.text.issue import IssueContext
+from planner.text.prompts import render
 from tests.plans import plan_doc
 from tests.snapshot import assert_snapshot
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from planner.engine.config import RefinementConfig
-from planner.engine.documents import Plan, PlanningReply, PlanRules
+from planner.config import RefinementConfig
+from planner.plan.documents import Plan, PlanningReply, PlanRules
 from planner.refinement.structure import stable_order, structure_problems, validate_structure
 from tests.plans import plan_doc, subtask
 

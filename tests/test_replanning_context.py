@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.prompts import render
 from planner.testing.scripted_server import ScriptedModelServer
+from planner.text.prompts import render
 from tests.harness import Harness
 from tests.plans import (
     completed,

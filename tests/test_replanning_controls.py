@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.config import ReplanningConfig, load_config
-from planner.engine.errors import ConfigError
+from planner.config import ReplanningConfig, load_config
+from planner.core.errors import ConfigError
 from planner.replanning.controls import ReplanControls
 from planner.replanning.decision import ReplanDecision
 from planner.replanning.state import ReplanState

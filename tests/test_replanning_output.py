@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.engine.result import PassResult, PreviousPlan, TaskView, render_checklist
+from planner.outcome.result import PassResult, PreviousPlan, TaskView, render_checklist
 from planner.replanning.controls import Verdict
 from planner.replanning.decision import ReplanDecision
 from planner.replanning.levels import LEVELS
@@ -151,11 +151,11 @@ def test_replan_history_line_counts_all_and_names_the_latest() -> None:
 
 def test_decision_prompts_snapshot() -> None:
     """The five phase prompts (§4.2-§8.2), rendered from fixed inputs."""
-    from planner.engine.documents import PlanningReply
-    from planner.engine.interfaces import ToolSpec
-    from planner.engine.issue import IssueContext, prompt_view
+    from planner.core.interfaces import ToolSpec
+    from planner.plan.documents import PlanningReply
     from planner.replanning.facts import ActionFacts, EvaluationFacts
     from planner.replanning.prompt_builder import PlanningInputs, ReplanPromptBuilder
+    from planner.text.issue import IssueContext, prompt_view
     from tests.plans import plan_doc
 
     builder = ReplanPromptBuilder()
@@ -198,8 +198,8 @@ def test_decision_prompts_snapshot() -> None:
 
 
 def test_tool_output_in_decision_prompts_stays_fenced() -> None:
-    from planner.engine.interfaces import ToolCall, ToolResult
-    from planner.engine.state import IssueState
+    from planner.core.interfaces import ToolCall, ToolResult
+    from planner.memory.state import IssueState
     from planner.replanning.facts import action_facts
     from planner.replanning.prompt_builder import ReplanPromptBuilder
 
@@ -222,12 +222,12 @@ def test_the_review_and_the_judge_read_one_compact_rendering_of_the_plan() -> No
     """Issue 44, item 12: the review showed the plan as JSON (goal, decomposition, action plan)
     beside a digest that repeated it, and the quality judge read it once more in another form.
     Both read one outline of the plan now, the review once."""
-    from planner.engine.documents import PlanningReply
-    from planner.engine.interfaces import ToolSpec
-    from planner.engine.issue import IssueContext, prompt_view
+    from planner.core.interfaces import ToolSpec
     from planner.engine.phase import ReviewSection
-    from planner.engine.prompts import render
+    from planner.plan.documents import PlanningReply
     from planner.replanning.prompt_builder import PlanningInputs, ReplanPromptBuilder
+    from planner.text.issue import IssueContext, prompt_view
+    from planner.text.prompts import render
     from tests.plans import plan_doc
 
     document = plan_doc("task_1", "task_2", "task_3")

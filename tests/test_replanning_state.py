@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.config import load_config
-from planner.engine.history import PlanningHistoryStore
+from planner.config import load_config
+from planner.memory.history import PlanningHistoryStore
 from planner.replanning.state import ReplanState
 from planner.testing.scripted_server import ScriptedModelServer, reply_json
 from tests.harness import Harness

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from planner.engine.history import read_entries, task_uuid
+from planner.memory.history import read_entries, task_uuid
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import IDENTITY, git
 from tests.review_scenario import STATS, edit, finish, first_pass, review_event

@@ -26,8 +26,8 @@ from planner.ci.review.anchors import (
 )
 from planner.ci.review.threads import open_threads
 from planner.ci.triggers import Skip, Trigger, parse_github_event, parse_gitlab_event
-from planner.engine.config import ForgeConfig
-from planner.engine.errors import ApiError
+from planner.config import ForgeConfig
+from planner.core.errors import ApiError
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.scenario import github_payload, gitlab_payload
 

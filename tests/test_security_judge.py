@@ -91,8 +91,8 @@ def test_a_task_summary_is_fenced_data_that_cannot_close_its_fence(harness: Harn
 def test_the_execution_check_reads_a_tool_result_past_an_unclosed_comment() -> None:
     """Attack 1 against the replanning check after each action: the file the model read opens a
     comment it never closes; what follows must still reach the check, fenced."""
-    from planner.engine.interfaces import ToolCall, ToolResult
-    from planner.engine.state import IssueState
+    from planner.core.interfaces import ToolCall, ToolResult
+    from planner.memory.state import IssueState
     from planner.replanning.facts import action_facts
     from planner.replanning.prompt_builder import ReplanPromptBuilder
 

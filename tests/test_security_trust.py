@@ -32,11 +32,11 @@ from planner.approval.models import (
 )
 from planner.ci.commit_policy import CommitRules, looks_like_history
 from planner.ci.gitops import GitWorkspace, Identity
-from planner.engine.history import PlanningHistoryStore, expel_foreign, task_uuid
-from planner.engine.inert import neutralize
-from planner.engine.markdown import rendered_links
-from planner.engine.redaction import SECRETS, redact
+from planner.memory.history import PlanningHistoryStore, expel_foreign, task_uuid
 from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
+from planner.text.inert import neutralize
+from planner.text.markdown import rendered_links
+from planner.text.redaction import SECRETS, redact
 from planner.tools.build import register_credential_file
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import git
@@ -555,9 +555,9 @@ def test_markdown_links_found_as_a_forge_renders_them() -> None:
 def test_a_pass_runs_on_a_history_with_a_line_nested_too_deeply(tmp_path: Path) -> None:
     """One deeply nested line (json raises RecursionError) broke every later pass: the pass
     now runs, and its result names the skipped line."""
-    from planner.engine.config import load_config
-    from planner.engine.issue import IssueContext
+    from planner.config import load_config
     from planner.run.runner import PassSetup, run_pass
+    from planner.text.issue import IssueContext
     from tests.plans import git_repo
     from tests.test_history_fuzz import REAL_PASS, StopAtFirstCall
 

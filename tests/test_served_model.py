@@ -12,9 +12,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from planner.engine.config import load_config
-from planner.engine.errors import ConfigError
-from planner.engine.llm import served_model
+from planner.config import load_config
+from planner.core.errors import ConfigError
+from planner.model.llm import served_model
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.support.model_listing import Listing
 

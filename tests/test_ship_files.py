@@ -146,9 +146,9 @@ def test_the_image_layout_finds_its_package_and_prompts(tmp_path: Path) -> None:
     environment = {k: v.replace("/app", str(image / "app")) for k, v in environment.items()}
     probe = image / "app" / "probe.py"
     probe.write_text(
-        "import planner, planner.engine.prompts\n"
+        "import planner, planner.text.prompts\n"
         "print(planner.__file__)\n"
-        "print(sorted(p.name for p in planner.engine.prompts.prompts_dir().glob('*.j2')))\n"
+        "print(sorted(p.name for p in planner.text.prompts.prompts_dir().glob('*.j2')))\n"
     )
     completed = subprocess.run(
         [sys.executable, "-s", str(probe)],

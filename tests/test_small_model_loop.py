@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 
-from planner.engine.config import PlannerConfig
-from planner.engine.documents import PlanRules
-from planner.engine.issue import IssueContext
+from planner.config import PlannerConfig
+from planner.plan.documents import PlanRules
 from planner.replanning.decision import Phase, ReplanDecision
 from planner.replanning.questions import refused_question
 from planner.replanning.recorder import DecisionContext
@@ -28,6 +27,7 @@ from planner.testing.scripted_server import (
     reply_text,
     reply_tool_calls,
 )
+from planner.text.issue import IssueContext
 from planner.tools.edits import Edit, EditFailed, apply_edits, edits_of
 from planner.tools.workspace import WorkspaceTools
 from tests.harness import Harness
@@ -632,7 +632,7 @@ def test_the_readme_named_by_its_bare_name_is_shown(harness: Harness) -> None:
 
 
 def test_a_call_with_a_python_docstring_unescaped_is_still_read() -> None:
-    from planner.engine.toolcalls import calls_in_text
+    from planner.model.toolcalls import calls_in_text
 
     text = (
         '```json\n{"name": "edit_file", "arguments": {"path": "a.py", "edits": [{"oldText": '
@@ -825,7 +825,7 @@ def test_a_whole_file_written_as_planner_shows_it_is_written_without_the_frame(
 
 
 def test_a_value_in_python_triple_quotes_is_read_with_its_docstrings() -> None:
-    from planner.engine.toolcalls import calls_in_text
+    from planner.model.toolcalls import calls_in_text
 
     text = (
         '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "stack.py",\n'

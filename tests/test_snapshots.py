@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from planner.engine.documents import PlanningReply
-from planner.engine.interfaces import ToolSpec
-from planner.engine.issue import Comment, IssueContext, prompt_view
-from planner.engine.prompts import render
-from planner.engine.result import PassResult, TaskView, render_checklist
-from planner.engine.summaries import history_digest
+from planner.core.interfaces import ToolSpec
+from planner.memory.summaries import history_digest
+from planner.outcome.result import PassResult, TaskView, render_checklist
+from planner.plan.documents import PlanningReply
+from planner.text.issue import Comment, IssueContext, prompt_view
+from planner.text.prompts import render
 from tests.plans import plan_doc
 from tests.snapshot import assert_snapshot
 

@@ -1,5 +1,5 @@
 """Calls the issue's prose states a result of, as checks of the issue's test
-(planner.verification.stated_calls, issue 46).
+(planner.verification.reproduction.stated_calls, issue 46).
 
 For "`word_count("a  b")` (two spaces) returns 3 and `word_count("")` returns 1" the 1.5B
 model's issue test checked only blank texts; its first fix (blank texts return 0) passed that
@@ -13,10 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from planner.engine.issue import IssueContext
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
-from planner.verification.stated_calls import StatedCall, stated_calls, with_stated_calls
+from planner.text.issue import IssueContext
+from planner.verification.reproduction.stated_calls import (
+    StatedCall,
+    stated_calls,
+    with_stated_calls,
+)
 from tests.plans import git_repo
 from tests.test_issue_test import LEGACY, block, issue_test_entries
 from tests.test_verification_pass import config

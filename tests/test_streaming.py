@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.config import LLMConfig, load_config
-from planner.engine.documents import CompletionReply
-from planner.engine.interfaces import ToolSpec
-from planner.engine.llm import REPEAT_TEMPERATURE, CallRecord, OpenAIModel
-from planner.engine.streaming import REPEAT_STEP, REPEAT_WINDOW, repeating
+from planner.config import LLMConfig, load_config
+from planner.core.interfaces import ToolSpec
+from planner.model.llm import REPEAT_TEMPERATURE, CallRecord, OpenAIModel
+from planner.model.streaming import REPEAT_STEP, REPEAT_WINDOW, repeating
+from planner.plan.documents import CompletionReply
 from planner.testing.scripted_server import (
     ScriptedModelServer,
     reply_json,
@@ -83,7 +83,7 @@ def test_a_reply_repeating_its_block_is_stopped_after_the_third(
 
 
 @pytest.mark.parametrize(
-    "path", ["planner/engine/llm.py", "README.md", "docs/configuration.md", "CHANGELOG.md"]
+    "path", ["planner/model/llm.py", "README.md", "docs/configuration.md", "CHANGELOG.md"]
 )
 def test_real_text_with_its_own_patterns_is_not_repeating(path: str) -> None:
     text = (ROOT / path).read_text(encoding="utf-8")

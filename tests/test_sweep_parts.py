@@ -21,8 +21,8 @@ from planner.ci.triggers import (
     gitlab_trigger_from_env,
     parse_github_event,
 )
-from planner.engine.config import ForgeConfig
-from planner.engine.result import PassResult
+from planner.config import ForgeConfig
+from planner.outcome.result import PassResult
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.harness import Harness
 from tests.plans import planning, review

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from planner.engine.documents import PlanningReply
-from planner.engine.llm import compact_schema, json_schema_of
 from planner.evaluation.tokens import message_tokens, qwen_encoder, request_tokens
+from planner.model.llm import compact_schema, json_schema_of
+from planner.plan.documents import PlanningReply
 
 FIXED = [
     {"role": "system", "content": "You are planner."},

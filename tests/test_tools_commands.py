@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.config import ToolsConfig
+from planner.config import ToolsConfig
 from planner.tools.commands import CommandTool
 from planner.tools.safe_env import is_secret_name
 from tests.support.stale_roots import ROOTS, SCRATCH_TEST, shared_temporary_folder

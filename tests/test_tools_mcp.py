@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from planner.engine.config import ToolsConfig
+from planner.config import ToolsConfig
 from planner.tools import ToolRegistry, build_registry
 from tests.mcp_servers.launch import (
     filesystem_server,
@@ -309,7 +309,7 @@ def test_servers_are_shut_down_on_close(tmp_path: Path) -> None:
 
 
 def test_undefined_variable_stops_before_any_server_starts(tmp_path: Path) -> None:
-    from planner.engine.errors import ConfigError
+    from planner.core.errors import ConfigError
 
     pid_file = tmp_path / "server.pid"
     servers = {

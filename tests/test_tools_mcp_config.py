@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.config import ToolsConfig, load_config
-from planner.engine.errors import ConfigError
+from planner.config import ToolsConfig, load_config
+from planner.core.errors import ConfigError
 from planner.tools.mcp import exposed_name
 from planner.tools.mcp_config import load_file_servers, resolve_servers
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.config import ToolsConfig
+from planner.config import ToolsConfig
 from planner.tools.workspace import WorkspaceTools
 
 

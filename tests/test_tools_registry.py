@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from planner.engine.interfaces import ToolResult, ToolSpec
+from planner.core.interfaces import ToolResult, ToolSpec
 from planner.tools.registry import ToolRegistry, one_line
 
 

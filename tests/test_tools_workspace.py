@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.engine.config import ToolsConfig
+from planner.config import ToolsConfig
 from planner.tools.workspace import WorkspaceTools
 
 
@@ -350,7 +350,7 @@ def test_a_task_prompt_never_shows_a_file_through_a_link_planted_after_the_listi
 ) -> None:
     # The files a task names are listed (links left out), then read for its prompt, as root:
     # a folder swapped for a link in between must not put a file from outside into the prompt.
-    from planner.engine.config import PlannerConfig
+    from planner.config import PlannerConfig
     from planner.grounding import task_files
 
     workspace, outside = checkout_and_outside(tmp_path)

@@ -18,11 +18,11 @@ from planner.ci.plan_graph import graph_section, mermaid_label, render_graph
 from planner.ci.summary import SummaryFacts, render_summary
 from planner.ci.tracking import TrackingView, render_tracking
 from planner.cli.demo import demo_script
-from planner.engine.config import BudgetConfig, ModelPrice
-from planner.engine.documents import Plan
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.redaction import SECRETS
-from planner.engine.result import PassResult, TaskView
+from planner.config import BudgetConfig, ModelPrice
+from planner.memory.history import PlanningHistoryStore
+from planner.outcome.result import PassResult, TaskView
+from planner.plan.documents import Plan
+from planner.text.redaction import SECRETS
 from scripts import example_run
 from tests.plans import plan_doc
 

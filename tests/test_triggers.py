@@ -19,8 +19,8 @@ from planner.ci.triggers import (
     parse_github_event,
     parse_gitlab_event,
 )
-from planner.engine.config import ForgeConfig
-from planner.engine.errors import UserInputError
+from planner.config import ForgeConfig
+from planner.core.errors import UserInputError
 from tests.fake_forge.scenario import comment_event, github_payload, gitlab_payload, labeled_event
 
 CONFIG = ForgeConfig()

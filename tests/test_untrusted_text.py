@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from planner.ci.forges.base import CommentData
-from planner.engine.errors import ApiError
-from planner.engine.issue import (
+from planner.core.errors import ApiError
+from planner.model.llm import check_prompt_size
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.text.issue import (
     EDITED_NOTE,
     UNTRUSTED_BUDGET_BYTES,
     Comment,
@@ -20,8 +22,6 @@ from planner.engine.issue import (
     prompt_view,
     sanitize_untrusted,
 )
-from planner.engine.llm import check_prompt_size
-from planner.testing.scripted_server import ScriptedModelServer
 from tests.fake_forge.scenario import one_file_plan
 from tests.harness import Harness
 

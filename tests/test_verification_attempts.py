@@ -16,9 +16,9 @@ from typing import Any
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.tracking import NOTHING_PROVES, UNPROVEN_WARNING
-from planner.engine.verification import VerificationNote
+from planner.outcome.evidence import VerificationNote
 from planner.testing.scripted_server import ScriptedModelServer, reply_text
-from planner.verification.attempts import Start, reset, snapshot
+from planner.verification.fixes.attempts import Start, reset, snapshot
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import labeled_event
@@ -256,7 +256,7 @@ def test_a_damaged_attempt_entry_is_skipped() -> None:
         {"type": "verification_attempt", "attempt": "x", "status": "failed"},
         {"type": "verification_attempt", "attempt": 1, "status": "failed", "failing": ["t::a"]},
     ]
-    from planner.engine.verification import attempt_notes
+    from planner.outcome.evidence import attempt_notes
 
     notes = attempt_notes(entries)
     assert [(n.attempt, n.failing) for n in notes] == [(1, ["t::a"])]
@@ -336,7 +336,7 @@ def test_an_attempt_that_changes_nothing_after_a_failed_one_is_not_the_winner() 
     nothing, and with only the baseline left among the current runs, the unchanged code was
     recorded as attempt 3 "won". The issue's test failing on the code before the change still
     holds after a reset."""
-    from planner.engine.verification import verification_note
+    from planner.outcome.evidence import verification_note
 
     def run_entry(stage: str, failing: list[str], **extra: Any) -> dict[str, Any]:
         return {

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from planner.verification.checks import IMPORT_SCRIPT, check_changed, importable
+from planner.verification.suite.checks import IMPORT_SCRIPT, check_changed, importable
 
 
 def files(root: Path, contents: dict[str, str]) -> Path:

@@ -11,10 +11,9 @@ import pytest
 
 from planner.ci.inputs import read_inputs, settings_from
 from planner.ci.tracking import verification_lines
-from planner.engine.config import VerificationConfig, load_config
-from planner.engine.errors import ConfigError
-from planner.engine.prompts import render
-from planner.engine.verification import (
+from planner.config import VerificationConfig, load_config
+from planner.core.errors import ConfigError
+from planner.outcome.evidence import (
     AttemptNote,
     TestRun,
     VerificationNote,
@@ -22,8 +21,9 @@ from planner.engine.verification import (
     recorded_runs,
     verification_note,
 )
-from planner.verification.detect import resolve
-from planner.verification.parse import parse_output
+from planner.text.prompts import render
+from planner.verification.suite.detect import resolve
+from planner.verification.suite.parse import parse_output
 from tests.snapshot import assert_snapshot
 
 AUTO = VerificationConfig()

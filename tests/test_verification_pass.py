@@ -18,15 +18,15 @@ from typing import Any
 
 import pytest
 
-from planner.engine.config import PlannerConfig, load_config
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.interfaces import ToolCall
-from planner.engine.issue import IssueContext
-from planner.engine.result import PassResult
+from planner.config import PlannerConfig, load_config
+from planner.core.interfaces import ToolCall
+from planner.memory.history import PlanningHistoryStore
+from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer, Step, reply_tool_calls
-from planner.verification.changes import diff_since, head_commit
-from planner.verification.undo import RepairUndo
+from planner.text.issue import IssueContext
+from planner.verification.fixes.undo import RepairUndo
+from planner.verification.suite.changes import diff_since, head_commit
 from tests.plans import (
     ROOT_TOOLS,
     completion,

@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 
-from planner.engine.config import PlannerConfig, VerificationConfig
-from planner.engine.issue import IssueContext
-from planner.engine.result import PassResult
+from planner.config import PlannerConfig, VerificationConfig
+from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
-from planner.verification.declared import declared_tests
-from planner.verification.detect import provision_steps, resolve
-from planner.verification.runner import TestRunner
+from planner.text.issue import IssueContext
+from planner.verification.suite.declared import declared_tests
+from planner.verification.suite.detect import provision_steps, resolve
+from planner.verification.suite.runner import TestRunner
 from tests.plans import ROOT_TOOLS, completion, finish, planning
 from tests.support.wheels import made_up_wheel, wheelhouse_with_pytest
 from tests.test_verification_pass import config, of_type, write

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from planner.ci.inputs import INPUT_NAMES
-from planner.engine.config import ENV_KEYS
+from planner.config import ENV_KEYS
 from planner.testing.scripted_server import ScriptedModelServer, reply_tool_calls
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import git

@@ -12,9 +12,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from planner.engine.verification import is_test_file
+from planner.outcome.evidence import is_test_file
 from planner.testing.scripted_server import ScriptedModelServer
-from planner.verification.selection import exercising_tests, module_names, pytest_on
+from planner.verification.suite.selection import exercising_tests, module_names, pytest_on
 from tests.plans import completion, finish, planning
 from tests.test_verification_pass import PYTEST, of_type, run, write
 

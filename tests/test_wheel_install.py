@@ -79,7 +79,7 @@ def test_the_built_wheel_runs_a_pass_with_its_packaged_prompts(tmp_path: Path) -
     planner = install(wheel, tmp_path / "venv")
     python = planner.parent / "python"
     where = subprocess.run(
-        [str(python), "-c", "import planner.engine.prompts as p; print(p.__file__)"],
+        [str(python), "-c", "import planner.text.prompts as p; print(p.__file__)"],
         capture_output=True, text=True, check=True, cwd=tmp_path,
     ).stdout  # fmt: skip
     assert where.startswith(str(tmp_path / "venv")), where  # the wheel, not the worktree

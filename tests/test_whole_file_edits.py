@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from planner.engine.config import PlannerConfig
-from planner.engine.file_blocks import code_blocks, holds_code, written_files
-from planner.engine.issue import IssueContext
-from planner.engine.llm import REPEAT_TEMPERATURE
+from planner.config import PlannerConfig
+from planner.model.file_blocks import code_blocks, holds_code, written_files
+from planner.model.llm import REPEAT_TEMPERATURE
 from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_text
+from planner.text.issue import IssueContext
 from planner.tools.workspace import WorkspaceTools
 from tests.harness import Harness
 from tests.plans import ROOT_TOOLS, commit_all, completion, plan_doc

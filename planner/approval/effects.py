@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from planner.approval.models import RISK_ORDER, ActionSpecExt, Risk
 from planner.approval.preview import BINARY_NOTE, decoded
 from planner.approval.validation import SpecRules, path_high_reason, runs_as_code
-from planner.engine.errors import PlannerError
-from planner.engine.interfaces import ToolResult
+from planner.core.errors import PlannerError
+from planner.core.interfaces import ToolResult
 from planner.tools.effects import Change, RollbackFailed, Snapshot, TreeWatcher
 
 DIFF_FILE_BYTES = 200_000

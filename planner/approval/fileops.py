@@ -10,7 +10,7 @@ from typing import Any
 
 from planner.approval.effects import EffectGuard
 from planner.approval.models import ActionSpecExt
-from planner.engine.interfaces import ToolResult
+from planner.core.interfaces import ToolResult
 from planner.tools.paths import PathPolicy, PathRefused
 
 CallTool = Callable[[str, dict[str, Any]], ToolResult]

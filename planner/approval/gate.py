@@ -37,10 +37,10 @@ from planner.approval.models import (
 from planner.approval.preview import decoded, is_cut
 from planner.approval.tool import RUNNABLE, PlanTool
 from planner.approval.validation import runs_as_code
-from planner.engine.config import TEST_PATHS, ApprovalConfig
-from planner.engine.flow import StopPass
-from planner.engine.interfaces import ToolCall, ToolResult
-from planner.engine.tool_names import READ_ONLY_TOOLS
+from planner.config import TEST_PATHS, ApprovalConfig
+from planner.core.interfaces import ToolCall, ToolResult
+from planner.core.tool_names import READ_ONLY_TOOLS
+from planner.outcome.flow import StopPass
 from planner.tools.destructive import destructive_change
 
 PASS_TOOLS = frozenset({"finish_task", "request_replan"})

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from planner.approval.gate import ApprovalGate
+from planner.core.interfaces import ToolCall, ToolResult
 from planner.engine.context import PassContext
-from planner.engine.interfaces import ToolCall, ToolResult
 from planner.engine.phase import Phase
 
 

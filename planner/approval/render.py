@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from planner.approval.models import ActionSpecExt, PlanRecord
 from planner.approval.preview import PREVIEW_CHARS, is_cut
 from planner.approval.tool import PlanTool
-from planner.engine.inert import inert_links
-from planner.engine.issue import show_invisible
+from planner.text.inert import inert_links
+from planner.text.issue import show_invisible
 
 INVISIBLE_NOTE = (
     "⚠️ **Invisible characters:** this change holds characters that do not show (zero-width, "

@@ -15,8 +15,8 @@ from planner.approval.gate import ApprovalGate, ApprovalWitness, person_needed
 from planner.approval.store import Journal, PlanStore
 from planner.approval.tool import PlanTool
 from planner.approval.validation import SpecRules
-from planner.engine.config import PlannerConfig
-from planner.engine.history import PlanningHistoryStore
+from planner.config import PlannerConfig
+from planner.memory.history import PlanningHistoryStore
 from planner.tools.commands import allowed_argv
 from planner.tools.effects import TreeWatcher
 from planner.tools.paths import PathPolicy, read_in_tree

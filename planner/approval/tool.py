@@ -36,7 +36,7 @@ from planner.approval.models import (
 from planner.approval.preview import counts, preview_body, unified
 from planner.approval.store import PlanStore, atomic_write
 from planner.approval.validation import SpecRules, preflight, validate
-from planner.engine.interfaces import ToolResult
+from planner.core.interfaces import ToolResult
 from planner.storage.payloads import MIN_CHARS
 from planner.tools.paths import read_in_tree
 

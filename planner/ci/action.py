@@ -44,18 +44,18 @@ from planner.ci.outputs import (
     write_dotenv,
     write_github_outputs,
 )
-from planner.engine.config import profile_settings
-from planner.engine.errors import PlannerError
-from planner.engine.process import make_undumpable
-from planner.engine.redaction import register_environment_secrets
+from planner.config import profile_settings
+from planner.core.errors import PlannerError
+from planner.text.redaction import register_environment_secrets
+from planner.tools.process import make_undumpable
 
 log = logging.getLogger("planner.ci.action")
 
 if TYPE_CHECKING:
     from planner.ci.outcome import CiOutcome
     from planner.ci.triggers import Platform, Skip, Sweep, Trigger
-    from planner.engine.config import PlannerConfig
-    from planner.engine.interfaces import HistoryBackend
+    from planner.config import PlannerConfig
+    from planner.core.interfaces import HistoryBackend
 
 DOTENV_FILE = "planner.env"
 OUTPUT_NAMES = (
@@ -121,7 +121,7 @@ def run(job: Job) -> int:
         return skip(job, trigger)
     if isinstance(trigger, Sweep):
         return sweep(job, config, trigger)
-    from planner.engine.llm import require_api_key, served_model
+    from planner.model.llm import require_api_key, served_model
 
     config = load_action_config(settings, job.workspace, job.env, served_model)
     require_api_key(config.llm)  # exit 2 before any comment, label or branch is written

@@ -17,10 +17,10 @@ from planner.approval.render import approval_request
 from planner.approval.setup import build_plan_tool
 from planner.approval.tool import PlanTool
 from planner.ci.request_marks import ENTRY, RequestMark, digest
-from planner.engine.config import PlannerConfig
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.interfaces import ToolResult
-from planner.engine.issue import IssueContext
+from planner.config import PlannerConfig
+from planner.core.interfaces import ToolResult
+from planner.memory.history import PlanningHistoryStore
+from planner.text.issue import IssueContext
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig
-from planner.engine.errors import PlannerError
-from planner.engine.redaction import SECRETS
+from planner.config import DEFAULT_CONFIG_PATH, PlannerConfig
+from planner.core.errors import PlannerError
+from planner.text.redaction import SECRETS
 from planner.tools.build_outputs import is_build_output
 from planner.tools.paths import ci_definition, git_segment
 from planner.tools.safe_env import git_argv

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.engine.config import BudgetConfig, ModelPrice
+from planner.config import BudgetConfig, ModelPrice
 
 
 @dataclass

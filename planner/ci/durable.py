@@ -1,7 +1,7 @@
 """The issue branch as the durable copy of the work (issue 15).
 
 - `CheckpointReporter`: the pass's ProgressReporter that also implements
-  planner.engine.interfaces.Checkpoint. At every task boundary it commits the working tree and
+  planner.core.interfaces.Checkpoint. At every task boundary it commits the working tree and
   publishes it (gitops.publish: a person's commits pushed meanwhile are rebased onto, never
   overwritten; a conflict sends planner's commits to `planner/issue-N-conflict-<run>` and ends
   the pass as needs_human).
@@ -31,12 +31,12 @@ from planner.ci.lease import (
 from planner.ci.run_port import IssueRunPort
 from planner.ci.signals import cancellation
 from planner.engine.checkpoints import MARKER_TRAILER, reconcile, record_checkpoint
-from planner.engine.deadline import DEADLINE
-from planner.engine.flow import StopPass
-from planner.engine.history import SKIPPED_MARK, SKIPPED_MORE, PlanningHistoryStore, expel_foreign
-from planner.engine.inert import no_closing_keywords
-from planner.engine.result import PassResult
+from planner.memory.history import SKIPPED_MARK, SKIPPED_MORE, PlanningHistoryStore, expel_foreign
+from planner.outcome.deadline import DEADLINE
+from planner.outcome.flow import StopPass
+from planner.outcome.result import PassResult
 from planner.run.runner import history_directory
+from planner.text.inert import no_closing_keywords
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 from planner.ci.commit_policy import CommitRules, Refusal, enforce_commit_policy, range_refusals
 from planner.ci.forges.base import GitRemote, redact_secrets
-from planner.engine.errors import PlannerError
+from planner.core.errors import PlannerError
 from planner.tools.safe_env import git_argv, git_environment
 
 log = logging.getLogger(__name__)

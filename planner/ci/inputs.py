@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.engine.errors import ConfigError
+from planner.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from planner.engine.config import PlannerConfig, ServedModel
+    from planner.config import PlannerConfig, ServedModel
 
 INPUT_NAMES = (
     "github_token",
@@ -159,7 +159,7 @@ def load_action_config(
 ) -> PlannerConfig:
     """defaults < the config file < environment < inputs; the allowed lists add to the file's.
     `served_model`: see load_config (only once the event is known to start a pass)."""
-    from planner.engine.config import load_config
+    from planner.config import load_config
 
     path = workspace / settings.config_path
     config = load_config(

@@ -42,8 +42,7 @@ from planner.ci.request_marks import (
 )
 from planner.ci.run_port import IssueRunPort
 from planner.ci.triggers import match_phrase
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.interfaces import HistoryBackend, ToolProvider
+from planner.core.interfaces import HistoryBackend, ToolProvider
 from planner.interactive import transitions as move
 from planner.interactive.model import (
     ACTIVE,
@@ -60,6 +59,7 @@ from planner.interactive.operations import (
 from planner.interactive.replies import Parsed, SessionCommand, parse_answers, parse_command
 from planner.interactive.replies import parse_decisions as parse_choices
 from planner.interactive.storage import SessionStore, latest_for_issue, record_for_issue
+from planner.memory.history import PlanningHistoryStore
 from planner.run.runner import exclude_from_git, history_directory, new_run_id
 
 log = logging.getLogger(__name__)
@@ -373,7 +373,7 @@ class IssueSessions:
 
     def _model(self) -> Any:
         if self.model is None:
-            from planner.engine.llm import OpenAIModel
+            from planner.model.llm import OpenAIModel
 
             self.model = OpenAIModel(self.run.config.llm)
         return self.model

@@ -7,7 +7,6 @@ Everything the model or a person wrote is made inert (neutralize) before it is s
 from __future__ import annotations
 
 from planner.ci.tracking import one_line
-from planner.engine.inert import neutralize
 from planner.interactive.model import (
     DecisionPoint,
     PlanningSession,
@@ -15,6 +14,7 @@ from planner.interactive.model import (
     Question,
 )
 from planner.interactive.operations import build_enhanced_instruction
+from planner.text.inert import neutralize
 
 S = PlanningSessionStatus
 SESSION_MARKER = "<!-- planner:planning-session -->"

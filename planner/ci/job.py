@@ -94,15 +94,13 @@ from planner.ci.triggers import (
     parse_gitlab_event,
 )
 from planner.ci.witness import ForgeWitness
-from planner.engine.config import ForgeConfig, McpServerConfig, PlannerConfig
-from planner.engine.deadline import DEADLINE
-from planner.engine.errors import UserInputError
-from planner.engine.history import PlanningHistoryStore, expel_foreign
-from planner.engine.inert import neutralize, no_closing_keywords
-from planner.engine.interfaces import HistoryBackend, ToolProvider
-from planner.engine.issue import Comment, IssueContext
-from planner.engine.result import Notification, PassResult, render_checklist
-from planner.engine.state import IssueState
+from planner.config import ForgeConfig, McpServerConfig, PlannerConfig
+from planner.core.errors import UserInputError
+from planner.core.interfaces import HistoryBackend, ToolProvider
+from planner.memory.history import PlanningHistoryStore, expel_foreign
+from planner.memory.state import IssueState
+from planner.outcome.deadline import DEADLINE
+from planner.outcome.result import Notification, PassResult, render_checklist
 from planner.run.runner import (
     PassSetup,
     history_directory,
@@ -110,6 +108,8 @@ from planner.run.runner import (
     repository_name,
     run_pass,
 )
+from planner.text.inert import neutralize, no_closing_keywords
+from planner.text.issue import Comment, IssueContext
 from planner.tools.fence import credential_files
 from planner.tools.mcp_config import load_file_servers
 

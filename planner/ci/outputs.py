@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from planner.engine.redaction import RedactingFilter, redact
+from planner.text.redaction import RedactingFilter, redact
 
 PREFIX = "planner: "
 DOTENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -8,8 +8,8 @@ newline or HTML from the model can end the label, the code block or the comment'
 
 from __future__ import annotations
 
-from planner.engine.documents import Plan
-from planner.engine.result import PassResult, TaskView
+from planner.outcome.result import PassResult, TaskView
+from planner.plan.documents import Plan
 
 LABEL_CHARS = 60
 SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,:-_/()'!?+=…")

@@ -17,9 +17,9 @@ from planner.ci.lease import Lease
 from planner.ci.outcome import CiOutcome, OutcomeStatus
 from planner.ci.tracking import TrackingState, TrackingView
 from planner.ci.triggers import Trigger
-from planner.engine.config import PlannerConfig
-from planner.engine.interfaces import HistoryBackend, ToolProvider
-from planner.engine.result import PassResult
+from planner.config import PlannerConfig
+from planner.core.interfaces import HistoryBackend, ToolProvider
+from planner.outcome.result import PassResult
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Job cancellation (SIGTERM/SIGINT) ends the pass the ordinary way, within seconds (issue 15).
 
-The handler expires the run's deadline (planner.engine.deadline), kills the process groups of
+The handler expires the run's deadline (planner.outcome.deadline), kills the process groups of
 running commands (run_command and MCP servers start their own session; git runs in ours and is
 left to finish), and interrupts an in-flight model request. The pass then stops as in_progress
 at its next step, and the job commits, pushes, keeps the history and writes the final comment.
@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from types import FrameType
 
-from planner.engine.config import BudgetConfig
-from planner.engine.deadline import DEADLINE, Interrupted
+from planner.config import BudgetConfig
+from planner.outcome.deadline import DEADLINE, Interrupted
 
 log = logging.getLogger(__name__)
 

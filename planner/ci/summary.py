@@ -14,12 +14,12 @@ from pathlib import Path
 from planner.ci.costs import cost_report, last_run_id, render_usage_section
 from planner.ci.outcome import CiOutcome
 from planner.ci.tracking import safe_result, verification_lines
-from planner.engine.config import BudgetConfig, ModelPrice
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.inert import neutralize
-from planner.engine.result import PassResult, PassStatus, render_checklist
-from planner.engine.state import IssueState
-from planner.engine.verification import verification_note
+from planner.config import BudgetConfig, ModelPrice
+from planner.memory.history import PlanningHistoryStore
+from planner.memory.state import IssueState
+from planner.outcome.evidence import verification_note
+from planner.outcome.result import PassResult, PassStatus, render_checklist
+from planner.text.inert import neutralize
 
 TITLES = {
     "completed": "✅ completed",

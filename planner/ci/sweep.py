@@ -25,8 +25,8 @@ import requests
 
 from planner.ci.forges.base import ForgeAdapter
 from planner.ci.tracking import proceed_after_of
-from planner.engine.config import PlannerConfig
-from planner.engine.errors import PlannerError
+from planner.config import PlannerConfig
+from planner.core.errors import PlannerError
 
 log = logging.getLogger(__name__)
 

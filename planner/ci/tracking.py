@@ -1,7 +1,7 @@
 """The tracking comment: one per issue, written by code (never by the model), edited in place.
 
 It shows the state of the current run, why it stopped when a person is needed, the plan as a
-checklist (planner.engine.result.render_checklist) and, folded under it, as a Mermaid graph
+checklist (planner.outcome.result.render_checklist) and, folded under it, as a Mermaid graph
 (planner.ci.plan_graph), links to branch / pull request / CI run, usage and cost by call kind
 (planner.ci.costs), and a log of earlier runs. It stays under GitHub's 65,536-character body
 limit by dropping the oldest run-log lines first, then shortening messages — never the current
@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.plan_graph import graph_section
-from planner.engine.inert import MENTION, neutralize
-from planner.engine.result import PassResult, TaskView, render_checklist
-from planner.engine.verification import VerificationNote
+from planner.outcome.evidence import VerificationNote
+from planner.outcome.result import PassResult, TaskView, render_checklist
+from planner.text.inert import MENTION, neutralize
 
 MAX_COMMENT_CHARS = 65_536
 CHECKLIST_CHARS = 50_000

@@ -27,9 +27,9 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel
 
 from planner.ci.forges.base import MARKER_PREFIX, Actor, CommentData
-from planner.engine.config import ForgeConfig
-from planner.engine.errors import UserInputError
-from planner.engine.markdown import top_level_paragraphs
+from planner.config import ForgeConfig
+from planner.core.errors import UserInputError
+from planner.text.markdown import top_level_paragraphs
 
 Platform = Literal["github", "gitlab", "local"]
 Command = Literal["run", "resume", "replan", "stop"]
@@ -111,7 +111,7 @@ def match_phrase(text: str, phrase: str) -> str | None:
 
     Case-insensitive and on a word boundary: '/planner' matches '/Planner do x' but not
     '/planners' or 'a/planner'. Only plain text at the top level of the comment counts
-    (planner.engine.markdown, a CommonMark parse): quoting an earlier command does not run it
+    (planner.text.markdown, a CommonMark parse): quoting an earlier command does not run it
     again, a hidden one (an HTML comment or attribute) never runs, and one shown as code — fenced,
     indented or inline — is an example, not a command.
     """

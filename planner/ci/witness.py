@@ -6,7 +6,7 @@ witness confirms its approval where people give them:
 
 - the spec was shown to people exactly as it is now: the newest approval request that listed
   it (an `approval_shown` mark in the history, which planner writes and alone reads back:
-  planner.engine.history) holds its spec_digest;
+  planner.memory.history) holds its spec_digest;
 - the approval came with the event this run acts on (planner checked that event as it
   arrived: its author may write, the command stood on its own line, after the request); or
 - its comment is still on the issue or the pull request, written by the approver, who may
@@ -25,8 +25,8 @@ from planner.approval.models import ActionSpecExt, Approval, spec_digest
 from planner.ci.forges.base import Actor, CommentData, ForgeAdapter
 from planner.ci.request_marks import ENTRY, RequestMark
 from planner.ci.triggers import Trigger, find_phrase
-from planner.engine.config import ForgeConfig
-from planner.engine.history import PlanningHistoryStore
+from planner.config import ForgeConfig
+from planner.memory.history import PlanningHistoryStore
 
 
 class ForgeWitness:

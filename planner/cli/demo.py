@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from planner.cli.describe import describe
-from planner.engine.config import PlannerConfig, load_config
-from planner.engine.issue import IssueContext
-from planner.engine.verification import VerificationNote
+from planner.config import PlannerConfig, load_config
+from planner.outcome.evidence import VerificationNote
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import (
     ScriptedModelServer,
@@ -36,6 +35,7 @@ from planner.testing.scripted_server import (
     reply_text,
     reply_tool_calls,
 )
+from planner.text.issue import IssueContext
 
 ISSUE = IssueContext(
     repository="demo/greeter",
@@ -305,7 +305,7 @@ def run_demo(keep: bool = False) -> int:
 
 
 def _show(root: Path, result: object, keep: bool) -> int:
-    from planner.engine.result import PassResult
+    from planner.outcome.result import PassResult
 
     assert isinstance(result, PassResult)
     print(f"Issue #{ISSUE.number}: {ISSUE.title}\n")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planner.engine.result import PassResult, render_checklist
+from planner.outcome.result import PassResult, render_checklist
 
 
 def describe(result: PassResult) -> str:

@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from planner.engine.config import PlannerConfig, load_config
-from planner.engine.llm import served_model
+from planner.config import PlannerConfig, load_config
 from planner.evaluation.harness import EvalOptions, run_suite
 from planner.evaluation.packages import fetch
 from planner.evaluation.report import TaskReport, summary, to_json, to_markdown
 from planner.evaluation.scripted import SCRIPTED_MODELS
 from planner.evaluation.suite import SUITES, Task, load_suite
+from planner.model.llm import served_model
 
 FLAG_KEYS = {
     "model": "llm.model",

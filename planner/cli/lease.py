@@ -17,7 +17,7 @@ from typing import Any
 from planner.ci.forges.base import GitRemote
 from planner.ci.gitops import LOCAL_CONFIG, GitWorkspace, Identity
 from planner.ci.lease import CLOCK_SKEW, LeaseState, fetch_lease, lease_ref, release_abandoned
-from planner.engine.errors import UserInputError
+from planner.core.errors import UserInputError
 
 IDENTITY = Identity("planner", "planner@localhost")
 

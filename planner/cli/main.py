@@ -18,12 +18,12 @@ from planner.cli.describe import describe
 from planner.cli.eval import add_eval_command
 from planner.cli.lease import add_lease_command
 from planner.cli.plan import add_plan_command, run_plan
-from planner.engine.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
-from planner.engine.errors import PlannerError, UserInputError
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.llm import require_api_key, served_model
-from planner.engine.redaction import RedactingFilter, redact, register_environment_secrets
+from planner.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
+from planner.core.errors import PlannerError, UserInputError
+from planner.memory.history import PlanningHistoryStore
+from planner.model.llm import require_api_key, served_model
 from planner.run.runner import PassSetup, history_directory, repository_name, run_pass
+from planner.text.redaction import RedactingFilter, redact, register_environment_secrets
 
 FLAG_KEYS = {
     "model": "llm.model",

@@ -19,16 +19,15 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from planner.engine.config import PlannerConfig
-from planner.engine.errors import UserInputError
-from planner.engine.history import PlanningHistoryStore, read_entries
-from planner.engine.issue import IssueContext
-from planner.engine.llm import require_api_key
+from planner.config import PlannerConfig
+from planner.core.errors import UserInputError
 from planner.interactive.model import DecisionPoint, PlanningSession, new_session
 from planner.interactive.operations import PlanningOperations
 from planner.interactive.storage import ENTRY_TYPE as SESSION_ENTRY
 from planner.interactive.storage import SessionStore
 from planner.interactive.terminal import Console, EndOfInput, TerminalSession
+from planner.memory.history import PlanningHistoryStore, read_entries
+from planner.model.llm import require_api_key
 from planner.run.runner import (
     PassSetup,
     exclude_from_git,
@@ -37,6 +36,7 @@ from planner.run.runner import (
     repository_name,
     run_pass,
 )
+from planner.text.issue import IssueContext
 
 RECENT = 10
 
@@ -92,7 +92,7 @@ def run_plan(
         return 0
     repository = args.repository or repository_name(args.repo)
     if model is None:
-        from planner.engine.llm import OpenAIModel
+        from planner.model.llm import OpenAIModel
 
         model = OpenAIModel(config.llm)
     terminal = TerminalSession(

@@ -1,4 +1,5 @@
-"""The planning engine: the pass loop and the phase interface, plus what every phase shares —
-config, seed documents, the JSONL history and its state, the pass result, prompts, the model client.
+"""The planning engine: the pass loop (coordinator, steps/) and the phase interface (phase,
+context), plus the two phases every pass has (reflection, checkpoints).
 
-It imports no other layer of planner (tools, phase packages, run, storage, CI, CLI)."""
+It imports the packages below it (model, memory, outcome, plan, config, text, core) and no
+layer above (tools, phase packages, run, storage, CI, CLI)."""

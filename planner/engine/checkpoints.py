@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.interfaces import Checkpoint, TreeCheck
+from planner.core.interfaces import Checkpoint, TreeCheck
 from planner.engine.phase import Phase
-from planner.engine.state import IssueState
+from planner.memory.history import PlanningHistoryStore
+from planner.memory.state import IssueState
 
 if TYPE_CHECKING:
     from planner.engine.context import PassContext

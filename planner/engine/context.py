@@ -21,22 +21,8 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Literal
 
-from planner.engine.clarifications import issue_reference
-from planner.engine.config import PlannerConfig
-from planner.engine.conversation import FINISH_TASK, iso, user
-from planner.engine.deadline import stop_if_expired
-from planner.engine.documents import (
-    CompletionReply,
-    ExecutionRecord,
-    FunctionCall,
-    Plan,
-    PlanningError,
-    PlanningReply,
-    PlanRules,
-)
-from planner.engine.flow import StopPass
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.interfaces import (
+from planner.config import PlannerConfig
+from planner.core.interfaces import (
     DocT,
     FileContext,
     PointedDefinition,
@@ -47,11 +33,15 @@ from planner.engine.interfaces import (
     Tools,
     ToolSpec,
 )
-from planner.engine.issue import IssueContext, prompt_view
-from planner.engine.llm import CallRecord
-from planner.engine.plan_repair import repair_plan
-from planner.engine.prompts import render
-from planner.engine.result import (
+from planner.memory.history import PlanningHistoryStore
+from planner.memory.state import IssueState
+from planner.memory.summaries import history_digest
+from planner.model.conversation import FINISH_TASK, iso, user
+from planner.model.llm import CallRecord
+from planner.outcome.deadline import stop_if_expired
+from planner.outcome.evidence import verification_note
+from planner.outcome.flow import StopPass
+from planner.outcome.result import (
     Notification,
     PassResult,
     PassStatus,
@@ -59,9 +49,19 @@ from planner.engine.result import (
     Usage,
     render_checklist,
 )
-from planner.engine.state import IssueState
-from planner.engine.summaries import history_digest
-from planner.engine.verification import verification_note
+from planner.plan.clarifications import issue_reference
+from planner.plan.documents import (
+    CompletionReply,
+    ExecutionRecord,
+    FunctionCall,
+    Plan,
+    PlanningError,
+    PlanningReply,
+    PlanRules,
+)
+from planner.plan.repair import repair_plan
+from planner.text.issue import IssueContext, prompt_view
+from planner.text.prompts import render
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +163,7 @@ class PassContext:
 
     def new_attempt(self, number: int) -> None:
         """Attempt `number` at the issue starts afresh (verification.attempts): the model
-        samples another way from now on, where it can (planner.engine.llm.OpenAIModel.vary)."""
+        samples another way from now on, where it can (planner.model.llm.OpenAIModel.vary)."""
         self.attempt = number
         self._vary(number)
 

@@ -16,20 +16,20 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from planner.engine.config import PlannerConfig
+from planner.config import PlannerConfig
+from planner.core.errors import ApiError, ModelBehaviourError
+from planner.core.interfaces import FileContext, ProgressReporter, Tools
 from planner.engine.context import PassContext
-from planner.engine.errors import ApiError, ModelBehaviourError
-from planner.engine.flow import PlanChanged, StopPass
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.interfaces import FileContext, ProgressReporter, Tools
-from planner.engine.issue import IssueContext
 from planner.engine.phase import Phase, Phases
-from planner.engine.result import PassResult, PassStatus
-from planner.engine.state import IssueState
 from planner.engine.steps.complete import complete
 from planner.engine.steps.execute import run_task
 from planner.engine.steps.legacy import run_legacy
 from planner.engine.steps.plan import make_plan
+from planner.memory.history import PlanningHistoryStore
+from planner.memory.state import IssueState
+from planner.outcome.flow import PlanChanged, StopPass
+from planner.outcome.result import PassResult, PassStatus
+from planner.text.issue import IssueContext
 
 Pending = Literal["", "plan", "revised", "resumed"]
 """What the phases have not seen yet: nothing, a plan to make, a revised or resumed plan."""

@@ -10,19 +10,19 @@ from __future__ import annotations
 import logging
 import re
 
-from planner.engine.config import PlannerConfig
+from planner.config import PlannerConfig
+from planner.core.errors import ModelBehaviourError
+from planner.core.interfaces import ToolCall, ToolResult
 from planner.engine.context import PassContext
-from planner.engine.conversation import user
-from planner.engine.documents import HumanIntervention, InterventionSummary, ReflectionReply
-from planner.engine.errors import ModelBehaviourError
-from planner.engine.flow import PlanChanged, StopPass
-from planner.engine.interfaces import ToolCall, ToolResult
-from planner.engine.issue import sanitize_untrusted
 from planner.engine.phase import Phase
-from planner.engine.prompts import render
-from planner.engine.state import IssueState
-from planner.engine.summaries import task_actions_digest
-from planner.engine.verification import evidence_text
+from planner.memory.state import IssueState
+from planner.memory.summaries import task_actions_digest
+from planner.model.conversation import user
+from planner.outcome.evidence import evidence_text
+from planner.outcome.flow import PlanChanged, StopPass
+from planner.plan.documents import HumanIntervention, InterventionSummary, ReflectionReply
+from planner.text.issue import sanitize_untrusted
+from planner.text.prompts import render
 
 log = logging.getLogger(__name__)
 

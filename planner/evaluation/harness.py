@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.engine.config import PlannerConfig
-from planner.engine.errors import PlannerError
-from planner.engine.issue import Comment, IssueContext
-from planner.engine.result import PassResult
+from planner.config import PlannerConfig
+from planner.core.errors import PlannerError
 from planner.evaluation.report import TaskReport, Usage
 from planner.evaluation.scripted import scripted_server
 from planner.evaluation.suite import Task, branch_tree, commit_all, materialize, run_check
+from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, history_directory, run_pass
+from planner.text.issue import Comment, IssueContext
 
 log = logging.getLogger(__name__)
 ISSUE_NUMBER = 1

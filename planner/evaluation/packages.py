@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from planner.engine.errors import UserInputError
+from planner.core.errors import UserInputError
 from planner.tools.safe_env import scrubbed_environment
 
 DOWNLOAD_TIMEOUT_SECONDS = 300

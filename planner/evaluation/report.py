@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from planner.engine.config import ModelPrice
+from planner.config import ModelPrice
 
 
 class Usage(BaseModel):

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.engine.hunks import edits_between
 from planner.evaluation.suite import Task, solution_files
+from planner.model.hunks import edits_between
 from planner.testing.scripted_server import (
     Responder,
     ScriptedModelServer,

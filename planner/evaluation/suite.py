@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from planner.engine.errors import UserInputError
+from planner.core.errors import UserInputError
 from planner.evaluation.packages import PackageSource, RecordedEdit, apply_edits, fetch, unpack
 from planner.tools.safe_env import git_argv, git_environment, scrubbed_environment
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from planner.engine.clarifications import issue_reference
-from planner.engine.config import PlannerConfig
-from planner.engine.issue import IssueContext
+from planner.config import PlannerConfig
 from planner.grounding.exploration import ExplorationPort, explore
 from planner.grounding.repo_map import RepositoryMap, build_map
+from planner.plan.clarifications import issue_reference
+from planner.text.issue import IssueContext
 
 
 class Grounding:

@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from planner.engine.config import ExplorationConfig, PlannerConfig
-from planner.engine.conversation import assistant, tool_message, user
-from planner.engine.errors import ApiError, ModelBehaviourError
-from planner.engine.interfaces import ChatReply, ToolCall, ToolResult, ToolSpec
-from planner.engine.issue import IssueContext, prompt_view, sanitize_untrusted
-from planner.engine.prompts import render
-from planner.engine.result import Usage
-from planner.engine.tool_names import READ_ONLY_TOOLS
+from planner.config import ExplorationConfig, PlannerConfig
+from planner.core.errors import ApiError, ModelBehaviourError
+from planner.core.interfaces import ChatReply, ToolCall, ToolResult, ToolSpec
+from planner.core.tool_names import READ_ONLY_TOOLS
+from planner.model.conversation import assistant, tool_message, user
+from planner.outcome.result import Usage
+from planner.text.issue import IssueContext, prompt_view, sanitize_untrusted
+from planner.text.prompts import render
 
 REPORT = ToolSpec(
     name="report_findings",

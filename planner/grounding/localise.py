@@ -32,7 +32,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from planner.engine.words import STOPWORDS, words_of
+from planner.text.words import STOPWORDS, words_of
 
 Reader = Callable[[str], bytes | None]
 """Reads a repository file by its relative path (None when it cannot be read)."""

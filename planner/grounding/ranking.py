@@ -9,8 +9,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from planner.engine.words import STOPWORDS, words_of
 from planner.grounding.index import FileEntry
+from planner.text.words import STOPWORDS, words_of
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TOKEN = re.compile(r"[\w./\-]{3,200}")

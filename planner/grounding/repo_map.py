@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planner.engine.config import RepositoryMapConfig
-from planner.engine.issue import sanitize_untrusted
+from planner.config import RepositoryMapConfig
 from planner.grounding.index import FileEntry, RepositoryIndex, build_index
 from planner.grounding.localise import SymbolIndex
 from planner.grounding.ranking import defines, issue_terms, named_files, ranked
 from planner.grounding.tokens import estimate_tokens as estimate_tokens
 from planner.grounding.windows import windows_block
+from planner.text.issue import sanitize_untrusted
 from planner.tools.paths import read_in_tree
 
 LISTING_SHARE = 0.35

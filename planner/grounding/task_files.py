@@ -22,15 +22,15 @@ from collections.abc import Collection, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 
-from planner.engine.config import PlannerConfig
-from planner.engine.interfaces import PointedDefinition, ShownFiles
-from planner.engine.issue import sanitize_untrusted
+from planner.config import PlannerConfig
+from planner.core.interfaces import PointedDefinition, ShownFiles
 from planner.grounding.files import list_files
 from planner.grounding.index import FileEntry, build_index
 from planner.grounding.localise import Definition, Location, SymbolIndex
 from planner.grounding.ranking import defines, issue_terms, named_files
 from planner.grounding.tokens import estimate_tokens
 from planner.grounding.windows import lines_within, windows_block
+from planner.text.issue import sanitize_untrusted
 from planner.tools.edits import numbered
 from planner.tools.paths import PathPolicy, PathRefused
 from planner.tools.safe_env import git_argv, git_environment
@@ -48,7 +48,7 @@ keys.py, whose `typedkey` the issue was about, was not shown."""
 
 
 class TaskFiles:
-    """planner.engine.interfaces.FileContext over one workspace."""
+    """planner.core.interfaces.FileContext over one workspace."""
 
     def __init__(
         self, config: PlannerConfig, workspace: Path, excluded: Iterable[Path] = ()
@@ -267,7 +267,7 @@ def _pointed(
 
 def fenced(path: str, lines: list[str]) -> str:
     """`path` on a line, then its content in a code block: the shape a reply writing the file
-    whole takes (planner.engine.file_blocks); a longer fence when the file holds fences."""
+    whole takes (planner.model.file_blocks); a longer fence when the file holds fences."""
     fence = "````" if any(line.lstrip().startswith("```") for line in lines) else "```"
     language = LANGUAGES.get(Path(path).suffix.lower(), "")
     body = "".join(lines)

@@ -17,9 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from planner.engine.errors import ApiError, ModelBehaviourError
-from planner.engine.issue import sanitize_untrusted
-from planner.engine.prompts import render
+from planner.core.errors import ApiError, ModelBehaviourError
 from planner.interactive import transitions as move
 from planner.interactive.documents import (
     MAX_DECISIONS,
@@ -43,6 +41,8 @@ from planner.interactive.model import (
     option_id,
 )
 from planner.interactive.storage import SessionStore, dump_for_log
+from planner.text.issue import sanitize_untrusted
+from planner.text.prompts import render
 
 log = logging.getLogger(__name__)
 S = PlanningSessionStatus

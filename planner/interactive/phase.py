@@ -13,11 +13,11 @@ passes: on an issue planner.ci.interactive drives it, in a terminal `planner pla
 from __future__ import annotations
 
 from planner.engine.context import PassContext
-from planner.engine.flow import StopPass
 from planner.engine.phase import Phase
 from planner.interactive.model import PlanningSession, PlanningSessionStatus
 from planner.interactive.operations import build_enhanced_instruction
 from planner.interactive.storage import issue_sessions
+from planner.outcome.flow import StopPass
 
 RUN_HEADING = "## Instruction for this run"
 

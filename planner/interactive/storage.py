@@ -27,8 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from planner.engine.errors import PlannerError, UserInputError
-from planner.engine.history import PlanningHistoryStore
+from planner.core.errors import PlannerError, UserInputError
 from planner.interactive.model import (
     PHASES,
     ConversationMessage,
@@ -36,6 +35,7 @@ from planner.interactive.model import (
     PlanningSession,
     now_iso,
 )
+from planner.memory.history import PlanningHistoryStore
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from planner.engine.config import RefinementConfig
+from planner.config import RefinementConfig
 from planner.refinement.judgement import QualityJudgement
 
 Decision = Literal["accept", "replan", "reject"]

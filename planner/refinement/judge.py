@@ -11,15 +11,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from planner.core.errors import ModelBehaviourError
 from planner.engine.context import PassContext
-from planner.engine.documents import Plan
-from planner.engine.errors import ModelBehaviourError
-from planner.engine.issue import IssueContext, fence_untrusted, prompt_view, sanitize_untrusted
-from planner.engine.prompts import render
-from planner.engine.result import TaskView
-from planner.engine.verification import evidence_text
+from planner.outcome.evidence import evidence_text
+from planner.outcome.result import TaskView
+from planner.plan.documents import Plan
 from planner.refinement.judgement import QualityJudgement
 from planner.refinement.port import WorkDiff
+from planner.text.issue import IssueContext, fence_untrusted, prompt_view, sanitize_untrusted
+from planner.text.prompts import render
 
 log = logging.getLogger(__name__)
 

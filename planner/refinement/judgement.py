@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from planner.engine.documents import Doc
+from planner.plan.documents import Doc
 
 Subject = Literal["plan", "result"]
 """plan: a plan before (or between) its tasks run. result: the finished work before completion."""

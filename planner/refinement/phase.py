@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from planner.engine.context import PassContext
-from planner.engine.documents import PlanningReply
 from planner.engine.phase import Phase, PlanEvent, ReviewSection
+from planner.plan.documents import PlanningReply
 from planner.refinement.port import WorkDiff
 from planner.refinement.refiner import Refiner
 

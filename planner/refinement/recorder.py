@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.engine.documents import Plan
-from planner.engine.history import PlanningHistoryStore
+from planner.memory.history import PlanningHistoryStore
+from planner.plan.documents import Plan
 from planner.refinement.decision import RefinementOutcome
 from planner.refinement.judgement import QualityJudgement, Subject
 from planner.refinement.replan import Feedback

@@ -18,13 +18,12 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
-from planner.engine.config import PlannerConfig
+from planner.config import PlannerConfig
 from planner.engine.context import PassContext
-from planner.engine.documents import Plan
-from planner.engine.flow import PlanChanged, StopPass
-from planner.engine.history import PlanningHistoryStore
 from planner.engine.phase import ReviewSection
-from planner.engine.prompts import render
+from planner.memory.history import PlanningHistoryStore
+from planner.outcome.flow import PlanChanged, StopPass
+from planner.plan.documents import Plan
 from planner.refinement.decision import make_refinement_decision
 from planner.refinement.judge import QualityJudge
 from planner.refinement.judgement import QualityJudgement, Subject
@@ -32,6 +31,7 @@ from planner.refinement.port import WorkDiff
 from planner.refinement.recorder import RefinementRecorder
 from planner.refinement.replan import Feedback, FeedbackReplanner
 from planner.refinement.state import RefinementState, Round
+from planner.text.prompts import render
 
 REVIEW_KEY = "quality_judgement"
 """The plan judgement's key in replanning's plan review reply."""

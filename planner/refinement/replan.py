@@ -14,9 +14,10 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, model_validator
 
-from planner.engine.config import RefinementConfig
+from planner.config import RefinementConfig
+from planner.core.errors import ModelBehaviourError
 from planner.engine.context import PassContext
-from planner.engine.documents import (
+from planner.plan.documents import (
     Doc,
     Plan,
     PlannedAction,
@@ -25,10 +26,9 @@ from planner.engine.documents import (
     Subtask,
     plan_problems,
 )
-from planner.engine.errors import ModelBehaviourError
-from planner.engine.prompts import render
 from planner.refinement.judgement import QualityJudgement
 from planner.refinement.structure import StructureValidation, stable_order, validate_structure
+from planner.text.prompts import render
 
 
 @dataclass(frozen=True)

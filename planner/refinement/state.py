@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from planner.engine.state import REFINEMENT
+from planner.memory.state import REFINEMENT
 from planner.refinement.decision import DecisionInputs
 from planner.refinement.judgement import QualityJudgement, Subject
 

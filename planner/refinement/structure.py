@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from planner.engine.config import RefinementConfig
-from planner.engine.documents import Plan, PlanRules, Subtask, plan_problems
+from planner.config import RefinementConfig
+from planner.plan.documents import Plan, PlanRules, Subtask, plan_problems
 
 Outcome = Literal["valid", "fallback", "kept_previous"]
 

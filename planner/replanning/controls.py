@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from planner.engine.config import ReplanningConfig
+from planner.config import ReplanningConfig
 from planner.replanning.decision import Phase, ReplanDecision
 from planner.replanning.levels import QUESTION_LIMIT, REVISION_CAP, Level, level_of, limit_key_of
 from planner.replanning.state import ReplanState

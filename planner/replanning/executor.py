@@ -18,7 +18,8 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, model_validator
 
-from planner.engine.documents import (
+from planner.core.errors import ModelBehaviourError
+from planner.plan.documents import (
     ActionPlan,
     Doc,
     Plan,
@@ -31,7 +32,6 @@ from planner.engine.documents import (
     repaired,
     restore_kept,
 )
-from planner.engine.errors import ModelBehaviourError
 from planner.replanning.decision import ReplanDecision
 from planner.replanning.levels import Level
 from planner.replanning.port import ReplanPort

@@ -10,11 +10,11 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from planner.engine.interfaces import ToolCall, ToolResult
-from planner.engine.issue import fence_untrusted, sanitize_untrusted
-from planner.engine.result import PassResult, render_checklist
-from planner.engine.state import IssueState
-from planner.engine.summaries import task_actions_digest
+from planner.core.interfaces import ToolCall, ToolResult
+from planner.memory.state import IssueState
+from planner.memory.summaries import task_actions_digest
+from planner.outcome.result import PassResult, render_checklist
+from planner.text.issue import fence_untrusted, sanitize_untrusted
 
 RESULT_CHARS = 1_500
 NONE_RAN = "Tests: none run."

@@ -26,13 +26,12 @@ from typing import Any
 
 from pydantic import BaseModel, create_model
 
-from planner.engine.documents import PlanningError
-from planner.engine.flow import PlanChanged, StopPass
-from planner.engine.interfaces import ToolCall, ToolResult
-from planner.engine.issue import prompt_view, sanitize_untrusted
+from planner.core.interfaces import ToolCall, ToolResult
 from planner.engine.phase import ReviewSection
-from planner.engine.result import format_timestamp
-from planner.engine.summaries import history_digest
+from planner.memory.summaries import history_digest
+from planner.outcome.flow import PlanChanged, StopPass
+from planner.outcome.result import format_timestamp
+from planner.plan.documents import PlanningError
 from planner.replanning.controls import Verdict
 from planner.replanning.decision import PLANNING_PHASES, Phase, ReplanDecision, ReviewReply
 from planner.replanning.facts import (
@@ -53,6 +52,7 @@ from planner.replanning.pipeline import (
 from planner.replanning.prompt_builder import PlanningInputs
 from planner.replanning.recorder import DecisionContext, new_id
 from planner.replanning.state import PendingQuestion
+from planner.text.issue import prompt_view, sanitize_untrusted
 
 QUESTIONS_SPENT = "The limit of questions for this issue is reached"
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from planner.engine.issue import sanitize_untrusted
-from planner.engine.result import format_timestamp
+from planner.outcome.result import format_timestamp
 from planner.replanning.controls import Verdict, percent
 from planner.replanning.decision import PHASE_TITLES, ReplanDecision
+from planner.text.issue import sanitize_untrusted
 
 ITEM_CHARS = 500
 TEXT_CHARS = 3_000

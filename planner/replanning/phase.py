@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from planner.core.interfaces import ToolCall, ToolResult, ToolSpec
 from planner.engine.context import PassContext
-from planner.engine.documents import CompletionReply, PlanningError, PlanningReply
-from planner.engine.interfaces import ToolCall, ToolResult, ToolSpec
 from planner.engine.phase import Phase, PlanEvent, Request
 from planner.engine.reflection import failed_action, reflection_wanted, task_reflection_wanted
-from planner.engine.result import Notification
+from planner.outcome.result import Notification
+from planner.plan.documents import CompletionReply, PlanningError, PlanningReply
 from planner.replanning.manager import ReplanManager
 from planner.replanning.tools import REQUEST_REPLAN
 

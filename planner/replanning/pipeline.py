@@ -19,13 +19,12 @@ from typing import Any, Literal, NoReturn, cast
 
 from pydantic import BaseModel, ValidationError
 
-from planner.engine.config import PlannerConfig
-from planner.engine.documents import HumanIntervention, InterventionSummary, Plan, PlanningError
-from planner.engine.flow import PlanChanged, StopPass
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.issue import IssueContext
+from planner.config import PlannerConfig
 from planner.engine.phase import ReviewSection
-from planner.engine.result import Notification
+from planner.memory.history import PlanningHistoryStore
+from planner.outcome.flow import PlanChanged, StopPass
+from planner.outcome.result import Notification
+from planner.plan.documents import HumanIntervention, InterventionSummary, Plan, PlanningError
 from planner.replanning.controls import ReplanControls, Verdict
 from planner.replanning.decision import PLANNING_PHASES, DecisionReply, Phase, ReplanDecision
 from planner.replanning.executor import (
@@ -42,6 +41,7 @@ from planner.replanning.questions import refused_question
 from planner.replanning.recorder import Clock, DecisionContext, ReplanRecorder, new_id
 from planner.replanning.state import ReplanState
 from planner.replanning.statistics import ReplanStatistics, statistics_of
+from planner.text.issue import IssueContext
 
 log = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from planner.engine.documents import Plan, PlanRules
-from planner.engine.interfaces import DocT, ToolSpec
-from planner.engine.result import PassResult
-from planner.engine.state import IssueState
+from planner.core.interfaces import DocT, ToolSpec
+from planner.memory.state import IssueState
+from planner.outcome.result import PassResult
+from planner.plan.documents import Plan, PlanRules
 
 
 class ReplanPort(Protocol):

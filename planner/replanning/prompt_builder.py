@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planner.engine.documents import Plan
-from planner.engine.interfaces import ToolSpec
+from planner.core.interfaces import ToolSpec
 from planner.engine.phase import ReviewSection
-from planner.engine.prompts import render
+from planner.plan.documents import Plan
 from planner.replanning.decision import PHASE_TITLES, PHASE_TYPES, ReplanDecision
 from planner.replanning.facts import ActionFacts, EvaluationFacts
+from planner.text.prompts import render
 
 COMMON_FIELDS: tuple[tuple[str, str], ...] = (
     ("replan_needed", "bool"),

@@ -1,6 +1,6 @@
 """Questions a replan decision wants to ask people: only real ones reach the issue.
 
-At every phase the test of planning's questions applies (planner.engine.clarifications): no
+At every phase the test of planning's questions applies (planner.plan.clarifications): no
 question, the schema's own words, planner's text echoed, or nothing about the issue. At every
 phase these are the model's to settle too, never posted: asking what named code is "supposed to
 do" when the issue says it; a question naming one of planner's tools; one asking for the plan
@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from planner.engine.clarifications import GENERIC_WORDS, check_clarification
-from planner.engine.documents import PlanRules
-from planner.engine.words import words_of
+from planner.plan.clarifications import GENERIC_WORDS, check_clarification
+from planner.plan.documents import PlanRules
 from planner.replanning.decision import ReplanDecision
 from planner.replanning.recorder import DecisionContext
+from planner.text.words import words_of
 
 GENERIC_EXECUTION_WORDS = words_of(
     """expected behavior behaviour correct correctly input inputs output outputs data full value

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.result import Notification, NotificationKind
+from planner.memory.history import PlanningHistoryStore
+from planner.outcome.result import Notification, NotificationKind
 from planner.replanning.controls import Verdict
 from planner.replanning.decision import Phase, ReplanDecision
 from planner.replanning.executor import ReplanChange

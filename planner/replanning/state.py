@@ -1,5 +1,5 @@
 """Replanning state derived from the issue's history (replanning.md §10.2), like
-planner.engine.state.
+planner.memory.state.
 
 Nothing here is stored separately: counts, the pending question, an interrupted replan and the
 planning review still owed are all recomputed from entries, so a pass that stopped mid-way and
@@ -24,8 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.engine.questions import QuestionCount, ends_piece_of_work
-from planner.engine.state import REFINEMENT
+from planner.memory.questions import QuestionCount, ends_piece_of_work
+from planner.memory.state import REFINEMENT
 from planner.replanning.decision import PLANNING_PHASES
 from planner.replanning.levels import QUESTION_LIMIT, REVISION_CAP
 
@@ -66,7 +66,7 @@ class ReplanState:
             handler = _HANDLERS.get(str(entry.get("type")))
             if handler is not None:
                 handler(state, entry)
-            questions.add(entry)  # the one question count (planner.engine.questions)
+            questions.add(entry)  # the one question count (planner.memory.questions)
             state.counts[QUESTION_LIMIT] = questions.asked
         return state
 

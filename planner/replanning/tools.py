@@ -5,7 +5,7 @@ Its arguments are the §7.5 decision; replan_needed is implied by calling it.
 
 from __future__ import annotations
 
-from planner.engine.interfaces import ToolSpec
+from planner.core.interfaces import ToolSpec
 
 _LIST = {"type": "array", "items": {"type": "string"}}
 

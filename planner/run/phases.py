@@ -14,8 +14,8 @@ from pathlib import Path
 
 from planner.approval.gate import ApprovalGate
 from planner.approval.phase import ApprovalPhase
+from planner.config import PlannerConfig
 from planner.engine.checkpoints import CheckpointPhase
-from planner.engine.config import PlannerConfig
 from planner.engine.phase import Phase
 from planner.engine.reflection import ReflectionPhase
 from planner.grounding.phase import GroundingPhase

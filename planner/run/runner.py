@@ -12,23 +12,23 @@ from typing import Any
 
 from planner.approval.gate import ApprovalGate, ApprovalWitness, AwaitingApproval
 from planner.approval.setup import install_gate
-from planner.engine.config import DEFAULT_CONFIG_PATH, McpServerConfig, PlannerConfig
+from planner.config import DEFAULT_CONFIG_PATH, McpServerConfig, PlannerConfig
+from planner.core.interfaces import ProgressReporter, ToolProvider
 from planner.engine.coordinator import PlanningCoordinator
-from planner.engine.deadline import guarded
-from planner.engine.history import PlanningHistoryStore, expel_foreign, summarize_skipped
-from planner.engine.interfaces import ProgressReporter, ToolProvider
-from planner.engine.issue import IssueContext
-from planner.engine.llm import OpenAIModel
 from planner.engine.phase import Phase
-from planner.engine.result import PassResult
 from planner.grounding.files import git_output
 from planner.grounding.task_files import TaskFiles
+from planner.memory.history import PlanningHistoryStore, expel_foreign, summarize_skipped
+from planner.model.llm import OpenAIModel
+from planner.outcome.deadline import guarded
+from planner.outcome.result import PassResult
 from planner.run.phases import pass_phases
 from planner.run.workdiff import workspace_diff
 from planner.storage.retention import prune_history
+from planner.text.issue import IssueContext
 from planner.tools import build_registry
 from planner.tools.registry import ToolRegistry
-from planner.verification.detect import runs_programs
+from planner.verification.suite.detect import runs_programs
 
 log = logging.getLogger(__name__)
 

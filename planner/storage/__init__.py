@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.engine.errors import ConfigError
-from planner.engine.interfaces import HistoryBackend
+from planner.core.errors import ConfigError
+from planner.core.interfaces import HistoryBackend
 from planner.storage.artifact import ArtifactHistoryBackend, artifact_name
 from planner.storage.cache import CacheHistoryBackend
 from planner.storage.gitlab import GitLabArtifactBackend

@@ -24,7 +24,7 @@ from typing import Any
 
 import requests
 
-from planner.engine.errors import ApiError
+from planner.core.errors import ApiError
 from planner.storage.archive import DEFAULT_MAX_BYTES, ExtractReport, extract_archive
 from planner.storage.download import ArchiveDownloader
 from planner.storage.files import history_files

@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from planner.engine.history import task_uuid
-from planner.engine.interfaces import HistoryBackend
+from planner.core.interfaces import HistoryBackend
+from planner.memory.history import task_uuid
 from planner.storage.files import history_files
 
 log = logging.getLogger(__name__)

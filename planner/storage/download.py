@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from planner.engine.errors import ApiError
+from planner.core.errors import ApiError
 
 log = logging.getLogger(__name__)
 

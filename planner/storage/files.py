@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.engine.history import is_entry
+from planner.memory.history import is_entry
 
 Weight = tuple[int, int]
 """(readable entries, bytes): of two copies of one history file, the heavier is the newer."""

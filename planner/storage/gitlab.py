@@ -34,7 +34,7 @@ from urllib.parse import quote
 
 import requests
 
-from planner.engine.errors import ApiError
+from planner.core.errors import ApiError
 from planner.storage.archive import DEFAULT_MAX_BYTES, atomic_write, extract_archive
 from planner.storage.download import ArchiveDownloader
 from planner.storage.files import Weight, history_files, history_weight

@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from planner.engine.questions import ends_piece_of_work
+from planner.memory.questions import ends_piece_of_work
 from planner.storage.payloads import PAYLOADS_DIR
 
 log = logging.getLogger(__name__)

@@ -8,9 +8,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from planner.engine.config import TEST_PATHS, McpServerConfig, ToolsConfig
-from planner.engine.interfaces import ToolProvider
-from planner.engine.redaction import (
+from planner.config import TEST_PATHS, McpServerConfig, ToolsConfig
+from planner.core.interfaces import ToolProvider
+from planner.text.redaction import (
     CREDENTIAL_FILE_BYTES,
     register_file_secrets,
     register_secret,

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.engine.config import ToolsConfig
-from planner.engine.deadline import bounded
-from planner.engine.interfaces import ToolResult, ToolSpec
+from planner.config import ToolsConfig
+from planner.core.interfaces import ToolResult, ToolSpec
+from planner.outcome.deadline import bounded
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
 from planner.tools.isolation import SandboxUser, private_folder

@@ -20,8 +20,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from planner.engine.config import TEST_PATHS
-from planner.engine.verification import is_test_file
+from planner.config import TEST_PATHS
+from planner.outcome.evidence import is_test_file
 
 MASS_DELETION_LINES = 20
 """A change deleting at least this many lines while adding at most half as many is a mass

@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from planner.engine.redaction import SECRET_NAME_WORDS
+from planner.text.redaction import SECRET_NAME_WORDS
 
 log = logging.getLogger(__name__)
 

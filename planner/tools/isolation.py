@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from planner.engine.process import make_undumpable
 from planner.tools.fence import Fence, fence
 from planner.tools.lock import Lock, lock_checkout
+from planner.tools.process import make_undumpable
 from planner.tools.safe_env import git_argv, git_environment, scrubbed_environment
 
 log = logging.getLogger(__name__)

@@ -30,8 +30,8 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from planner.engine.config import McpServerConfig, ToolsConfig
-from planner.engine.interfaces import ToolResult, ToolSpec
+from planner.config import McpServerConfig, ToolsConfig
+from planner.core.interfaces import ToolResult, ToolSpec
 from planner.tools.isolation import SandboxUser, private_folder
 from planner.tools.loop import LoopThread
 from planner.tools.output import cap_text

@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from planner.engine.config import McpServerConfig, ToolsConfig
-from planner.engine.errors import ConfigError
+from planner.config import McpServerConfig, ToolsConfig
+from planner.core.errors import ConfigError
 
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 EXPANDED_FIELDS = ("command", "args", "env", "cwd", "url", "headers")

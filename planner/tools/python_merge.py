@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from planner.engine.definitions import first_line, is_docstring
+from planner.model.definitions import first_line, is_docstring
 
 BUILTIN_NAMES = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__"}
 

@@ -12,8 +12,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from planner.engine.interfaces import ToolProvider, ToolResult, ToolSpec
-from planner.engine.redaction import redact
+from planner.core.interfaces import ToolProvider, ToolResult, ToolSpec
+from planner.text.redaction import redact
 from planner.tools.isolation import SandboxUser
 from planner.tools.output import escaped
 

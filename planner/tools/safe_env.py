@@ -21,7 +21,7 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from planner.engine.redaction import is_secret_name
+from planner.text.redaction import is_secret_name
 
 __all__ = ["git_argv", "git_environment", "is_secret_name", "scrubbed_environment"]
 

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from planner.engine.config import ToolsConfig
-from planner.engine.interfaces import ToolResult, ToolSpec
+from planner.config import ToolsConfig
+from planner.core.interfaces import ToolResult, ToolSpec
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
 from planner.tools.output import cap_text

@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from planner.engine.config import TEST_PATHS, ToolsConfig
-from planner.engine.interfaces import ToolResult, ToolSpec
-from planner.engine.verification import is_test_file
+from planner.config import TEST_PATHS, ToolsConfig
+from planner.core.interfaces import ToolResult, ToolSpec
+from planner.outcome.evidence import is_test_file
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
 from planner.tools.edits import (

@@ -1,1 +1,5 @@
-"""Phase package: the repository's tests as part of the pass (docs/verification.md)."""
+"""Phase package: the repository's tests as part of the pass (docs/verification.md).
+
+The two phases live here (phase: VerificationPhase; candidate_phase: CandidatePhase); the
+stages they run live in three sub-packages: suite/ (running the repository's tests),
+reproduction/ (the issue's own test) and fixes/ (candidate fixes chosen by tests)."""

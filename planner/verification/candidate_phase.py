@@ -1,4 +1,5 @@
-"""Candidate fixes before the first task (verification.candidates; planner.verification.candidates).
+"""Candidate fixes before the first task (verification.candidates;
+planner.verification.fixes.candidates).
 
 Once per issue, after the plan and the issue's test are made and that test fails on the code
 before the change, the model is asked for candidate fixes: one call each, one located
@@ -7,10 +8,10 @@ configured temperature, later rounds warmer, each with its own seed; the rounds 
 between asking for the wrong line first and for the code first, which the 1.5B answers
 differently). Each candidate is put in place, judged by the issue's test and then by the tests
 of the changed file, and taken back; a candidate that fails and changed a few separate places
-is tried place by place (planner.verification.candidates.single_changes).
+is tried place by place (planner.verification.fixes.candidates.single_changes).
 
 With verification.mutants, one-token changes to the lines of those definitions that the
-issue's test ran (planner.verification.mutants) are tried first, judged the same way: no model
+issue's test ran (planner.verification.fixes.mutants) are tried first, judged the same way: no model
 call, and a bug one token off is found in seconds.
 
 The first candidate whose tests all pass is written like any change (a recorded write_file
@@ -27,31 +28,31 @@ import difflib
 from functools import partial
 from typing import Any
 
+from planner.core.interfaces import ToolCall
 from planner.engine.context import PassContext
-from planner.engine.conversation import user
-from planner.engine.deadline import stop_if_expired
-from planner.engine.interfaces import ToolCall
-from planner.engine.issue import prompt_view
 from planner.engine.phase import Phase
-from planner.engine.prompts import render
 from planner.engine.steps.execute import end_task
-from planner.engine.verification import (
+from planner.model.conversation import user
+from planner.outcome.deadline import stop_if_expired
+from planner.outcome.evidence import (
     CANDIDATE,
     CANDIDATES,
     TestRun,
     is_test_file,
     new_failures,
 )
-from planner.verification.candidates import (
+from planner.text.issue import prompt_view
+from planner.text.prompts import render
+from planner.verification.fixes.candidates import (
     Spot,
     failure_excerpt,
     single_changes,
     spliced,
     spots,
 )
-from planner.verification.mutants import mutants, raised_in
+from planner.verification.fixes.mutants import mutants, raised_in
+from planner.verification.fixes.trace import wrong_value
 from planner.verification.phase import VerificationPhase
-from planner.verification.trace import wrong_value
 
 WARMER_SEED = 100
 """Seeds of the rounds after the first start here (a seed above 1 samples warmer)."""
@@ -93,7 +94,7 @@ class CandidatePhase(Phase):
 
     def _spots(self, run: PassContext, output: str) -> tuple[list[Spot], dict[str, set[int]]]:
         """The definitions to ask for: among those the issue's test runs when it can be
-        profiled (planner.verification.trace), a function that returned the value its
+        profiled (planner.verification.fixes.trace), a function that returned the value its
         assertion found wrong first; else those the issue's text points to. With them, the
         lines the test ran, by file."""
         texts = [f"{run.issue.title}\n{run.issue.body}"]
@@ -176,7 +177,7 @@ class CandidatePhase(Phase):
         raised: list[str],
     ) -> tuple[dict[str, Any] | None, int]:
         """Small mechanical changes of the lines of the spots the issue's test ran
-        (planner.verification.mutants; `raised`: the exceptions its failure shows), judged as
+        (planner.verification.fixes.mutants; `raised`: the exceptions its failure shows), judged as
         candidates are: the first whose tests all pass (None: none did, or nothing ran), and
         how many were tried."""
         before = self.verification.baseline(run)
@@ -241,7 +242,7 @@ class CandidatePhase(Phase):
 
 def _judged(runs: list[TestRun], baseline: TestRun | None) -> dict[str, Any]:
     """What the runs say of a candidate: its outcome, the tests it broke (judged as any run
-    after a change is, planner.engine.verification.new_failures) and those failing before
+    after a change is, planner.outcome.evidence.new_failures) and those failing before
     that still fail."""
     issue = runs[0]
     if issue.status != "passed":

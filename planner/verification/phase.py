@@ -16,7 +16,7 @@
                  the start (attempts.py) up to verification.attempts; then the pass ends
                  needs_human
 
-Every run is a `verification` entry (planner.engine.verification) recorded as it finishes, so
+Every run is a `verification` entry (planner.outcome.evidence) recorded as it finishes, so
 a later pass reuses the baseline and the pass result, reflection and the judges read the same
 evidence. Only failures the baseline did not have count against the pass.
 """
@@ -30,17 +30,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from planner.engine.config import PlannerConfig
+from planner.config import PlannerConfig
+from planner.core.interfaces import ToolCall, ToolResult, ToolSpec, TreeCheck
+from planner.core.tool_names import WRITE_TOOLS, path_argument
 from planner.engine.context import PassContext
-from planner.engine.conversation import user
-from planner.engine.flow import PlanChanged, StopPass
-from planner.engine.interfaces import ToolCall, ToolResult, ToolSpec, TreeCheck
-from planner.engine.issue import IssueContext, prompt_view
 from planner.engine.phase import Phase, Request
-from planner.engine.prompts import render
-from planner.engine.result import PassStatus
-from planner.engine.tool_names import WRITE_TOOLS, path_argument
-from planner.engine.verification import (
+from planner.model.conversation import user
+from planner.outcome.evidence import (
     ATTEMPT,
     CHECKS,
     ISSUE_TEST,
@@ -57,8 +53,12 @@ from planner.engine.verification import (
     recorded_runs,
     verification_note,
 )
+from planner.outcome.flow import PlanChanged, StopPass
+from planner.outcome.result import PassStatus
+from planner.text.issue import IssueContext, prompt_view
+from planner.text.prompts import render
 from planner.tools.isolation import SandboxUser
-from planner.verification.attempts import (
+from planner.verification.fixes.attempts import (
     ResetImpossible,
     Start,
     attempt_count,
@@ -69,19 +69,16 @@ from planner.verification.attempts import (
     snapshot,
     take_up,
 )
-from planner.verification.changes import (
-    added_tests,
-    changed_files,
-    changed_test_files,
-    diff_since,
-    files_using,
-    fingerprint,
-    head_commit,
-    removed_names,
+from planner.verification.fixes.repair_task import (
+    failing_names,
+    repair_goal,
+    repair_task,
+    unresolved_reason,
+    with_task,
 )
-from planner.verification.checks import check_changed
-from planner.verification.detect import NO_TESTS, PYTHON, Verification, resolve
-from planner.verification.issue_test import (
+from planner.verification.fixes.trace import Trace, read_trace, traced_argv
+from planner.verification.fixes.undo import RepairUndo, put_back
+from planner.verification.reproduction.issue_test import (
     IssueTest,
     as_unittest,
     collection_problem,
@@ -91,19 +88,27 @@ from planner.verification.issue_test import (
     issue_test_path,
     placed,
 )
-from planner.verification.repair_task import (
-    failing_names,
-    repair_goal,
-    repair_task,
-    unresolved_reason,
-    with_task,
+from planner.verification.reproduction.stated_calls import only_reported, with_stated_calls
+from planner.verification.reproduction.transcript import transcript_test
+from planner.verification.suite.changes import (
+    added_tests,
+    changed_files,
+    changed_test_files,
+    diff_since,
+    files_using,
+    fingerprint,
+    head_commit,
+    removed_names,
 )
-from planner.verification.runner import TestRunner, Watch, merged
-from planner.verification.selection import MAX_SELECTED, exercising_tests, pytest_on, tracked_tests
-from planner.verification.stated_calls import only_reported, with_stated_calls
-from planner.verification.trace import Trace, read_trace, traced_argv
-from planner.verification.transcript import transcript_test
-from planner.verification.undo import RepairUndo, put_back
+from planner.verification.suite.checks import check_changed
+from planner.verification.suite.detect import NO_TESTS, PYTHON, Verification, resolve
+from planner.verification.suite.runner import TestRunner, Watch, merged
+from planner.verification.suite.selection import (
+    MAX_SELECTED,
+    exercising_tests,
+    pytest_on,
+    tracked_tests,
+)
 
 REPRODUCTION_LINES = 60
 """Lines of the issue's test shown in a task's prompt before the first change."""
@@ -399,7 +404,7 @@ class VerificationPhase(Phase):
 
     def issue_trace(self, run: PassContext) -> Trace | None:
         """What the active issue test runs on the code as it is, and what it returns there
-        (planner.verification.trace); None when it cannot be profiled."""
+        (planner.verification.fixes.trace); None when it cannot be profiled."""
         test = _active_test(run.store.entries())
         if test is None:
             return None

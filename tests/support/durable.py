@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.engine.history import read_entries, task_uuid
+from planner.memory.history import read_entries, task_uuid
 from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_tool_calls
 from tests.fake_forge.core import IDENTITY, git
 from tests.fake_forge.scenario import clone, comment_event, github_payload, gitlab_payload

@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, Field
 
 from planner.ci.forges.threads import ReviewThread
-from planner.engine.errors import ApiError, UserInputError
-from planner.engine.interfaces import Forge
-from planner.engine.redaction import redact, register_secret
+from planner.core.errors import ApiError, UserInputError
+from planner.core.interfaces import Forge
+from planner.text.redaction import redact, register_secret
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ TRACKING_MARKER = "<!-- planner:tracking -->"
 
 
 def redact_secrets(text: str, secrets: Iterable[str] = ()) -> str:
-    """Replace known secrets (planner.engine.redaction), `secrets` and token-like strings."""
+    """Replace known secrets (planner.text.redaction), `secrets` and token-like strings."""
     return redact(text, secrets)
 
 
@@ -324,5 +324,5 @@ def _is_tracking(comment: CommentData) -> bool:
 
 
 def as_forge(adapter: ForgeAdapter) -> Forge:
-    """Every adapter is a planner.engine.interfaces.Forge (mypy checks this assignment)."""
+    """Every adapter is a planner.core.interfaces.Forge (mypy checks this assignment)."""
     return adapter

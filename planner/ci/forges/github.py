@@ -29,8 +29,8 @@ from planner.ci.forges.base import (
 )
 from planner.ci.forges.http import HeaderAuth, JsonClient, RetryPolicy
 from planner.ci.forges.threads import ReviewThread, ThreadComment
-from planner.engine.config import ForgeConfig
-from planner.engine.errors import ApiError, ConfigError
+from planner.config import ForgeConfig
+from planner.core.errors import ApiError, ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -28,8 +28,8 @@ from planner.ci.forges.base import (
 )
 from planner.ci.forges.http import HeaderAuth, JsonClient, RetryPolicy
 from planner.ci.forges.threads import ReviewThread, ThreadComment
-from planner.engine.config import ForgeConfig
-from planner.engine.errors import ConfigError
+from planner.config import ForgeConfig
+from planner.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from urllib.parse import urljoin, urlsplit
 import requests
 from requests.auth import AuthBase
 
-from planner.engine.errors import ApiError
+from planner.core.errors import ApiError
 
 log = logging.getLogger(__name__)
 

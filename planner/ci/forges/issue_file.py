@@ -10,8 +10,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from planner.engine.errors import UserInputError
-from planner.engine.issue import Comment, IssueContext
+from planner.core.errors import UserInputError
+from planner.text.issue import Comment, IssueContext
 
 
 def load_issue_file(path: Path, repository: str, issue_id: str | None = None) -> IssueContext:

@@ -29,7 +29,7 @@ from planner.ci.forges.base import (
     parse_time,
 )
 from planner.ci.forges.issue_file import load_issue_file
-from planner.engine.errors import UserInputError
+from planner.core.errors import UserInputError
 from planner.run.runner import exclude_from_git
 from planner.tools.safe_env import git_argv, git_environment
 

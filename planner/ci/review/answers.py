@@ -21,14 +21,14 @@ from planner.ci.gitops import marked_commits
 from planner.ci.review.anchors import touches
 from planner.ci.review.records import REVIEW_REPLY, replied_in_run, unanswered
 from planner.ci.run_port import IssueRunPort
+from planner.core.errors import PlannerError
+from planner.core.tool_names import WRITE_TOOLS, path_argument
 from planner.engine.checkpoints import CHECKPOINT
-from planner.engine.errors import PlannerError
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.inert import neutralize
-from planner.engine.result import PassResult
-from planner.engine.state import IssueState
-from planner.engine.tool_names import WRITE_TOOLS, path_argument
-from planner.engine.verification import VerificationNote, listed
+from planner.memory.history import PlanningHistoryStore
+from planner.memory.state import IssueState
+from planner.outcome.evidence import VerificationNote, listed
+from planner.outcome.result import PassResult
+from planner.text.inert import neutralize
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from planner.ci.forges.base import ForgeAdapter
 from planner.ci.review.threads import Permissions, open_threads
 from planner.ci.run_port import Target
 from planner.ci.triggers import Skip, Trigger
-from planner.engine.config import PlannerConfig
+from planner.config import PlannerConfig
 
 REVIEW_EVENT = "pull_request_review.submitted"
 

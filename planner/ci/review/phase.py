@@ -11,9 +11,9 @@ from typing import Any
 
 from planner.ci.review.records import record_for_task
 from planner.engine.context import PassContext
-from planner.engine.issue import fence_untrusted, sanitize_untrusted
 from planner.engine.phase import Phase, Request
-from planner.engine.prompts import render
+from planner.text.issue import fence_untrusted, sanitize_untrusted
+from planner.text.prompts import render
 
 AUTHOR_CHARS = 100
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner.engine.entries import EntryBase, register_entry_model
+from planner.memory.entries import EntryBase, register_entry_model
 
 REVIEW_THREAD = "review_thread"
 REVIEW_REPLY = "review_reply"

@@ -41,7 +41,9 @@ from planner.ci.review.threads import OpenThread, Permissions, open_threads
 from planner.ci.run_port import IssueRunPort
 from planner.ci.triggers import Trigger
 from planner.engine.checkpoints import MARKER_TRAILER, record_checkpoint
-from planner.engine.documents import (
+from planner.memory.history import PlanningHistoryStore
+from planner.memory.state import IssueState
+from planner.plan.documents import (
     ActionPlan,
     GoalUnderstanding,
     Plan,
@@ -49,10 +51,8 @@ from planner.engine.documents import (
     Subtask,
     TaskDecomposition,
 )
-from planner.engine.history import PlanningHistoryStore
-from planner.engine.inert import no_closing_keywords
-from planner.engine.issue import truncate_bytes
-from planner.engine.state import IssueState
+from planner.text.inert import no_closing_keywords
+from planner.text.issue import truncate_bytes
 from planner.tools.paths import read_in_tree
 
 log = logging.getLogger(__name__)

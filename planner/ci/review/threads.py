@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from planner.ci.forges.base import Actor, ForgeAdapter
 from planner.ci.forges.threads import ReviewThread, ThreadComment
 from planner.ci.triggers import is_gitlab_bot
-from planner.engine.config import ForgeConfig
+from planner.config import ForgeConfig
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import NoReturn
 
 from planner.engine.context import PassContext
-from planner.engine.conversation import user
-from planner.engine.documents import CompletionReply
-from planner.engine.flow import StopPass
-from planner.engine.issue import comments_since, prompt_view
-from planner.engine.prompts import render
-from planner.engine.result import render_checklist
+from planner.model.conversation import user
+from planner.outcome.flow import StopPass
+from planner.outcome.result import render_checklist
+from planner.plan.documents import CompletionReply
+from planner.text.issue import comments_since, prompt_view
+from planner.text.prompts import render
 
 
 def complete(run: PassContext) -> NoReturn:

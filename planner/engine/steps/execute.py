@@ -4,7 +4,7 @@ run_task(run, task_id) holds the task's conversation: the prompt shows the files
 about, every tool call is one recorded action (phases see it before and after it runs),
 `finish_task` ends the task, and a reply without tool calls gets one nudge before it counts as
 the task's end (failed when the task did nothing). A reply holding code blocks for files the
-prompt showed whole writes them (llm.edit_format, planner.engine.file_blocks) and, written, ends
+prompt showed whole writes them (llm.edit_format, planner.model.file_blocks) and, written, ends
 the task. A TaskGuard keeps the loop moving: repeated
 calls and reads of files already shown are answered without running, reading stops at the
 per-task cap, and a task meant to change something is not ticked when it changed nothing.
@@ -16,25 +16,25 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from planner.core.interfaces import ChatReply, ToolCall, ToolResult
+from planner.core.tool_names import WRITE_TOOLS
 from planner.engine.context import PassContext
-from planner.engine.conversation import FINISH_TASK, assistant, tool_message, user
-from planner.engine.documents import Plan, Subtask
-from planner.engine.file_blocks import WrittenFiles, written_files
-from planner.engine.hunks import edits_between
-from planner.engine.interfaces import ChatReply, ToolCall, ToolResult
-from planner.engine.issue import comments_since, prompt_view
-from planner.engine.prompts import render
-from planner.engine.result import render_checklist
-from planner.engine.summaries import assumptions_in_force, task_actions_digest
-from planner.engine.task_guard import (
+from planner.memory.summaries import assumptions_in_force, task_actions_digest
+from planner.model.conversation import FINISH_TASK, assistant, tool_message, user
+from planner.model.file_blocks import WrittenFiles, written_files
+from planner.model.hunks import edits_between
+from planner.outcome.evidence import verification_note
+from planner.outcome.result import render_checklist
+from planner.plan.documents import Plan, Subtask
+from planner.plan.task_guard import (
     TaskCapReached,
     TaskGuard,
     changes_in_plan,
     did_nothing,
     looks_in_plan,
 )
-from planner.engine.tool_names import WRITE_TOOLS
-from planner.engine.verification import verification_note
+from planner.text.issue import comments_since, prompt_view
+from planner.text.prompts import render
 
 Finish = tuple[str, str]
 """How the model ended a task: (status, summary)."""

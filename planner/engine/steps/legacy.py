@@ -7,15 +7,15 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, NoReturn
 
+from planner.core.interfaces import ShownFiles
 from planner.engine.context import PassContext
-from planner.engine.conversation import user
-from planner.engine.flow import PlanChanged, StopPass
-from planner.engine.interfaces import ShownFiles
-from planner.engine.issue import prompt_view
-from planner.engine.prompts import render
 from planner.engine.steps.execute import Finish, task_turns
-from planner.engine.task_guard import TaskGuard, did_nothing
-from planner.engine.verification import VerificationNote, evidence_text, verification_note
+from planner.model.conversation import user
+from planner.outcome.evidence import VerificationNote, evidence_text, verification_note
+from planner.outcome.flow import PlanChanged, StopPass
+from planner.plan.task_guard import TaskGuard, did_nothing
+from planner.text.issue import prompt_view
+from planner.text.prompts import render
 
 LEGACY = "legacy"
 

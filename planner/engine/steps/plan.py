@@ -16,15 +16,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.core.errors import ModelBehaviourError
 from planner.engine.context import PassContext
-from planner.engine.conversation import assistant, iso, user
-from planner.engine.documents import PlanningReply
-from planner.engine.errors import ModelBehaviourError
-from planner.engine.flow import StopPass
-from planner.engine.issue import sanitize_untrusted
-from planner.engine.llm import extract_json
-from planner.engine.prompts import render
-from planner.engine.questions import questions_asked
+from planner.memory.questions import questions_asked
+from planner.model.conversation import assistant, iso, user
+from planner.model.llm import extract_json
+from planner.outcome.flow import StopPass
+from planner.plan.documents import PlanningReply
+from planner.text.issue import sanitize_untrusted
+from planner.text.prompts import render
 
 
 def make_plan(run: PassContext, feedback: str = "") -> PlanningReply:

@@ -1,0 +1,298 @@
+"""Candidate fixes: a located definition rewritten in one model call, several times; the
+tests choose (verification.candidates).
+
+In a real package a 1.5B model on a tool-calling loop mostly garbles the file it edits, yet
+shown one short function, the issue and the issue's failing test, it can write the function
+back fixed — sometimes, not every time. Agentless samples such candidates and keeps the one
+the tests accept; here each candidate is one call whose reply is one function (or class),
+put in place of the shown one, judged by the issue's test and the tests of the changed file,
+and taken back. The definitions come from the repository's symbol index (the same ranking
+the task prompt shows), a few of them in turn: the best-ranked is not always the buggy one.
+
+This module holds what needs no pass: which definitions to show, the request, and how a
+reply becomes the file's new text. planner.verification.candidate_phase runs them.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+import textwrap
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import TypeGuard
+
+from planner.core.interfaces import PointedDefinition
+from planner.model.definitions import first_line, is_docstring
+
+MAX_SPOTS = 3
+"""Definitions candidates are asked for, in turn."""
+MAX_SPOT_LINES = 100
+"""A definition longer than this is not asked for (the reply would be long and garbled)."""
+FAILURE_CHARS = 1_500
+"""Characters of the issue test's failing output a request shows."""
+FENCE = re.compile(r"```[\w+.-]*[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+
+Node = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+@dataclass(frozen=True)
+class Spot:
+    """A definition candidates are asked for, with its source as the file has it now."""
+
+    path: str
+    qualname: str
+    kind: str
+    start: int
+    end: int
+    source: str
+    called_by: str = ""
+    returns_wrong: bool = False
+    """Run by the issue's test, it returned the value the test's assertion found wrong."""
+
+    @property
+    def name(self) -> str:
+        return self.qualname.rsplit(".", 1)[-1]
+
+    @property
+    def label(self) -> str:
+        return f"{self.path}:{self.qualname}"
+
+    @property
+    def shown(self) -> str:
+        """The source without its indentation (a method is shown as a function would be)."""
+        return textwrap.dedent(self.source)
+
+
+def spots(
+    pointed: Sequence[PointedDefinition],
+    read: Callable[[str], str | None],
+    is_test: Callable[[str], bool],
+    limit: int = MAX_SPOTS,
+    first: Collection[tuple[str, int]] = (),
+) -> list[Spot]:
+    """The definitions to ask for, best first: not in test files, short enough to be written
+    back whole, none inside one already chosen or holding one. Those in `first` ((path, first
+    line): the functions that returned the value the issue's test found wrong) come first, in
+    their order; then a definition the text points to that one too long to be asked for
+    calls: the bug may be in it."""
+    long_ones = {p.qualname for p in pointed if p.end - p.start + 1 > MAX_SPOT_LINES}
+    order = {place: index for index, place in enumerate(first)}
+    ordered = sorted(
+        pointed,
+        key=lambda p: (
+            order.get((p.path, p.start), len(order)),
+            not (p.located and p.called_by in long_ones),
+        ),
+    )
+    chosen: list[Spot] = []
+    texts: dict[str, str | None] = {}
+    for place in ordered:
+        if len(chosen) >= limit:
+            break
+        if is_test(place.path) or place.end - place.start + 1 > MAX_SPOT_LINES:
+            continue
+        if any(_overlap(s, place) for s in chosen):
+            continue
+        if place.path not in texts:
+            texts[place.path] = read(place.path)
+        text = texts[place.path]
+        if text is None:
+            continue
+        lines = text.splitlines(keepends=True)[place.start - 1 : place.end]
+        if not lines:
+            continue
+        chosen.append(
+            Spot(
+                place.path,
+                place.qualname,
+                place.kind,
+                place.start,
+                place.end,
+                "".join(lines),
+                place.called_by,
+                (place.path, place.start) in order,
+            )
+        )
+    return chosen
+
+
+def _overlap(spot: Spot, place: PointedDefinition) -> bool:
+    return spot.path == place.path and place.start <= spot.end and spot.start <= place.end
+
+
+def spliced(text: str, spot: Spot, reply: str) -> str | None:
+    """`text` with the spot's definition replaced by the reply's definition of the same name
+    (`text` itself when that is unchanged); None when the reply holds none, or the file would
+    not parse. A reply without the
+    docstring or the decorators keeps the file's (the model shortens, it rarely means to
+    delete them)."""
+    node, block = _definition(reply, spot)
+    if node is None:
+        return _line_edited(text, spot, reply)
+    lines = text.splitlines()
+    old_lines = lines[spot.start - 1 : spot.end]
+    old = _parsed_spot(old_lines, spot.name)
+    new_lines = block.splitlines()[first_line(node) - 1 : node.end_lineno or node.lineno]
+    new_lines = textwrap.dedent("\n".join(new_lines)).splitlines()
+    if old is not None:
+        new_lines = _kept_parts(old, textwrap.dedent("\n".join(old_lines)), new_lines)
+    indent = old_lines[0][: len(old_lines[0]) - len(old_lines[0].lstrip())] if old_lines else ""
+    new_lines = _as_before(old_lines, [indent + line if line.strip() else "" for line in new_lines])
+    return joined(text, [*lines[: spot.start - 1], *new_lines, *lines[spot.end :]])
+
+
+def _line_edited(text: str, spot: Spot, reply: str) -> str | None:
+    """The 1.5B often answers with the changed line alone ("The corrected line should be:"),
+    or the wrong line's block and then the corrected one's. Such a line takes the place of the
+    one line of the definition most like it (a pair: of the first block's line); the
+    indentation is the file's."""
+    blocks = [b.strip("\n") for b in FENCE.findall(reply) if b.strip()]
+    blocks = [b for b in blocks if len(b.splitlines()) == 1]
+    if not blocks or len(blocks) > 2:
+        return None
+    wrong, fixed = (blocks[0], blocks[1]) if len(blocks) == 2 else (blocks[0], blocks[0])
+    lines = text.splitlines()
+    inside = range(spot.start - 1, min(spot.end, len(lines)))
+    scored = [(_likeness(lines[i].strip(), wrong.strip()), i) for i in inside if lines[i].strip()]
+    if not scored:
+        return None
+    likeness, at = max(scored)
+    if likeness < LINE_LIKENESS or (len(blocks) == 1 and likeness == 1.0):
+        return None
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    lines[at] = indent + fixed.strip()
+    return joined(text, lines)
+
+
+def joined(text: str, lines: list[str]) -> str | None:
+    """`lines` as a file with the line endings of `text` (a CRLF file stays one); None when
+    it does not parse."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    joined = newline.join(lines) + (newline if text.endswith(("\n", "\r")) else "")
+    try:
+        ast.parse(joined)
+    except (SyntaxError, ValueError):
+        return None
+    return joined
+
+
+LINE_LIKENESS = 0.6
+"""A corrected line replaces the definition's line at least this alike (difflib's ratio)."""
+
+
+def _likeness(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(a=a, b=b, autojunk=False).ratio()
+
+
+def _as_before(old: list[str], new: list[str]) -> list[str]:
+    """`new` with the lines it keeps from `old` (trailing whitespace aside) as `old` has them:
+    a reply's stripped blank lines in a docstring are no change."""
+    matcher = difflib.SequenceMatcher(
+        a=[line.rstrip() for line in old], b=[line.rstrip() for line in new], autojunk=False
+    )
+    result = list(new)
+    for a, b, size in matcher.get_matching_blocks():
+        result[b : b + size] = old[a : a + size]
+    return result
+
+
+def _definition(reply: str, spot: Spot) -> tuple[Node | None, str]:
+    """The first definition named like the spot in the reply's code blocks (or in the
+    reply itself when it has none): at the block's top level, or inside a class of the
+    spot's class name for a method."""
+    owner = spot.qualname.rsplit(".", 2)[-2] if "." in spot.qualname else ""
+    for block in [*FENCE.findall(reply), reply]:
+        block = textwrap.dedent(block)
+        try:
+            body = ast.parse(block).body
+        except (SyntaxError, ValueError):
+            continue
+        for node in body:
+            if _named(node, spot.name):
+                return node, block
+            if owner and isinstance(node, ast.ClassDef) and node.name == owner:
+                inner = next((m for m in node.body if _named(m, spot.name)), None)
+                if inner is not None:
+                    return inner, block
+    return None, ""
+
+
+def _named(node: ast.stmt, name: str) -> TypeGuard[Node]:
+    definitions = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    return isinstance(node, definitions) and node.name == name
+
+
+def _parsed_spot(lines: list[str], name: str) -> Node | None:
+    try:
+        body = ast.parse(textwrap.dedent("\n".join(lines))).body
+    except (SyntaxError, ValueError):
+        return None
+    return next((n for n in body if _named(n, name)), None)
+
+
+def _kept_parts(old: Node, old_text: str, new_lines: list[str]) -> list[str]:
+    """The new definition with the old one's docstring and decorators where it has none."""
+    try:
+        new = ast.parse("\n".join(new_lines)).body[0]
+    except (SyntaxError, ValueError, IndexError):
+        return new_lines
+    if not isinstance(new, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return new_lines
+    old_source = old_text.splitlines()
+    result = list(new_lines)
+    has_doc = bool(new.body) and is_docstring(new.body[0])
+    if old.body and is_docstring(old.body[0]) and not has_doc and new.body:
+        doc = old.body[0]
+        doc_lines = old_source[doc.lineno - 1 : doc.end_lineno or doc.lineno]
+        shift = new.body[0].col_offset - doc.col_offset
+        doc_lines = [
+            (" " * shift + line if shift > 0 and line.strip() else line) for line in doc_lines
+        ]
+        at = new.body[0].lineno - 1
+        result = [*result[:at], *doc_lines, *result[at:]]
+    if old.decorator_list and not new.decorator_list:
+        result = [*old_source[first_line(old) - 1 : old.lineno - 1], *result]
+    return result
+
+
+def single_changes(original: str, text: str) -> list[str]:
+    """When a candidate changes the file in 2 to MAX_PARTS separate places, the file with each
+    of those changes alone (those that parse). The 1.5B often gets the one line right and
+    changes two more it was not asked to: its first `LRUCache` had the right `next(iter(…))`
+    and a rewritten `__update` that broke the issue's test. Trying the parts costs test runs,
+    not model calls."""
+    before, after = original.splitlines(keepends=True), text.splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if not 2 <= len(changes) <= MAX_PARTS:
+        return []
+    variants = []
+    for _tag, first, last, new_first, new_last in changes:
+        variant = "".join([*before[:first], *after[new_first:new_last], *before[last:]])
+        try:
+            ast.parse(variant)
+        except (SyntaxError, ValueError):
+            continue
+        variants.append(variant)
+    return variants
+
+
+MAX_PARTS = 4
+"""A candidate changing more places than this is not tried part by part."""
+
+
+def failure_excerpt(tail: str) -> str:
+    """What a failing pytest run says about why, short: the lines it points at (`>`), its
+    error lines (`E`) and where they were raised (`file.py:12: TypeError`), without the
+    source around them (the request shows the code); else the output's end. At most
+    FAILURE_CHARS, its end kept."""
+    lines = tail.splitlines()
+    pointed = [
+        line
+        for line in lines
+        if line.startswith((">", "E ")) or re.match(r"^[\w./-]+\.py:\d+: \w", line)
+    ]
+    text = "\n".join(pointed) if pointed else tail.strip()
+    return text[-FAILURE_CHARS:]
