@@ -3,7 +3,7 @@
 
     python3 scripts/dev.py demo        # run the demo pass (scripted model unless OPENAI_API_KEY)
     python3 scripts/dev.py test        # the whole test suite
-    python3 scripts/dev.py lint        # ruff + mypy
+    python3 scripts/dev.py lint        # ruff + mypy + import-linter (layer contracts)
     python3 scripts/dev.py lint-ci     # hadolint, zizmor, action-validator, GitLab component
     python3 scripts/dev.py bench       # benchmarks
     python3 scripts/dev.py docs        # regenerate docs/configuration.md, the schema, docs/cli.md
@@ -166,6 +166,7 @@ def lint(args: list[str]) -> None:
         "entrypoint.py",
     )
     run(BIN / "mypy", "planner")
+    run(BIN / "lint-imports")  # the layer contracts in pyproject.toml ([tool.importlinter])
 
 
 def lint_ci(args: list[str]) -> None:
