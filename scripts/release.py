@@ -8,13 +8,14 @@
     python3 scripts/release.py public-image IMAGE:TAG  # exit 1 unless anyone can pull it
 
 The version lives in planner/__init__.py only (pyproject reads it). `prepare` writes it, turns the
-changelog's Unreleased section into `## [X.Y.Z] - DATE` and moves every pinned release in the README, docs/ and examples/ (`planner-dev/planner@vOLD` of `uses:` and pip,
-the GitLab component's `@vOLD`, the image's `:OLD`, the component's `version: "OLD"`) and the
-GitLab template's default version to the new one; action.yml keeps `image: Dockerfile`, so `@main`
-goes on building main's code. `image` makes action.yml run the released image
-`docker://ghcr.io/planner-dev/planner:X.Y.Z`: only on the commit the tag names, which is not merged
-into main (`check --tag` refuses a tag whose action.yml builds the Dockerfile). `check` also refuses another owner than
-planner-dev on GitHub and a component pinned without the tag's `v`. Standard library only.
+changelog's Unreleased section into `## [X.Y.Z] - DATE` and moves every pinned release in the
+README, docs/ and examples/ (`planner-dev/planner@vOLD` of `uses:` and pip, the GitLab component's
+`@vOLD`, the image's `:OLD`, the component's `version: "OLD"`) and the GitLab template's default
+version to the new one; action.yml keeps `image: Dockerfile`, so `@main` goes on building main's
+code. `image` makes action.yml run the released image `docker://ghcr.io/planner-dev/planner:X.Y.Z`:
+only on the commit the tag names, which is not merged into main (`check --tag` refuses a tag whose
+action.yml builds the Dockerfile). `check` also refuses another owner than planner-dev on GitHub
+and a component pinned without the tag's `v`. Standard library only.
 """
 
 from __future__ import annotations
