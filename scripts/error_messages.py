@@ -112,31 +112,83 @@ def fixed_parts(node: ast.expr, names: dict[str, ast.expr] | None = None) -> lis
     return []
 
 
+MAX_ALTERNATIVES = 32
+"""A message with more alternatives than this (nested conditions) keeps the first ones."""
+MAX_DEPTH = 3
+"""How deep the walk follows a message into the functions that return it."""
+FUNCTIONS: dict[str, list[tuple[Function, Source]]] = {}
+"""The package's functions by name (messages() fills it): a message a function returns is
+followed into it when the name is the package's only function of that name."""
+
+
+def templates(
+    node: ast.expr, names: dict[str, ast.expr] | None = None, percent: bool = False
+) -> list[str]:
+    """The messages `node` makes, exactly: its literal text, and {} for each part filled in at
+    run time (an f-string's placeholder, a `%s` of a log call with `percent`, a name that holds
+    no known text); one for each alternative (`a if c else b`, `a or b`, each text a function it
+    calls returns). Whitespace runs become one space, as the forge and the log show them."""
+    found = _templates(node, names or {}, percent, 0)
+    return list(dict.fromkeys(" ".join(text.split()) for text in found))
+
+
 def template(
     node: ast.expr, names: dict[str, ast.expr] | None = None, percent: bool = False
 ) -> str:
-    """The message `node` makes, exactly: its literal text, and {} for each part filled in at
-    run time (an f-string's placeholder, a `%s` of a log call with `percent`, a name that holds
-    no known text); whitespace runs become one space, as the forge and the log show them."""
-    return " ".join(_template(node, names or {}, percent).split())
+    """The first of templates()."""
+    return templates(node, names, percent)[0]
 
 
-def _template(node: ast.expr, names: dict[str, ast.expr], percent: bool) -> str:
+def _templates(node: ast.expr, names: dict[str, ast.expr], percent: bool, depth: int) -> list[str]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         if not percent:
-            return node.value
-        return PERCENT.sub(lambda m: "%" if m[0] == "%%" else PLACEHOLDER, node.value)
+            return [node.value]
+        return [PERCENT.sub(lambda m: "%" if m[0] == "%%" else PLACEHOLDER, node.value)]
     if isinstance(node, ast.JoinedStr):
-        return "".join(_piece(part, names) for part in node.values)
+        return ["".join(_piece(part, names) for part in node.values)]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _template(node.left, names, percent) + _template(node.right, names, percent)
+        left = _templates(node.left, names, percent, depth)
+        right = _templates(node.right, names, percent, depth)
+        return [one + two for one in left for two in right][:MAX_ALTERNATIVES]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-        return _template(node.left, names, True)
+        return _templates(node.left, names, True, depth)
+    if isinstance(node, ast.IfExp):
+        return _alternatives([node.body, node.orelse], names, percent, depth)
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        return _alternatives(node.values, names, percent, depth)
+    if isinstance(node, ast.Call) and depth < MAX_DEPTH:
+        returned = _returned(node, percent, depth)
+        if returned:
+            return returned
     name = _name_of(node)
     if name in names:
         rest = {k: v for k, v in names.items() if k != name}
-        return _template(names[name], rest, percent)
-    return PLACEHOLDER
+        return _templates(names[name], rest, percent, depth)
+    return [PLACEHOLDER]
+
+
+def _alternatives(
+    nodes: list[ast.expr], names: dict[str, ast.expr], percent: bool, depth: int
+) -> list[str]:
+    found = [text for node in nodes for text in _templates(node, names, percent, depth)]
+    return found[:MAX_ALTERNATIVES]
+
+
+def _returned(call: ast.Call, percent: bool, depth: int) -> list[str]:
+    """What the package's function `call` calls returns, when it is the only one of its name."""
+    defined = FUNCTIONS.get(_called(call), [])
+    if len(defined) != 1:
+        return []
+    function, source = defined[0]
+    found = [
+        text
+        for node in ast.walk(function)
+        if isinstance(node, ast.Return)
+        and node.value is not None
+        and source.scope.get(id(node)) is function
+        for text in _templates(node.value, source.names(node), percent, depth + 1)
+    ]
+    return found[:MAX_ALTERNATIVES]
 
 
 def _piece(part: ast.expr, names: dict[str, ast.expr]) -> str:
@@ -160,16 +212,25 @@ def _name_of(node: ast.expr) -> str:
     return ""
 
 
-def logged(call: ast.Call, names: dict[str, ast.expr]) -> str:
-    """A log call's message as logging makes it: each `%s` of the format filled with the text
-    of its argument where that is known (a constant, an f-string), else {}."""
-    shown = template(call.args[0], names, percent=True)
-    arguments = [template(argument, names) for argument in call.args[1:]]
-    if not arguments or shown.count(PLACEHOLDER) != len(arguments):
-        return shown
-    pieces = shown.split(PLACEHOLDER)
-    filled = [piece + argument for piece, argument in zip(pieces, arguments, strict=False)]
-    return " ".join(("".join(filled) + pieces[-1]).split())
+def logged(call: ast.Call, names: dict[str, ast.expr]) -> list[str]:
+    """A log call's messages as logging makes them: each `%s` of the format filled with the text
+    of its argument where that is known (a constant, an f-string, what a function returns), else
+    {}; one for each alternative."""
+    fillings: list[list[str]] = [[]]
+    for argument in call.args[1:]:
+        options = list(dict.fromkeys(_templates(argument, names, False, 0)))
+        fillings = [[*done, option] for done in fillings for option in options]
+        fillings = fillings[:MAX_ALTERNATIVES]
+    found = []
+    for shown in dict.fromkeys(_templates(call.args[0], names, True, 0)):
+        for arguments in fillings:
+            if not arguments or shown.count(PLACEHOLDER) != len(arguments):
+                found.append(" ".join(shown.split()))
+                continue
+            pieces = shown.split(PLACEHOLDER)
+            filled = [piece + part for piece, part in zip(pieces, arguments, strict=False)]
+            found.append(" ".join(("".join(filled) + pieces[-1]).split()))
+    return list(dict.fromkeys(found))
 
 
 def has_text(text: str) -> bool:
@@ -244,6 +305,11 @@ def _assignments(statements: list[ast.AST]) -> dict[str, ast.expr]:
 def messages() -> list[Message]:
     parsed = [Source(path, ast.parse(path.read_text(encoding="utf-8"))) for path in sources()]
     errors = error_classes([source.tree for source in parsed])
+    FUNCTIONS.clear()
+    for source in parsed:
+        for node in ast.walk(source.tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                FUNCTIONS.setdefault(node.name, []).append((node, source))
     found: list[Message] = []
     forwarded: list[tuple[str, int, str, str]] = []  # function, position, parameter, kind
     for source in parsed:
@@ -252,9 +318,9 @@ def messages() -> list[Message]:
             if shown is None:
                 continue
             kind, expression = shown
-            message = _message(kind, expression, node, source)
-            if message is not None:
-                found.append(message)
+            made = _message(kind, expression, node, source)
+            if made:
+                found += made
             elif (parameter := source.parameter(node, expression)) is not None:
                 forwarded.append((*parameter, kind))
     return list(dict.fromkeys(found + _at_calls(parsed, forwarded)))  # a function name twice
@@ -303,22 +369,20 @@ def _raised(
     return (name, made.args[position]) if len(made.args) > position else None
 
 
-def _message(kind: str, expression: ast.expr, node: ast.AST, source: Source) -> Message | None:
-    """The message `expression` makes, or None when it holds no text of its own (a parameter,
+def _message(kind: str, expression: ast.expr, node: ast.AST, source: Source) -> list[Message]:
+    """The messages `expression` makes; [] when it holds no text of its own (a parameter,
     followed to the calls; an exception or a body made elsewhere, relayed)."""
     names = source.names(node)
     if kind.startswith("log.") and isinstance(node, ast.Call) and node.args[:1] == [expression]:
         shown = logged(node, names)
     else:
-        shown = template(expression, names, percent=kind.startswith("log."))
-    if not has_text(shown):
-        return None
+        shown = templates(expression, names, percent=kind.startswith("log."))
     parts = fixed_parts(expression, names)
     if kind.startswith("log."):
         parts = [piece for part in parts for piece in PERCENT.split(part)]
     parts = [" ".join(part.split()) for part in parts]
     key = max(parts, key=len, default="").strip(" :;,.()'\"")
-    return Message(kind, key, source.where(node), shown)
+    return [Message(kind, key, source.where(node), text) for text in shown if has_text(text)]
 
 
 def _at_calls(parsed: list[Source], forwarded: list[tuple[str, int, str, str]]) -> list[Message]:
@@ -335,9 +399,7 @@ def _at_calls(parsed: list[Source], forwarded: list[tuple[str, int, str, str]]) 
             given = [k.value for k in node.keywords if k.arg == parameter]
             given += node.args[position : position + 1]
             for expression in given[:1]:
-                message = _message(kind, expression, node, source)
-                if message is not None:
-                    found.append(message)
+                found += _message(kind, expression, node, source)
     return found
 
 

@@ -23,7 +23,7 @@ from scripts import check_links, error_messages
 # The messages issue 58 found without an entry: short, or with their text in `%s` arguments.
 ONCE_UNSEEN = [
     "tool {} crashed",
-    "MCP server {} {}; its tools are left out{}",
+    "MCP server {} {}; its tools are left out",
     "task {} re-opened: its commit is not on the branch",
     "replan at {} {}",
     "skipped {}: {}",
@@ -93,7 +93,11 @@ class Server:
         log.warning("%s%s", self.problem, "")
 
 
-def work(forge, run, path, task, exc, body):
+def stop_note(branch):
+    return f"the branch {branch} moved"
+
+
+def work(forge, run, path, task, exc, body, reason):
     log.exception("tool %s crashed", path)
     log.warning("task %s %s", task, REOPENED)
     log.warning("%s", exc)
@@ -102,14 +106,17 @@ def work(forge, run, path, task, exc, body):
     run.reply("skipped", f"`cancel` did not count: {exc}")
     forge.post_comment(1, f"{TRACKING}\\n{body}")
     print(f"planner: error: {exc}", file=sys.stderr)
+    raise StopPass("in_progress", reason or "interrupted")
+    raise StopPass("needs_human", stop_note(path))
 """
 
 
 def test_the_walk_reads_each_message_exactly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Short messages, text in `%s` arguments, an attribute, a constant in an f-string, a reply
-    are messages; a bare `%s` and a body that only carries a marker relay one made elsewhere."""
+    """Short messages, text in `%s` arguments, an attribute, a constant in an f-string, a reply,
+    each alternative of `a or b`, what a function returns are messages; a bare `%s` and a body
+    that only carries a marker relay one made elsewhere."""
     package = tmp_path / "planner"
     package.mkdir()
     (package / "module.py").write_text(textwrap.dedent(PLANTED), encoding="utf-8")
@@ -119,6 +126,8 @@ def test_the_walk_reads_each_message_exactly(
     found = error_messages.messages()
 
     assert sorted((m.error, m.template) for m in found) == [
+        ("StopPass", "interrupted"),
+        ("StopPass", "the branch {} moved"),
         ("log.exception", "tool {} crashed"),
         ("log.warning", "server {}; its tools are left out"),
         ("log.warning", "task {} re-opened: its commit is not on the branch"),

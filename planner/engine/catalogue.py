@@ -118,7 +118,7 @@ CATALOGUE: tuple[Entry, ...] = (
     ),
     Entry(
         "PLN019",
-        "GitHub GraphQL API {} failed: {}{}",
+        "GitHub GraphQL API {} failed: {}. {}",
         "apierror--the-model-endpoint-or-the-forge-exit-code-1",
     ),
     Entry(
@@ -146,12 +146,12 @@ CATALOGUE: tuple[Entry, ...] = (
     Entry(
         "PLN024",
         "{} {}: {} (attempt {})",
-        "giterror-and-leasebusy--the-issues-branch-exit-code-1",
+        "warnings-in-the-log",
     ),
     Entry(
         "PLN025",
-        "{} failed ({}): {}{}",
-        "userinputerror--an-issue-event-or-argument-exit-code-2",
+        "{} failed ({}): {}. {}",
+        "apierror--the-model-endpoint-or-the-forge-exit-code-1",
     ),
     Entry(
         "PLN026",
@@ -237,7 +237,7 @@ CATALOGUE: tuple[Entry, ...] = (
     ),
     Entry(
         "PLN042",
-        "git {} failed (exit {}): {}{}",
+        "git {} failed (exit {}): {} {}",
         "giterror-and-leasebusy--the-issues-branch-exit-code-1",
     ),
     Entry(
@@ -574,7 +574,7 @@ CATALOGUE: tuple[Entry, ...] = (
     Entry(
         "PLN108",
         "{}{}{}: skipped {} ({} bytes)",
-        "where-to-look-first",
+        "warnings-in-the-log",
     ),
     Entry(
         "PLN109",
@@ -774,7 +774,7 @@ CATALOGUE: tuple[Entry, ...] = (
     Entry(
         "PLN147",
         "skipped {}: {}",
-        "where-to-look-first",
+        "warnings-in-the-log",
     ),
     Entry(
         "PLN148",
@@ -853,7 +853,7 @@ CATALOGUE: tuple[Entry, ...] = (
     ),
     Entry(
         "PLN163",
-        "no history: nothing readable in the {} artifacts",
+        "no history: nothing readable in the planner-history-{} artifacts",
         "warnings-in-the-log",
     ),
     Entry(
@@ -869,7 +869,7 @@ CATALOGUE: tuple[Entry, ...] = (
     Entry(
         "PLN166",
         "artifact {}: {}",
-        "configerror--configuration-exit-code-2",
+        "warnings-in-the-log",
     ),
     Entry(
         "PLN167",
@@ -1011,7 +1011,7 @@ CATALOGUE: tuple[Entry, ...] = (
     ),
     Entry(
         "PLN193",
-        "MCP server {} {}; its tools are left out{}",
+        "MCP server {} {}; its tools are left out",
         "warnings-in-the-log",
     ),
     Entry(
@@ -1073,6 +1073,81 @@ CATALOGUE: tuple[Entry, ...] = (
         "PLN205",
         "the fix is unproven: no test of the issue passed (planner's was dropped: {})",
         "why-a-pass-ended--the-tracking-comments-why",
+    ),
+    Entry(
+        "PLN206",
+        "A person's commits on `{}` conflict with planner's work, so planner pushed its "
+        "commits to `{}` instead (nothing was overwritten). Merge them by hand, then "
+        "comment `{}` to continue.",
+        "why-a-pass-ended--the-tracking-comments-why",
+    ),
+    Entry(
+        "PLN207",
+        "GitHub GraphQL API {} failed: {}",
+        "apierror--the-model-endpoint-or-the-forge-exit-code-1",
+    ),
+    Entry(
+        "PLN208",
+        "{} failed ({}): {}",
+        "apierror--the-model-endpoint-or-the-forge-exit-code-1",
+    ),
+    Entry(
+        "PLN209",
+        "git {} failed (exit {}): {}",
+        "giterror-and-leasebusy--the-issues-branch-exit-code-1",
+    ),
+    Entry(
+        "PLN210",
+        "Cancelled the approved planning session {}: later passes plan from the issue as "
+        "written, not from its design. The work already on the branch stays; to stop "
+        "planner's work on the issue, use `{} stop`.",
+        "replies-on-the-issue",
+    ),
+    Entry(
+        "PLN211",
+        "{} …(cut)",
+        "replies-on-the-issue",
+    ),
+    Entry(
+        "PLN212",
+        "budget: the wall-clock deadline of the run was reached",
+        "why-a-pass-ended--the-tracking-comments-why",
+    ),
+    Entry(
+        "PLN213",
+        "interrupted",
+        "why-a-pass-ended--the-tracking-comments-why",
+    ),
+    Entry(
+        "PLN214",
+        "done",
+        "why-a-pass-ended--the-tracking-comments-why",
+    ),
+    Entry(
+        "PLN215",
+        "replanning question at {} not asked: the issue already says what the named code should do",
+        "warnings-in-the-log",
+    ),
+    Entry(
+        "PLN216",
+        "replanning question at {} not asked: a tool call failed: correcting the call is "
+        "the model's work, not a question",
+        "warnings-in-the-log",
+    ),
+    Entry(
+        "PLN217",
+        "replanning question at {} not asked: the issue already says what the questions ask",
+        "warnings-in-the-log",
+    ),
+    Entry(
+        "PLN218",
+        "MCP server {} {}; its tools are left out --- its stderr (last {} bytes) --- {}",
+        "warnings-in-the-log",
+    ),
+    Entry(
+        "PLN219",
+        "{} …(cut to fit the comment size limit)",
+        "replies-on-the-issue",
     ),
 )
 """Every message by code."""
