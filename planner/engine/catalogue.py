@@ -688,7 +688,7 @@ CATALOGUE: tuple[Entry, ...] = (
     Entry(
         "PLN130",
         "{} is not in the evaluation cache ({}); fetch it first: planner eval --suite real "
-        "--fetch-only",
+        "--fetch-only (--suite holdout for the held-out tasks)",
         "userinputerror--an-issue-event-or-argument-exit-code-2",
     ),
     Entry(
@@ -1148,6 +1148,11 @@ CATALOGUE: tuple[Entry, ...] = (
         "PLN219",
         "{} …(cut to fit the comment size limit)",
         "replies-on-the-issue",
+    ),
+    Entry(
+        "PLN220",
+        "no such suite: {} is neither a suite's name ({}) nor a folder",
+        "userinputerror--an-issue-event-or-argument-exit-code-2",
     ),
 )
 """Every message by code."""
