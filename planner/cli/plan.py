@@ -3,8 +3,8 @@
     planner plan "Add login" --repo PATH      a new session
     planner plan --resume planning-<uuid>     continue one
     planner plan --resume                     list recent sessions and pick one
-    planner plan --status planning-<uuid>     where a session stands, its pass and the plan now (ADR-021
-                                              `status --session`); without ID, recent ones
+    planner plan --status planning-<uuid>     where a session stands, its pass, the plan now
+                                              (ADR-021 `status --session`); without ID, recent ones
 
 Sessions live under the repository's history directory, like those of issues. Once approved,
 "execute now? [y/N]" runs one pass on the enhanced instruction (the issue of that pass is the
