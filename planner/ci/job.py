@@ -102,7 +102,7 @@ from planner.engine.inert import neutralize, no_closing_keywords
 from planner.engine.interfaces import HistoryBackend, ToolProvider
 from planner.engine.issue import Comment, IssueContext
 from planner.engine.result import Notification, PassResult, render_checklist
-from planner.engine.state import IssueState
+from planner.run.plan_view import history_plan
 from planner.run.runner import (
     PassSetup,
     history_directory,
@@ -191,12 +191,13 @@ def run_for_event(
     history = restore_once(history)
 
     def handle() -> CiOutcome:
+        # A stop asked for after this event holds for every kind of event, sessions' included.
+        stopped = run.stopped_after_event(history)
+        if stopped is not None:
+            return stopped
         # Interactive planning sessions (planner.ci.interactive) take the events that are theirs.
         session = interactive_event(run, model=model, extra_tools=extra_tools, history=history)
-        if session is not None:
-            return session
-        stopped = run.stopped_after_event(history)
-        return stopped or run.execute(model=model, extra_tools=extra_tools, history=history)
+        return session or run.execute(model=model, extra_tools=extra_tools, history=history)
 
     return run.leased(handle)
 
@@ -491,17 +492,7 @@ class IssueRun:
             history.restore(directory, str(self.number))
         store = PlanningHistoryStore(directory, self.forge.repository, str(self.number))
         restore_from_lease(self, self.lease, store)  # may be longer than the cache's copy
-        state = IssueState.from_entries(store.entries())
-        if state.plan is None:
-            return None
-        return PassResult(
-            status="in_progress",
-            goal=state.plan.goal_understanding.main_objective,
-            plan=state.plan,
-            tasks=state.tasks(),
-            revision=state.revision,
-            revision_reason=state.revision_reason,
-        )
+        return history_plan(store, "in_progress")  # as every surface shows the plan
 
     # -- a pass ------------------------------------------------------------------------------
 
