@@ -31,6 +31,7 @@ from planner.ci.approvals import (
     waiting_request,
 )
 from planner.ci.commit_policy import CommitRules
+from planner.ci.conversation import conversation
 from planner.ci.costs import cost_report, render_usage_details
 from planner.ci.durable import (
     CheckpointReporter,
@@ -345,6 +346,7 @@ def issue_context(
                 created_at=c.created_at,
                 id=c.id,
                 edited_after_trigger=c.edited_after(cutoff),
+                on=c.on,
             )
             for c in kept
         ],
@@ -552,7 +554,10 @@ class IssueRun:
         mcp_servers = load_file_servers(self.config.tools, self.workspace)
         git.prepare(self.branch, base)
         issue = issue_context(
-            self.forge, self.trigger, self.target, self.forge.list_comments(self.number)
+            self.forge,
+            self.trigger,
+            self.target,
+            conversation(self.forge, self.number, self.branch),
         )
         base_commit = git.state.base_sha if git.state else None
         # Every commit of the run, checkpoints during the pass included, obeys the path rules.
