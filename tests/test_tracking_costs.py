@@ -196,7 +196,7 @@ def test_model_text_cannot_break_out_of_the_graph_the_fence_or_the_comment() -> 
     assert [line for line in graph.splitlines() if not GRAPH_LINE.fullmatch(line)] == []
     assert section.count("```") == 2 and section.count("</details>") == 1
     assert "x#34;#93; --#62; evil#91;#34;pwned" in graph  # shown, not interpreted
-    assert len(graph.splitlines()) == 1 + 2 + 1 + 5  # header, nodes, edge, a class per status
+    assert len(graph.splitlines()) == 1 + 2 + 1 + 4
 
 
 def test_labels_are_one_line_and_short() -> None:
