@@ -50,12 +50,12 @@ from planner.engine.interfaces import (
 from planner.engine.issue import IssueContext, prompt_view
 from planner.engine.llm import CallRecord
 from planner.engine.plan_repair import repair_plan
+from planner.engine.plan_view import plan_result
 from planner.engine.prompts import render
 from planner.engine.result import (
     Notification,
     PassResult,
     PassStatus,
-    TaskView,
     Usage,
     render_checklist,
 )
@@ -302,29 +302,19 @@ class PassContext:
     def snapshot(
         self, status: PassStatus, reason: str, messages: list[str] | None = None
     ) -> PassResult:
-        state = self.state()
-        return PassResult(
-            status=status,
-            stop_reason=reason,
-            goal=state.plan.goal_understanding.main_objective if state.plan else "",
-            plan=state.plan,
-            tasks=held_back(state.tasks(), self.phases.unmade_changes(self)),
-            revision=state.revision,
-            revision_reason=state.revision_reason,
-            previous_progress=state.previous_progress,
-            plan_started_at=state.plan_started_at,
-            plan_history=list(state.plan_history),
-            usage=self.usage.model_copy(),
-            actions=self.action_counter,
-            messages=list(messages or []),
-            questions=list(self.questions or self.phases.questions()),
-            summary=self.summary,
-            history_path=str(self.store.filepath),
-            notifications=self.phases.notifications(),
-            plan_quality=state.plan_quality,
-            result_quality=state.result_quality,
-            proceed_after=self._proceed_after(status),
-            verification=verification_note(self.store.entries()),
+        shown = plan_result(self.state(), self.phases.unmade_changes(self), status, reason)
+        return shown.model_copy(
+            update={
+                "usage": self.usage.model_copy(),
+                "actions": self.action_counter,
+                "messages": list(messages or []),
+                "questions": list(self.questions or self.phases.questions()),
+                "summary": self.summary,
+                "history_path": str(self.store.filepath),
+                "notifications": self.phases.notifications(),
+                "proceed_after": self._proceed_after(status),
+                "verification": verification_note(self.store.entries()),
+            }
         )
 
     def _proceed_after(self, status: PassStatus) -> str:
@@ -355,11 +345,6 @@ class PassContext:
 
     def snapshot_now(self) -> PassResult:
         return self.snapshot("in_progress", "")
-
-
-def held_back(tasks: list[TaskView], unmade: set[str]) -> list[TaskView]:
-    """The tasks, those with a change not made yet marked as waiting."""
-    return [t.model_copy(update={"waiting": True}) if t.id in unmade else t for t in tasks]
 
 
 def kept_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
