@@ -103,7 +103,7 @@ from planner.engine.inert import neutralize, no_closing_keywords
 from planner.engine.interfaces import HistoryBackend, ToolProvider
 from planner.engine.issue import Comment, IssueContext
 from planner.engine.result import Notification, PassResult, render_checklist
-from planner.run.plan_view import history_plan
+from planner.run.history_view import history_plan
 from planner.run.runner import (
     PassSetup,
     history_directory,

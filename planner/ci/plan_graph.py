@@ -58,11 +58,11 @@ def render_graph(tasks: list[TaskView], plan: Plan | None) -> str:
         for needed in dependencies(plan).get(task.id, []):
             if needed in node:
                 lines.append(f"  {node[needed]} --> {node[task.id]}")
-    shown = {task.shown_status for task in tasks}
+    waits = any(task.waiting for task in tasks)
     lines += [
         f"  classDef {status} {style}"
         for status, style in STATUS_STYLES.items()
-        if status != "waiting" or status in shown  # the class of a held change only when used
+        if status != "waiting" or waits  # the class of a held change only when one is shown
     ]
     return "\n".join(lines)
 

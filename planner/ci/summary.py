@@ -19,7 +19,7 @@ from planner.engine.history import PlanningHistoryStore
 from planner.engine.inert import neutralize
 from planner.engine.result import PassStatus, render_checklist
 from planner.engine.verification import verification_note
-from planner.run.plan_view import history_plan
+from planner.run.history_view import history_plan
 
 TITLES = {
     "completed": "✅ completed",
@@ -165,7 +165,7 @@ def open_history(
 
 def checklist_from_history(history: PlanningHistoryStore | None, outcome: CiOutcome) -> str:
     """The plan's checklist as the history records it ('' without a plan): the tracking
-    comment's view (planner.run.plan_view), so a task whose change waits is not ticked."""
+    comment's view (planner.run.history_view), so a task whose change waits is not ticked."""
     if history is None:
         return ""
     result = history_plan(history, PASS_STATUS.get(outcome.status, "in_progress"))

@@ -30,7 +30,7 @@ from planner.interactive.operations import PlanningOperations
 from planner.interactive.storage import ENTRY_TYPE as SESSION_ENTRY
 from planner.interactive.storage import SessionStore
 from planner.interactive.terminal import Console, EndOfInput, TerminalSession
-from planner.run.plan_view import history_plan
+from planner.run.history_view import history_plan
 from planner.run.runner import (
     PassSetup,
     exclude_from_git,
