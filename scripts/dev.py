@@ -6,7 +6,8 @@
     python3 scripts/dev.py lint        # ruff + mypy + import-linter (layer contracts)
     python3 scripts/dev.py lint-ci     # hadolint, zizmor, action-validator, GitLab component
     python3 scripts/dev.py bench       # benchmarks
-    python3 scripts/dev.py docs        # regenerate docs/configuration.md, the schema, docs/cli.md
+    python3 scripts/dev.py docs        # regenerate docs/configuration.md, the schema, docs/cli.md,
+                                       # docs/messages.md
     python3 scripts/dev.py eval [--local-model 0.5b|1.5b] [planner eval options]
 
 Each command creates .venv (if missing; from PLANNER_PYTHON when set) and installs what it needs

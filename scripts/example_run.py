@@ -36,7 +36,6 @@ from planner.cli.demo import (  # noqa: E402
     demo_config,
     demo_script,
     make_repository,
-    pytest_command,
     pytest_on_path,
 )
 from planner.testing.scripted_server import ScriptedModelServer, Step  # noqa: E402
@@ -67,12 +66,9 @@ def run_example(
     root: Path, script: list[Step] | None = None, prices: dict[str, Any] | None = None
 ) -> tuple[str, dict[str, object]]:
     """The tracking comment's body and the pull request of one run on a fresh demo repository
-    (`script`: the model's turns, the demo's by default). The repository's tests run with
-    pytest, and the model writes the issue's own test, when the script has that turn and
-    planner's interpreter has pytest (as `planner demo` does)."""
-    script = script or demo_script(issue_test=pytest_command() is not None)
-    pytest = pytest_command() if any(step.kind == "issue_test" for step in script) else None
-    make_repository(root, pytest=pytest is not None)
+    (`script`: the model's turns, the demo's by default), as `planner demo` runs it."""
+    script = script or demo_script()
+    make_repository(root)
     issues = root / ".planner" / "issues"
     issues.mkdir(parents=True)
     (issues / "1.md").write_text(f"# {ISSUE.title}\n\n{ISSUE.body}\n", encoding="utf-8")
@@ -80,7 +76,6 @@ def run_example(
         env = {"OPENAI_API_KEY": "example-key", "OPENAI_BASE_URL": server.base_url}
         config = demo_config(
             env,
-            pytest,
             {
                 "llm.model": "scripted-demo",
                 "llm.prices": PRICES if prices is None else prices,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Documentation generated from the code: the configuration reference, its JSON Schema, the CLI.
 
-    python3 scripts/gen_docs.py --write     # docs/configuration.md, planner.schema.json, cli.md
+    python3 scripts/gen_docs.py --write     # configuration.md, the schema, cli.md, messages.md
     python3 scripts/gen_docs.py --check     # exit 1 naming every stale file
 
 `python3 scripts/dev.py docs` runs --write (and the action's inputs table); tests/test_docs.py runs
@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from planner.ci.inputs import INPUT_KEYS  # noqa: E402 - after the path
 from planner.config import ENV_KEYS, PlannerConfig  # noqa: E402
+from scripts.error_messages import MESSAGES_PAGE, render_page  # noqa: E402
 
 CONFIG_DOC = ROOT / "docs" / "configuration.md"
 SCHEMA = ROOT / "docs" / "planner.schema.json"
@@ -212,7 +213,12 @@ def commands(
 
 
 def generated() -> dict[Path, str]:
-    return {CONFIG_DOC: render_configuration(), SCHEMA: render_schema(), CLI_DOC: render_cli()}
+    return {
+        CONFIG_DOC: render_configuration(),
+        SCHEMA: render_schema(),
+        CLI_DOC: render_cli(),
+        MESSAGES_PAGE: render_page(),
+    }
 
 
 def stale() -> list[str]:

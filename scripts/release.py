@@ -2,17 +2,20 @@
 """Prepare and check a release: one version in the package, action.yml, the changelog and the docs.
 
     python3 scripts/release.py check [--tag vX.Y.Z]  # exit 1 naming every mismatch
-    python3 scripts/release.py prepare X.Y.Z         # bump, roll the changelog, point at the image
+    python3 scripts/release.py prepare X.Y.Z         # bump, roll the changelog (main's commit)
+    python3 scripts/release.py image                 # action.yml runs the image (the tag's commit)
     python3 scripts/release.py notes X.Y.Z           # the changelog's section (release notes)
     python3 scripts/release.py public-image IMAGE:TAG  # exit 1 unless anyone can pull it
 
 The version lives in planner/__init__.py only (pyproject reads it). `prepare` writes it, turns the
-changelog's Unreleased section into `## [X.Y.Z] - DATE`, makes action.yml run the released image
-`docker://ghcr.io/planner-dev/planner:X.Y.Z` instead of building the Dockerfile, and moves every
-pinned release in the README, docs/ and examples/ (`planner-dev/planner@vOLD` of `uses:` and pip,
-the GitLab component's `@vOLD`, the image's `:OLD`, the component's `version: "OLD"`) and the
-GitLab template's default version to the new one. `check` also refuses another owner than
-planner-dev on GitHub and a component pinned without the tag's `v`. Standard library only.
+changelog's Unreleased section into `## [X.Y.Z] - DATE` and moves every pinned release in the
+README, docs/ and examples/ (`planner-dev/planner@vOLD` of `uses:` and pip, the GitLab component's
+`@vOLD`, the image's `:OLD`, the component's `version: "OLD"`) and the GitLab template's default
+version to the new one; action.yml keeps `image: Dockerfile`, so `@main` goes on building main's
+code. `image` makes action.yml run the released image `docker://ghcr.io/planner-dev/planner:X.Y.Z`:
+only on the commit the tag names, which is not merged into main (`check --tag` refuses a tag whose
+action.yml builds the Dockerfile). `check` also refuses another owner than planner-dev on GitHub
+and a component pinned without the tag's `v`. Standard library only.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ class Tree:
     def pinning(self) -> list[str]:
         """Every file that names the package's version: what `prepare` rewrites."""
         version = package_version(self)
-        fixed = ["planner/__init__.py", "action.yml", "templates/planner/template.yml"]
+        fixed = ["planner/__init__.py", "templates/planner/template.yml"]
         named = [name for name in self.documents() if pinned_versions(self.read(name)) & {version}]
         return sorted(fixed + named)
 
@@ -135,6 +138,11 @@ def problems(tree: Tree, tag: str | None = None) -> list[str]:
         found.append(f"the tag {tag} is not v{version}, the package's version")
     if tag is not None and version not in released_versions(tree):
         found.append(f"CHANGELOG.md has no section for {version} (run: release.py prepare)")
+    if tag is not None and action_image(tree) == "Dockerfile":
+        found.append(
+            f"action.yml builds the Dockerfile at the tag {tag}; the tag's commit runs the "
+            "released image (run: release.py image)"
+        )
     return found
 
 
@@ -195,12 +203,22 @@ def prepare(tree: Tree, new: str, today: datetime.date) -> None:
         raise SystemExit("refusing: CHANGELOG.md's Unreleased section is empty")
     tree.write("CHANGELOG.md", roll_changelog(changelog, new, today))
     tree.write("planner/__init__.py", VERSION_LINE.sub(f'__version__ = "{new}"', _init(tree)))
-    action = IMAGE_LINE.sub(rf"\g<1>docker://{IMAGE}:{new}", tree.read("action.yml"))
-    tree.write("action.yml", action)
     template = tree.read("templates/planner/template.yml")
     tree.write("templates/planner/template.yml", TEMPLATE_VERSION.sub(rf'\g<1>"{new}"', template))
     for name in tree.documents():
         tree.write(name, bump_references(tree.read(name), current, new))
+
+
+def pin_image(tree: Tree) -> None:
+    """Make action.yml run the package version's released image: the tag's commit only, so that
+    `@main` and every other branch go on building their own Dockerfile."""
+    version = package_version(tree)
+    if version not in released_versions(tree):
+        raise SystemExit(
+            f"refusing: CHANGELOG.md does not release {version} (run: release.py prepare)"
+        )
+    action = IMAGE_LINE.sub(rf"\g<1>docker://{IMAGE}:{version}", tree.read("action.yml"))
+    tree.write("action.yml", action)
 
 
 def _init(tree: Tree) -> str:
@@ -310,6 +328,7 @@ def main(argv: list[str] | None = None, tree: Tree | None = None) -> int:
     check = commands.add_parser("check", help="exit 1 naming every version mismatch")
     check.add_argument("--tag", help="the release tag being built, such as v1.2.0")
     commands.add_parser("prepare", help="bump to VERSION").add_argument("version")
+    commands.add_parser("image", help="action.yml runs the released image (the tag's commit)")
     commands.add_parser("notes", help="print VERSION's changelog section").add_argument("version")
     public = commands.add_parser("public-image", help="exit 1 unless anyone can pull IMAGE:TAG")
     public.add_argument("reference", help="such as ghcr.io/planner-dev/planner:1.2.0")
@@ -322,6 +341,8 @@ def main(argv: list[str] | None = None, tree: Tree | None = None) -> int:
         return 0
     if args.command == "prepare":
         prepare(tree, args.version, datetime.datetime.now(datetime.UTC).date())
+    if args.command == "image":
+        pin_image(tree)
     found = problems(tree, getattr(args, "tag", None))
     for problem in found:
         print(problem, file=sys.stderr)

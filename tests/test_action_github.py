@@ -99,6 +99,7 @@ class Runner:
             finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
             self.kinds = [request.kind for request in model.requests]
             self.bodies = [request.body for request in model.requests]
+            self.headers = [request.headers for request in model.requests]
             assert finished.stderr == "", finished.stderr
             model.assert_consumed()
         return finished, workspace, files
@@ -331,6 +332,20 @@ def test_with_only_the_endpoint_set_the_model_it_serves_is_used(
     assert "(qwen2.5-coder-1.5b-instruct, profile small_model) |" in summary
 
 
+def test_an_empty_api_key_input_runs_against_an_endpoint_that_needs_none(
+    runner: Runner, fake: FakeGitHub
+) -> None:
+    """action.yml: openai_api_key "may be empty for an endpoint that needs no key". With the
+    endpoint set (openai_base_url) and the input empty, the pass runs; the requests carry only
+    the placeholder every keyless server ignores."""
+    finished, _, files = runner.job("issues", labeled(fake), STEPS, openai_api_key="")
+
+    assert finished.returncode == 0, finished.stdout
+    assert read_outputs(files / "set_output")["status"] == "completed"
+    assert file_on(fake.bare, "planner/issue-1", "CHANGELOG.md") == "# Changelog"
+    assert {headers.get("authorization") for headers in runner.headers} == {"Bearer no-key"}
+
+
 def test_a_hosted_model_keeps_the_standard_defaults(runner: Runner, fake: FakeGitHub) -> None:
     finished, _, files = runner.job("issues", labeled(fake), STEPS, model="gpt-4.1")
 
@@ -382,6 +397,7 @@ def test_a_sender_without_write_access_is_skipped_before_the_history_is_touched(
         ({"history_backend": "s3"}, "", "input history_backend = 's3'"),
         ({}, "budget:\n  max_actoins: 3\n", "budget.max_actoins"),
         ({"config_path": "ci/planner.yml"}, "", "ci/planner.yml does not exist"),
+        ({"openai_api_key": "", "openai_base_url": ""}, "", "no model API key"),
     ],
 )
 def test_a_configuration_error_exits_2_before_any_request(

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from planner.storage.payloads import PAYLOADS_DIR
+from planner.testing.scripted_server import reply_tool_calls
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import git
 from tests.fake_forge.rig import Rig
@@ -96,3 +97,41 @@ def test_a_payload_changed_after_it_was_shown_is_never_carried_out(rig: Rig) -> 
     assert "evil line" not in told
     assert outcome.status != "completed"
     assert not fake.branch_exists(BRANCH)  # nothing was written, so nothing was committed
+
+
+OLD = "".join(ROW.format(n).replace("fixture", "original") for n in range(12_500))
+
+
+@pytest.mark.parametrize("existing", ["", OLD], ids=["small-file", "900kb-file"])
+def test_a_large_edit_is_stored_once_whatever_the_arguments_type(rig: Rig, existing: str) -> None:
+    """Issue 57, item 4: only string arguments were stored once. An edit_file whose `edits`
+    (a list) held a 900 KB newText was written four times (JSONL, plan.json, preview, payload);
+    replacing an existing 900 KB file wrote a 1.8 MB preview. Any argument over the threshold
+    is stored once by hash, a large preview is cut and says where the whole text is, and the
+    approval still makes exactly the change that was shown."""
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    before = existing or "# Big\nplaceholder\n"
+    fake.push_branch("main", "BIG.txt", before)
+    old_text = before if existing else "placeholder\n"
+    edit = {"path": "BIG.txt", "edits": [{"oldText": old_text, "newText": BIG}]}
+    script = [planning("task_1"), reply_tool_calls("execute", [("edit_file", edit)])]
+    asked = rig.run(labeled_event(), script, event_name="issues", **QUIET)
+    assert asked.status == "needs_human"
+
+    [history] = list(rig.history.glob("*.jsonl"))
+    assert history.stat().st_size < 60_000
+    assert max(sizes(rig.history / "plans", "plan.json")) < 20_000
+    [diff] = list((rig.history / "plans").rglob("*.diff"))
+    assert diff.stat().st_size < 120_000
+    said = diff.read_text(encoding="utf-8")
+    assert "cut" in said and f"{PAYLOADS_DIR}/" in said  # says so, and where the whole text is
+    total = sum(sizes(rig.history, "*"))  # the edits (old and new text) once, the new file once
+    assert total < (len(existing) + 2 * len(BIG)) * 1.05 + 150_000, f"{total:,} bytes"
+
+    shutil.rmtree(rig.history)  # the next runner restores from the issue's lease only
+    done = say(rig, "/planner approve a1", [finish(), completion()], **QUIET)
+    assert done.status == "completed", done.reason
+    expected = BIG if existing else "# Big\n" + BIG
+    shown = git(fake.bare, "show", f"{BRANCH}:BIG.txt") + "\n"
+    assert hashlib.sha256(shown.encode()).digest() == hashlib.sha256(expected.encode()).digest()

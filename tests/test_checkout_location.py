@@ -98,3 +98,32 @@ def test_an_interpreter_behind_a_closed_home_is_found_out_and_said_once(
         argv += ["tests/test_layout.py", "-k", "no_test_has_this_name"]
         ran = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=240)
         assert (ran.stdout + ran.stderr).count(note) == 1, ran.stdout[-3000:]
+
+
+def test_a_closed_interpreter_is_named_once_not_as_needing_itself() -> None:
+    """Issue 57, item 10: a plain interpreter under a closed folder read "`X` needs `X`"; a
+    venv's python still names the installation it needs."""
+    from planner.tools.isolation import unreachable_interpreter
+
+    tmp_path = Path(tempfile.mkdtemp(prefix="planner-reach-"))  # pytest's tmp_path is mode 700
+    tmp_path.chmod(0o755)
+    closed = tmp_path / "home"
+    (closed / "bin").mkdir(parents=True)
+    python = closed / "bin" / "python3"
+    python.write_text("")
+    python.chmod(0o755)
+    closed.chmod(0o700)
+    try:
+        problem = unreachable_interpreter(python)
+        assert problem.startswith(f"{python}, which other users cannot reach ({closed} is ")
+        assert f"{python} needs {python}" not in problem
+        venv = tmp_path / "venv"
+        (venv / "bin").mkdir(parents=True)
+        (venv / "bin" / "python").write_text("")
+        (venv / "bin" / "python").chmod(0o755)
+        (venv / "pyvenv.cfg").write_text(f"home = {closed / 'bin'}\n")
+        named = unreachable_interpreter(venv / "bin" / "python")
+        assert named.startswith(f"{venv / 'bin' / 'python'} needs {closed / 'bin'}, which ")
+    finally:
+        closed.chmod(0o755)
+        shutil.rmtree(tmp_path, ignore_errors=True)

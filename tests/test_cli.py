@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from planner.cli.demo import WITHOUT_PYTEST
 from planner.testing.scripted_server import ScriptedModelServer
 from tests.plans import REFINEMENT_OFF_ENV, completed, finish, git_repo, planned, write
 from tests.support.model_listing import Listing
+from tests.support.wheels import wheelhouse_with_pytest
 
 
 def planner(
@@ -185,34 +185,65 @@ def test_demo_runs_with_the_scripted_model(tmp_path: Path) -> None:
     assert str(tmp_path) not in demo.stdout and not list(tmp_path.iterdir())
 
 
+DEMO_TESTS = [
+    "Tests (`pytest -q`): 2 passed, 0 failed — all passed before the change",
+    "✅ The issue's test (`test_planner_issue_1.py`, written from the issue before the change) "
+    "passes.",
+]
+
+
+def demo_tests(stdout: str) -> list[str]:
+    """The demo's lines about the tests, and the issue's test in the working tree."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Tests"))
+    shown = lines[start : lines.index("", start)]
+    return shown + [line for line in lines if "test_planner_issue_1.py" in line and "??" in line]
+
+
 def test_the_demo_runs_the_repositorys_test_and_the_issues_own(tmp_path: Path) -> None:
     """planner's interpreter has pytest here: the demo's test runs with it before and after the
     change, and the issue's own test (written before the change) fails, then passes and joins it."""
     demo = planner("demo", env={"TMPDIR": str(tmp_path)})
     assert demo.returncode == 0, demo.stderr
-    assert "Tests (`pytest -q`): 2 passed, 0 failed — all passed before the change" in demo.stdout
-    assert "✅ The issue's test (`test_planner_issue_1.py`" in demo.stdout
-    assert "?? test_planner_issue_1.py" in demo.stdout
+    assert demo_tests(demo.stdout) == [*DEMO_TESTS, "?? test_planner_issue_1.py"]
 
 
-def test_without_pytest_the_demo_runs_its_test_with_unittest(tmp_path: Path) -> None:
-    """As where planner's interpreter has no pytest (`pip install planner` alone)."""
+def test_without_pytest_anywhere_the_demo_shows_the_same_tests(tmp_path: Path) -> None:
+    """As after a plain `pip install planner`: planner's interpreter cannot import pytest and the
+    `python3` on PATH has none either. planner installs pytest into the tests' own environment,
+    as for any repository, from what the user's pip configuration names (here a folder of wheels,
+    no index), and the demo shows the same tests and the same issue's test."""
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    assert subprocess.run([str(bare / "bin" / "python3"), "-I", "-c", "import pytest"]).returncode
+    wheels = wheelhouse_with_pytest(tmp_path / "wheels")
+    home = tmp_path / "home"
+    (home / ".config" / "pip").mkdir(parents=True)
+    (home / ".config" / "pip" / "pip.conf").write_text(
+        f"[global]\nno-index = true\nfind-links = {wheels}\n", encoding="utf-8"
+    )
+    (tmp_path / "tmp").mkdir()
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PLANNING_"))}
     code = (
+        "import sys\n"
+        "sys.modules['pytest'] = None  # planner's interpreter cannot import pytest\n"
         "import planner.cli.demo as demo\n"
-        "demo.pytest_scripts = lambda: None\n"
         "raise SystemExit(demo.run_demo())\n"
     )
     demo = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
-        env={**clean, "TMPDIR": str(tmp_path)},
-        timeout=60,
+        env={
+            **clean,
+            "TMPDIR": str(tmp_path / "tmp"),
+            "HOME": str(home),
+            "PATH": f"{bare / 'bin'}:/usr/bin:/bin",
+        },
+        timeout=300,
     )
     assert demo.returncode == 0, demo.stderr
-    assert "Tests (`python3 -m unittest discover`): 1 passed, 0 failed" in demo.stdout
-    assert WITHOUT_PYTEST in demo.stdout and "test_planner_issue_1.py" not in demo.stdout
+    assert demo_tests(demo.stdout) == [*DEMO_TESTS, "?? test_planner_issue_1.py"], demo.stdout
 
 
 def test_demo_with_keep_prints_the_history_it_kept(tmp_path: Path) -> None:

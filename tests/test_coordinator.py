@@ -319,6 +319,10 @@ def test_a_plan_without_its_parts_twice_becomes_the_issue_as_one_task(harness: H
     assert [t["description"] for t in plan["task_decomposition"]["subtasks"]] == [ONE_TASK]
     [repaired] = harness.of_type("plan_repaired")
     assert repaired["repairs"] == [NO_PLAN_REPAIR]
+    # Issue 57, item 9: the goal is the issue's title, not "Resolve issue #7" (a local
+    # ISSUE.md made it "#ISSUE"), and the task's prompt says it.
+    assert plan["goal_understanding"]["main_objective"] == "Write files"
+    assert "Goal: Write files" in harness.server.requests[2].body["messages"][1]["content"]
 
 
 CAPTURED = Path(__file__).parent / "fixtures" / "local_models"

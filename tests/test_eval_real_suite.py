@@ -1,11 +1,12 @@
 """The real-repository suite: packages fetched by version and sha256 into a cache, a bug put
 back in by a recorded edit, a hidden check. Everything here runs offline: a small source
 distribution this test builds stands in for a download, and the real tasks are checked from
-the cache when their packages are there (`planner eval --suite real --fetch-only` puts them
-there; the download is not part of CI)."""
+the cache when their packages are there (`planner eval --suite real --fetch-only` and
+`--suite holdout --fetch-only` put them there; the download is not part of CI)."""
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import io
 import tarfile
@@ -15,14 +16,18 @@ from pathlib import Path
 import pytest
 import yaml
 
+from planner.cli.main import main
 from planner.config import load_config
 from planner.core.errors import UserInputError
 from planner.evaluation.harness import EvalOptions, run_task
 from planner.evaluation.packages import PackageSource, cache_directory, fetch, sha256_of
 from planner.evaluation.suite import (
+    HOLDOUT_SUITE_DIR,
     REAL_SUITE_DIR,
     Task,
     apply_solution,
+    branch_tree,
+    commit_all,
     load_suite,
     load_task,
     materialize,
@@ -191,17 +196,65 @@ def test_the_scripted_models_run_on_a_package_task(cache: Path, tmp_path: Path) 
 
 
 REAL = load_suite(REAL_SUITE_DIR)
+HOLDOUT = load_suite(HOLDOUT_SUITE_DIR)
+SUITE_OF = {**dict.fromkeys(REAL, "real"), **dict.fromkeys(HOLDOUT, "holdout")}
+"""Each real-repository task and the `--suite` name that fetches its package."""
 
 
-def test_the_real_suite_has_enough_tasks_packages_and_a_large_module() -> None:
-    assert len(REAL) >= 8
-    assert len({task.source.package for task in REAL if task.source}) >= 4
-    for task in REAL:
+@pytest.mark.parametrize("tasks", [REAL, HOLDOUT], ids=["real", "holdout"])
+def test_the_real_suites_have_enough_tasks_packages_and_hidden_checks(tasks: list[Task]) -> None:
+    assert len(tasks) >= 8
+    assert len({task.source.package for task in tasks if task.source}) >= 4
+    for task in tasks:
         assert task.source is not None and task.edits, task.name
         hidden = sorted(task.check_files.rglob("test_*.py"))
         assert hidden and all(path.name in " ".join(task.check) for path in hidden), task.name
         body = task.body.lower()
         assert not any(edit.path.lower() in body for edit in task.edits), task.name
+
+
+def changed_code_lines(task: Task) -> int:
+    """Lines of code (not blank, not comments) the fix changes: for each recorded edit, the
+    larger of the lines only the released text has and the lines only the bugged one has."""
+    changed = 0
+    for edit in task.edits:
+        diff = list(difflib.ndiff(edit.old.splitlines(), edit.new.splitlines()))
+        released, bugged = (
+            sum(1 for line in diff if line.startswith(sign) and _is_code(line[2:]))
+            for sign in ("- ", "+ ")
+        )
+        changed += max(released, bugged)
+    return changed
+
+
+def _is_code(line: str) -> bool:
+    return bool(line.strip()) and not line.strip().startswith("#")
+
+
+def test_the_held_out_half_is_eight_other_packages_with_multi_line_fixes() -> None:
+    packages = [task.source.package for task in HOLDOUT if task.source]
+    assert len(packages) == len(set(packages)) == 8
+    assert not set(packages) & {task.source.package for task in REAL if task.source}
+    multi_line = [task.name for task in HOLDOUT if 2 <= changed_code_lines(task) <= 10]
+    assert len(multi_line) >= 3, multi_line
+
+
+def test_the_cli_knows_the_held_out_suite_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PLANNER_EVAL_CACHE", str(tmp_path / "empty-cache"))
+    assert main(["eval", "--suite", "holdout", "--tasks", "nope"]) == 2
+    listed = capsys.readouterr().err
+    assert all(task.name in listed for task in HOLDOUT)
+    assert not any(task.name in listed for task in REAL)
+    assert main(["eval", "--suite", "holdot"]) == 2
+    assert "no such suite: holdot is neither a suite's name (builtin, real, holdout)" in (
+        capsys.readouterr().err
+    )
+    assert main(["eval", "--suite", "holdout", "--fetch-only", "--offline"]) == 2
+    first = HOLDOUT[0].source
+    assert first is not None
+    assert f"{first.requirement()} is not in the evaluation cache" in capsys.readouterr().err
 
 
 def _in_cache(task: Task) -> bool:
@@ -213,20 +266,27 @@ def _in_cache(task: Task) -> bool:
     return True
 
 
-@pytest.mark.parametrize("task", REAL, ids=[task.name for task in REAL])
-def test_each_real_task_fails_bugged_and_passes_untouched(task: Task, tmp_path: Path) -> None:
+def _skip_unless_cached(task: Task) -> None:
     if not _in_cache(task):
-        pytest.skip("package not cached: planner eval --suite real --fetch-only downloads it")
+        suite = SUITE_OF[task]
+        pytest.skip(f"package not cached: planner eval --suite {suite} --fetch-only downloads it")
+
+
+@pytest.mark.parametrize("task", [*REAL, *HOLDOUT], ids=[t.name for t in [*REAL, *HOLDOUT]])
+def test_each_real_task_fails_bugged_and_passes_untouched(task: Task, tmp_path: Path) -> None:
+    """Checked as the harness checks a run: on a clone of what was committed."""
+    _skip_unless_cached(task)
     workspace = materialize(task, tmp_path / "repo", download=False)
-    assert not run_check(task, workspace).passed, f"{task.name}: the bugged package passes"
+    bugged = run_check(task, branch_tree(workspace, "main", tmp_path / "bugged"))
+    assert not bugged.passed, f"{task.name}: the bugged package passes"
     apply_solution(task, workspace)
-    solved = run_check(task, workspace)
+    commit_all(workspace, "the released files")
+    solved = run_check(task, branch_tree(workspace, "main", tmp_path / "solved"))
     assert solved.passed, f"{task.name}: the untouched package fails:\n{solved.output}"
 
 
 def test_a_real_task_has_a_file_over_a_thousand_lines(tmp_path: Path) -> None:
     (task,) = [task for task in REAL if task.name == "more_itertools_divide"]
-    if not _in_cache(task):
-        pytest.skip("package not cached: planner eval --suite real --fetch-only downloads it")
+    _skip_unless_cached(task)
     workspace = materialize(task, tmp_path / "repo", download=False)
     assert len((workspace / task.edits[0].path).read_text().splitlines()) > 1000

@@ -173,3 +173,36 @@ def test_retention_covers_plans_sessions_logs_payloads_and_telemetry(harness: Ha
     assert {p.name for p in (directory / "logs").iterdir()} == sessions
     kept_events = (directory / "plans" / "events.ndjson").read_text(encoding="utf-8")
     assert events[1] in kept_events and events[0] not in kept_events  # (then this pass's)
+
+
+def test_a_pending_plans_payloads_outlive_the_retention(harness: Harness) -> None:
+    """Issue 57, item 5: a terminal plan's payloads (`payloads/local`, no history file of
+    that name) counted as orphaned; a pending plan older than the retention kept its plan and
+    lost its payloads (payload_missing). Nothing a live or pending plan refers to is deleted;
+    an orphan folder no plan names still goes."""
+    from planner.approval.gate import AwaitingApproval
+    from planner.approval.setup import build_gate, build_plan_tool
+    from planner.config import PlannerConfig
+    from planner.core.interfaces import ToolCall
+    from planner.tools.build import build_registry
+
+    directory = harness.workspace / "planning_history"
+    config = PlannerConfig.model_validate({"approval": {"auto_approve": []}})
+    registry = build_registry(config.tools, harness.workspace, (directory,))
+    tool = build_plan_tool(config, harness.workspace, directory, "3", registry.call)
+    text = "line of notes\n" * 300  # stored once, by hash, under payloads/local
+    asked = ToolCall(id="c", name="write_file", arguments={"path": "notes.txt", "content": text})
+    with pytest.raises(AwaitingApproval):
+        build_gate(tool, config, "repo#3").before_action("task_1", asked)
+    [record] = tool.records()
+    orphan = directory / "payloads" / "no-history-left"
+    orphan.mkdir(parents=True)
+    (orphan / f"{'0' * 64}.jsonl").write_text("{}\n", encoding="utf-8")
+    aged(120, directory / "plans", directory / "payloads")
+    harness.server.add(*planned("task_1"), write("a.txt"), finish(), *completed())
+
+    assert harness.run().status == "completed"
+
+    assert (directory / "payloads" / "local").is_dir() and not orphan.exists()
+    [spec] = tool.store.load(record.plan.id).state.action_specs  # type: ignore[union-attr]
+    assert not spec.payload_missing and spec.content == text

@@ -203,3 +203,39 @@ def test_plan_status_reports_the_pass_of_an_issue_session_from_the_issues_histor
     assert f"Session {session.session_id}: approved" in out
     assert f"Pass {session.planner_session_id}: completed (" in out
     assert "no end recorded" not in out
+
+
+def test_plan_status_shows_the_issues_latest_state_after_a_later_run(
+    rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 57, item 3: the session's pass waited for an approval, and `/planner approve all`
+    finished the work in a new run; `planner plan --status` still printed the first pass's
+    `needs_human` and no plan. It shows the issue's latest state and the plan as it is now."""
+    from planner.cli.main import main
+    from tests.support.durable import completion_step
+
+    to_review(rig)
+    plan_mode = {"approval.mode": "plan"}
+    waiting = comment_job(rig, reply(rig, "/planner approve"), PLAN[:4], **plan_mode)
+    assert waiting.status == "needs_human"
+    [session] = sessions(rig).recent()
+    checkout = rig.tmp / "checkout"
+    checkout.mkdir()
+    argv = ["plan", "--status", session.session_id, "--repo", str(checkout)]
+    argv += ["--history-dir", str(rig.history)]
+    capsys.readouterr()
+    assert main(argv) == 0
+    before = capsys.readouterr().out
+    assert f"Pass {session.planner_session_id}: needs_human (" in before
+    assert "- [ ] **task_1**: Write LOGIN.md ⏸️ waiting for approval" in before
+    assert "*Progress: 0/1 (0%) complete*" in before and "Now (run" not in before
+
+    rest = [PLAN[4], completion_step()]  # the task's reflection, then completion
+    done = comment_job(rig, reply(rig, "/planner approve all"), rest, **plan_mode)
+    assert done.status == "completed"
+    assert main(argv) == 0
+    after = capsys.readouterr().out
+    assert f"Pass {session.planner_session_id}: needs_human (" in after  # what it was
+    assert "Now (run " in after and "): completed (" in after  # what it is
+    assert "- [x] **task_1**: Write LOGIN.md" in after and "waiting for approval" not in after
+    assert "*Progress: 1/1 (100%) complete*" in after

@@ -464,6 +464,25 @@ def test_a_labelled_answer_owns_the_numbered_list_under_it() -> None:
     assert parse_answers(in_order, session).answers == {"q-1": "staff", "q-3": "speed first"}
 
 
+def test_only_top_level_list_items_are_answers() -> None:
+    """Issue 57, item 2: a nested list reset the count, and `2. contractors` (the top-level
+    list's second item under `q-1:`) became q-2's answer. Items of a nested list, a quote or
+    a code block never answer a question; top-level items still do."""
+    session = in_discovery()
+    nested = "q-1: two groups:\n1. staff\n   1. admins\n   2. clerks\n2. contractors"
+    assert parse_answers(nested, session).answers == {"q-1": nested.removeprefix("q-1: ")}
+    bulleted = "q-1: two groups:\n- staff\n  2. admins\n  3. clerks\n- contractors"
+    assert parse_answers(bulleted, session).answers == {"q-1": bulleted.removeprefix("q-1: ")}
+    answers = "1. staff:\n   1. admins\n   2. clerks\n2. Safety first\n3. speed"
+    assert parse_answers(answers, session).answers == {
+        "q-1": "staff:\n   1. admins\n   2. clerks",
+        "q-2": "Safety first",
+        "q-3": "speed",
+    }
+    quoted = "> q-2: which comes first?\n\nq-1: staff\n```\nq-3: x\n```"
+    assert parse_answers(quoted, session).answers == {"q-1": "staff\n```\nq-3: x\n```"}
+
+
 def test_an_answer_starting_with_the_word_a_picks_no_option() -> None:
     """Issue 25, item 6: "A single …" was read as option letter A."""
     session = in_design()

@@ -710,3 +710,24 @@ def test_a_whole_file_failure_is_judged_by_what_it_imports() -> None:
     assert collection_problem(to_write, stated, workspace) == ""  # the issue asks for it
     assert "`top_item` from `stack`" in collection_problem(made_up, stated, workspace)
     assert "fails before any check: NameError" in collection_problem(name_error, stated, workspace)
+
+
+def test_a_local_issue_file_without_a_number_names_its_test_from_the_title(
+    tmp_path: Path,
+) -> None:
+    """Issue 57, item 9: `planner run --issue-file ISSUE.md` wrote
+    `tests/test_planner_issue_ISSUE.py`; the name comes from a slug of the title instead,
+    a numbered issue keeps its number, and an existing file is never taken."""
+    from planner.ci.forges.issue_file import load_issue_file
+    from planner.verification.reproduction.issue_test import issue_test_path
+
+    (tmp_path / "tests").mkdir()
+    source = tmp_path / "ISSUE.md"
+    source.write_text("# Parse crashes on empty input (v2)!\n\n`parse('')` raises.\n")
+    issue = load_issue_file(source, "octo/calc")
+    assert issue.number == "ISSUE"
+    path = issue_test_path(tmp_path, issue.number, issue.title)
+    assert path == "tests/test_parse_crashes_on_empty_input_v2.py"
+    (tmp_path / path).write_text("")
+    assert issue_test_path(tmp_path, issue.number, issue.title).endswith("_v2_2.py")
+    assert issue_test_path(tmp_path, "12", issue.title) == "tests/test_planner_issue_12.py"

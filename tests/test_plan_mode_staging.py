@@ -101,8 +101,28 @@ def test_tasks_whose_changes_wait_for_approval_are_not_ticked(rig: Rig) -> None:
     assert "*Progress: 0/2 (0%) complete*" in tracking
     assert "- [ ] **task_1**: " in tracking and "⏸️ waiting for approval" in tracking
     assert "- [x]" not in tracking
+    # Issue 57, item 1: every rendering of the plan shows the same: the job summary (rebuilt
+    # from the history after the pass) and the Mermaid graph said "2/2 (100%)" and "(done)".
+    summary = job_summary(rig, waiting)
+    assert "*Progress: 0/2 (0%) complete*" in summary and "- [x]" not in summary
+    assert summary.count("⏸️ waiting for approval") == 2
+    graph = tracking[tracking.index("```mermaid") :]
+    assert "(done)" not in graph and graph.count('(waiting for approval)"]:::waiting') == 2
 
     done = say(rig, "/planner approve all", [completion_step()], **QUIET)
     assert done.status == "completed"
     [tracking] = [c.body for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
     assert "*Progress: 2/2 (100%) complete*" in tracking and "waiting for approval" not in tracking
+    summary = job_summary(rig, done)
+    assert "*Progress: 2/2 (100%) complete*" in summary and "waiting for approval" not in summary
+    assert tracking[tracking.index("```mermaid") :].count("(done)") == 2
+    [pull] = fake.pulls.values()
+    assert "*Progress: 2/2 (100%) complete*" in pull.body
+
+
+def job_summary(rig: Rig, outcome: Any) -> str:
+    """The job summary the action writes after this run."""
+    from planner.ci.summary import SummaryFacts, open_history, render_summary
+
+    history = open_history(rig.history, rig.fake.repository, 1)
+    return render_summary(outcome, SummaryFacts(history=history, workspace=rig.tmp))

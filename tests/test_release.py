@@ -42,7 +42,9 @@ def tree(tmp_path: Path) -> release.Tree:
 
 
 def released(tree: release.Tree, version: str) -> release.Tree:
+    """The tree at the release tag: main's release commit, then action.yml on the image."""
     release.prepare(tree, version, TODAY)
+    release.pin_image(tree)
     return tree
 
 
@@ -63,13 +65,42 @@ def test_prepare_moves_every_reference_to_the_new_version(tree: release.Tree) ->
     new = next_minor(old)
     assert release.main(["prepare", new], tree) == 0
     assert release.package_version(tree) == new
-    assert release.action_image(tree) == f"docker://ghcr.io/planner-dev/planner:{new}"
     assert release.template_version(tree) == new
     for name in tree.documents():
         assert f"planner-dev/planner@v{old}" not in tree.read(name), name
     assert f"planner-dev/planner@v{new}" in tree.read("examples/github/planner.yml")
     assert f'version: "{new}"' in tree.read("README.md")
+    assert release.main(["image"], tree) == 0
+    assert release.action_image(tree) == f"docker://ghcr.io/planner-dev/planner:{new}"
     assert release.main(["check", "--tag", f"v{new}"], tree) == 0
+
+
+def test_after_prepare_main_still_builds_from_source(tree: release.Tree) -> None:
+    """main gets the release commit of `prepare`: `uses: planner-dev/planner@main` must go on
+    building main's Dockerfile, not run an image that may not be pushed (or public) yet."""
+    action = tree.read("action.yml")
+    new = next_minor(release.package_version(tree))
+    assert release.main(["prepare", new], tree) == 0
+    assert release.action_image(tree) == "Dockerfile"
+    assert tree.read("action.yml") == action
+    assert release.main(["check"], tree) == 0
+
+
+def test_a_tag_whose_action_builds_the_dockerfile_is_refused(tree: release.Tree) -> None:
+    new = next_minor(release.package_version(tree))
+    release.prepare(tree, new, TODAY)
+    assert release.problems(tree, f"v{new}") == [
+        f"action.yml builds the Dockerfile at the tag v{new}; the tag's commit runs the released "
+        "image (run: release.py image)"
+    ]
+
+
+def test_the_image_is_pinned_only_for_a_released_version(tree: release.Tree) -> None:
+    if release.package_version(tree) in release.released_versions(tree):
+        pytest.skip("this version is released")
+    with pytest.raises(SystemExit, match="does not release"):
+        release.pin_image(tree)
+    assert release.action_image(tree) == "Dockerfile"
 
 
 def test_prepare_rolls_the_changelog(tree: release.Tree) -> None:
@@ -241,7 +272,6 @@ def scratch_clone(tmp_path: Path) -> Path:
 # (besides the changelog).
 PINNING = [
     "README.md",
-    "action.yml",
     "docs/github.md",
     "docs/gitlab.md",
     "docs/self-hosted.md",
@@ -476,7 +506,8 @@ class DryRun:
 
 
 def dry_run(tmp_path: Path, registry: Registry) -> tuple[DryRun, str]:
-    """prepare, commit and tag the next release on a scratch clone, then run release.yml."""
+    """CONTRIBUTING's release steps on a scratch clone (prepare and commit on main, the image
+    pinned on a commit of its own that only the tag names), then release.yml at the tag."""
     clone = scratch_clone(tmp_path)
     current = release.package_version(release.Tree(clone))
     first = current not in release.released_versions(release.Tree(clone))
@@ -484,7 +515,21 @@ def dry_run(tmp_path: Path, registry: Registry) -> tuple[DryRun, str]:
     done = run_script(clone, "prepare", version)
     assert done.returncode == 0, done.stderr
     git(clone, "commit", "-q", "-am", f"Release {version}", env=IDENTITY)
+    git(clone, "switch", "-q", "--detach")
+    done = run_script(clone, "image")
+    assert done.returncode == 0, done.stderr
+    git(
+        clone,
+        "commit",
+        "-q",
+        "-am",
+        f"v{version}: action.yml runs the released image",
+        env=IDENTITY,
+    )
     git(clone, "tag", f"v{version}")
+    git(clone, "switch", "-q", "main")
+    assert release.action_image(release.Tree(clone)) == "Dockerfile"
+    git(clone, "switch", "-q", "--detach", f"v{version}")
     stand_ins = tmp_path / "bin"
     stand_ins.mkdir()
     for command in ("docker", "gh", "sudo"):
@@ -512,6 +557,14 @@ def test_a_whole_release_on_a_scratch_clone(tmp_path: Path, registry: Registry) 
 
     assert run.failed == {} and run.skipped == SKIPPED_STEPS
     assert run.finished == ["check", "image", "public", "release", "major-tag"]
+    tag, main = (
+        git(run.clone, "rev-parse", f"v{version}^{{commit}}"),
+        git(run.clone, "rev-parse", "main"),
+    )
+    assert git(run.clone, "rev-parse", f"{tag}^") == main  # the tag's commit is main's release + 1
+    assert git(run.clone, "show", "main:action.yml").count("image: Dockerfile") == 1
+    image = f"image: docker://ghcr.io/planner-dev/planner:{version}"
+    assert image in git(run.clone, "show", f"{tag}:action.yml")
     login, *_, build = run.calls("docker")
     assert login["argv"][1:3] == ["login", "ghcr.io"] and login["stdin"] == "job-token"
     assert build["argv"][1:3] == ["buildx", "build"]

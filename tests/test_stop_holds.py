@@ -73,3 +73,35 @@ def test_a_stop_while_a_dead_run_holds_the_lease_holds_after_its_lease_is_taken_
     resumed = rig.run(comment(rig, "/planner resume"), PLAN, event_name="issue_comment", **SHORT)
     assert resumed.status == "completed"
     assert status_labels(fake) == {"planner:done"}
+
+
+def to_review(rig: Rig) -> None:
+    """A planning session brought to review, its approval not given yet."""
+    from tests.support.planning_session import design_step, discovery_step, review_step
+
+    rig.run(comment(rig, "/planner plan Add notes"), [discovery_step()], event_name="issue_comment")
+    replies = [("q-1: staff\nq-2: 1\nq-3: speed", design_step()), ("d-1: a\nd-2: b", review_step())]
+    for text, step in replies:
+        rig.run(comment(rig, text), [step], event_name="issue_comment")
+
+
+@pytest.mark.parametrize("queued_text", ["/planner plan Add notes", "/planner approve"])
+def test_a_stop_holds_for_queued_planning_session_events(rig: Rig, queued_text: str) -> None:
+    """Issue 57, item 7: sessions were handled before the stop check: a queued `/planner plan`
+    called the model and turned `planner:paused` into `planner:needs-input`; a queued session
+    `/planner approve` ran a whole pass, pushed and set `planner:done`."""
+    fake = rig.fake
+    assert isinstance(fake, FakeGitHub)
+    if queued_text == "/planner approve":
+        to_review(rig)
+    hold_lease(fake, 1, "run-that-died", time.time() + 2)
+    queued = comment(rig, queued_text)  # its job waits for the dead run's lease
+    stop = rig.run(comment(rig, "/planner stop"), [], event_name="issue_comment", **SHORT)
+    assert stop.status == "stopped" and status_labels(fake) == {"planner:paused"}
+
+    waited = rig.run(queued, [], event_name="issue_comment", **SHORT)  # no model call
+    assert waited.status == "stopped", waited.reason
+    assert "nothing was done" in waited.reason
+    assert status_labels(fake) == {"planner:paused"}
+    assert not fake.branch_exists("planner/issue-1")
+    assert lease_state(fake, 1) == "free"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -35,11 +35,13 @@ from planner.approval.models import (
     ToolInvocation,
 )
 from planner.approval.preview import decoded, is_cut
+from planner.approval.store import PlanStore
 from planner.approval.tool import RUNNABLE, PlanTool
 from planner.approval.validation import runs_as_code
 from planner.config import TEST_PATHS, ApprovalConfig
 from planner.core.interfaces import ToolCall, ToolResult
 from planner.core.tool_names import READ_ONLY_TOOLS
+from planner.memory.history import PlanningHistoryStore
 from planner.outcome.flow import StopPass
 from planner.tools.destructive import destructive_change
 
@@ -432,12 +434,7 @@ class ApprovalGate:
     def unmade_changes(self) -> set[str]:
         """Tasks with a change not made yet: staged (plan mode), asked about, or approved and
         not yet run. Such a task is not done, whatever the model said when it finished."""
-        return {
-            spec.task_id
-            for record in self.tool.records(HELD)
-            for spec in record.state.action_specs
-            if spec.task_id and spec.outcome in ("pending", "approved")
-        }
+        return unmade_tasks(self.tool.records(HELD))
 
     def waiting(self) -> list[ActionSpecExt]:
         """Specs that wait for a person (asked, not yet approved or rejected)."""
@@ -636,3 +633,23 @@ def _waits(spec: ActionSpecExt) -> bool:
 def _reported(record: PlanRecord, spec_id: str) -> bool:
     spec = record.state.spec(spec_id)
     return spec is not None and spec.reported
+
+
+def unmade_tasks(records: Iterable[PlanRecord]) -> set[str]:
+    """The tasks of `records` (plans still held) with a change pending or approved, not run."""
+    return {
+        spec.task_id
+        for record in records
+        for spec in record.state.action_specs
+        if spec.task_id and spec.outcome in ("pending", "approved")
+    }
+
+
+def unmade_in_history(journal: PlanningHistoryStore) -> set[str]:
+    """What `ApprovalGate.unmade_changes` says, read after the pass from the issue's history
+    (its plan files, else their copies in the JSONL history): for what is shown of the plan
+    outside a pass (the job summary, `planner plan --status`)."""
+    store = PlanStore(journal.directory, journal)
+    refs = [ref for ref in store.index() if ref.issue == journal.issue_id and ref.status in HELD]
+    loaded = (store.load(ref.id) for ref in refs)
+    return unmade_tasks(r for r in loaded if r is not None and r.state.status in HELD)

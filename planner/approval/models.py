@@ -67,8 +67,11 @@ class ToolInvocation(Model):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     argument_sha256: dict[str, str] = Field(default_factory=dict)
-    """Long text arguments kept once under the history's payloads/ (planner.storage.payloads):
-    saved copies hold the hash by name instead of the text."""
+    """Long arguments kept once under the history's payloads/ (planner.storage.payloads):
+    saved copies hold the hash by name instead of the value."""
+    json_arguments: list[str] = Field(default_factory=list)
+    """Those of `argument_sha256` that are not text (an edit_file's `edits` list): their
+    payload is the value as JSON."""
 
 
 class ActionSpecExt(ActionSpec):

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from planner.approval.models import Approval, PlanRecord, PlanRef
+from planner.approval.models import Approval, PlanRecord, PlanRef, ToolInvocation
 from planner.storage.payloads import MIN_CHARS, PayloadStore
 
 log = logging.getLogger("planner.approval")
@@ -122,14 +122,21 @@ class PlanStore:
             if spec.content is not None and len(spec.content) >= MIN_CHARS:
                 spec.content_sha256 = self.payloads.put(spec.content)
                 spec.content = None
-            invocation = spec.invocation
-            long = invocation.arguments.items() if invocation is not None else []
-            for name, value in list(long):
-                if isinstance(value, str) and len(value) >= MIN_CHARS:
-                    assert invocation is not None
-                    invocation.argument_sha256[name] = self.payloads.put(value)
-                    del invocation.arguments[name]
+            if spec.invocation is not None:
+                self._store_long_arguments(spec.invocation)
         return stored
+
+    def _store_long_arguments(self, invocation: ToolInvocation) -> None:
+        """Every argument at least MIN_CHARS long, whatever its type (a text, or an edit_file's
+        `edits` holding one), goes to the payloads; the copy keeps its hash."""
+        for name, value in list(invocation.arguments.items()):
+            text = value if isinstance(value, str) else _as_json(value)
+            if text is None or len(text) < MIN_CHARS:
+                continue
+            invocation.argument_sha256[name] = self.payloads.put(text)
+            if not isinstance(value, str) and name not in invocation.json_arguments:
+                invocation.json_arguments.append(name)  # a loaded copy has it already
+            del invocation.arguments[name]
 
     def _with_payloads(self, record: PlanRecord) -> PlanRecord:
         """A loaded copy with its long texts back; one that cannot be read stays missing
@@ -140,10 +147,26 @@ class PlanStore:
                 spec.content = self.payloads.get(spec.content_sha256)
             invocation = spec.invocation
             for name, sha256 in (invocation.argument_sha256 if invocation else {}).items():
-                text = self.payloads.get(sha256)
-                if invocation is not None and name not in invocation.arguments and text is not None:
-                    invocation.arguments[name] = text
+                value = self._argument(
+                    sha256, invocation is not None and name in invocation.json_arguments
+                )
+                if (
+                    invocation is not None
+                    and name not in invocation.arguments
+                    and value is not None
+                ):
+                    invocation.arguments[name] = value
         return loaded
+
+    def _argument(self, sha256: str, is_json: bool) -> Any:
+        """A stored argument (None when it cannot be read back: the spec must not run)."""
+        text = self.payloads.get(sha256)
+        if text is None or not is_json:
+            return text
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            return None
 
     def save_diff(self, plan_id: str, spec_id: str, diff: str) -> None:
         atomic_write(self._plan_dir(plan_id) / "preview" / f"{spec_id}.diff", diff)
@@ -200,6 +223,13 @@ class PlanStore:
         if not _is_plan_id(plan_id):
             raise ValueError(f"not a plan id: {plan_id!r}")
         return self.root / plan_id
+
+
+def _as_json(value: Any) -> str | None:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
 
 
 def _now() -> str:

@@ -45,6 +45,10 @@ RUNNABLE: tuple[PlanStatus, ...] = ("approved", "scheduled", "aborted", "executi
 RISK_WEIGHT = {"low": 0.1, "medium": 0.5, "high": 1.0}
 Executor = Callable[[ActionSpecExt], ToolResult]
 
+STORED_DIFF_CHARS = 100_000
+"""A change's diff kept in plans/<id>/preview/ holds at most this much (a large file replaced
+would hold its old and new text); the cut says so and where the whole new text is stored."""
+
 
 class PlanToolError(Exception):
     """An operation that the plan's state or arguments do not allow; nothing was changed."""
@@ -470,7 +474,21 @@ class PlanTool:
                 f"New file b/{spec.path}: its whole content ({len(spec.content or ''):,} "
                 f"characters) is stored once in the planning history as {self._payload(spec)}.\n"
             )
-        return unified(spec, self._before(spec))
+        return self._kept_diff(spec, unified(spec, self._before(spec)))
+
+    def _kept_diff(self, spec: ActionSpecExt, diff: str) -> str:
+        """A diff up to STORED_DIFF_CHARS; a longer one (a large file replaced: its old and new
+        text) is cut at a line and says how much is left out and where the new text is."""
+        if len(diff) <= STORED_DIFF_CHARS:
+            return diff
+        kept = diff[: diff.rfind("\n", 0, STORED_DIFF_CHARS) + 1]
+        where = ""
+        if spec.kind in {"create", "write"} and spec.content:
+            where = (
+                f" The whole new text of {spec.path} ({len(spec.content):,} characters) is "
+                f"stored once in the planning history as {self._payload(spec)}."
+            )
+        return kept + f"… diff cut: {len(diff) - len(kept):,} more characters not kept.{where}\n"
 
     def stored_preview(self, plan_id: str, spec: ActionSpecExt) -> str:
         """Where the planning history keeps the whole text of a spec's preview: the one stored

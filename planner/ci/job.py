@@ -31,6 +31,7 @@ from planner.ci.approvals import (
     waiting_request,
 )
 from planner.ci.commit_policy import CommitRules
+from planner.ci.conversation import conversation
 from planner.ci.costs import cost_report, render_usage_details
 from planner.ci.durable import (
     CheckpointReporter,
@@ -98,9 +99,9 @@ from planner.config import ForgeConfig, McpServerConfig, PlannerConfig
 from planner.core.errors import UserInputError
 from planner.core.interfaces import HistoryBackend, ToolProvider
 from planner.memory.history import PlanningHistoryStore, expel_foreign
-from planner.memory.state import IssueState
 from planner.outcome.deadline import DEADLINE
 from planner.outcome.result import Notification, PassResult, render_checklist
+from planner.run.history_view import history_plan
 from planner.run.runner import (
     PassSetup,
     history_directory,
@@ -191,12 +192,13 @@ def run_for_event(
     history = restore_once(history)
 
     def handle() -> CiOutcome:
+        # A stop asked for after this event holds for every kind of event, sessions' included.
+        stopped = run.stopped_after_event(history)
+        if stopped is not None:
+            return stopped
         # Interactive planning sessions (planner.ci.interactive) take the events that are theirs.
         session = interactive_event(run, model=model, extra_tools=extra_tools, history=history)
-        if session is not None:
-            return session
-        stopped = run.stopped_after_event(history)
-        return stopped or run.execute(model=model, extra_tools=extra_tools, history=history)
+        return session or run.execute(model=model, extra_tools=extra_tools, history=history)
 
     return run.leased(handle)
 
@@ -344,6 +346,7 @@ def issue_context(
                 created_at=c.created_at,
                 id=c.id,
                 edited_after_trigger=c.edited_after(cutoff),
+                on=c.on,
             )
             for c in kept
         ],
@@ -491,17 +494,7 @@ class IssueRun:
             history.restore(directory, str(self.number))
         store = PlanningHistoryStore(directory, self.forge.repository, str(self.number))
         restore_from_lease(self, self.lease, store)  # may be longer than the cache's copy
-        state = IssueState.from_entries(store.entries())
-        if state.plan is None:
-            return None
-        return PassResult(
-            status="in_progress",
-            goal=state.plan.goal_understanding.main_objective,
-            plan=state.plan,
-            tasks=state.tasks(),
-            revision=state.revision,
-            revision_reason=state.revision_reason,
-        )
+        return history_plan(store, "in_progress")  # as every surface shows the plan
 
     # -- a pass ------------------------------------------------------------------------------
 
@@ -561,7 +554,10 @@ class IssueRun:
         mcp_servers = load_file_servers(self.config.tools, self.workspace)
         git.prepare(self.branch, base)
         issue = issue_context(
-            self.forge, self.trigger, self.target, self.forge.list_comments(self.number)
+            self.forge,
+            self.trigger,
+            self.target,
+            conversation(self.forge, self.number, self.branch),
         )
         base_commit = git.state.base_sha if git.state else None
         # Every commit of the run, checkpoints during the pass included, obeys the path rules.

@@ -18,12 +18,14 @@ STATUS_STYLES = {
     "in_progress": "fill:#fff3bf,stroke:#f08c00,color:#5c3d00",
     "failed": "fill:#ffe3e3,stroke:#c92a2a,color:#5c0011",
     "pending": "fill:#f1f3f5,stroke:#868e96,color:#212529",
+    "waiting": "fill:#e7f5ff,stroke:#1971c2,color:#0b3a66",
 }
 STATUS_WORDS = {
     "completed": "done",
     "in_progress": "in progress",
     "failed": "failed",
     "pending": "to do",
+    "waiting": "waiting for approval",
 }
 
 
@@ -50,13 +52,18 @@ def render_graph(tasks: list[TaskView], plan: Plan | None) -> str:
     lines = ["flowchart TD"]
     for task in tasks:
         label = mermaid_label(f"{task.id}: {task.description}")
-        status = STATUS_WORDS.get(task.status, task.status)
-        lines.append(f'  {node[task.id]}["{label} ({status})"]:::{task.status}')
+        shown = task.shown_status  # as the checklist shows it: a held change waits
+        lines.append(f'  {node[task.id]}["{label} ({STATUS_WORDS[shown]})"]:::{shown}')
     for task in tasks:
         for needed in dependencies(plan).get(task.id, []):
             if needed in node:
                 lines.append(f"  {node[needed]} --> {node[task.id]}")
-    lines += [f"  classDef {status} {style}" for status, style in STATUS_STYLES.items()]
+    waits = any(task.waiting for task in tasks)
+    lines += [
+        f"  classDef {status} {style}"
+        for status, style in STATUS_STYLES.items()
+        if status != "waiting" or waits  # the class of a held change only when one is shown
+    ]
     return "\n".join(lines)
 
 

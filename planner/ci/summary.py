@@ -13,12 +13,12 @@ from pathlib import Path
 
 from planner.ci.costs import cost_report, last_run_id, render_usage_section
 from planner.ci.outcome import CiOutcome
-from planner.ci.tracking import safe_result, verification_lines
+from planner.ci.tracking import CHECKLIST_CHARS, safe_result, verification_lines
 from planner.config import BudgetConfig, ModelPrice
 from planner.memory.history import PlanningHistoryStore
-from planner.memory.state import IssueState
 from planner.outcome.evidence import verification_note
-from planner.outcome.result import PassResult, PassStatus, render_checklist
+from planner.outcome.result import PassStatus, render_checklist
+from planner.run.history_view import history_plan
 from planner.text.inert import neutralize
 
 TITLES = {
@@ -164,18 +164,11 @@ def open_history(
 
 
 def checklist_from_history(history: PlanningHistoryStore | None, outcome: CiOutcome) -> str:
-    """The plan's checklist as the history records it ('' without a plan)."""
-    if history is None or not history.filepath.is_file():
+    """The plan's checklist as the history records it ('' without a plan): the tracking
+    comment's view (planner.run.history_view), so a task whose change waits is not ticked."""
+    if history is None:
         return ""
-    state = IssueState.from_entries(history.entries())
-    if state.plan is None:
+    result = history_plan(history, PASS_STATUS.get(outcome.status, "in_progress"))
+    if result is None:
         return ""
-    result = PassResult(
-        status=PASS_STATUS.get(outcome.status, "in_progress"),
-        goal=state.plan.goal_understanding.main_objective,
-        tasks=state.tasks(),
-        revision=state.revision,
-        revision_reason=state.revision_reason,
-        previous_progress=state.previous_progress,
-    )
-    return render_checklist(safe_result(result))
+    return render_checklist(safe_result(result), CHECKLIST_CHARS)

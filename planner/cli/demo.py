@@ -5,10 +5,12 @@ conversation is canned, but everything else — HTTP, tool calls, history, check
 repository's tests — is real. With OPENAI_API_KEY set, the same issue goes to the real model
 (OPENAI_MODEL, OPENAI_BASE_URL).
 
-The repository has a test, so the pass runs it before and after the change. Where planner's
-own interpreter has pytest, the tests run with it and the model also writes the issue's own
-test first (docs/verification.md): it fails before the change, passes after it and joins the
-change; elsewhere the test runs with unittest.
+The repository has a test and says it runs with pytest (pytest.ini), so the pass runs it before
+and after the change, and the model writes the issue's own test first (docs/verification.md): it
+fails before the change, passes after it and joins the change. The same whatever is installed:
+where planner's own interpreter has pytest, the tests use it; elsewhere planner installs pytest
+into the tests' own environment, as it does for any repository (pip, with the user's pip
+configuration: an index or a folder of wheels).
 """
 
 from __future__ import annotations
@@ -69,10 +71,6 @@ if __name__ == "__main__":
 """
 PYTEST_MARKER = "[pytest]\n"
 """pytest.ini: the repository's tests run with pytest (unittest tests, which pytest runs too)."""
-WITHOUT_PYTEST = (
-    "With pytest installed beside planner, the demo also has the model write the issue's own "
-    "test first and runs it with the repository's."
-)
 ISSUE_TEST = """from pathlib import Path
 
 
@@ -88,9 +86,8 @@ BANNER = (
 )
 
 
-def demo_script(issue_test: bool = False) -> list[Step]:
-    """The scripted model's replies; `issue_test`: the repository's tests run with pytest, so the
-    model is asked for the issue's own test right after the plan."""
+def demo_script() -> list[Step]:
+    """The scripted model's replies; the issue's own test is asked for right after the plan."""
     plan = {
         "phase": "planning",
         "goal_understanding": {
@@ -106,33 +103,33 @@ def demo_script(issue_test: bool = False) -> list[Step]:
             "reasoning": "First learn the test command from the README, then write the guide.",
             "subtasks": [
                 {
-                    "id": "task_1",
+                    "id": "read_readme",
                     "description": "Read the README to find the test command",
                     "dependencies": [],
                     "estimated_complexity": "low",
                     "required_tools": ["read_file"],
                 },
                 {
-                    "id": "task_2",
-                    "description": "Write CONTRIBUTING.md with the test instructions",
-                    "dependencies": ["task_1"],
+                    "id": "write_guide",
+                    "description": "Write CONTRIBUTING.md with the test command",
+                    "dependencies": ["read_readme"],
                     "estimated_complexity": "low",
                     "required_tools": ["write_file"],
                 },
             ],
         },
         "action_plan": {
-            "execution_order": ["task_1", "task_2"],
+            "execution_order": ["read_readme", "write_guide"],
             "actions": [
                 {
-                    "task_id": "task_1",
+                    "task_id": "read_readme",
                     "action_type": "tool_call",
                     "tool": "read_file",
                     "purpose": "find the test command",
                     "expected_outcome": "README text",
                 },
                 {
-                    "task_id": "task_2",
+                    "task_id": "write_guide",
                     "action_type": "tool_call",
                     "tool": "write_file",
                     "purpose": "create the guide",
@@ -154,10 +151,9 @@ def demo_script(issue_test: bool = False) -> list[Step]:
         },
     }
     fine = {"replan_needed": False, "confidence": 0.9, "reasoning": "The plan is sound."}
-    written = [reply_text("issue_test", f"```python\n{ISSUE_TEST}```")] if issue_test else []
     return [
         reply_json("planning", plan),
-        *written,
+        reply_text("issue_test", f"```python\n{ISSUE_TEST}```"),
         reply_json(
             "replan_review",
             {"goal_understanding": fine, "task_decomposition": fine, "action_sequence": fine},
@@ -206,26 +202,22 @@ def demo_script(issue_test: bool = False) -> list[Step]:
 
 
 PYTEST = "pytest -q"
+"""The demo's test command: planner's own pytest when its interpreter has one, else the one
+verification installs into the tests' environment (which comes first on their PATH)."""
 
 
 def pytest_scripts() -> Path | None:
-    """The folder of planner's own `pytest` command, when its interpreter has pytest (the
-    issue's own test needs it); None: the tests run with unittest, which every Python has."""
+    """The folder of planner's own `pytest` command, when its interpreter has pytest; None:
+    verification installs pytest for the tests."""
     scripts = Path(sysconfig.get_path("scripts"))
     found = importlib.util.find_spec("pytest") is not None and (scripts / "pytest").is_file()
     return scripts if found else None
 
 
-def pytest_command() -> str | None:
-    """The demo's test command: `pytest -q` where pytest_scripts() has it, else None
-    (detected: unittest)."""
-    return PYTEST if pytest_scripts() is not None else None
-
-
 @contextmanager
 def pytest_on_path() -> Iterator[None]:
-    """planner's `pytest` first on PATH while a pass runs (the tests' own virtual environment
-    comes before it and has none)."""
+    """planner's `pytest` first on PATH while a pass runs, when it has one (the tests' own
+    virtual environment comes before it and has none): nothing to install then."""
     scripts, before = pytest_scripts(), os.environ.get("PATH", os.defpath)
     if scripts is None:
         yield
@@ -238,23 +230,22 @@ def pytest_on_path() -> Iterator[None]:
 
 
 def demo_config(
-    env: Mapping[str, str], pytest: str | None, overrides: Mapping[str, Any] | None = None
+    env: Mapping[str, str], overrides: Mapping[str, Any] | None = None
 ) -> PlannerConfig:
-    """The default configuration, with the demo's test command when it runs pytest. Without
-    pytest the scripted model is asked for no test of the issue (the demo says what pytest adds)."""
-    tests = {"verification.command": pytest} if pytest else {"verification.issue_test": False}
-    return load_config(None, env=env, overrides={**tests, **(overrides or {})})
+    """The default configuration with the demo's test command."""
+    return load_config(
+        None, env=env, overrides={"verification.command": PYTEST, **(overrides or {})}
+    )
 
 
-def make_repository(root: Path, pytest: bool = False) -> None:
-    """greeter: a README, the code and its test (a pytest project with `pytest`)."""
+def make_repository(root: Path) -> None:
+    """greeter: a README, the code and its test, run with pytest."""
     (root / "README.md").write_text(README, encoding="utf-8")
     (root / "greeter.py").write_text(
         'def greet(name):\n    return f"Hello, {name}!"\n', encoding="utf-8"
     )
     (root / "test_greeter.py").write_text(TEST, encoding="utf-8")
-    if pytest:
-        (root / "pytest.ini").write_text(PYTEST_MARKER, encoding="utf-8")
+    (root / "pytest.ini").write_text(PYTEST_MARKER, encoding="utf-8")
     for command in (
         ["init", "-q", "-b", "main"],
         ["add", "."],
@@ -274,17 +265,16 @@ def make_repository(root: Path, pytest: bool = False) -> None:
 
 def run_demo(keep: bool = False) -> int:
     root = Path(tempfile.mkdtemp(prefix="planner-demo-"))
-    pytest = pytest_command()
     try:
-        make_repository(root, pytest=pytest is not None)
+        make_repository(root)
         if os.environ.get("OPENAI_API_KEY"):
             print(f"Real model: {os.environ.get('OPENAI_MODEL', 'default model')}")
-            config = demo_config(os.environ, pytest)
+            config = demo_config(os.environ)
             with pytest_on_path():
                 result = run_pass(PassSetup(config=config, workspace=root), ISSUE)
             return _show(root, result, keep)
         print(BANNER)
-        with ScriptedModelServer(demo_script(issue_test=pytest is not None)) as server:
+        with ScriptedModelServer(demo_script()) as server:
             env = {
                 "OPENAI_API_KEY": "scripted",
                 "OPENAI_BASE_URL": server.base_url,
@@ -292,7 +282,7 @@ def run_demo(keep: bool = False) -> int:
             }
             # The scripted model's commands are the demo's own, so its tools run as this user:
             # a sandbox user may not reach planner's pytest (a Python under a closed folder).
-            config = demo_config(env, pytest, {"tools.sandbox_user": "off"})
+            config = demo_config(env, {"tools.sandbox_user": "off"})
             with pytest_on_path():
                 result = run_pass(PassSetup(config=config, workspace=root), ISSUE)
             server.assert_consumed()
@@ -325,8 +315,7 @@ def _tests(note: VerificationNote | None) -> list[str]:
     """The tests' line of the tracking comment, with what became of the issue's own test."""
     if note is None:
         return ["Tests: not run"]
-    shown = [note.line(), *note.details()]
-    return shown + ([] if "pytest" in note.command else [WITHOUT_PYTEST])
+    return [note.line(), *note.details()]
 
 
 def _history_line(text: str, keep: bool) -> str:

@@ -36,8 +36,8 @@ def add_eval_command(commands: Any) -> None:
     parser.add_argument(
         "--suite",
         default="builtin",
-        help="builtin (13 small tasks), real (released packages with one bug put back in) "
-        "or a suite directory",
+        help="builtin (13 small tasks), real (released packages with one bug put back in), "
+        "holdout (more such packages, kept apart as a held-out half) or a suite directory",
     )
     parser.add_argument("--tasks", help="comma-separated task names (default: every task)")
     parser.add_argument(

@@ -3,8 +3,8 @@
     planner plan "Add login" --repo PATH      a new session
     planner plan --resume planning-<uuid>     continue one
     planner plan --resume                     list recent sessions and pick one
-    planner plan --status planning-<uuid>     where a session stands, and its pass (ADR-021
-                                              `status --session`); without ID, recent ones
+    planner plan --status planning-<uuid>     where a session stands, its pass, the plan now
+                                              (ADR-021 `status --session`); without ID, recent ones
 
 Sessions live under the repository's history directory, like those of issues. Once approved,
 "execute now? [y/N]" runs one pass on the enhanced instruction (the issue of that pass is the
@@ -28,6 +28,8 @@ from planner.interactive.storage import SessionStore
 from planner.interactive.terminal import Console, EndOfInput, TerminalSession
 from planner.memory.history import PlanningHistoryStore, read_entries
 from planner.model.llm import require_api_key
+from planner.outcome.result import PASS_STATUSES, render_checklist
+from planner.run.history_view import history_plan
 from planner.run.runner import (
     PassSetup,
     exclude_from_git,
@@ -62,7 +64,8 @@ def add_plan_command(commands: Any, common: Any, flags: dict[str, str], handler:
         const="",
         default=None,
         metavar="ID",
-        help="show where session ID stands and the pass it was handed to; without ID, list",
+        help="show where session ID stands, the pass it was handed to, and the latest state and "
+        "plan of its issue; without ID, list",
     )
     for flag in ("model", "base_url", "history_dir"):
         plan.add_argument(f"--{flag.replace('_', '-')}", dest=flag, help=f"sets {flags[flag]}")
@@ -127,7 +130,8 @@ def show_status(args: argparse.Namespace, store: SessionStore, console: Console)
     for line in status_lines(session):
         console.say(line)
     if session.planner_session_id:
-        console.say(_pass_line(args, store, session))
+        for line in _pass_lines(args, store, session):
+            console.say(line)
     return 0
 
 
@@ -151,34 +155,53 @@ def _chosen(decision: DecisionPoint) -> str:
     return f"{option.id} {option.name}" if option else str(decision.selected_option_id)
 
 
-def _pass_line(args: argparse.Namespace, store: SessionStore, session: PlanningSession) -> str:
-    """The pass the session was handed to, as its history ended it: the session's own history
-    (a terminal session), else the history of the issue the session belongs to."""
+def _pass_lines(
+    args: argparse.Namespace, store: SessionStore, session: PlanningSession
+) -> list[str]:
+    """The pass the session was handed to, as its history ended it (the session's own history
+    for a terminal session, else the history of the issue the session belongs to); then, when
+    later runs went on (an approval answered, a resume), the issue's latest state and plan."""
     pass_id = str(session.planner_session_id)
     repository = args.repository or repository_name(args.repo)
-    own = PlanningHistoryStore(store.directory, repository, session.session_id).filepath
-    entries = _pass_entries(own, pass_id) or _issue_pass_entries(store.directory, session, pass_id)
-    ends = [e for e in entries if e.get("type") == "run_end"]
-    if ends:
-        return f"Pass {pass_id}: {ends[-1].get('status')} ({ends[-1].get('stop_reason')})"
-    if entries:
-        return f"Pass {pass_id}: started, no end recorded"
-    return f"Pass {pass_id}: not in the history under {store.directory}"
+    own = PlanningHistoryStore(store.directory, repository, session.session_id)
+    history = own if _pass_entries(own.filepath, pass_id) else _issue_history(store, session)
+    entries = list(read_entries(history.filepath)) if history is not None else []
+    ran = [e for e in entries if e.get("run_id") == pass_id]
+    if history is None or not ran:
+        return [f"Pass {pass_id}: not in the history under {store.directory}"]
+    since = entries[entries.index(ran[0]) :]  # the pass, and every run after it
+    ends = [e for e in since if e.get("type") == "run_end"]
+    own_ends = [e for e in ends if e.get("run_id") == pass_id]
+    lines = [
+        f"Pass {pass_id}: {_ended(own_ends[-1])}"
+        if own_ends
+        else f"Pass {pass_id}: started, no end recorded"
+    ]
+    if ends and ends[-1].get("run_id") != pass_id:
+        lines.append(f"Now (run {ends[-1].get('run_id')}): {_ended(ends[-1])}")
+    latest = str(ends[-1].get("status")) if ends else ""
+    shown = history_plan(history, PASS_STATUSES.get(latest, "in_progress"))
+    return lines + ([render_checklist(shown).rstrip()] if shown is not None else [])
+
+
+def _ended(entry: dict[str, Any]) -> str:
+    return f"{entry.get('status')} ({entry.get('stop_reason')})"
 
 
 def _pass_entries(path: Path, pass_id: str) -> list[dict[str, Any]]:
     return [e for e in read_entries(path) if e.get("run_id") == pass_id]
 
 
-def _issue_pass_entries(
-    directory: Path, session: PlanningSession, pass_id: str
-) -> list[dict[str, Any]]:
+def _issue_history(store: SessionStore, session: PlanningSession) -> PlanningHistoryStore | None:
     """An issue's session is recorded in that issue's history, and so is the pass it ran."""
-    for path in sorted(directory.glob("*.jsonl")):
+    for path in sorted(store.directory.glob("*.jsonl")):
         entries = list(read_entries(path))
-        if any(_records(entry, session.session_id) for entry in entries):
-            return [e for e in entries if e.get("run_id") == pass_id]
-    return []
+        held = next((e for e in entries if _records(e, session.session_id)), None)
+        if held is not None:
+            repository, issue = str(held.get("repository", "")), str(held.get("issue_id", ""))
+            history = PlanningHistoryStore(store.directory, repository, issue)
+            return history if history.filepath == path else None
+    return None
 
 
 def _records(entry: dict[str, Any], session_id: str) -> bool:

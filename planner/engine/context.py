@@ -34,6 +34,7 @@ from planner.core.interfaces import (
     ToolSpec,
 )
 from planner.memory.history import PlanningHistoryStore
+from planner.memory.plan_view import plan_result
 from planner.memory.state import IssueState
 from planner.memory.summaries import history_digest
 from planner.model.conversation import FINISH_TASK, iso, user
@@ -45,7 +46,6 @@ from planner.outcome.result import (
     Notification,
     PassResult,
     PassStatus,
-    TaskView,
     Usage,
     render_checklist,
 )
@@ -302,29 +302,19 @@ class PassContext:
     def snapshot(
         self, status: PassStatus, reason: str, messages: list[str] | None = None
     ) -> PassResult:
-        state = self.state()
-        return PassResult(
-            status=status,
-            stop_reason=reason,
-            goal=state.plan.goal_understanding.main_objective if state.plan else "",
-            plan=state.plan,
-            tasks=held_back(state.tasks(), self.phases.unmade_changes(self)),
-            revision=state.revision,
-            revision_reason=state.revision_reason,
-            previous_progress=state.previous_progress,
-            plan_started_at=state.plan_started_at,
-            plan_history=list(state.plan_history),
-            usage=self.usage.model_copy(),
-            actions=self.action_counter,
-            messages=list(messages or []),
-            questions=list(self.questions or self.phases.questions()),
-            summary=self.summary,
-            history_path=str(self.store.filepath),
-            notifications=self.phases.notifications(),
-            plan_quality=state.plan_quality,
-            result_quality=state.result_quality,
-            proceed_after=self._proceed_after(status),
-            verification=verification_note(self.store.entries()),
+        shown = plan_result(self.state(), self.phases.unmade_changes(self), status, reason)
+        return shown.model_copy(
+            update={
+                "usage": self.usage.model_copy(),
+                "actions": self.action_counter,
+                "messages": list(messages or []),
+                "questions": list(self.questions or self.phases.questions()),
+                "summary": self.summary,
+                "history_path": str(self.store.filepath),
+                "notifications": self.phases.notifications(),
+                "proceed_after": self._proceed_after(status),
+                "verification": verification_note(self.store.entries()),
+            }
         )
 
     def _proceed_after(self, status: PassStatus) -> str:
@@ -355,11 +345,6 @@ class PassContext:
 
     def snapshot_now(self) -> PassResult:
         return self.snapshot("in_progress", "")
-
-
-def held_back(tasks: list[TaskView], unmade: set[str]) -> list[TaskView]:
-    """The tasks, those with a change not made yet marked as waiting."""
-    return [t.model_copy(update={"waiting": True}) if t.id in unmade else t for t in tasks]
 
 
 def kept_arguments(arguments: dict[str, Any]) -> dict[str, Any]:

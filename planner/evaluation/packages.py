@@ -89,7 +89,7 @@ def fetch(
     if not download:
         raise UserInputError(
             f"{source.requirement()} is not in the evaluation cache ({folder}); fetch it first: "
-            "planner eval --suite real --fetch-only"
+            "planner eval --suite real --fetch-only (--suite holdout for the held-out tasks)"
         )
     with tempfile.TemporaryDirectory(prefix="planner-sdist-") as scratch:
         (downloader or pip_download)(source, Path(scratch))

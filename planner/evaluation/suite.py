@@ -30,7 +30,10 @@ from planner.tools.safe_env import git_argv, git_environment, scrubbed_environme
 
 SUITE_DIR = Path(__file__).resolve().parent / "suite"
 REAL_SUITE_DIR = Path(__file__).resolve().parent / "real_suite"
-SUITES = {"builtin": SUITE_DIR, "real": REAL_SUITE_DIR}
+HOLDOUT_SUITE_DIR = Path(__file__).resolve().parent / "real_suite_holdout"
+"""Real-repository tasks kept apart: run as a baseline when chosen and again at the end of a
+piece of work, never looked at in between, so that nothing is shaped after them."""
+SUITES = {"builtin": SUITE_DIR, "real": REAL_SUITE_DIR, "holdout": HOLDOUT_SUITE_DIR}
 """Suites `planner eval --suite` knows by name."""
 CHECK_TIMEOUT_SECONDS = 120
 GIT_IDENTITY = ("-c", "user.name=planner-eval", "-c", "user.email=eval@planner.invalid")
@@ -109,6 +112,11 @@ def _edit(data: Any) -> RecordedEdit:
 
 def load_suite(directory: Path = SUITE_DIR, names: list[str] | None = None) -> list[Task]:
     """Every task under `directory` (sorted), or only `names`, in the order given."""
+    if not directory.is_dir():
+        raise UserInputError(
+            f"no such suite: {directory} is neither a suite's name ({', '.join(SUITES)}) "
+            "nor a folder"
+        )
     available = {p.name: p for p in directory.iterdir() if (p / "task.yaml").is_file()}
     unknown = sorted(set(names or []) - set(available))
     if unknown:
@@ -128,6 +136,10 @@ def materialize(task: Task, destination: Path, branch: str = "", download: bool 
         unpack(fetch(task.source, download=download), destination)
         apply_edits(destination, task.edits)
     _git(destination, "init", "-q", "-b", "main")
+    # Every file of the snapshot, those its .gitignore names too (a released package ships
+    # generated files such as `_version.py`): the check runs on a clone, which has only
+    # what was committed.
+    _git(destination, "add", "-A", "--force")
     commit_all(destination, "snapshot")
     if branch:
         _git(destination, "checkout", "-q", "-b", branch)

@@ -2,7 +2,9 @@
 
 Answers:    `q-2: text`, `2. text`, `2) text`, `**q-2**: text` (one per line; an answer runs on
             until the next item, and a numbered list after `q-N:` stays in q-N's answer unless
-            its numbers come after N), or free text when exactly one question is open. An
+            its numbers come after N), or free text when exactly one question is open. Only
+            lines at the top level count (read with CommonMark, as the forge renders them): an
+            item of a nested list, a quote or a code block is part of the answer it is in. An
             answer that is an option's number (`2`, `option 2`) or its text picks that option.
 Decisions:  `d-1: opt-b because …`, `d-1: b, …`, `1. option 2 since …`, or `opt-b because …`
             when exactly one decision point is open.
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from planner.interactive.model import DecisionPoint, PlanningSession, Question
+from planner.text.markdown import outline
 
 ANSWER_CHARS = 4_000
 ITEM = re.compile(
@@ -81,17 +84,22 @@ def _items(text: str, letter: str, open_numbers: set[str]) -> list[tuple[str, st
     starts: list[re.Match[str]] = []
     taken: set[str] = set()
     listed = labelled = 0
+    inside_list: int | None = None  # the top-level list whose items stay in the answer before
+    lines = outline(text)
     for match in ITEM.finditer(text):
         reference = match.group("ref")
-        if not _kind_fits(reference, letter):
+        line = text.count("\n", 0, match.start())
+        if not _kind_fits(reference, letter) or line in lines.deeper:
             continue
         number = re.sub(r"\D", "", reference)
-        if reference[0].isdigit() and _inside_answer(
-            int(number), listed, labelled, open_numbers - taken
+        in_list = lines.top_items.get(line)
+        same_list = in_list is not None and in_list == inside_list
+        if reference[0].isdigit() and (
+            same_list or _inside_answer(int(number), listed, labelled, open_numbers - taken)
         ):
-            listed = int(number)
+            listed, inside_list = int(number), in_list
             continue
-        listed = 0
+        listed, inside_list = 0, None
         labelled = labelled if reference[0].isdigit() else int(number)
         taken.add(number)
         starts.append(match)

@@ -101,7 +101,8 @@ class OpenAIModel:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         key = require_api_key(config)
-        register_secret(key)  # endpoints echo it in errors
+        if key != KEYLESS:
+            register_secret(key)  # endpoints echo it in errors
         self.name = config.model
         self.config = config
         self.on_call = on_call
@@ -672,15 +673,22 @@ def _tagged(sizes: dict[str, float], name: str) -> float | None:
     return sizes.get(name) or (sizes.get(f"{name}:latest") if ":" not in name else None)
 
 
+KEYLESS = "no-key"
+"""Sent as the key to an endpoint of one's own when none is set: the OpenAI client needs one,
+and a server that checks no key (llama.cpp, Ollama, vLLM without --api-key) ignores it."""
+
+
 def require_api_key(config: LLMConfig) -> str:
-    """The key, or ConfigError (exit 2) when none is set: callers check before anything is
-    written."""
-    if config.api_key is None:
-        raise ConfigError(
-            "no model API key: set the environment variable OPENAI_API_KEY "
-            "(any non-empty value for local servers such as Ollama)"
-        )
-    return config.api_key.get_secret_value()
+    """The key; KEYLESS for an endpoint of one's own (llm.base_url set) without one; else
+    ConfigError (exit 2) when none is set: callers check before anything is written."""
+    if config.api_key is not None:
+        return config.api_key.get_secret_value()
+    if config.base_url:
+        return KEYLESS
+    raise ConfigError(
+        "no model API key: set the environment variable OPENAI_API_KEY (the action's input "
+        "openai_api_key), or set OPENAI_BASE_URL (openai_base_url) to an endpoint that needs none"
+    )
 
 
 def check_prompt_size(kind: str, messages: Sequence[dict[str, Any]], limit: int) -> None:

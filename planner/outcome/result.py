@@ -11,6 +11,13 @@ from planner.outcome.evidence import VerificationNote
 from planner.plan.documents import CompletionSummary, Plan
 
 PassStatus = Literal["completed", "in_progress", "needs_human", "failed"]
+PASS_STATUSES: dict[str, PassStatus] = {
+    "completed": "completed",
+    "in_progress": "in_progress",
+    "needs_human": "needs_human",
+    "failed": "failed",
+}
+"""A status as the history writes it -> the PassStatus it is."""
 TaskStatus = Literal["pending", "in_progress", "completed", "failed"]
 NotificationKind = Literal[
     "plan_revision", "replan_override", "clarification", "assumptions", "escalation"
@@ -46,6 +53,11 @@ class TaskView(BaseModel):
     @property
     def done(self) -> bool:
         return self.status == "completed" and not self.waiting
+
+    @property
+    def shown_status(self) -> TaskStatus | Literal["waiting"]:
+        """What every rendering of the plan shows: a held change makes the task wait."""
+        return "waiting" if self.waiting else self.status
 
 
 class Notification(BaseModel):
@@ -146,8 +158,14 @@ class PassResult(BaseModel):
         return done, len(self.tasks)
 
 
-MARKS = {"completed": "x", "failed": " ", "pending": " ", "in_progress": " "}
-SUFFIX = {"failed": " ❌ failed", "in_progress": " ⏳ in progress", "pending": "", "completed": ""}
+MARKS = {"completed": "x", "failed": " ", "pending": " ", "in_progress": " ", "waiting": " "}
+SUFFIX = {
+    "failed": " ❌ failed",
+    "in_progress": " ⏳ in progress",
+    "pending": "",
+    "completed": "",
+    "waiting": " ⏸️ waiting for approval",
+}
 
 
 def render_checklist(
@@ -235,9 +253,7 @@ def _revision_header(result: PassResult) -> list[str]:
 
 
 def _task_line(task: TaskView) -> str:
-    mark, suffix = MARKS[task.status], SUFFIX[task.status]
-    if task.waiting:
-        mark, suffix = " ", " ⏸️ waiting for approval"
+    mark, suffix = MARKS[task.shown_status], SUFFIX[task.shown_status]
     return f"- [{mark}] **{task.id}**: {_one_line(task.description)}{suffix}"
 
 

@@ -8,9 +8,10 @@ payloads (`payloads/<file>/`), its approval plans (`plans/<id>/`, out of `plans/
 the planning sessions it recorded (`planning-sessions/<id>.json`, `logs/<id>/`) and its
 `plans/cleared-<issue>` mark. What no history file owns goes by age alone: plans that ended
 (completed or aborted), planning sessions that ended (approved, cancelled, failed) and their
-logs, payload folders without a history file, and `plans/events.ndjson` lines older than the
-retention. Unfinished work, a file that cannot be read, a session that waits for people, and
-the issue of the pass itself are never touched.
+logs, payload folders without a history file that no plan still open refers to, and
+`plans/events.ndjson` lines older than the retention. Unfinished work, a file that cannot be
+read, a session that waits for people, what a plan still open refers to, and the issue of the
+pass itself are never touched.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.memory.questions import ends_piece_of_work
-from planner.storage.payloads import PAYLOADS_DIR
+from planner.storage.payloads import DIGEST, PAYLOADS_DIR
 
 log = logging.getLogger(__name__)
 
@@ -173,11 +174,40 @@ def _prune_sessions(directory: Path, gone: Owned, living: Owned, cutoff: datetim
 
 
 def _prune_orphan_payloads(directory: Path, cutoff: datetime) -> list[str]:
+    """Payload folders without a history file (the terminal's `local`, a history deleted by
+    hand) that nothing changed since the cutoff, unless a plan that has not ended refers to one
+    of their payloads: a pending plan must never lose the text it would write."""
     removed: list[str] = []
+    needed = _payloads_of_live_plans(directory)
     for folder in sorted((directory / PAYLOADS_DIR).glob("*")):
-        if not (directory / f"{folder.name}.jsonl").exists() and _older(folder, cutoff):
+        if (directory / f"{folder.name}.jsonl").exists() or not _older(folder, cutoff):
+            continue
+        if not any(path.stem in needed for path in folder.glob("*.jsonl")):
             removed += _remove(directory, folder)
     return removed
+
+
+def _payloads_of_live_plans(directory: Path) -> set[str]:
+    """The hashes of the payloads each plan that has not ended (or cannot be read) refers to."""
+    needed: set[str] = set()
+    for plan_json in (directory / PLANS_DIR).glob("plan-*/plan.json"):
+        record = _json(plan_json)
+        state = record.get("state") if isinstance(record, dict) else None
+        status = state.get("status") if isinstance(state, dict) else None
+        if status not in ENDED_PLANS:
+            needed |= _hashes(record)
+    return needed
+
+
+def _hashes(value: Any) -> set[str]:
+    """Every SHA-256 a saved plan holds (content_sha256, argument_sha256's values, ...)."""
+    if isinstance(value, str):
+        return {value} if DIGEST.fullmatch(value) else set()
+    if isinstance(value, dict):
+        return {found for item in value.values() for found in _hashes(item)}
+    if isinstance(value, list):
+        return {found for item in value for found in _hashes(item)}
+    return set()
 
 
 def _prune_events(path: Path, cutoff: datetime) -> None:

@@ -60,6 +60,8 @@ class Comment(BaseModel):
     id: str = ""
     edited_after_trigger: bool = False
     """Changed after the event that started the pass; the prompt says so."""
+    on: str = ""
+    """Where it was made when not on the issue ("pull request #5"): as untrusted as the rest."""
 
 
 class IssueContext(BaseModel):
@@ -190,7 +192,8 @@ def _comment_view(comment: Comment, limit: int) -> dict[str, str]:
     body = sanitize_untrusted(comment.body, max(0, min(MAX_BODY_BYTES, limit) - 200))
     if comment.edited_after_trigger:
         body = f"{EDITED_NOTE}\n{body}"
-    return {"author": comment.author, "created_at": comment.created_at, "body": body}
+    author = f"{comment.author or 'unknown'} on {comment.on}" if comment.on else comment.author
+    return {"author": author, "created_at": comment.created_at, "body": body}
 
 
 def _dropped_note(dropped: list[Comment]) -> dict[str, str]:

@@ -7,7 +7,9 @@ it, a lazily continued blockquote line, a command inside a multi-line HTML attri
 - which lines of a comment a person wrote as plain text at the top level (`top_level_text`):
   the only place a command or an approval can be (planner.ci.triggers);
 - which links, images and autolinks a text renders (`rendered_links`): planner's sanitiser
-  (planner.text.inert) checks its own output with it.
+  (planner.text.inert) checks its own output with it;
+- which lines of a reply start a top-level list item, and which lie deeper (`outline`): only
+  top-level items can be answers to a planning session's questions (planner.interactive.replies).
 
 GitHub adds autolinks for bare `www.`/`http(s)://` addresses and e-mail addresses (GFM's
 autolink extension), which CommonMark lacks: `rendered_links` finds those in the text too.
@@ -81,6 +83,54 @@ def _visible(children: Sequence[Token]) -> tuple[str, str]:
             masked.append(inner_masked)
             shown.append(inner_shown)
     return "".join(masked), "".join(shown).replace(MASK, " ")
+
+
+@dataclass(frozen=True)
+class Outline:
+    """Where a text's lines stand: which start an item of a list at the top level (and which
+    list), and which lie deeper (in a nested list, a quote, a code or HTML block, or indented
+    into a list item)."""
+
+    top_items: dict[int, int]
+    """Line index -> the index of the top-level list it starts an item of."""
+    deeper: frozenset[int]
+    """Line indexes inside a nested list, a blockquote, a code block or an HTML block, and the
+    indented lines of a top-level list item after its first."""
+
+
+DEEP_BLOCKS = ("fence", "code_block", "html_block")
+
+
+def outline(text: str) -> Outline:
+    """The list structure of `text` as CommonMark reads it (line indexes count from 0)."""
+    source = text.splitlines()
+    top_items: dict[int, int] = {}
+    deeper: set[int] = set()
+    lists = quotes = 0
+    top_list = -1
+    for index, token in enumerate(PARSER.parse(text)):
+        if token.type in ("bullet_list_open", "ordered_list_open"):
+            lists += 1
+            top_list = index if lists == 1 else top_list
+        elif token.type in ("bullet_list_close", "ordered_list_close"):
+            lists -= 1
+        elif token.type in ("blockquote_open", "blockquote_close"):
+            quotes += 1 if token.type == "blockquote_open" else -1
+        if token.map is None:
+            continue
+        if token.type == "list_item_open" and lists == 1 and not quotes:
+            top_items[token.map[0]] = top_list
+            deeper.update(_indented(source, token.map[0] + 1, token.map[1]))
+        elif (lists > 1 or quotes or token.type in DEEP_BLOCKS) and token.nesting != -1:
+            deeper.update(range(*token.map))
+    return Outline(top_items, frozenset(deeper))
+
+
+def _indented(lines: list[str], start: int, end: int) -> list[int]:
+    """The lines of an item after its first that are indented into it: its own text (`2.
+    admins` under `- staff` is no list of its own in CommonMark, only its paragraph's next
+    line). A lazy line (not indented) reads at the top level, as a person wrote it."""
+    return [i for i in range(start, min(end, len(lines))) if lines[i][:1] in (" ", "\t")]
 
 
 def rendered_links(text: str) -> list[str]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pwd
 import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -59,9 +60,13 @@ are: GOOGLE_APPLICATION_CREDENTIALS, AWS_SHARED_CREDENTIALS_FILE, AWS_WEB_IDENTI
 MAX_ENTRIES = 1_000
 """A HOME larger than this is a person's or a machine's, not a job's: it is left as it is."""
 SKIPPED = (
-    "%s holds more than %d entries: left open to the tools' user. planner's own git reads its "
-    "config there: give planner a HOME of its own (sudo without -E, or HOME=/root)"
+    "%s holds more than %d entries: left open to the tools' user, who can write %s, which "
+    "planner's own git reads: %s"
 )
+GIT_CONFIG_PATHS = (".", ".gitconfig", ".config", ".config/git", ".config/git/config", "git")
+"""What git reads (or where it would be created) under HOME or XDG_CONFIG_HOME."""
+_warned: set[str] = set()
+"""Trees named in SKIPPED already: once per process, not once per task."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +101,7 @@ def fence(environments: list[Mapping[str, str]], uid: int, workspace: Path) -> F
     `environments`: planner's own and the job's."""
     closed = Fence()
     seen: set[str] = set()
-    for path in _candidates(environments, str(workspace.resolve())):
+    for path in _candidates(environments, str(workspace.resolve()), uid):
         if path not in seen:
             seen.add(path)
             _close(path, uid, closed)
@@ -110,7 +115,7 @@ def fence(environments: list[Mapping[str, str]], uid: int, workspace: Path) -> F
     return closed
 
 
-def _candidates(environments: list[Mapping[str, str]], workspace: str) -> Iterator[str]:
+def _candidates(environments: list[Mapping[str, str]], workspace: str, uid: int) -> Iterator[str]:
     walked: set[str] = set()  # planner's environment and the job's often share HOME: walk it once
     for env in environments:
         for name in RUNNER_FILES:
@@ -123,10 +128,10 @@ def _candidates(environments: list[Mapping[str, str]], workspace: str) -> Iterat
             top = os.path.realpath(env[name]) if env.get(name) else ""
             if top and top not in walked:
                 walked.add(top)
-                yield from _tree(top, workspace)
+                yield from _tree(top, workspace, uid)
 
 
-def _tree(top: str, workspace: str) -> list[str]:
+def _tree(top: str, workspace: str, uid: int) -> list[str]:
     """`top` and everything under it, folders before what they hold, symlinks not followed;
     nothing when it holds the checkout or more than MAX_ENTRIES (a person's own HOME under
     `sudo -E`: taking it over for the pass would do more harm than the config it guards)."""
@@ -138,9 +143,35 @@ def _tree(top: str, workspace: str) -> list[str]:
             os.path.normpath(os.path.join(directory, n)) for n in (".", *subdirectories, *files)
         ]
         if len(entries) > MAX_ENTRIES:
-            log.warning(SKIPPED, top, MAX_ENTRIES)
+            _name_the_open_tree(top, uid)
             return []
     return entries
+
+
+def _name_the_open_tree(top: str, uid: int) -> None:
+    """Warn, once, when the tools' user owns what git reads in a tree too large to close; a
+    tree it cannot write (HOME=/root, root's) needs nothing."""
+    writable = [
+        path
+        for name in GIT_CONFIG_PATHS
+        if _owned_by(path := os.path.normpath(os.path.join(top, name)), uid)
+    ]
+    if not writable or top in _warned:
+        return
+    _warned.add(top)
+    root_home = os.path.realpath(pwd.getpwuid(0).pw_dir)
+    if top != root_home:
+        change = f"run planner with HOME={root_home} (sudo -H, not sudo -E)"
+    else:
+        change = f"give {top} back to root (chown root {' '.join(writable)})"
+    log.warning(SKIPPED, top, MAX_ENTRIES, ", ".join(writable), change)
+
+
+def _owned_by(path: str, uid: int) -> bool:
+    try:
+        return os.lstat(path).st_uid == uid
+    except OSError:
+        return False
 
 
 def credential_files(env: Mapping[str, str], workspace: Path) -> list[str]:

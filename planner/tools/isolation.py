@@ -289,8 +289,10 @@ def unreachable_interpreter(python: Path) -> str:
         if reachable_by_others(path):
             continue
         closed = _lookup(path)[1] or path
+        # A venv's python needs its base installation; a plain interpreter needs only itself.
+        what = f"{python}, which" if path == python else f"{python} needs {path}, which"
         return (
-            f"{python} needs {path}, which other users cannot reach ({closed} is closed to "
+            f"{what} other users cannot reach ({closed} is closed to "
             "them): tools that run it as the sandbox user fail with 'Permission denied'. "
             "Install Python where every user can run it (e.g. /usr/local), or "
             f"`chmod o+x {closed}`, or make the virtual environment from such a Python."

@@ -430,7 +430,7 @@ class VerificationPhase(Phase):
             reason = "the work had begun before a test of the issue could be written"
             run.store.append(ISSUE_TEST, status="dropped", reason=reason)
             return  # it must fail on the code before the change: that code is gone
-        path = issue_test_path(self.workspace, run.issue.number)
+        path = issue_test_path(self.workspace, run.issue.number, run.issue.title)
         if self._try_example_test(run, path):
             return
         messages, stated = self._issue_test_request(run, path)

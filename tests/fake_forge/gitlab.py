@@ -40,6 +40,8 @@ class GlNote:
     author: str
     system: bool = False
     created_at: str = ""
+    noteable: str = "Issue"
+    """"Issue", or "MergeRequest" for a note in a merge request's conversation."""
 
 
 @dataclass
@@ -138,6 +140,12 @@ class FakeGitLab(FakeServerBase):
         self.notes[note.id] = note
         return note
 
+    def add_mr_note(self, iid: int, body: str, author: str = "dana") -> GlNote:
+        """A comment in a merge request's conversation (not on a line of its diff)."""
+        note = self.add_note(iid, body, author)
+        note.noteable = "MergeRequest"
+        return note
+
     def add_diff_discussion(
         self,
         iid: int,
@@ -213,8 +221,9 @@ class FakeGitLab(FakeServerBase):
         self.jobs[job.id] = job
         return job
 
-    def notes_on(self, iid: int) -> list[GlNote]:
-        return sorted((n for n in self.notes.values() if n.iid == iid), key=lambda n: n.id)
+    def notes_on(self, iid: int, noteable: str = "Issue") -> list[GlNote]:
+        found = (n for n in self.notes.values() if n.iid == iid and n.noteable == noteable)
+        return sorted(found, key=lambda n: n.id)
 
     def authorized(self, headers: Any) -> bool:
         return headers.get("PRIVATE-TOKEN") == self.token or (
@@ -245,6 +254,7 @@ class FakeGitLab(FakeServerBase):
             ("GET", project + r"/merge_requests/(?P<n>\d+)", self._get_mr),
             ("PUT", project + r"/merge_requests/(?P<n>\d+)", self._update_mr),
             ("GET", project + r"/merge_requests/(?P<n>\d+)/discussions", self._list_discussions),
+            ("GET", project + r"/merge_requests/(?P<n>\d+)/notes", self._list_mr_notes),
             (
                 "POST",
                 project + r"/merge_requests/(?P<n>\d+)/discussions/(?P<d>[0-9a-f]+)/notes",
@@ -321,6 +331,17 @@ class FakeGitLab(FakeServerBase):
         if q.get("sort") == "desc":
             notes.reverse()
         return self._paged([self._note(note) for note in notes], q)
+
+    def _list_mr_notes(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        """The merge request's notes, as GitLab lists them: its conversation and the notes of
+        its diff discussions (type DiffNote), oldest first."""
+        iid = int(m["n"])
+        if iid not in self.merge_requests:
+            return 404, {"message": "404 Not found"}, {}
+        notes = [self._note(n) for n in self.notes_on(iid, "MergeRequest")]
+        notes += [self._diff_note(d, n) for d in self.discussions_on(iid) for n in d.notes]
+        notes.sort(key=lambda note: int(note["id"]))
+        return self._paged(notes, q)
 
     def _paged(self, items: list[JSON], q: dict[str, str]) -> Reply:
         """One page of `items`, with GitLab's `x-page` / `x-next-page` headers."""
@@ -472,7 +493,7 @@ class FakeGitLab(FakeServerBase):
             "author": {"id": self.users.get(note.author, 0), "username": note.author},
             "created_at": note.created_at,
             "system": note.system,
-            "noteable_type": "Issue",
+            "noteable_type": note.noteable,
             "noteable_iid": note.iid,
         }
 

@@ -78,6 +78,8 @@ class CommentData(BaseModel):
     url: str = ""
     trusted: bool = False
     """The author may be planner itself; only then does a marker in the body count."""
+    on: str = ""
+    """Where it was made when not on the issue itself ("pull request #5")."""
 
     @property
     def created(self) -> datetime | None:
@@ -142,6 +144,11 @@ class ForgeAdapter(ABC):
 
     @abstractmethod
     def list_comments(self, number: int) -> list[CommentData]: ...
+
+    def list_pull_comments(self, pull: PullRequestData) -> list[CommentData]:
+        """The conversation of a pull request (not its review threads, which are tasks of their
+        own), oldest first; none where the forge has no pull requests."""
+        return []
 
     @abstractmethod
     def _create_comment(self, number: int, body: str) -> CommentData: ...

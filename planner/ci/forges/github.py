@@ -204,6 +204,10 @@ class GitHubForge(ForgeAdapter):
         pages = self.api.paginate(f"{self._repo}/issues/{number}/comments")
         return [self._comment(item) for item in pages]
 
+    def list_pull_comments(self, pull: PullRequestData) -> list[CommentData]:
+        """A pull request's conversation is its issue's comments (review comments are not)."""
+        return self.list_comments(pull.number)
+
     def _create_comment(self, number: int, body: str) -> CommentData:
         path = f"{self._repo}/issues/{number}/comments"
         reply = self.api.request(

@@ -146,6 +146,14 @@ class GitLabForge(ForgeAdapter):
         notes = self.api.paginate(f"{self._project}/issues/{number}/notes", params)
         return [self._note(item, number) for item in notes if not item.get("system")]
 
+    def list_pull_comments(self, pull: PullRequestData) -> list[CommentData]:
+        """The merge request's conversation: its notes but system notes and the notes of
+        discussions on lines of the diff (review threads)."""
+        params = {"sort": "asc", "order_by": "created_at"}
+        notes = self.api.paginate(f"{self._project}/merge_requests/{pull.number}/notes", params)
+        kept = (n for n in notes if not n.get("system") and n.get("type") != "DiffNote")
+        return [self._note(item, pull.number, "merge_requests") for item in kept]
+
     def _create_comment(self, number: int, body: str) -> CommentData:
         path = f"{self._project}/issues/{number}/notes"
         reply = self.api.request(
@@ -205,7 +213,7 @@ class GitLabForge(ForgeAdapter):
                 )
         return self._me
 
-    def _note(self, data: Any, number: int) -> CommentData:
+    def _note(self, data: Any, number: int, kind: str = "issues") -> CommentData:
         author = str((data.get("author") or {}).get("username", ""))
         note_id = str(data["id"])
         return CommentData(
@@ -214,7 +222,7 @@ class GitLabForge(ForgeAdapter):
             author=author,
             created_at=str(data.get("created_at") or ""),
             updated_at=str(data.get("updated_at") or ""),
-            url=f"{self.server_url}/{self.repository}/-/issues/{number}#note_{note_id}",
+            url=f"{self.server_url}/{self.repository}/-/{kind}/{number}#note_{note_id}",
             trusted=bool(author) and author == self._identity(),
         )
 

@@ -91,11 +91,18 @@ def _a_plan_without_its_parts(unusable: ModelBehaviourError) -> bool:
     return isinstance(document, dict) and any(part in document for part in PLAN_PARTS)
 
 
+def _goal_from_title(run: PassContext) -> str:
+    """The issue's title says what it is about; its number means nothing to the model (nor,
+    for a local issue file, to anyone: `ISSUE.md` has none)."""
+    title = " ".join(run.issue.title.split())
+    return title or f"Resolve issue #{run.issue.number}"
+
+
 def _issue_as_one_task(run: PassContext, why: str) -> PlanningReply:
     """The coarsest decomposition: one task that is the whole issue (its files are shown from
     the issue's text, as without planning)."""
     document = {
-        "goal_understanding": {"main_objective": f"Resolve issue #{run.issue.number}"},
+        "goal_understanding": {"main_objective": _goal_from_title(run)},
         "task_decomposition": {"subtasks": [{"id": "task_1", "description": ONE_TASK}]},
         "action_plan": {"execution_order": ["task_1"]},
     }

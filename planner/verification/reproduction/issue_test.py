@@ -49,14 +49,26 @@ class IssueTest(BaseModel):
     content: str
 
 
-def issue_test_path(workspace: Path, number: int | str) -> str:
+SLUG_WORDS = 6
+"""A test file named from the issue's title keeps this many of its words."""
+
+
+def issue_test_path(workspace: Path, number: int | str, title: str = "") -> str:
     """`tests/test_planner_issue_12.py` where the repository keeps its tests, else at the
-    root; a name no file has yet."""
+    root; a name no file has yet. An issue without a number (a local issue file such as
+    ISSUE.md) is named from a slug of its title: `tests/test_empty_input_crashes_parse.py`."""
     folder = next((name for name in TEST_DIRECTORIES if (workspace / name).is_dir()), "")
-    stem, suffix = "test_planner_issue_" + re.sub(r"\W", "_", str(number)), ""
+    stem, suffix = _test_stem(str(number), title), ""
     while (workspace / folder / f"{stem}{suffix}.py").exists():
         suffix = f"_{int(suffix[1:] or 1) + 1}"
     return f"{folder}/{stem}{suffix}.py" if folder else f"{stem}{suffix}.py"
+
+
+def _test_stem(number: str, title: str) -> str:
+    if number.isdigit():
+        return f"test_planner_issue_{number}"
+    words = re.findall(r"[a-z0-9]+", title.lower())[:SLUG_WORDS]
+    return "test_" + "_".join(words or ["planner_issue", *re.findall(r"\w+", number)])
 
 
 def example_test(workspace: Path, modules: list[str]) -> tuple[str, str]:
