@@ -245,6 +245,7 @@ class FakeGitLab(FakeServerBase):
             ("GET", project + r"/merge_requests/(?P<n>\d+)", self._get_mr),
             ("PUT", project + r"/merge_requests/(?P<n>\d+)", self._update_mr),
             ("GET", project + r"/merge_requests/(?P<n>\d+)/discussions", self._list_discussions),
+            ("GET", project + r"/merge_requests/(?P<n>\d+)/notes", self._list_mr_notes),
             (
                 "POST",
                 project + r"/merge_requests/(?P<n>\d+)/discussions/(?P<d>[0-9a-f]+)/notes",
@@ -320,6 +321,13 @@ class FakeGitLab(FakeServerBase):
         notes = self.notes_on(int(m["n"]))
         if q.get("sort") == "desc":
             notes.reverse()
+        return self._paged([self._note(note) for note in notes], q)
+
+    def _list_mr_notes(self, m: re.Match[str], q: dict[str, str], body: JSON) -> Reply:
+        """A merge request's notes: those of its discussions, oldest first."""
+        notes = sorted(
+            (n for d in self.discussions_on(int(m["n"])) for n in d.notes), key=lambda n: n.id
+        )
         return self._paged([self._note(note) for note in notes], q)
 
     def _paged(self, items: list[JSON], q: dict[str, str]) -> Reply:

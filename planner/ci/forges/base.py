@@ -143,6 +143,11 @@ class ForgeAdapter(ABC):
     @abstractmethod
     def list_comments(self, number: int) -> list[CommentData]: ...
 
+    def list_pull_comments(self, number: int) -> list[CommentData]:
+        """The comments on pull request `number`'s conversation (GitHub keeps them as the
+        issue comments of the pull request's number; GitLab overrides this)."""
+        return self.list_comments(number)
+
     @abstractmethod
     def _create_comment(self, number: int, body: str) -> CommentData: ...
 

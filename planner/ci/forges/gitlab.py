@@ -146,6 +146,11 @@ class GitLabForge(ForgeAdapter):
         notes = self.api.paginate(f"{self._project}/issues/{number}/notes", params)
         return [self._note(item, number) for item in notes if not item.get("system")]
 
+    def list_pull_comments(self, number: int) -> list[CommentData]:
+        params = {"sort": "asc", "order_by": "created_at"}
+        notes = self.api.paginate(f"{self._project}/merge_requests/{number}/notes", params)
+        return [self._note(item, number) for item in notes if not item.get("system")]
+
     def _create_comment(self, number: int, body: str) -> CommentData:
         path = f"{self._project}/issues/{number}/notes"
         reply = self.api.request(
