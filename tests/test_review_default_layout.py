@@ -22,6 +22,7 @@ from tests.fake_forge.core import git
 from tests.fake_forge.scenario import comment_event
 from tests.plans import completion, finish, write
 from tests.review_scenario import (
+    DEFAULT_LAYOUT,
     MEAN,
     SETTINGS,
     STATS,
@@ -36,7 +37,7 @@ from tests.review_scenario import (
     review_event,
 )
 
-DEFAULT: dict[str, Any] = {**SETTINGS, "planning.history.directory": "planning_history"}
+DEFAULT: dict[str, Any] = {**SETTINGS, **DEFAULT_LAYOUT}
 """The tests' settings with the history where the default config keeps it."""
 REVIEW, COMMENT = "pull_request_review", "issue_comment"
 NONE_CASE = "this fails on an empty list: return None then"
@@ -60,7 +61,7 @@ def test_a_suggestion_and_two_line_comments_are_committed_replied_and_resolved_o
     non-ASCII) and two line comments, with the history inside the checkout. The suggestion is
     committed byte for byte and no later commit undoes it; each thread gets one reply and is
     resolved on a commit whose tests pass; nothing of the history is committed."""
-    rig = github_reviewed(fake_github, tmp_path)
+    rig = github_reviewed(fake_github, tmp_path, **DEFAULT_LAYOUT)
     before = commits_on_branch(fake_github)
     [pull] = fake_github.pulls.values()
     lines = ["def largest(values, default=None):  ", "\treturn max(values, default=default)  # é"]
@@ -109,7 +110,7 @@ def test_a_task_still_waiting_is_told_so_once_and_answered_when_done(
 ) -> None:
     """Item 2: two runs stop before the task is done, for the same reason: one "Not done yet"
     in the thread, not two; the run that finishes it gives the final reply."""
-    rig = github_reviewed(fake_github, tmp_path)
+    rig = github_reviewed(fake_github, tmp_path, **DEFAULT_LAYOUT)
     [pull] = fake_github.pulls.values()
     thread = fake_github.add_review_thread(pull.number, "stats.py", 6, NONE_CASE)
     budget = {**DEFAULT, "budget.max_model_calls": 1}
@@ -141,7 +142,7 @@ def test_a_suggestion_whose_lines_changed_is_not_applied_to_a_copy_elsewhere(
     person rewrites that line and adds a function holding the same line. The suggestion must
     not land in the other function: not committed, not counted as the writer's approval, the
     thread reported outdated and left open."""
-    rig = github_reviewed(fake_github, tmp_path)
+    rig = github_reviewed(fake_github, tmp_path, **DEFAULT_LAYOUT)
     [pull] = fake_github.pulls.values()
     body = "```suggestion\n    return max(values) if values else None\n```"
     thread = fake_github.add_review_thread(pull.number, "stats.py", 6, body)
@@ -165,7 +166,7 @@ def test_gitlab_plain_and_ranged_suggestions_replace_exactly_their_lines(
 ) -> None:
     """Item 3: a plain ```suggestion on lines 9-10 replaces line 10 alone (GitLab's `-0+0`);
     `-1+2` on line 6 replaces lines 5-8, each of which reads as the reviewer saw it."""
-    rig = gitlab_reviewed(fake_gitlab, tmp_path)
+    rig = gitlab_reviewed(fake_gitlab, tmp_path, **DEFAULT_LAYOUT)
     [mr] = fake_gitlab.merge_requests.values()
     plain = "```suggestion\n    return min(values) if values else None\n```"
     low = fake_gitlab.add_diff_discussion(mr.iid, "stats.py", 10, plain, start_line=9)
@@ -194,7 +195,7 @@ def test_gitlab_a_ranged_suggestion_whose_lines_moved_and_changed_is_not_applied
     (GitLab leaves the note on its head: outdated) and rewrites line 6. `def largest` still
     reads the same two lines further down, but the line below it is one the reviewer never
     saw: the suggestion is not applied there."""
-    rig = gitlab_reviewed(fake_gitlab, tmp_path)
+    rig = gitlab_reviewed(fake_gitlab, tmp_path, **DEFAULT_LAYOUT)
     [mr] = fake_gitlab.merge_requests.values()
     body = "/planner\n```suggestion:-0+1\ndef largest(values):\n    return 0\n```"
     discussion = fake_gitlab.add_diff_discussion(mr.iid, "stats.py", 5, body)
@@ -215,7 +216,7 @@ def test_an_approve_all_on_the_pull_request_written_before_the_request_approves_
     """Item 5, the attack: a writer's `/planner approve all` lands on the pull request while a
     review's pass is still running, before the approval request exists; its event (or a
     redelivery of it) then arrives. It must not approve the high-risk write it never saw."""
-    rig = github_reviewed(fake_github, tmp_path)
+    rig = github_reviewed(fake_github, tmp_path, **DEFAULT_LAYOUT)
     [pull] = fake_github.pulls.values()
     thread = fake_github.add_review_thread(pull.number, "stats.py", 6, NONE_CASE)
     early = fake_github.add_comment(pull.number, "/planner approve all")  # during the pass
@@ -243,7 +244,7 @@ def test_a_live_image_in_a_failing_tests_name_is_inert_in_the_reply(
     """Item 6, the attack: the model writes a failing test whose id carries an image (it would
     send the query to the host when the reply is shown), links of every kind and HTML. The
     reply names the test, but nothing in it renders as a link or an image."""
-    rig = github_reviewed(fake_github, tmp_path)
+    rig = github_reviewed(fake_github, tmp_path, **DEFAULT_LAYOUT)
     [pull] = fake_github.pulls.values()
     thread = fake_github.add_review_thread(pull.number, "stats.py", 2, "Test the mean of [3]")
     hostile = (  # no spaces: the test's id is one word in pytest's report
