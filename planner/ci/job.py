@@ -867,7 +867,8 @@ class IssueRun:
             return
         safe = safe_result(result)
         lines = [QUESTION_MARKER, f"{self._mention()}planner needs your input here."]
-        lines += ["", *[f"- {q}" for q in safe.questions or safe.messages or [safe.stop_reason]]]
+        asked = safe.questions or safe.messages or [neutralize(safe.stop_reason)]
+        lines += ["", *[f"- {q}" for q in asked]]
         phrase = self.config.forge.trigger_phrase
         lines += ["", f"Reply with `{phrase} <your answer>` to continue."]
         self.forge.post_comment(self.number, "\n".join(lines))
