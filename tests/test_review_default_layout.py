@@ -275,3 +275,34 @@ def test_a_live_image_in_a_failing_tests_name_is_inert_in_the_reply(
     assert "Tests fail (tests/test_one.py::test_one\\[" in reply and "host" in reply
     assert rendered_links(reply) == []
     assert "<img" not in reply and "![" not in reply
+
+
+def test_a_task_a_later_run_finishes_is_answered_with_the_commit_of_its_change(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    """The task's change (a new test file, not the commented lines) is written by the run that
+    stops at its budget and committed with that run's work; the next run only finishes the
+    task. The thread is answered with the commit that holds the change, not "No change made"."""
+    rig = github_reviewed(fake_github, tmp_path, **DEFAULT_LAYOUT)
+    [pull] = fake_github.pulls.values()
+    thread = fake_github.add_review_thread(pull.number, "stats.py", 6, "Add a test for this")
+    test = "from stats import largest\n\n\ndef test_largest():\n    assert largest([1, 3]) == 3\n"
+    budget = {**DEFAULT, "budget.max_model_calls": 1}
+    paused = rig.run(
+        review_event(fake_github, "/planner"),
+        [write("tests/test_largest.py", test)],
+        event_name=REVIEW,
+        **budget,
+    )
+    assert paused.status == "in_progress", paused.reason
+    [written] = commits_on_branch(fake_github)[:1]
+
+    made = fake_github.comment_json(fake_github.add_comment(1, "/planner resume"))
+    steps = [finish(summary="tests/test_largest.py checks largest()"), completion()]
+    done = rig.run(comment_event("/planner resume", made), steps, event_name=COMMENT, **DEFAULT)
+
+    assert done.status == "completed", done.reason
+    assert commits_on_branch(fake_github)[0] == written  # the finishing run committed nothing
+    final = replies(thread.comments)[-1]
+    assert f"Changed in {written}: tests/test_largest.py checks largest()" in final
+    assert thread.resolved
