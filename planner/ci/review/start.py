@@ -1,11 +1,15 @@
-"""Before the pass: the review's open threads become work (planner.ci.review).
+"""The pass's set-up step: the review's open threads become work (planner.ci.review).
 
-Each open thread (planner.ci.review.threads) is looked at in the branch as it was fetched:
+It runs once the pass has opened its history and kept it out of git (PassSetup.set_up), before
+any tool starts, so a suggestion's commit goes through the same commit rules as the pass's own
+work and never holds the history, wherever it is kept. Each open thread
+(planner.ci.review.threads) is looked at in the branch as it was fetched:
 
 - a ```suggestion block from a person with write access is applied exactly as written and
   committed on its own, before any model call (it is that person's approval of exactly that
   change, and of nothing else: the model's own changes still pass the approval gate);
-- a comment whose lines are gone from the file is reported as outdated;
+- a comment whose lines are gone from the file is reported as outdated, and so is a suggestion
+  whose lines no longer read, where the forge tracks them, as the reviewer saw them;
 - every other thread becomes a task of a plan revision, "Revised #N: review by @reviewer", in
   front of whatever the plan still has to do.
 
