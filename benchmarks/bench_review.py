@@ -1,6 +1,6 @@
 """A review of planner's pull request, worked through by a real model.
 
-    python benchmarks/bench_review.py [--server URL] [--model NAME] [--runs N]
+    python benchmarks/bench_review.py [--server URL] [--model NAME] [--runs N] [--scripted]
 
 The fake GitHub (tests/fake_forge) holds a pull request planner opened (a scripted first pass adds
 `largest` and `smallest` to stats.py). A reviewer comments on both new functions ("this fails on
@@ -9,6 +9,11 @@ against the model at --server (default: the 1.5B that `python3 scripts/local_mod
 --model 1.5b` serves). Per run: threads whose change is right (largest([]) and smallest([]) are
 None, the functions still work), threads completed with a wrong change, threads resolved, model
 calls, prompt and completion tokens, minutes.
+
+Every job runs in the setup a user gets: the default history folder `planning_history` inside the
+checkout (carried from job to job by the issue's lease ref). `--scripted` replays the right
+answers from the scripted model instead, to check the benchmark itself (its figures are no
+measure of any model).
 """
 
 from __future__ import annotations
@@ -27,9 +32,18 @@ sys.path.insert(0, str(ROOT))
 
 from planner.ci.job import run_for_event  # noqa: E402
 from planner.config import load_config  # noqa: E402
+from planner.testing.scripted_server import ScriptedModelServer  # noqa: E402
 from tests.fake_forge import FakeGitHub  # noqa: E402
 from tests.fake_forge.scenario import clone  # noqa: E402
-from tests.review_scenario import SETTINGS, github_reviewed, on_branch, review_event  # noqa: E402
+from tests.plans import REFINEMENT_OFF, completion, finish  # noqa: E402
+from tests.review_scenario import (  # noqa: E402
+    DEFAULT_LAYOUT,
+    SETTINGS,
+    edit,
+    github_reviewed,
+    on_branch,
+    review_event,
+)
 
 COMMENT = "this fails on an empty list: return None then"
 CHECKS = {
@@ -48,17 +62,28 @@ def local_server() -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
-def one_run(server: str, model: str, tmp: Path) -> dict[str, Any]:
+def scripted_answers() -> list[Any]:
+    """The right changes, one per thread, as a model that gets them right would make them."""
+    return [
+        edit("    return max(values)", "    return max(values) if values else None"),
+        finish(summary="largest() returns None for an empty list"),
+        edit("    return min(values)", "    return min(values) if values else None"),
+        finish(summary="smallest() returns None for an empty list"),
+        completion(completed=2),
+    ]
+
+
+def one_run(server: str, model: str, tmp: Path, **settings: Any) -> dict[str, Any]:
     fake = FakeGitHub(tmp / "fake").start()
     try:
-        github_reviewed(fake, tmp)
+        github_reviewed(fake, tmp, **DEFAULT_LAYOUT)
         [pull] = fake.pulls.values()
         threads = {
             "largest": fake.add_review_thread(pull.number, "stats.py", 6, COMMENT),
             "smallest": fake.add_review_thread(pull.number, "stats.py", 10, COMMENT),
         }
         env = {"OPENAI_API_KEY": "local", "OPENAI_BASE_URL": server, "OPENAI_MODEL": model}
-        overrides = {"planning.history.directory": str(tmp / "history"), **SETTINGS}
+        overrides = {**SETTINGS, **DEFAULT_LAYOUT, **settings}
         config = load_config(None, env=env, overrides=overrides)
         rig_env = {
             "GITHUB_API_URL": fake.api_url,
@@ -116,19 +141,29 @@ def main() -> int:
     parser.add_argument("--server", default="")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--scripted", action="store_true", help="replay the right answers")
     args = parser.parse_args()
+    if args.scripted:
+        with ScriptedModelServer(scripted_answers() * args.runs) as scripted:
+            # the quality judge's replies are not scripted: it stays off, as in the tests
+            return table(scripted.base_url, "scripted", args.runs, **REFINEMENT_OFF)
     server = args.server or local_server()
     if not server:
         print("bench_review: skipped, no local model (python3 scripts/local_model.py start)")
         return 0
+    return table(server, args.model, args.runs)
+
+
+def table(server: str, model: str, runs: int, **settings: Any) -> int:
+    print("History: planning_history inside the checkout (the default).")
     print(
         "| run | status | threads right (of 2) | wrong but completed | resolved | calls "
         "| tokens | minutes |"
     )
     print("|---|---|---|---|---|---|---|---|")
-    for run in range(1, args.runs + 1):
+    for run in range(1, runs + 1):
         with tempfile.TemporaryDirectory(prefix="bench-review-") as tmp:
-            row = one_run(server, args.model, Path(tmp))
+            row = one_run(server, model, Path(tmp), **settings)
         print(
             f"| {run} | {row['status']} | {row['right']} | {row['wrong_but_completed']} | "
             f"{row['resolved']} | {row['calls']} | {row['tokens']:,} | {row['minutes']:.1f} |",

@@ -33,6 +33,9 @@ SETTINGS: dict[str, Any] = {
     "verification.issue_test": False,
     **ROOT_TOOLS,
 }
+DEFAULT_LAYOUT: dict[str, Any] = {"planning.history.directory": "planning_history"}
+"""The history where the default config keeps it: inside the checkout (carried between jobs by
+the issue's lease ref here, as by a cache or artifact in a workflow)."""
 BRANCH = "planner/issue-1"
 """The GitHub issue's branch (GitLab's issue is 12: branch_of)."""
 
@@ -56,27 +59,28 @@ def first_pass() -> list[Step]:
     return [planning("task_1"), write("stats.py", STATS), finish(), completion()]
 
 
-def github_reviewed(fake: FakeGitHub, tmp_path: Path) -> Rig:
-    """Issue 1, its pull request opened by planner's first pass."""
+def github_reviewed(fake: FakeGitHub, tmp_path: Path, **overrides: Any) -> Rig:
+    """Issue 1, its pull request opened by planner's first pass (`overrides`: of SETTINGS)."""
     fake.add_issue(1, "Add largest and smallest", "stats.py needs largest() and smallest().")
     fake.issues[1].labels.append("planner")
     fake.permissions["Codertocat"] = "write"
     push_stats_project(fake)
     rig = Rig("github", fake, tmp_path)
-    done = rig.run(labeled_event(), first_pass(), event_name="issues", **SETTINGS)
+    settings = {**SETTINGS, **overrides}
+    done = rig.run(labeled_event(), first_pass(), event_name="issues", **settings)
     assert done.status == "completed", done.reason
     return rig
 
 
-def gitlab_reviewed(fake: FakeGitLab, tmp_path: Path) -> Rig:
-    """Issue 12, its merge request opened by planner's first pass."""
+def gitlab_reviewed(fake: FakeGitLab, tmp_path: Path, **overrides: Any) -> Rig:
+    """Issue 12, its merge request opened by planner's first pass (`overrides`: of SETTINGS)."""
     fake.add_issue(12, "Add largest and smallest", "stats.py needs largest() and smallest().")
     fake.issues[12].labels.append("planner")
     fake.members[7] = 30  # dana: Developer
     push_stats_project(fake)
     rig = Rig("gitlab", fake, tmp_path)
     event = gitlab_payload("issue_hook")
-    done = rig.run(event, first_pass(), **SETTINGS)
+    done = rig.run(event, first_pass(), **{**SETTINGS, **overrides})
     assert done.status == "completed", done.reason
     return rig
 

@@ -21,6 +21,7 @@ from planner.ci.review.anchors import (
     hunk_ending_at,
     locate,
     suggested_range,
+    suggestion_range,
     suggestions_in,
     touches,
 )
@@ -176,6 +177,28 @@ def test_lines_are_where_the_forge_says_while_they_read_the_same() -> None:
     current = ["a", "b", "c", "d"]
     assert locate(thread(), current, ["c"]) == Anchor(3, 3)
     assert locate(thread(start_line=2), current, ["b", "c"]) == Anchor(2, 3)
+    # the forge's line reads differently now: the text decides, never the number alone
+    assert locate(thread(), ["a", "b", "x", "c"], ["c"]) == Anchor(4, 4, moved=True)
+    assert locate(thread(), ["a", "b", "x"], ["c"]) is None
+
+
+def test_a_suggestion_applies_only_where_every_line_it_replaces_reads_as_reviewed() -> None:
+    reviewed = ["a", "b", "c", "d", "e"]
+    plain, ranged = Suggestion(("X",)), Suggestion(("X",), 1, 1)
+    assert suggestion_range(thread(), plain, reviewed, reviewed) == (3, 3)
+    two = thread(start_line=2, original_start_line=2)
+    assert suggestion_range(two, plain, reviewed, reviewed) == (2, 3)  # GitHub: both lines
+    assert suggestion_range(two, plain, reviewed, reviewed, gitlab=True) == (3, 3)  # -0+0
+    assert suggestion_range(thread(), ranged, reviewed, reviewed, gitlab=True) == (2, 4)
+    # the commented line reads the same, the one below it does not: GitLab's -1+1 is refused
+    below = ["a", "b", "c", "D", "e"]
+    assert suggestion_range(thread(), ranged, below, reviewed, gitlab=True) is None
+    assert suggestion_range(thread(), plain, below, reviewed, gitlab=True) == (3, 3)
+    # moved (the forge lost the lines, or tracks them elsewhere): never applied by text
+    shifted = ["new", *reviewed]
+    assert suggestion_range(thread(line=None, outdated=True), plain, shifted, reviewed) is None
+    assert suggestion_range(thread(), plain, shifted, reviewed) is None
+    assert suggestion_range(thread(line=4), plain, shifted, reviewed) == (4, 4)
 
 
 def test_moved_lines_are_found_nearest_to_where_they_were_and_gone_ones_are_not() -> None:

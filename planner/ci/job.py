@@ -60,6 +60,7 @@ from planner.ci.outcome import CiOutcome, OutcomeStatus
 from planner.ci.request_marks import (
     BEFORE_REQUEST,
     NOT_ON_OWN_LINE,
+    RequestMark,
     came_after,
     mark_at,
     mark_now,
@@ -620,7 +621,6 @@ class IssueRun:
         history_notes(self, history)
         restore_from_lease(self, self.lease, self._store(directory))
         reconcile_branch(self, self._store(directory))
-        start_review(self, self._store(directory))
         issue = self._record_approval_answer(issue, directory)
         setup = PassSetup(
             config=self.config,
@@ -636,6 +636,7 @@ class IssueRun:
             mcp_file_servers=mcp_servers,
             base_commit=base_commit,
             phases=(ReviewPhase(),),
+            set_up=(functools.partial(start_review, self),),  # review threads: after set-up
             witness=ForgeWitness(
                 self.forge,
                 self.config.forge,
@@ -658,10 +659,12 @@ class IssueRun:
         if not waiting.section:
             return
         self.write_comment()
-        section = waiting.section
-        remember_shown(
-            self._store(directory), waiting, lambda: mark_now(self.forge, self.number, section)
-        )
+        remember_shown(self._store(directory), waiting, lambda: self._mark(waiting.section))
+
+    def _mark(self, section: str) -> RequestMark:
+        """Answers come on the issue and on planner's pull request: the mark covers both."""
+        pull = self.forge.find_pull_request(self.branch)
+        return mark_now(self.forge, self.number, section, pull.number if pull else None)
 
     def _store(self, directory: Path) -> PlanningHistoryStore:
         return PlanningHistoryStore(directory, self.forge.repository, str(self.number), self.run_id)
@@ -860,7 +863,8 @@ class IssueRun:
             return
         safe = safe_result(result)
         lines = [QUESTION_MARKER, f"{self._mention()}planner needs your input here."]
-        lines += ["", *[f"- {q}" for q in safe.questions or safe.messages or [safe.stop_reason]]]
+        asked = safe.questions or safe.messages or [neutralize(safe.stop_reason)]
+        lines += ["", *[f"- {q}" for q in asked]]
         phrase = self.config.forge.trigger_phrase
         lines += ["", f"Reply with `{phrase} <your answer>` to continue."]
         self.forge.post_comment(self.number, "\n".join(lines))

@@ -2,11 +2,13 @@
 
 When planner shows people something to approve (the approval gate's previews in the tracking
 comment, an interactive session's review), it records a mark: the newest comment on the issue
-once the request was visible, and the time. An approval counts only when it comes after that
-mark: an `approve all` posted before the request, or an approve posted while the design was
-still being made, can never approve what was shown later. The gate's mark also carries a hash
-of what was shown: showing the same request again keeps the old mark, showing anything else
-makes a new one.
+and on planner's pull request (merge request) once the request was visible, and the time.
+GitHub and GitLab number comments in the order they are made, across issues and pull requests,
+so an approval counts only when it comes after that mark wherever it was written: an `approve
+all` posted on the pull request while the pass still ran, an old event delivered again, or an
+approve posted while the design was still being made, can never approve what was shown later.
+The gate's mark also carries a hash of what was shown: showing the same request again keeps the
+old mark, showing anything else makes a new one.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
-from planner.ci.forges.base import CommentData, ForgeAdapter, parse_time
+from planner.ci.forges.base import CommentData, ForgeAdapter, PullRequestData, parse_time
 from planner.ci.triggers import Trigger
 
 ENTRY = "approval_shown"
@@ -61,9 +63,12 @@ def mark_at(comment: CommentData | None, shown: str = "", at: str = "") -> Reque
     )
 
 
-def mark_now(forge: ForgeAdapter, number: int, shown: str) -> RequestMark:
-    """The mark of a request visible on the issue now: its newest comment."""
+def mark_now(forge: ForgeAdapter, number: int, shown: str, pull: int | None = None) -> RequestMark:
+    """The mark of a request visible now: the newest comment on the issue and on pull request
+    `pull` (planner's, where answers are given too)."""
     comments = forge.list_comments(number)
+    if pull is not None:
+        comments += forge.list_pull_comments(PullRequestData(number=pull))
     return mark_at(max(comments, key=forge.comment_order, default=None), shown)
 
 

@@ -1154,5 +1154,10 @@ CATALOGUE: tuple[Entry, ...] = (
         "no such suite: {} is neither a suite's name ({}) nor a folder",
         "userinputerror--an-issue-event-or-argument-exit-code-2",
     ),
+    Entry(
+        "PLN221",
+        "a post held {} link(s) or image(s) to other hosts; it was made inert",
+        "warnings-in-the-log",
+    ),
 )
 """Every message by code."""

@@ -61,6 +61,11 @@ class PassSetup:
     witness: ApprovalWitness | None = None
     """Confirms every approval where people give them before what it approves runs (the CI
     layer's planner.ci.witness); None at the terminal."""
+    set_up: tuple[Callable[[PlanningHistoryStore], object], ...] = ()
+    """Steps the caller runs once the pass is set up (its history open and kept out of git)
+    and before any tool starts or the approval gate watches the tree, e.g. a CI job applying
+    review suggestions: what they commit goes through the same commit rules as the pass's own
+    work, and never holds the history."""
 
 
 def config_files(setup: PassSetup) -> tuple[Path, ...]:
@@ -89,6 +94,8 @@ def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     store.entries()  # read once up front: damaged lines are reported before anything runs
     prune_completed(setup, store)
     store.seal()  # before any tool starts: from now on only planner's own lines are read
+    for step in setup.set_up:
+        step(store)
     registry = build_registry(
         setup.config.tools,
         setup.workspace,

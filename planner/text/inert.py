@@ -40,6 +40,10 @@ CLOSING_KEYWORD = re.compile(
 )
 """A closing keyword followed by an issue reference (GitHub's and GitLab's patterns): in a
 commit message or a pull request's text it would close that issue when merged."""
+ADDRESS = re.compile(r"(?i)(?:[a-z][a-z0-9+.\-]*:)?//[^\s\"'<>()\\]+|www\.[^\s\"'<>()\\]+")
+"""An address in a rendered link: with a scheme, scheme-relative, or GFM's bare `www.`."""
+MARKER_LINE = re.compile(r"<!-- planner:[\w:.-]*(?: [\w:.=-]*)* -->")
+"""A line holding only one of planner's own HTML comment markers."""
 PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
 """Every ASCII punctuation character: CommonMark lets each be escaped with a backslash."""
 
@@ -82,6 +86,42 @@ def _inert(text: str) -> str:
     text = SCHEME.sub(lambda m: f"{m.group(1)}:{ZERO_WIDTH_SPACE}", text)
     text = WWW.sub(f"www{ZERO_WIDTH_SPACE}.", text)
     return MENTION.sub(f"@{ZERO_WIDTH_SPACE}", text)
+
+
+def inert_post(body: str, own_host: str = "") -> str:
+    """What planner posts, checked as the forge will render it. A link or image that leads
+    off the forge's own host makes the lines holding it inert (planner's own
+    `<!-- planner:… -->` marker lines are never touched), and the slip is logged; relative
+    links stay on the forge. The parts taken from the model or people are made inert where
+    they are put together; this is the last check on the whole, so nothing planner posts
+    can load an outside image or lead elsewhere."""
+    strays = _off_host(body, own_host)
+    if not strays:
+        return body
+    log.error("a post held %s link(s) or image(s) to other hosts; it was made inert", len(strays))
+    lines = body.split("\n")
+    for _ in range(2):  # a link can span lines (a reference definition): then all of them
+        lines = [
+            line
+            if MARKER_LINE.fullmatch(line) or not any(url in line for url in strays)
+            else neutralize(line, own_host)
+            for line in lines
+        ]
+        if not _off_host("\n".join(lines), own_host):
+            return "\n".join(lines)
+        strays = [*strays, *_off_host("\n".join(lines), own_host)]
+    return "\n".join(line if MARKER_LINE.fullmatch(line) else _all_escaped(line) for line in lines)
+
+
+def _off_host(body: str, own_host: str) -> list[str]:
+    """The addresses of other hosts among what `body` renders as links and images."""
+    host, found = own_host.casefold(), []
+    for link in rendered_links(body):
+        for url in ADDRESS.findall(link):
+            name = urlsplit(url if "//" in url else f"//{url}").hostname or ""
+            if name and name.casefold() != host:
+                found.append(url)
+    return found
 
 
 def _host(url: str) -> str:

@@ -12,12 +12,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
 from planner.ci.forges.threads import ReviewThread
 from planner.core.errors import ApiError, UserInputError
 from planner.core.interfaces import Forge
+from planner.text.inert import inert_post
 from planner.text.redaction import redact, register_secret
 
 log = logging.getLogger(__name__)
@@ -250,15 +252,24 @@ class ForgeAdapter(ABC):
     def redact(self, text: str) -> str:
         return redact_secrets(text, self.secrets)
 
+    def outgoing(self, body: str) -> str:
+        """Every body planner posts: secrets redacted, and no link or image to a host other
+        than the forge's own (planner.text.inert.inert_post)."""
+        return inert_post(self.redact(body), self.own_host())
+
+    def own_host(self) -> str:
+        """The forge's web host ('' for a forge without one: then no link is kept)."""
+        return urlsplit(str(getattr(self, "server_url", "") or "")).hostname or ""
+
     def post_comment(self, number: int, body: str) -> CommentData:
-        return self._create_comment(number, self.redact(body))
+        return self._create_comment(number, self.outgoing(body))
 
     def edit_comment(self, number: int, comment_id: str, body: str) -> CommentData:
-        return self._edit_comment(number, comment_id, self.redact(body))
+        return self._edit_comment(number, comment_id, self.outgoing(body))
 
     def reply_to_thread(self, pull: PullRequestData, thread: ReviewThread, body: str) -> None:
-        """A reply under the thread's comments (redacted like every body planner writes)."""
-        self._reply_to_thread(pull, thread, self.redact(body))
+        """A reply under the thread's comments (checked like every body planner posts)."""
+        self._reply_to_thread(pull, thread, self.outgoing(body))
 
     def resolve_thread(self, pull: PullRequestData, thread: ReviewThread) -> None:
         self._resolve_thread(pull, thread)
@@ -312,7 +323,7 @@ class ForgeAdapter(ABC):
         """Update the open pull/merge request of `head`, or open one."""
         if head == base:
             raise ValueError(f"refusing to open a pull request from {base} onto itself")
-        title, body = self.redact(title), self.redact(body)
+        title, body = self.redact(title), self.outgoing(body)
         existing = self.find_pull_request(head)
         if existing is None:
             try:

@@ -3,8 +3,9 @@ planner's pull request").
 
     event ─ triggers: a review or a line comment with the phrase (GitHub), a diff note with the
             phrase (GitLab); review.act_on_changes_requested: every "Request changes" review
-    before the pass (under the issue's lease) ─ start.start_review: the open threads whose
-            comments come from people with write access; a ```suggestion block is applied as
+    the pass's set-up (PassSetup.set_up: its history open and kept out of git, no tool started
+            yet) ─ start.start_review: the open threads whose comments come from people with
+            write access; a ```suggestion block is applied as
             written and committed (that person's approval of exactly that change); the others
             become tasks of a plan revision ("Revised #N: review by @reviewer"), each thread
             recorded in the history

@@ -1,14 +1,20 @@
 """Where a review comment's lines are now, and the suggestion it carries (pure functions).
 
 A comment was made on lines of one commit; the branch may have moved since (planner's own
-commits, a person's push). The lines are looked for in the current file by their text: where
-the forge says they are when the text is still there, else the occurrence nearest to where
-they were. Lines that are nowhere any more make the comment outdated: it is reported, never
-guessed at.
+commits, a person's push). For a task the lines are looked for in the current file by their
+text: where the forge says they are when the text is still there, else the occurrence nearest
+to where they were (the model reads the thread and the lines around). Lines that are nowhere
+any more make the comment outdated: it is reported, never guessed at.
+
+Suggestions are stricter (`suggestion_range`): one is applied only where the forge still
+tracks the thread and every line it replaces reads exactly as the reviewer saw it in the
+commit they reviewed. A thread the forge calls outdated, or lines that moved, are reported as
+outdated, never applied elsewhere (GitHub refuses those too).
 
 Suggestions: GitHub's ```suggestion block replaces the commented lines; GitLab's
-```suggestion:-A+B replaces the commented line with A lines above and B below it. The block's
-lines are written as they are, byte for byte, with the line ending the file uses there.
+```suggestion:-A+B replaces the commented line with A lines above and B below it, and its plain
+```suggestion is `-0+0`, the commented line alone (on a comment on several lines too). The
+block's lines are written as they are, byte for byte, with the line ending the file uses there.
 """
 
 from __future__ import annotations
@@ -82,11 +88,39 @@ def _block(lines: list[str], start: int, opening: re.Match[str]) -> tuple[list[s
     return block, len(lines)
 
 
-def suggested_range(anchor: Anchor, suggestion: Suggestion) -> tuple[int, int]:
-    """The lines the suggestion replaces (1-based, inclusive)."""
+def suggested_range(
+    anchor: Anchor, suggestion: Suggestion, gitlab: bool = False
+) -> tuple[int, int]:
+    """The lines the suggestion replaces (1-based, inclusive): GitHub's the commented lines;
+    GitLab's the commented line (the last of a range) with `-A+B` lines around it."""
     if suggestion.above is None or suggestion.below is None:
-        return anchor.start, anchor.end
+        return (anchor.end, anchor.end) if gitlab else (anchor.start, anchor.end)
     return anchor.end - suggestion.above, anchor.end + suggestion.below
+
+
+def suggestion_range(
+    thread: ReviewThread,
+    suggestion: Suggestion,
+    current: list[str],
+    original: list[str] | None,
+    gitlab: bool = False,
+) -> tuple[int, int] | None:
+    """Where the suggestion applies in `current` (the file's lines now), or None when it must
+    not be applied: the forge no longer tracks the thread, or any line it would replace differs
+    from that line in `original` (the file in the commit the reviewer saw)."""
+    said, seen = _forge_range(thread), thread.original_line
+    if said is None or seen is None or original is None or thread.side != "new":
+        return None
+    reviewed = Anchor(thread.original_start_line or seen, seen)
+    first_seen, last_seen = suggested_range(reviewed, suggestion, gitlab)
+    first, last = suggested_range(Anchor(*said), suggestion, gitlab)
+    if first_seen < 1 or last_seen > len(original) or first < 1 or last > len(current):
+        return None
+    if last - first != last_seen - first_seen:
+        return None
+    if current[first - 1 : last] != original[first_seen - 1 : last_seen]:
+        return None
+    return first, last
 
 
 def apply_suggestion(content: bytes, first: int, last: int, suggestion: Suggestion) -> bytes | None:

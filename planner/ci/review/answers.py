@@ -4,9 +4,11 @@
 A thread gets its final reply once its task is settled: what changed and in which commit, or
 why nothing changed (the model's reason, the lines are gone, the suggestion could not be
 applied). While its task still waits (an approval, the budget, a failed run) the thread is
-told so once per run. A thread is resolved only when its change is committed on the branch
-and the tests show nothing that passed before failing now; nothing else is ever resolved.
-Text the model wrote is made inert before it is posted.
+told so once, and again only when what it waits for changes. A thread is resolved only when
+its change is committed on the branch and the tests show nothing that passed before failing
+now; nothing else is ever resolved. Every reply goes through the one sanitiser planner posts
+with (planner.text.inert.neutralize): the model's summaries, test names and commands the
+repository's output gives, notes, all of it inert.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from planner.ci.forges.base import MARKER_PREFIX, PullRequestData
 from planner.ci.forges.threads import ReviewThread
 from planner.ci.gitops import marked_commits
 from planner.ci.review.anchors import touches
-from planner.ci.review.records import REVIEW_REPLY, replied_in_run, unanswered
+from planner.ci.review.records import REVIEW_REPLY, replied_in_run, told_waiting, unanswered
 from planner.ci.run_port import IssueRunPort
 from planner.core.errors import PlannerError
 from planner.core.tool_names import WRITE_TOOLS, path_argument
@@ -48,6 +50,8 @@ class Reply:
     final: bool
     commit: str = ""
     resolve: bool = False
+    waiting: str = ""
+    """What a reply that is not final says the task waits for (the pass's status)."""
 
 
 @dataclass(frozen=True)
@@ -69,8 +73,11 @@ def answer_threads(run: IssueRunPort, result: PassResult, store: PlanningHistory
     posted = resolved = 0
     for record in records:
         reply = compose(run, record, state, entries, commits, tests, result)
-        if reply is None or replied_in_run(entries, str(record["thread_id"]), store.run_id):
+        thread_id = str(record["thread_id"])
+        if reply is None or replied_in_run(entries, thread_id, store.run_id):
             continue
+        if not reply.final and told_waiting(entries, thread_id) == reply.waiting:
+            continue  # the thread was told so already: nothing changed since
         done = _post(run, record, reply)
         if done is None:
             continue
@@ -83,6 +90,7 @@ def answer_threads(run: IssueRunPort, result: PassResult, store: PlanningHistory
             final=reply.final,
             commit=reply.commit,
             resolved=bool(done),
+            waiting=reply.waiting,
         )
     if posted:
         run.view.notes.append(
@@ -98,7 +106,8 @@ def _post(run: IssueRunPort, record: dict[str, Any], reply: Reply) -> bool | Non
     pull = PullRequestData(number=int(record["pull"]))
     thread = ReviewThread(id=str(record["thread_id"]), path=str(record.get("path", "")))
     try:
-        run.forge.reply_to_thread(pull, thread, f"{REVIEW_REPLY_MARKER}\n{reply.text}")
+        text = neutralize(reply.text)  # whatever it quotes, nothing in it links or loads
+        run.forge.reply_to_thread(pull, thread, f"{REVIEW_REPLY_MARKER}\n{text}")
     except PlannerError as exc:
         log.warning("could not reply in review thread %s: %s", thread.id, exc)
         run.view.notes.append(f"Could not reply in a review thread on {thread.path}: {exc}")
@@ -127,7 +136,7 @@ def compose(
     if kind == "outdated":
         return Reply(outdated_text(record), final=True)
     if kind == "not_applied":
-        note = neutralize(str(record.get("note") or "it could not be applied"))
+        note = str(record.get("note") or "it could not be applied")
         return Reply(f"The suggestion was not applied: {note}. Nothing changed.", final=True)
     summary = _summary(state, task_id)
     if kind == "suggestion":
@@ -180,16 +189,16 @@ def _summary(state: IssueState, task_id: str) -> str:
     text = " ".join(state.task_summary.get(task_id, "").split()) or "(no summary)"
     if len(text) > SUMMARY_CHARS:
         text = text[:SUMMARY_CHARS] + "…"
-    return neutralize(text)
+    return text
 
 
 def _waiting(run: IssueRunPort, result: PassResult) -> Reply:
     issue = run.forge.issue_reference(run.number)
-    reason = neutralize(" ".join(result.stop_reason.split())[:300]) or "no reason given"
+    reason = " ".join(result.stop_reason.split())[:300] or "no reason given"
     why = WAITING.get(result.status, WAITING["failed"]).format(
         issue=issue, reason=reason, phrase=run.config.forge.trigger_phrase
     )
-    return Reply(f"Not done yet: {why}.", final=False)
+    return Reply(f"Not done yet: {why}.", final=False, waiting=result.status)
 
 
 def task_marker(entries: list[dict[str, Any]], task_id: str) -> str:
@@ -210,6 +219,11 @@ def task_marker(entries: list[dict[str, Any]], task_id: str) -> str:
 def outdated_text(record: dict[str, Any]) -> str:
     line = record.get("original_line")
     where = f" (line {line} of {record.get('path')})" if line else ""
+    if record.get("note"):
+        return (
+            f"The suggestion was not applied: {record['note']}{where}. Nothing changed. "
+            "Suggest again on the current lines to ask again."
+        )
     return (
         f"The lines this comment was made on{where} have changed since, and planner could not "
         "find them in the current version, so it did not act on it. Comment on the current "

@@ -60,6 +60,8 @@ class ReviewReplyEntry(EntryBase):
     final: bool = False
     commit: str = ""
     resolved: bool = False
+    waiting: str = ""
+    """A reply that is not final: what the task waited for (the pass's status)."""
 
 
 register_entry_model(REVIEW_THREAD, ReviewThreadEntry)
@@ -98,6 +100,20 @@ def replied_in_run(entries: list[dict[str, Any]], thread_id: str, run_id: str) -
         e.get("type") == REVIEW_REPLY and e.get("thread_id") == thread_id and e["run_id"] == run_id
         for e in entries
     )
+
+
+def told_waiting(entries: list[dict[str, Any]], thread_id: str) -> str | None:
+    """What the thread's last reply since its latest record said the task waits for; None
+    when it got none since (a new record, a new comment, is news worth a reply)."""
+    told: str | None = None
+    for entry in entries:
+        if entry.get("thread_id") != thread_id:
+            continue
+        if entry.get("type") == REVIEW_THREAD:
+            told = None
+        elif entry.get("type") == REVIEW_REPLY:
+            told = None if entry.get("final") else str(entry.get("waiting") or "")
+    return told
 
 
 def record_for_task(entries: list[dict[str, Any]], task_id: str) -> dict[str, Any] | None:

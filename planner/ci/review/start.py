@@ -1,11 +1,15 @@
-"""Before the pass: the review's open threads become work (planner.ci.review).
+"""The pass's set-up step: the review's open threads become work (planner.ci.review).
 
-Each open thread (planner.ci.review.threads) is looked at in the branch as it was fetched:
+It runs once the pass has opened its history and kept it out of git (PassSetup.set_up), before
+any tool starts, so a suggestion's commit goes through the same commit rules as the pass's own
+work and never holds the history, wherever it is kept. Each open thread
+(planner.ci.review.threads) is looked at in the branch as it was fetched:
 
 - a ```suggestion block from a person with write access is applied exactly as written and
   committed on its own, before any model call (it is that person's approval of exactly that
   change, and of nothing else: the model's own changes still pass the approval gate);
-- a comment whose lines are gone from the file is reported as outdated;
+- a comment whose lines are gone from the file is reported as outdated, and so is a suggestion
+  whose lines no longer read, where the forge tracks them, as the reviewer saw them;
 - every other thread becomes a task of a plan revision, "Revised #N: review by @reviewer", in
   front of whatever the plan still has to do.
 
@@ -32,7 +36,7 @@ from planner.ci.review.anchors import (
     context_around,
     hunk_ending_at,
     locate,
-    suggested_range,
+    suggestion_range,
     suggestions_in,
     text_lines,
 )
@@ -61,6 +65,10 @@ TASK_PREFIX = "review_"
 COMMENT_BYTES = 8_000
 """Of each comment, what the history keeps (and the model reads)."""
 HUNK_BYTES = 8_000
+SUGGESTION_OUTDATED = (
+    "a suggestion is applied only to the lines it was made on, as the reviewer saw them, and "
+    "those lines have changed or moved since"
+)
 
 
 @dataclass
@@ -74,6 +82,8 @@ class ThreadWork:
     outdated: bool
     hunk: str
     suggestion: Suggestion | None
+    span: tuple[int, int] | None = None
+    """The lines the suggestion replaces, exactly as the reviewer saw them (1-based)."""
     kind: ThreadKind = "task"
     task_id: str = ""
     marker: str = ""
@@ -139,19 +149,39 @@ def survey(run: IssueRunPort, item: OpenThread) -> ThreadWork:
         hunk = hunk_ending_at(
             git.diff_of(thread.original_commit, thread.path), thread.original_line
         )
-    suggestions = suggestions_in(item.latest.body)
+    found = suggestions_in(item.latest.body)
+    suggestion = found[0] if len(found) == 1 else None
+    if suggestion is not None and run.forge.platform != "gitlab" and suggestion.above is not None:
+        suggestion = None  # `-A+B` is GitLab's: on GitHub the block is no suggestion
+    span = _suggestion_span(run, thread, suggestion, current, original) if anchor else None
     work = ThreadWork(
         open=item,
         content=content,
         anchor=anchor,
         outdated=on_lines and anchor is None,
         hunk=truncate_bytes(hunk, HUNK_BYTES),
-        suggestion=suggestions[0] if len(suggestions) == 1 and anchor is not None else None,
+        suggestion=suggestion if span is not None else None,
+        span=span,
     )
     work.context = context_around(current, anchor) if current and anchor else ""
-
+    if suggestion is not None and span is None:
+        work.outdated = True  # its lines moved or changed since: applied nowhere else
+        work.note = SUGGESTION_OUTDATED
     work.kind = "outdated" if work.outdated else "suggestion" if work.suggestion else "task"
     return work
+
+
+def _suggestion_span(
+    run: IssueRunPort,
+    thread: ReviewThread,
+    suggestion: Suggestion | None,
+    current: list[str] | None,
+    original: list[str] | None,
+) -> tuple[int, int] | None:
+    if suggestion is None or current is None:
+        return None
+    gitlab = run.forge.platform == "gitlab"
+    return suggestion_range(thread, suggestion, current, original, gitlab)
 
 
 def _resurvey(run: IssueRunPort, item: ThreadWork) -> ThreadWork:
@@ -190,7 +220,9 @@ def _number_tasks(work: list[ThreadWork], state: IssueState) -> None:
 def _apply_suggestions(run: IssueRunPort, work: list[ThreadWork]) -> list[str]:
     """Commit each suggestion on its own; publish them. Returns the markers of those applied."""
     applied = []
-    for item in work:
+    suggestions = [item for item in work if item.kind == "suggestion" and item.span]
+    # from the bottom of each file up: a suggestion applied never moves another's lines
+    for item in sorted(suggestions, key=lambda item: (item.thread.path, -_first(item))):
         if item.kind == "suggestion":
             if _apply(run, item):
                 applied.append(item.marker)
@@ -210,10 +242,23 @@ def _apply_suggestions(run: IssueRunPort, work: list[ThreadWork]) -> list[str]:
     return applied
 
 
+def _first(item: ThreadWork) -> int:
+    return item.span[0] if item.span else 0
+
+
 def _apply(run: IssueRunPort, item: ThreadWork) -> bool:
-    assert item.anchor is not None and item.suggestion is not None and run.git is not None
-    first, last = suggested_range(item.anchor, item.suggestion)
-    changed = apply_suggestion(item.content, first, last, item.suggestion) if item.content else None
+    """Write the suggestion and commit it through the run's commit rules. The history is kept
+    out of git by then (the pass's set-up), so the rules judge this file alone: when they
+    refuse it, nothing of it is committed and the file is put back."""
+    assert item.span is not None and item.suggestion is not None and run.git is not None
+    first, last = item.span
+    content = workspace_file(run.workspace, item.thread.path)  # as other suggestions left it
+    current = text_lines(content) or []
+    seen = (text_lines(item.content) or [])[first - 1 : last]
+    if content is None or current[first - 1 : last] != seen:
+        item.note = f"another suggestion changed the lines it replaces ({first}-{last})"
+        return False
+    changed = apply_suggestion(content, first, last, item.suggestion)
     if changed is None:
         item.note = (
             f"the lines it replaces ({first}-{last}) are not all in {item.thread.path} as it is now"
@@ -223,9 +268,9 @@ def _apply(run: IssueRunPort, item: ThreadWork) -> bool:
     path.write_bytes(changed)
     item.marker = f"{run.run_id}.{item.task_id}"
     commit = run.git.commit_all(_suggestion_message(run, item), run.identity())
-    refused = [r.describe() for r in run.git.refused]
+    refused = [r.describe() for r in run.git.refused if r.path == item.thread.path]
     if commit is None or refused:
-        path.write_bytes(item.content or b"")  # nothing of it stays in the tree
+        path.write_bytes(content)  # nothing of it stays in the tree
         item.note = "; ".join(refused) or "the file already reads as suggested"
         item.marker = ""
         return False
