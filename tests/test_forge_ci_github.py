@@ -75,13 +75,13 @@ def test_label_then_comment_continues_on_the_same_branch_comment_and_pr(rig: Rig
     assert (first.branch, first.issue_number, first.platform) == ("planner/issue-1", 1, "github")
     [comment] = tracking_comments(fake)
     assert comment.user == "github-actions[bot]"
-    assert "✅ Done" in comment.body and "- [x] **task_2**" in comment.body
+    assert "✅ Done" in comment.body and "- [x] **write_guide**" in comment.body
     assert first.comment_url.endswith(f"#issuecomment-{comment.id}")
     assert branch_log(fake.bare, "planner/issue-1") == [f"planner: {ISSUE_TITLE} (#1)"]
     assert "python -m unittest" in file_on(fake.bare, "planner/issue-1", "CONTRIBUTING.md")
     [pull] = fake.pulls.values()
     assert (pull.head, pull.base, pull.draft) == ("planner/issue-1", "main", False)
-    assert "Closes #1" in pull.body and "- [x] **task_2**" in pull.body
+    assert "Closes #1" in pull.body and "- [x] **write_guide**" in pull.body
     assert first.pr_url == f"{fake.base_url}/Codertocat/Hello-World/pull/{pull.number}"
     assert fake.issues[1].labels == ["planner", "planner:done"]
     assert first.tokens_used > 0 and first.model_calls == 8
@@ -267,7 +267,7 @@ def test_a_failure_after_the_pass_started_still_ends_in_the_comment(rig: Rig) ->
     assert "HTTP 502" in outcome.reason and "gave up after 3 attempts" in outcome.reason
     [comment] = tracking_comments(fake)
     assert "❌ Failed" in comment.body and "HTTP 502" in comment.body
-    assert "- [x] **task_2**" in comment.body  # the plan's progress is still shown
+    assert "- [x] **write_guide**" in comment.body  # the plan's progress is still shown
     assert fake.branch_exists("planner/issue-1")  # the work was pushed before the PR failed
     assert fake.issues[1].labels == ["planner", "planner:paused"]
     assert rig.sleeps == [1.0, 2.0]
@@ -484,6 +484,6 @@ def test_a_pull_request_body_stays_under_githubs_limit_whatever_the_outcomes(rig
     assert outcome.status == "completed" and outcome.pr_url
     [pull] = fake.pulls.values()
     assert len(pull.body) <= 65_536
-    assert "Closes #1" in pull.body and "- [x] **task_2**" in pull.body
+    assert "Closes #1" in pull.body and "- [x] **write_guide**" in pull.body
     first = next(line for line in pull.body.splitlines() if line.startswith("- &lt;b&gt;0"))
     assert len(first) <= len("- ") + 1_000 and "more outcomes" in pull.body

@@ -62,7 +62,7 @@ def test_issue_hook_then_note_continues_on_the_same_branch_note_and_mr(rig: Rig)
 
     assert first.status == "completed" and first.issue_number == 12
     [note] = tracking_notes(fake)
-    assert note.author == "project_42_bot_5f2a" and "- [x] **task_2**" in note.body
+    assert note.author == "project_42_bot_5f2a" and "- [x] **write_guide**" in note.body
     assert branch_log(fake.bare, "planner/issue-12") == [f"planner: {TITLE} (#12)"]
     [mr] = fake.merge_requests.values()
     assert (mr.source_branch, mr.target_branch, mr.title) == (

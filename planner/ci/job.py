@@ -193,8 +193,9 @@ def run_for_event(
     history = restore_once(history)
 
     def handle() -> CiOutcome:
-        # A stop asked for after this event holds for every kind of event, sessions' included.
-        stopped = run.stopped_after_event(history)
+        # A stop asked for after this event holds for every kind of event, sessions' included;
+        # a cancel only ends work, so it is answered even then.
+        stopped = None if _cancels(trigger) else run.stopped_after_event(history)
         if stopped is not None:
             return stopped
         # Interactive planning sessions (planner.ci.interactive) take the events that are theirs.
@@ -202,6 +203,12 @@ def run_for_event(
         return session or run.execute(model=model, extra_tools=extra_tools, history=history)
 
     return run.leased(handle)
+
+
+def _cancels(trigger: Trigger) -> bool:
+    """`/planner cancel`: it starts nothing, so no stop needs to hold it back."""
+    words = trigger.instruction.split()
+    return trigger.command == "run" and words[:1] == ["cancel"]
 
 
 def skipped(platform: str, reason: str, number: int | None = None) -> CiOutcome:

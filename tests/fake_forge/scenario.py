@@ -66,10 +66,13 @@ def model_config(base_url: str, history: Path, **overrides: Any) -> PlannerConfi
 
 
 def demo_script_unjudged() -> list[Step]:
-    """The demo's conversation as the tests' default config asks it: without the quality
-    judge's replies (refinement is off in tests/plans.REFINEMENT_OFF; the demo itself runs the
-    default config and tests/test_cli.py checks the judged version)."""
-    return [step for step in demo_script() if not (step.kind or "").startswith("refinement_")]
+    """The demo's conversation as the tests' default config asks it on the fake forges'
+    repository: without the quality judge's replies (refinement is off in
+    tests/plans.REFINEMENT_OFF; the demo itself runs the default config and tests/test_cli.py
+    checks the judged version), and without the issue's test (that repository holds no Python
+    tests, so no issue test is asked for)."""
+    left_out = ("refinement_", "issue_test")
+    return [step for step in demo_script() if not (step.kind or "").startswith(left_out)]
 
 
 def one_file_plan(path: str, content: str, goal: str) -> list[Step]:
