@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.config import ConfigError, load_config
+from planner.config import load_config
+from planner.core.errors import ConfigError
 from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_tool_calls
 from tests.harness import Harness
 from tests.plans import (
