@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from planner.approval.gate import ApprovalGate, AwaitingApproval
+from planner.approval.gate import ApprovalGate
 from planner.approval.models import SpecSelection
 from planner.approval.setup import build_gate, build_plan_tool
+from planner.approval.waiting import AwaitingApproval
 from planner.config import PlannerConfig
 from planner.core.interfaces import ToolCall, ToolResult
 from planner.tools.build import build_registry

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from planner.approval.effects import EffectGuard, EffectNotUndone
-from planner.approval.gate import ApprovalGate, AwaitingApproval
+from planner.approval.gate import ApprovalGate
 from planner.approval.models import ActionSpecExt
 from planner.approval.setup import build_gate, build_plan_tool
 from planner.approval.validation import SpecRules
+from planner.approval.waiting import AwaitingApproval
 from planner.config import ApprovalConfig, PlannerConfig
 from planner.core.interfaces import ToolResult
 from planner.outcome.flow import StopPass

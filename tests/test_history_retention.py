@@ -180,8 +180,8 @@ def test_a_pending_plans_payloads_outlive_the_retention(harness: Harness) -> Non
     that name) counted as orphaned; a pending plan older than the retention kept its plan and
     lost its payloads (payload_missing). Nothing a live or pending plan refers to is deleted;
     an orphan folder no plan names still goes."""
-    from planner.approval.gate import AwaitingApproval
     from planner.approval.setup import build_gate, build_plan_tool
+    from planner.approval.waiting import AwaitingApproval
     from planner.config import PlannerConfig
     from planner.core.interfaces import ToolCall
     from planner.tools.build import build_registry

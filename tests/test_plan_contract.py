@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from planner.approval.gate import AwaitingApproval
 from planner.approval.models import SpecSelection
 from planner.approval.setup import build_gate, build_plan_tool
+from planner.approval.waiting import AwaitingApproval
 from planner.cli.main import main
 from planner.config import PlannerConfig
 from planner.core.interfaces import ToolCall

@@ -16,18 +16,16 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from planner.approval.effects import KINDS, EffectGuard, EffectReview, Stray
 from planner.approval.models import (
     ActionSpec,
     ActionSpecExt,
-    Approval,
     MessageRef,
     PlanRecord,
-    PlanStatus,
     Preflight,
     Risk,
     SpecKind,
@@ -35,67 +33,29 @@ from planner.approval.models import (
     ToolInvocation,
 )
 from planner.approval.preview import decoded, is_cut
-from planner.approval.store import PlanStore
 from planner.approval.tool import RUNNABLE, PlanTool
 from planner.approval.validation import runs_as_code
+from planner.approval.waiting import (
+    HELD,
+    NOT_CONFIRMED,
+    ROLLED_BACK,
+    SYSTEM_APPROVER,
+    ApprovalWitness,
+    AwaitingApproval,
+    GatePort,
+    unmade_tasks,
+)
 from planner.config import TEST_PATHS, ApprovalConfig
 from planner.core.interfaces import ToolCall, ToolResult
 from planner.core.tool_names import READ_ONLY_TOOLS
-from planner.memory.history import PlanningHistoryStore
-from planner.outcome.flow import StopPass
 from planner.tools.destructive import destructive_change
 
 PASS_TOOLS = frozenset({"finish_task", "request_replan"})
 STRAY_TITLE = (
     "changed outside any judged call (a process that outlived its command, or an MCP server)"
 )
-ROLLED_BACK = "Rolled back without asking anyone (planning is off, so no pass waits for approval)"
-"""Starts every note about a change undone where a pass cannot wait: the CI layer shows these
-notes in the tracking comment whatever the pass's status (planner.ci.durable)."""
 ReadFile = Callable[[str], bytes | None]
 ReadText = Callable[[str], str | None]
-HELD: tuple[PlanStatus, ...] = ("proposed", "pending_review", *RUNNABLE)
-"""Plans whose pending or approved specs are changes not made yet."""
-
-
-class GatePort(Protocol):
-    """What the gate needs from the pass."""
-
-    def record_action(self, task_id: str, call: ToolCall, result: ToolResult) -> None: ...
-
-    def append(self, entry_type: str, **fields: Any) -> None: ...
-
-    def reopen_task(self, task_id: str) -> None: ...
-
-
-class ApprovalWitness(Protocol):
-    """Where people answer (the forge): an approval found only in planner's history, which a
-    program a pass started may have written, runs nothing."""
-
-    def confirm(self, approval: Approval, spec: ActionSpecExt) -> str:
-        """'' when the forge shows `approval` of exactly `spec` (by its author, who may approve,
-        after `spec` was shown, naming it); otherwise why not, for people."""
-        ...
-
-    def was_shown(self, spec: ActionSpecExt) -> bool:
-        """Whether exactly `spec` was shown to people for approval."""
-        ...
-
-
-SYSTEM_APPROVER = "planner"
-"""What the gate approves itself (by policy, in the call that asked for it)."""
-NOT_CONFIRMED = "Not run"
-
-
-class AwaitingApproval(StopPass):
-    """The pass ends waiting for a person (needs_human). `markdown` asks and previews; the
-    forge layer shows it (rendered again from PlanTool), the pass result carries one line per
-    spec as questions."""
-
-    def __init__(self, reason: str, markdown: str, waiting: list[ActionSpecExt]) -> None:
-        asks = [f"approve or reject {s.id}: {s.description} ({s.risk} risk)" for s in waiting]
-        super().__init__("needs_human", reason, [], asks)
-        self.markdown = markdown
 
 
 @dataclass
@@ -633,23 +593,3 @@ def _waits(spec: ActionSpecExt) -> bool:
 def _reported(record: PlanRecord, spec_id: str) -> bool:
     spec = record.state.spec(spec_id)
     return spec is not None and spec.reported
-
-
-def unmade_tasks(records: Iterable[PlanRecord]) -> set[str]:
-    """The tasks of `records` (plans still held) with a change pending or approved, not run."""
-    return {
-        spec.task_id
-        for record in records
-        for spec in record.state.action_specs
-        if spec.task_id and spec.outcome in ("pending", "approved")
-    }
-
-
-def unmade_in_history(journal: PlanningHistoryStore) -> set[str]:
-    """What `ApprovalGate.unmade_changes` says, read after the pass from the issue's history
-    (its plan files, else their copies in the JSONL history): for what is shown of the plan
-    outside a pass (the job summary, `planner plan --status`)."""
-    store = PlanStore(journal.directory, journal)
-    refs = [ref for ref in store.index() if ref.issue == journal.issue_id and ref.status in HELD]
-    loaded = (store.load(ref.id) for ref in refs)
-    return unmade_tasks(r for r in loaded if r is not None and r.state.status in HELD)

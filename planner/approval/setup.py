@@ -11,10 +11,11 @@ from pathlib import Path
 
 from planner.approval.effects import EffectGuard
 from planner.approval.fileops import CallTool, SpecExecutor
-from planner.approval.gate import ApprovalGate, ApprovalWitness, person_needed
+from planner.approval.gate import ApprovalGate, person_needed
 from planner.approval.store import Journal, PlanStore
 from planner.approval.tool import PlanTool
 from planner.approval.validation import SpecRules
+from planner.approval.waiting import ApprovalWitness
 from planner.config import PlannerConfig
 from planner.memory.history import PlanningHistoryStore
 from planner.tools.commands import allowed_argv

@@ -16,7 +16,7 @@ import contextlib
 import logging
 from typing import Any
 
-from planner.approval.gate import NOT_CONFIRMED, ROLLED_BACK
+from planner.approval.waiting import NOT_CONFIRMED, ROLLED_BACK
 from planner.ci.gitops import GitError, GitWorkspace, Published, on_branch, publish
 from planner.ci.lease import (
     Heartbeat,

@@ -4,7 +4,7 @@ changes still held by the approval gate read from the issue's plans."""
 
 from __future__ import annotations
 
-from planner.approval.gate import unmade_in_history
+from planner.approval.waiting import unmade_in_history
 from planner.memory.history import PlanningHistoryStore
 from planner.memory.plan_view import plan_result
 from planner.memory.state import IssueState

@@ -10,8 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from planner.approval.gate import ApprovalGate, ApprovalWitness, AwaitingApproval
+from planner.approval.gate import ApprovalGate
 from planner.approval.setup import install_gate
+from planner.approval.waiting import ApprovalWitness, AwaitingApproval
 from planner.config import DEFAULT_CONFIG_PATH, McpServerConfig, PlannerConfig
 from planner.core.interfaces import ProgressReporter, ToolProvider
 from planner.engine.coordinator import PlanningCoordinator
