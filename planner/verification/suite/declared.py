@@ -111,13 +111,17 @@ def declared_tests(root: Path) -> Declared:
 # -- pyproject.toml ------------------------------------------------------------------------------
 
 
-def _pyproject(declared: Declared, document: dict[str, Any], groups: dict[str, list[str]]) -> None:
+def _pyproject(
+    declared: Declared, document: dict[str, Any], resolved: dict[str, list[str]]
+) -> None:
+    """Extras, PEP 735 dependency groups (`resolved`: their includes in place), hatch, pdm and
+    poetry environments."""
     where = "pyproject.toml"
     extras = _dig(document, "project", "optional-dependencies")
     for name, items in _items(extras):
         if _lists_runner(items):
             declared.add(where, _strings(items), [name])
-    for requirements in groups.values():
+    for requirements in resolved.values():
         declared.add(where, requirements)
     for _name, environment in _items(_dig(document, "tool", "hatch", "envs")):
         if isinstance(environment, dict):
@@ -321,7 +325,7 @@ def _items(value: Any) -> list[tuple[str, Any]]:
 def _lines(value: str) -> list[str]:
     """The entries of an ini value: one a line (or comma-separated), comments left out. A
     comma inside a version range (`pytest>=7,<8`) separates no entries."""
-    entries = []
+    entries: list[str] = []
     for line in value.splitlines():
         line = line.split("#", 1)[0].strip()
         entries += [part.strip() for part in ENTRY_COMMA.split(line)] if "[" not in line else [line]
