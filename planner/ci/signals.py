@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FrameType
 
 from planner.config import BudgetConfig
-from planner.outcome.deadline import DEADLINE, Interrupted
+from planner.outcome.deadline import DEADLINE, Interrupted, working_seconds
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +33,8 @@ def start_deadline(budget: BudgetConfig, elapsed: float = 0.0) -> None:
     """The pass must end this long before max_wall_seconds, so the run can still report.
     `elapsed`: seconds the job ran before; the first call wins, and a signal that came
     first stays in force."""
-    reserve = min(budget.finish_reserve_seconds, budget.max_wall_seconds / 4)
     if DEADLINE.end is None:
-        DEADLINE.start(budget.max_wall_seconds - reserve - elapsed)
+        DEADLINE.start(working_seconds(budget) - elapsed)
 
 
 RECEIVED: list[str] = []

@@ -30,6 +30,7 @@ from planner.memory.state import IssueState
 from planner.outcome.flow import PlanChanged, StopPass
 from planner.outcome.result import PassResult, PassStatus
 from planner.text.issue import IssueContext
+from planner.text.plain import plain_reason
 
 Pending = Literal["", "plan", "revised", "resumed"]
 """What the phases have not seen yet: nothing, a plan to make, a revised or resumed plan."""
@@ -68,10 +69,12 @@ class PlanningCoordinator:
             run.questions = stop.questions or run.questions
             run.phases.on_stop(run, status)
         except (ApiError, ModelBehaviourError) as exc:
-            reason, messages = str(exc), [f"planner stopped: {exc}"]
+            reason = plain_reason(str(exc))
+            messages = [f"planner stopped: {reason}"]
             run.store.append("error", level=4, error=type(exc).__name__, message=str(exc))
             run.phases.on_stop(run, status)
         finally:
+            reason = plain_reason(reason)  # a model's words in it never as raw JSON
             result = run.snapshot(status, reason, messages)
             run.store.append(
                 "run_end",

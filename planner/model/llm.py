@@ -46,7 +46,7 @@ from planner.model.toolcalls import (
     plain_messages,
     wire_messages,
 )
-from planner.outcome.deadline import bounded, stop_if_expired
+from planner.outcome.deadline import bounded, expired, stop_if_expired
 from planner.text.prompts import render
 from planner.text.redaction import redact, redact_data, register_secret
 
@@ -379,8 +379,9 @@ class OpenAIModel:
                         shrinks, sent = shrinks + 1, smaller
                         continue
                 error = _api_error(exc)
-                if not error.retryable or attempts > self.config.max_retries:
+                if expired() or not error.retryable or attempts > self.config.max_retries:
                     self._record(kind, None, started, attempts, f"error {error.status}")
+                    stop_if_expired()  # cut at the pass's deadline: it stops, it did not fail
                     raise error from None
                 self._sleep(bounded(self._delay(error, attempts)))
                 stop_if_expired()  # durable: no retry past the deadline

@@ -2,7 +2,9 @@
 
 One deadline per process (a CI job runs one pass): the CI layer starts it with the budget
 minus the time the end of a run needs (commit, push, history, final comment), and a signal
-handler can expire it at once. Model requests, their retries and commands ask `bounded()` for
+handler can expire it at once. A pass that no caller gave a deadline (`planner run`, the
+evaluation harness) starts its own for its duration (`pass_deadline`), so the budget holds
+wherever a pass runs. Model requests, their retries and commands ask `bounded()` for
 their timeout, so none outlives the deadline; the coordinator's budget check calls
 `stop_if_expired()` between steps. `guarded(model)` lets a signal end an in-flight model request:
 the handler raises `Interrupted` only while a request is in flight, and the guard turns it into
@@ -17,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from planner.config import BudgetConfig
 from planner.outcome.flow import StopPass
 
 WAIT_STEP = 0.2
@@ -61,11 +64,36 @@ def bounded(seconds: float) -> float:
     return seconds if left is None else max(MIN_TIMEOUT, min(seconds, left))
 
 
-def stop_if_expired() -> None:
+def expired() -> bool:
+    """The deadline has passed: nothing new may start."""
     left = DEADLINE.left()
-    if left is not None and left <= 0:
+    return left is not None and left <= 0
+
+
+def stop_if_expired() -> None:
+    if expired():
         reason = DEADLINE.reason or "budget: the wall-clock deadline of the run was reached"
         raise StopPass("in_progress", reason)
+
+
+def working_seconds(budget: BudgetConfig) -> float:
+    """The part of max_wall_seconds a pass may work: the finish reserve (at most a quarter of
+    the budget) stays for the end of the run."""
+    return budget.max_wall_seconds - min(budget.finish_reserve_seconds, budget.max_wall_seconds / 4)
+
+
+@contextlib.contextmanager
+def pass_deadline(budget: BudgetConfig) -> Iterator[None]:
+    """The pass's deadline, when no caller started one (the CI layer does, counting the time
+    the job ran before): started now for `budget`, cleared when the pass ends."""
+    if DEADLINE.end is not None:
+        yield
+        return
+    DEADLINE.start(working_seconds(budget))
+    try:
+        yield
+    finally:
+        DEADLINE.clear()
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ from planner.grounding.files import git_output
 from planner.grounding.task_files import TaskFiles
 from planner.memory.history import PlanningHistoryStore, expel_foreign, summarize_skipped
 from planner.model.llm import OpenAIModel
-from planner.outcome.deadline import guarded
+from planner.outcome.deadline import guarded, pass_deadline
 from planner.outcome.result import PassResult
 from planner.run.phases import pass_phases
 from planner.run.workdiff import workspace_diff
@@ -89,7 +89,13 @@ def open_store(setup: PassSetup, issue: IssueContext) -> PlanningHistoryStore:
 
 
 def run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
-    """Run one planning pass on `issue` in `setup.workspace`."""
+    """Run one planning pass on `issue` in `setup.workspace`, within its budget: setup, tests
+    and model requests all end at the pass's deadline (planner.outcome.deadline)."""
+    with pass_deadline(setup.config.budget):
+        return _run_pass(setup, issue)
+
+
+def _run_pass(setup: PassSetup, issue: IssueContext) -> PassResult:
     model = guarded(setup.model or OpenAIModel(setup.config.llm))
     store = open_store(setup, issue)
     store.entries()  # read once up front: damaged lines are reported before anything runs

@@ -94,6 +94,8 @@ class Step:
     usage: Mapping[str, int] | None = None
     expect: Expectation | None = None
     delay_seconds: float = 0.0
+    chunk_delay_seconds: float = 0.0
+    """Streamed (`stream: true`), the pause before each chunk: a slow generation."""
 
     def __post_init__(self) -> None:
         if self.status != 200 and not 400 <= self.status <= 599:
@@ -145,6 +147,7 @@ def reply_text(
     *,
     expect: Expectation | None = None,
     delay_seconds: float = 0.0,
+    chunk_delay_seconds: float = 0.0,
 ) -> Step:
     """Assistant message with verbatim content (handy for scripting garbage output)."""
     return Step(
@@ -153,6 +156,7 @@ def reply_text(
         usage=_frozen_usage(usage),
         expect=expect,
         delay_seconds=delay_seconds,
+        chunk_delay_seconds=chunk_delay_seconds,
     )
 
 
@@ -237,6 +241,8 @@ class _Reply:
     """Sent as server-sent events, as the API streams (`stream: true`)."""
     usage_chunk: bool = False
     """The stream ends with the usage chunk (`stream_options.include_usage`)."""
+    chunk_delay: float = 0.0
+    """Seconds before each streamed chunk (Step.chunk_delay_seconds)."""
 
 
 class _ProtocolError(Exception):
@@ -611,6 +617,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         try:
             for chunk in _stream_chunks(reply):
+                time.sleep(reply.chunk_delay)
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
             self.wfile.write(b"data: [DONE]\n\n")
@@ -858,6 +865,7 @@ class ScriptedModelServer:
             (("x-request-id", f"req_scripted_{serial}"),),
             stream=body.get("stream") is True,
             usage_chunk=isinstance(options, dict) and options.get("include_usage") is True,
+            chunk_delay=step.chunk_delay_seconds,
         )
 
 

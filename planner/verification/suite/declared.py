@@ -9,7 +9,10 @@ test command's interpreter cannot import pytest (planner.verification.suite.runn
 
 Every requirement taken from the repository must read as a plain PEP 508 requirement (a name,
 extras, a version and markers): a line such as `--index-url=…` or `pkg @ https://…` would be
-an option or a download of the repository's choosing, so it is left out.
+an option or a download of the repository's choosing, so it is left out. Requirements keep
+their environment markers (`pytest>=7,<8; python_version < '3.8'` beside `pytest>=8;
+python_version >= '3.8'`): Declared.applicable() evaluates them for the interpreter that runs
+the tests, so the one meant for it is installed, not the first one named.
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ import ast
 import configparser
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 
 RUNNER = "pytest"
 REQUIREMENT = re.compile(
@@ -30,6 +35,8 @@ REQUIREMENT = re.compile(
     r"\s*([<>=!~]=?\s*[A-Za-z0-9.*+!_-]+(\s*,\s*[<>=!~]=?\s*[A-Za-z0-9.*+!_-]+)*)?"  # versions
     r"\s*(;\s*[A-Za-z0-9_.\s'\"<>=!~()-]*)?$"  # markers
 )
+ENTRY_COMMA = re.compile(r",\s*(?=[A-Za-z0-9])")
+"""A comma between two entries of an ini value: the next one starts with a name."""
 EXTRA = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 MAX_READ = 200_000
 """Characters read of one file: a declaration is near the top, and a huge file is no help."""
@@ -40,7 +47,8 @@ class Declared:
     """The test dependencies a project declares next to pytest, and where."""
 
     requirements: list[str] = field(default_factory=list)
-    """Requirement strings (`pytest>=7`, `pytest-cov`), in the order found, each once."""
+    """Requirement strings (`pytest>=7`, `pytest-cov`), in the order found, each distribution
+    once per marker (`pytest>=8; python_version >= '3.8'` beside the one for older Pythons)."""
     extras: list[str] = field(default_factory=list)
     """The project's own extras that list pytest (`test`), installed with the project."""
     files: list[str] = field(default_factory=list)
@@ -52,16 +60,28 @@ class Declared:
     def found(self) -> bool:
         return bool(self.requirements or self.extras or self.files)
 
+    def applicable(self, environment: Mapping[str, str]) -> list[str]:
+        """The requirements whose markers hold in `environment` (an interpreter's marker
+        values, as packaging.markers.default_environment() gives them), each distribution
+        once: the first that applies decides its version."""
+        names: set[str] = set()
+        chosen = []
+        for text in self.requirements:
+            if _name(text) not in names and applies(text, environment):
+                names.add(_name(text))
+                chosen.append(text)
+        return chosen
+
     def add(self, where: str, requirements: list[str], extras: Sequence[str] = ()) -> None:
         """Take `requirements` and `extras` from `where` when they include pytest."""
         kept = [text for text in (r.strip() for r in requirements) if _is_requirement(text)]
         named = [name for name in extras if EXTRA.match(name)]
         if not any(names_runner(text) for text in kept) and not named:
             return
-        names = {_name(text) for text in self.requirements}
+        keys = {_key(text) for text in self.requirements}
         for text in kept:  # the first place that names a distribution decides its version
-            if _name(text) not in names:
-                names.add(_name(text))
+            if _key(text) not in keys:
+                keys.add(_key(text))
                 self.requirements.append(text)
         self.extras += [name for name in named if name not in self.extras]
         if where not in self.where:
@@ -72,13 +92,17 @@ def declared_tests(root: Path) -> Declared:
     """Every place of `root` that lists pytest, read; empty when none does."""
     declared = Declared()
     pyproject = _toml(root / "pyproject.toml")
-    _pyproject(declared, pyproject)
+    groups = dependency_groups(pyproject)
+    _pyproject(declared, pyproject, groups)
     _setup_cfg(declared, root / "setup.cfg")
     _setup_py(declared, root / "setup.py")
-    _tox(declared, root / "tox.ini", _text(root / "tox.ini"))
-    legacy = _dig(pyproject, "tool", "tox", "legacy_tox_ini")
+    _tox(declared, "tox.ini", _text(root / "tox.ini"), groups)
+    _tox_toml(declared, "tox.toml", _toml(root / "tox.toml"), groups)
+    tox = _dig(pyproject, "tool", "tox")
+    legacy = _dig(tox, "legacy_tox_ini")
     if isinstance(legacy, str):
-        _tox(declared, root / "pyproject.toml", legacy)
+        _tox(declared, "pyproject.toml", legacy, groups)
+    _tox_toml(declared, "pyproject.toml", tox, groups)
     _noxfile(declared, root / "noxfile.py")
     _requirement_files(declared, root)
     return declared
@@ -87,14 +111,18 @@ def declared_tests(root: Path) -> Declared:
 # -- pyproject.toml ------------------------------------------------------------------------------
 
 
-def _pyproject(declared: Declared, document: dict[str, Any]) -> None:
+def _pyproject(
+    declared: Declared, document: dict[str, Any], resolved: dict[str, list[str]]
+) -> None:
+    """Extras, PEP 735 dependency groups (`resolved`: their includes in place), hatch, pdm and
+    poetry environments."""
     where = "pyproject.toml"
     extras = _dig(document, "project", "optional-dependencies")
     for name, items in _items(extras):
         if _lists_runner(items):
             declared.add(where, _strings(items), [name])
-    for _name, items in _items(document.get("dependency-groups")):
-        declared.add(where, _strings(items))  # an include-group table is left out
+    for requirements in resolved.values():
+        declared.add(where, requirements)
     for _name, environment in _items(_dig(document, "tool", "hatch", "envs")):
         if isinstance(environment, dict):
             declared.add(where, _strings(environment.get("dependencies")))
@@ -106,6 +134,26 @@ def _pyproject(declared: Declared, document: dict[str, Any]) -> None:
     for group in groups:
         if isinstance(group, dict):
             declared.add(where, [name for name in group if name.lower() != "python"])
+
+
+def dependency_groups(document: dict[str, Any]) -> dict[str, list[str]]:
+    """PEP 735 `[dependency-groups]`: each group's requirements, its `{include-group = …}`
+    entries replaced by the named group's (a group that includes itself, directly or through
+    others, or names no group, contributes nothing more)."""
+    tables = {name: items for name, items in _items(document.get("dependency-groups"))}
+    return {name: _group(tables, name, ()) for name in tables}
+
+
+def _group(tables: dict[str, Any], name: str, seen: tuple[str, ...]) -> list[str]:
+    if name in seen or name not in tables:
+        return []
+    requirements: list[str] = []
+    for item in tables[name] if isinstance(tables[name], list) else []:
+        if isinstance(item, str):
+            requirements.append(item)
+        elif isinstance(item, dict) and isinstance(item.get("include-group"), str):
+            requirements += _group(tables, item["include-group"], (*seen, name))
+    return requirements
 
 
 # -- setup.cfg and setup.py ----------------------------------------------------------------------
@@ -148,8 +196,9 @@ def _setup_py(declared: Declared, path: Path) -> None:
 # -- tox and nox ---------------------------------------------------------------------------------
 
 
-def _tox(declared: Declared, path: Path, text: str) -> None:
-    """`deps` and `extras` of tox's test environments ([testenv] and [testenv:…])."""
+def _tox(declared: Declared, where: str, text: str, groups: dict[str, list[str]]) -> None:
+    """`deps`, `dependency_groups` and `extras` of tox's test environments ([testenv] and
+    [testenv:…])."""
     parser = _ini(text)
     if parser is None:
         return
@@ -157,9 +206,25 @@ def _tox(declared: Declared, path: Path, text: str) -> None:
         if section != "testenv" and not section.startswith("testenv:"):
             continue
         deps = _lines(parser.get(section, "deps", raw=True, fallback=""))
+        named = _lines(parser.get(section, "dependency_groups", raw=True, fallback=""))
+        deps += [text for name in named for text in groups.get(name, [])]
         if _lists_runner(deps):
             extras = _lines(parser.get(section, "extras", raw=True, fallback=""))
-            declared.add(path.name, deps, extras)
+            declared.add(where, deps, extras)
+
+
+def _tox_toml(declared: Declared, where: str, tox: Any, groups: dict[str, list[str]]) -> None:
+    """The same in tox's TOML form (tox.toml, pyproject's [tool.tox]): `env_run_base` and
+    each `env.<name>`."""
+    environments = [_dig(tox, "env_run_base"), *(e for _, e in _items(_dig(tox, "env")))]
+    for environment in environments:
+        if not isinstance(environment, dict):
+            continue
+        deps = _strings(environment.get("deps"))
+        named = _strings(environment.get("dependency_groups"))
+        deps += [text for name in named for text in groups.get(name, [])]
+        if _lists_runner(deps):
+            declared.add(where, deps, _strings(environment.get("extras")))
 
 
 def _noxfile(declared: Declared, path: Path) -> None:
@@ -216,6 +281,23 @@ def _name(text: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def _key(text: str) -> tuple[str, str]:
+    """A requirement's distribution and its markers: one entry is kept for each."""
+    marker = text.split(";", 1)[1] if ";" in text else ""
+    return _name(text), " ".join(marker.split())
+
+
+def applies(text: str, environment: Mapping[str, str]) -> bool:
+    """Whether requirement `text`'s markers hold in `environment` (True without markers); an
+    unreadable marker never holds (pip would refuse the requirement)."""
+    if ";" not in text:
+        return True
+    try:
+        return Marker(text.split(";", 1)[1]).evaluate({"extra": "", **environment})
+    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+        return False
+
+
 def names_runner(text: str) -> bool:
     return _name(text) == RUNNER
 
@@ -241,11 +323,12 @@ def _items(value: Any) -> list[tuple[str, Any]]:
 
 
 def _lines(value: str) -> list[str]:
-    """The entries of an ini value: one a line (or comma-separated), comments left out."""
-    entries = []
+    """The entries of an ini value: one a line (or comma-separated), comments left out. A
+    comma inside a version range (`pytest>=7,<8`) separates no entries."""
+    entries: list[str] = []
     for line in value.splitlines():
         line = line.split("#", 1)[0].strip()
-        entries += [part.strip() for part in line.split(",")] if "[" not in line else [line]
+        entries += [part.strip() for part in ENTRY_COMMA.split(line)] if "[" not in line else [line]
     return [entry for entry in entries if entry]
 
 

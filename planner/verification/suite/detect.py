@@ -17,6 +17,7 @@ import re
 import shlex
 import stat
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,14 +92,17 @@ def resolve(workspace: Path, config: VerificationConfig) -> Verification:
     return found
 
 
-def provision_steps(found: Verification) -> list[list[str]]:
+def provision_steps(
+    found: Verification, environment: Mapping[str, str] | None = None
+) -> list[list[str]]:
     """What installs pytest into the verification's environment when the test command's
-    interpreter cannot import it: the requirements the project lists with pytest (pytest
-    itself when it lists none), its requirements files that list it, and the project itself
-    with the extras that list pytest, unless a setup already installs it. `pip` stands for the
-    environment's pip."""
+    interpreter cannot import it: the requirements the project lists with pytest whose
+    markers hold for that interpreter (`environment`, its marker values; None: planner's own)
+    — pytest itself when none of them is pytest —, its requirements files that list it, and
+    the project itself with the extras that list pytest, unless a setup already installs it.
+    `pip` stands for the environment's pip."""
     declared = found.declared
-    requirements = list(declared.requirements)
+    requirements = declared.applicable(environment or {})
     if not any(names_runner(text) for text in requirements):
         requirements.insert(0, RUNNER)
     steps = [["pip", "install", *requirements]]

@@ -9,22 +9,25 @@ the setup and the tests, so their packages never land in planner's environment.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from planner.config import PlannerConfig
 from planner.core.interfaces import ToolResult
+from planner.outcome.deadline import bounded, expired
 from planner.outcome.evidence import TestRun
 from planner.text.issue import sanitize_untrusted
 from planner.text.redaction import redact
 from planner.tools.commands import CommandTool, Finished
 from planner.tools.isolation import SandboxUser, private_folder
+from planner.verification.suite.declared import applies, names_runner
 from planner.verification.suite.detect import PYTHON, Verification, provision_steps
 from planner.verification.suite.parse import parse_output, service_problem
 
@@ -36,6 +39,26 @@ PROVISIONED = "installed into the verification's own environment"
 SOURCE_LAYOUT = "the project's package under src/ is not installed where the tests run"
 CHECK_SECONDS = 120.0
 """How long the import of the changed modules may take."""
+PAST_DEADLINE = (
+    "not started: the pass's deadline was reached (budget.max_wall_seconds, less "
+    "budget.finish_reserve_seconds)"
+)
+MARKER_PROBE = (
+    "import json, os, platform, sys\n"
+    "i = sys.implementation\n"
+    "v = i.version\n"
+    "level = '' if v.releaselevel == 'final' else v.releaselevel[0] + str(v.serial)\n"
+    "print(json.dumps({'implementation_name': i.name,\n"
+    "  'implementation_version': f'{v.major}.{v.minor}.{v.micro}{level}',\n"
+    "  'os_name': os.name, 'platform_machine': platform.machine(),\n"
+    "  'platform_release': platform.release(), 'platform_system': platform.system(),\n"
+    "  'platform_version': platform.version(),\n"
+    "  'python_full_version': platform.python_version(),\n"
+    "  'platform_python_implementation': platform.python_implementation(),\n"
+    "  'python_version': '.'.join(platform.python_version_tuple()[:2]),\n"
+    "  'sys_platform': sys.platform}))\n"
+)
+"""Prints the interpreter's environment-marker values, as packaging computes them."""
 
 
 Watch = Callable[[str, list[str], Callable[[], ToolResult], str], ToolResult]
@@ -79,6 +102,8 @@ class TestRunner:
         self.source_folder: Path | None = None
         """A `src` folder on the tests' PYTHONPATH (use_source_layout())."""
         self._temporary: Path | None = None
+        self.runner_problem = ""
+        """Why the tests' interpreter still lacks pytest after the setup ("" unless so)."""
 
     # -- setup -------------------------------------------------------------------------------
 
@@ -106,10 +131,31 @@ class TestRunner:
         results = [] if self.venv is not None else [self._make_venv(system_packages=shared)]
         if results and not results[0].ok:
             return results
-        for argv in provision_steps(found):
+        environment = self.marker_environment()
+        for argv in provision_steps(found, environment):
             label = f"{shlex.join(argv)} (pytest is not installed: {PROVISIONED})"
             results.append(self._setup_step(self._python_tools(argv), label))
+        if all(result.ok for result in results) and not self.imports(RUNNER_MODULE):
+            # Every install succeeded, yet there is no runner: a failed setup all the same
+            self.runner_problem = _still_missing(found, environment or {})
+            results.append(SetupResult("the test runner (pytest)", False, self.runner_problem))
         return results
+
+    def marker_environment(self) -> dict[str, str] | None:
+        """The environment-marker values (PEP 508) of the tests' `python3`, asked of it, as
+        packaging.markers.default_environment() gives them for planner's own; None when it
+        did not answer."""
+        argv = [PYTHON, "-c", MARKER_PROBE]
+        if self.missing_program(argv, "verification"):
+            return None
+        try:
+            finished = self._tool(PROBE_SECONDS).run_argv(argv)
+            values = json.loads(finished.stdout[1]) if finished.exit_code == 0 else None
+        except (OSError, ValueError):
+            return None
+        if not isinstance(values, dict):
+            return None
+        return {str(key): str(value) for key, value in values.items()}
 
     def use_source_layout(self, found: Verification) -> SetupResult | None:
         """A project that keeps its package under `src/` and is not installed where the tests
@@ -160,15 +206,18 @@ class TestRunner:
     def _setup_step(self, argv: list[str], label: str = "") -> SetupResult:
         shown = label or shlex.join(argv)
         timeout = self.config.verification.setup_timeout_seconds
-        missing = self.missing_program(argv, "verification.setup")
+        missing = PAST_DEADLINE if expired() else self.missing_program(argv, "verification.setup")
         if missing:
             return SetupResult(shown, False, missing)
+        limit = bounded(timeout)
         try:
             finished = self._watched(argv, timeout, setup=True)
         except OSError as exc:
             return SetupResult(shown, False, f"could not start {argv[0]!r}: {exc}")
         except EffectRolledBack as undone:
             return SetupResult(shown, False, str(undone))
+        if finished.timed_out and limit < timeout:
+            return SetupResult(shown, False, _cut_at_deadline(limit))
         if finished.timed_out:
             return SetupResult(shown, False, f"timed out after {timeout:g}s and was killed")
         if finished.exit_code != 0:
@@ -186,10 +235,11 @@ class TestRunner:
     def run_argv(self, argv: list[str], source: str, around: Around = nullcontext) -> TestRun:
         """One run of `argv` (a test command from `source`), parsed, as run_tests()."""
         base = TestRun(command=shlex.join(argv))
-        missing = self.missing_program(argv, source)
+        missing = PAST_DEADLINE if expired() else self.missing_program(argv, source)
         if missing:
             return base.model_copy(update={"reason": missing})
         timeout = self.config.verification.timeout_seconds
+        limit = bounded(timeout)  # what it has, when the pass's deadline comes first
         try:
             finished = self._watched(argv, timeout, around)
         except OSError as exc:
@@ -197,14 +247,14 @@ class TestRunner:
             return base.model_copy(update={"reason": reason})
         except EffectRolledBack as undone:
             return base.model_copy(update={"reason": str(undone)})
-        return self._test_run(base, finished, timeout)
+        return self._test_run(base, finished, timeout, limit)
 
     def run_program(
         self, argv: list[str], source: str, around: Around = nullcontext
     ) -> tuple[str, str]:
         """`argv` run like the tests (a check of the change): its whole output, and why it
         did not run ("" when it ran)."""
-        missing = self.missing_program(argv, source)
+        missing = PAST_DEADLINE if expired() else self.missing_program(argv, source)
         if missing:
             return "", missing
         timeout = min(self.config.verification.timeout_seconds, CHECK_SECONDS)
@@ -236,7 +286,9 @@ class TestRunner:
             raise EffectRolledBack(f"{shlex.join(argv)}: {result.error or 'not run'}")
         return ran[0]
 
-    def _test_run(self, base: TestRun, finished: Finished, timeout: float) -> TestRun:
+    def _test_run(self, base: TestRun, finished: Finished, timeout: float, had: float) -> TestRun:
+        """`finished` read as a test run; `had`: the seconds it was given (less than
+        `timeout` when the pass's deadline came first)."""
         text = f"{finished.stdout[1]}\n{finished.stderr[1]}"
         parsed = parse_output(text)
         limit = self.config.verification.max_feedback_chars
@@ -250,8 +302,9 @@ class TestRunner:
         }
         if finished.timed_out:
             reason = f"timed out after {timeout:g}s (verification.timeout_seconds); killed"
+            reason = _cut_at_deadline(had) if had < timeout else reason
             return base.model_copy(update={**fields, "status": "timed_out", "reason": reason})
-        missing_runner = _missing_python_runner(text, finished.exit_code)
+        missing_runner = _missing_python_runner(text, finished.exit_code, self.runner_problem)
         if missing_runner:
             return base.model_copy(update={**fields, "status": "not_run", "reason": missing_runner})
         if finished.exit_code == 0 and parsed.passed == 0 and not parsed.failed:
@@ -335,6 +388,13 @@ class TestRunner:
         return self._venv_variables(path).get("PATH", path)
 
 
+def _cut_at_deadline(seconds: float) -> str:
+    return (
+        f"stopped at the pass's deadline after {seconds:g}s (budget.max_wall_seconds, less "
+        "budget.finish_reserve_seconds); killed"
+    )
+
+
 def _tail(finished: Finished, limit: int = 1_500) -> str:
     """The end of the output, without any known secret and without what a person cannot see
     but a model would read (it goes into prompts and the history)."""
@@ -346,8 +406,26 @@ def _service_note(text: str) -> str:
     return sanitize_untrusted(redact(service_problem(text)), 1_000)
 
 
-def _missing_python_runner(text: str, exit_code: int | None) -> str:
+def _still_missing(found: Verification, environment: Mapping[str, str]) -> str:
+    """Why pytest is still missing when every install of the setup succeeded."""
+    skipped = [
+        text
+        for text in found.declared.requirements
+        if names_runner(text) and not applies(text, environment)
+    ]
+    python = environment.get("python_full_version", "")
+    where = f"the tests' interpreter (Python {python})" if python else "the tests' interpreter"
+    why = f"; left out by their markers: {', '.join(skipped)}" if skipped else ""
+    return (
+        f"the setup ended without errors, but {where} still cannot import pytest{why}: "
+        "set verification.setup to install it"
+    )
+
+
+def _missing_python_runner(text: str, exit_code: int | None, problem: str = "") -> str:
     """pytest not installed reads like a failure of every test: it is not one."""
+    if exit_code not in (None, 0) and "No module named pytest" in text and problem:
+        return f"pytest is not installed for the tests: {problem}"
     if exit_code not in (None, 0) and "No module named pytest" in text:
         return (
             "pytest is not installed for the tests, and planner could not install it (see the "
