@@ -162,6 +162,22 @@ def task_actions_digest(
     return text if len(text) <= limit else "[earlier actions omitted]\n" + text[-limit:]
 
 
+def actions_outline(actions: list[dict[str, Any]]) -> str:
+    """One short line per action for the judgement of a whole run: the tool, what it worked
+    on (its path, or its first argument's start) and how it went (an error's first line);
+    the task results say what was done, the repository holds what was written."""
+    lines = []
+    for action in actions:
+        call = action.get("execution", {}).get("function_call", {})
+        arguments = call.get("arguments", {})
+        target = arguments.get("path") if isinstance(arguments, dict) else None
+        if target is None and isinstance(arguments, dict) and arguments:
+            target = _short_value(str(next(iter(arguments.values()))), FIRST_LINES_VALUE_CHARS)
+        outcome = "ok" if action.get("ok") else f"ERROR {_first_line(str(action.get('error')))}"
+        lines.append(f"- {call.get('name')} {str(target or '')[:120]}: {outcome}")
+    return sanitize_untrusted("\n".join(lines))
+
+
 ARGUMENT_VALUE_CHARS = 80
 FIRST_LINES_VALUE_CHARS = 40
 
@@ -176,10 +192,16 @@ def _argument_text(arguments: Any, value_chars: int = ARGUMENT_VALUE_CHARS) -> s
     length: the digest says what was done; the repository holds what was written."""
     if not isinstance(arguments, dict):
         return json.dumps(arguments, ensure_ascii=False)
-    return ", ".join(
-        f"{key}={json.dumps(_short_value(value, value_chars), ensure_ascii=False)}"
-        for key, value in arguments.items()
-    )
+    return ", ".join(f"{key}={_value_text(value, value_chars)}" for key, value in arguments.items())
+
+
+def _value_text(value: Any, limit: int) -> str:
+    """A value as JSON; in a judgement's digest (limit below ARGUMENT_VALUE_CHARS) a list or
+    object (edit_file's edits) is cut to its start as well, as a string is."""
+    text = json.dumps(_short_value(value, limit), ensure_ascii=False)
+    if isinstance(value, (list, dict)) and limit < ARGUMENT_VALUE_CHARS and len(text) > limit:
+        return text[:limit] + "…"
+    return text
 
 
 def _short_value(value: Any, limit: int = ARGUMENT_VALUE_CHARS) -> Any:

@@ -13,6 +13,7 @@ from typing import Any
 
 from planner.core.errors import ModelBehaviourError
 from planner.engine.context import PassContext
+from planner.model.budget import ISSUE_REREAD_TOKENS, within_tokens
 from planner.outcome.evidence import evidence_text
 from planner.outcome.result import TaskView
 from planner.plan.documents import Plan
@@ -99,5 +100,6 @@ def task_view(task: TaskView) -> dict[str, str]:
 def judge_view(issue: IssueContext) -> dict[str, Any]:
     """The issue as the judge sees it: title, a bounded body and the run's instruction."""
     view = prompt_view(issue)
-    body = str(view["body"])
-    return {**view, "body": sanitize_untrusted(body, ISSUE_BODY_BYTES)}
+    body = sanitize_untrusted(str(view["body"]), ISSUE_BODY_BYTES)
+    where = "the plan was made from the full text"
+    return {**view, "body": within_tokens(body, ISSUE_REREAD_TOKENS, "issue text", where)}

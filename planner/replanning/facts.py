@@ -12,7 +12,7 @@ from typing import Any
 
 from planner.core.interfaces import ToolCall, ToolResult
 from planner.memory.state import IssueState
-from planner.memory.summaries import task_actions_digest
+from planner.memory.summaries import actions_outline
 from planner.outcome.result import PassResult, render_checklist
 from planner.text.issue import fence_untrusted, sanitize_untrusted
 
@@ -163,7 +163,7 @@ def evaluation_facts(state: IssueState, snapshot: PassResult) -> EvaluationFacts
         goal=goal.main_objective,
         success_criteria="; ".join(goal.success_criteria),
         execution_summary="\n".join(summary),
-        completed_actions=task_actions_digest(actions, limit=4_000, first_lines=True),
+        completed_actions=actions_outline(actions),
         current_state=_progress_line(render_checklist(snapshot, max_chars=6_000)),
     )
 
