@@ -169,15 +169,21 @@ TASK_CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("write_file", {"path": "CONTRIBUTING.md", "content": CONTRIBUTING}),
         FINISH,
     ],
-    "task_2": [("write_file", {"path": ".github/pull_request_template.md", "content": TEMPLATE}), FINISH],
+    "task_2": [
+        ("write_file", {"path": ".github/pull_request_template.md", "content": TEMPLATE}),
+        FINISH,
+    ],
     "task_3": [
         ("read_file", {"path": "README.md"}),
         _edit("README.md", "Run `python -m unittest`.\n", "See CONTRIBUTING.md.\n"),
         FINISH,
     ],
-    "task_4": [_edit("docs/index.md", "- usage.md\n", "- usage.md\n- ../CONTRIBUTING.md\n"), FINISH],
-    "task_5": [_edit("CHANGELOG.md", "## Unreleased\n", "## Unreleased\n\n- CONTRIBUTING.md\n"), FINISH],
-    "task_6": [_edit("CONTRIBUTING.md", "# Contributing\n", "# Contributing\n\nSee the PR template.\n"), FINISH],
+    "task_4": [_edit("docs/index.md", "- usage.md\n", "- usage.md\n- ../CONTRIBUTING.md\n"),
+               FINISH],
+    "task_5": [_edit("CHANGELOG.md", "## Unreleased\n", "## Unreleased\n\n- CONTRIBUTING.md\n"),
+               FINISH],
+    "task_6": [_edit("CONTRIBUTING.md", "# Contributing\n",
+                     "# Contributing\n\nSee the PR template.\n"), FINISH],
 }  # fmt: skip
 """What the scripted model does in each task of PLAN: the actions the plan names, one failing."""
 
