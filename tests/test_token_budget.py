@@ -82,21 +82,26 @@ def _bench() -> ModuleType:
     return bench
 
 
-def test_planners_own_share_of_the_planning_phase_is_under_the_seeds_target() -> None:
-    """planning-process.md §13.4: planning < 2,000 tokens, counted with the real tokenizer on a
-    realistic issue (16 lines) and a six-task plan (benchmarks/bench_tokens.py): planner's own
-    share, every message token that is not the issue's text."""
+def test_planners_own_share_meets_the_seeds_targets_with_margin() -> None:
+    """planning-process.md §13.4 (planning < 2,000 tokens, each reflection or decision < 500),
+    with a 10% margin, for planner's own share of each request: counted with the real
+    tokenizer on a realistic issue (16 lines) and a six-task plan (benchmarks/bench_tokens.py),
+    every message token that is not the issue's text, the model's plan or the diff judged."""
     bench = _bench()
     encode = qwen_encoder()
     assert 8 <= len(bench.ISSUE.body.splitlines()) <= 20
     assert len(bench.PLAN["task_decomposition"]["subtasks"]) == 6
-    for refinement in (True, False):
-        measured = bench.measure_shares(True, "separate", refinement, encode)
+    assert (bench.PLANNING_TARGET, bench.DECISION_TARGET) == (1_800, 450)
+    for replanning, refinement in ((True, True), (True, False), (False, True)):
+        measured = bench.measure_shares(replanning, "separate", refinement, encode)
         planning = bench.planning_phase(measured)
-        assert [m.counted.kind for m in planning] == ["planning", "replan_review"]
         assert all(m.issue > 150 for m in planning)  # the realistic issue is shown whole
-        own = sum(m.counted.messages - m.issue for m in planning)
-        assert own < 2_000, (refinement, own)
+        own = sum(m.own for m in planning)
+        assert own <= bench.PLANNING_TARGET, (replanning, refinement, own)
+        decisions = [m for m in measured if m.counted.kind in bench.DECISION_KINDS]
+        assert len(decisions) >= 3
+        for decision in decisions:
+            assert decision.own <= bench.DECISION_TARGET, (decision.counted.kind, decision.own)
 
 
 def test_a_long_issue_is_cut_to_its_budget_and_the_prompt_says_so() -> None:
@@ -129,5 +134,5 @@ def test_the_final_evaluation_lists_each_action_on_one_short_line() -> None:
     body = next(body for kind, body in requests if kind == "replan_reflection")
     text = body["messages"][-1]["content"]
     assert "- read_file CONTRIBUTING.md: ERROR 'CONTRIBUTING.md' does not exist" in text
-    assert "- edit_file docs/index.md: ok" in text
+    assert "- edit_file README.md, docs/index.md, CHANGELOG.md, CONTRIBUTING.md: ok" in text
     assert "oldText" not in text and "Run the tests with" not in text

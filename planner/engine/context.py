@@ -37,7 +37,6 @@ from planner.memory.history import PlanningHistoryStore
 from planner.memory.plan_view import plan_result
 from planner.memory.state import IssueState
 from planner.memory.summaries import history_digest
-from planner.model.budget import ISSUE_TOKENS, within_tokens
 from planner.model.conversation import FINISH_TASK, iso, user
 from planner.model.llm import CallRecord
 from planner.outcome.deadline import stop_if_expired
@@ -61,6 +60,7 @@ from planner.plan.documents import (
     PlanRules,
 )
 from planner.plan.repair import repair_plan
+from planner.text.budget import ISSUE_TOKENS, within_tokens
 from planner.text.issue import IssueContext, prompt_view
 from planner.text.prompts import render
 

@@ -165,17 +165,30 @@ def task_actions_digest(
 def actions_outline(actions: list[dict[str, Any]]) -> str:
     """One short line per action for the judgement of a whole run: the tool, what it worked
     on (its path, or its first argument's start) and how it went (an error's first line);
-    the task results say what was done, the repository holds what was written."""
-    lines = []
+    consecutive successes of one tool share a line. The task results say what was done, the
+    repository holds what was written."""
+    lines: list[str] = []
+    last_ok = ""
     for action in actions:
         call = action.get("execution", {}).get("function_call", {})
-        arguments = call.get("arguments", {})
-        target = arguments.get("path") if isinstance(arguments, dict) else None
-        if target is None and isinstance(arguments, dict) and arguments:
-            target = _short_value(str(next(iter(arguments.values()))), FIRST_LINES_VALUE_CHARS)
-        outcome = "ok" if action.get("ok") else f"ERROR {_first_line(str(action.get('error')))}"
-        lines.append(f"- {call.get('name')} {str(target or '')[:120]}: {outcome}")
+        name, target = str(call.get("name")), _target(call.get("arguments", {}))
+        if not action.get("ok"):
+            lines.append(f"- {name} {target}: ERROR {_first_line(str(action.get('error')))}")
+            last_ok = ""
+        elif name == last_ok:
+            lines[-1] = lines[-1].removesuffix(": ok") + f", {target}: ok"
+        else:
+            lines.append(f"- {name} {target}: ok")
+            last_ok = name
     return sanitize_untrusted("\n".join(lines))
+
+
+def _target(arguments: Any) -> str:
+    """What an action worked on: its path, else its first argument's start."""
+    if not isinstance(arguments, dict) or not arguments:
+        return ""
+    value = arguments.get("path", next(iter(arguments.values())))
+    return str(_short_value(str(value), FIRST_LINES_VALUE_CHARS))[:120]
 
 
 ARGUMENT_VALUE_CHARS = 80

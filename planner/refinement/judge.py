@@ -13,12 +13,12 @@ from typing import Any
 
 from planner.core.errors import ModelBehaviourError
 from planner.engine.context import PassContext
-from planner.model.budget import ISSUE_REREAD_TOKENS, within_tokens
 from planner.outcome.evidence import evidence_text
 from planner.outcome.result import TaskView
 from planner.plan.documents import Plan
 from planner.refinement.judgement import QualityJudgement
 from planner.refinement.port import WorkDiff
+from planner.text.budget import ISSUE_REREAD_TOKENS, within_tokens
 from planner.text.issue import IssueContext, fence_untrusted, prompt_view, sanitize_untrusted
 from planner.text.prompts import render
 

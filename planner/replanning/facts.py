@@ -131,7 +131,7 @@ def remaining_actions(state: IssueState) -> str:
         actions = [] if lines else state.plan.actions_for(view.id)
         planned = "; ".join(f"{a.tool or a.action_type}: {a.purpose}" for a in actions)
         lines.append(
-            f"- {view.id} ({view.status}): {view.description}"
+            f"- {view.id}{_unless_pending(view.status)}: {view.description}"
             + (f" [planned: {planned}]" if planned else "")
         )
     return "\n".join(lines)
@@ -166,6 +166,10 @@ def evaluation_facts(state: IssueState, snapshot: PassResult) -> EvaluationFacts
         completed_actions=actions_outline(actions),
         current_state=_progress_line(render_checklist(snapshot, max_chars=6_000)),
     )
+
+
+def _unless_pending(status: str) -> str:
+    return "" if status == "pending" else f" ({status})"
 
 
 def _unless_done(status: str) -> str:

@@ -13,15 +13,15 @@ from typing import Any
 
 from planner.core.interfaces import ToolSpec
 from planner.engine.phase import ReviewSection
-from planner.model.budget import (
+from planner.plan.documents import Plan
+from planner.replanning.decision import PHASE_TITLES, PHASE_TYPES, ReplanDecision
+from planner.replanning.facts import ActionFacts, EvaluationFacts
+from planner.text.budget import (
     ACTIONS_TOKENS,
     ISSUE_REREAD_TOKENS,
     TASK_LIST_TOKENS,
     within_tokens,
 )
-from planner.plan.documents import Plan
-from planner.replanning.decision import PHASE_TITLES, PHASE_TYPES, ReplanDecision
-from planner.replanning.facts import ActionFacts, EvaluationFacts
 from planner.text.prompts import render
 
 COMMON_FIELDS: tuple[tuple[str, str], ...] = (

@@ -14,6 +14,7 @@ from typing import Any
 
 import jinja2
 
+from planner.text.budget import plan_within_budget
 from planner.text.issue import fence_untrusted
 
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"  # planner/prompts
@@ -37,6 +38,7 @@ def _environment(directory: str) -> jinja2.Environment:
     # `{{ text | untrusted }}`: model or repository text inside an <untrusted-data> fence
     environment.filters["untrusted"] = fence_untrusted
     environment.filters["gist"] = gist
+    environment.filters["plan_within_budget"] = plan_within_budget
     return environment
 
 

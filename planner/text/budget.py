@@ -4,12 +4,16 @@ planning-process.md §13.4 sets planner's own share of a prompt (templates, the 
 transcript as planner summarises them): planning < 2,000 tokens, each reflection or decision
 < 500. What grows with the issue and the work is cut to a budget here, at a line ending, and
 the prompt says so, so that a long issue or a long plan cannot take those requests past it.
-Counted with planner's estimate (planner.model.context_window.estimate), not the tokenizer.
+Counted with planner's estimate of a tokenizer (`estimate`), which the context window uses too.
 """
 
 from __future__ import annotations
 
-from planner.model.context_window import estimate
+import math
+
+CHARS_PER_TOKEN = 3.5
+"""Below the map's 3.8 (planner.grounding.repo_map): code and JSON cost more tokens per
+character than prose, and an estimate too low is the one that overflows."""
 
 ISSUE_TOKENS = 1_500
 """The issue's body in the planning request, where the plan is made from it: a 20-line issue
@@ -19,9 +23,24 @@ ISSUE_REREAD_TOKENS = 400
 quality judgements): those requests also read the plan's goal and success criteria."""
 TASK_LIST_TOKENS = 200
 """The tasks still to do in an execution decision (the current one first, with its actions)."""
-ACTIONS_TOKENS = 200
+ACTIONS_TOKENS = 150
 """The actions of the whole run in the final evaluation, newest kept (the task results come
 first and stay whole)."""
+PLAN_OUTLINE_TOKENS = 700
+"""The plan's outline (goal, criteria, tasks with their actions) where it is judged or
+reflected on: a six-task plan is about 450 tokens."""
+PLAN_WHERE = "the whole plan is in the issue's history"
+
+
+def estimate(text: str) -> int:
+    """Tokens of `text`: a digit is a token (Qwen's tokenizer), the rest CHARS_PER_TOKEN."""
+    digits = sum(character.isdigit() for character in text)
+    return digits + math.ceil((len(text) - digits) / CHARS_PER_TOKEN)
+
+
+def plan_within_budget(outline: str) -> str:
+    """The plan's outline within PLAN_OUTLINE_TOKENS (a template filter)."""
+    return within_tokens(outline, PLAN_OUTLINE_TOKENS, "plan outline", PLAN_WHERE)
 
 
 def within_tokens(text: str, tokens: int, what: str, where: str, *, newest: bool = False) -> str:
@@ -42,5 +61,5 @@ def within_tokens(text: str, tokens: int, what: str, where: str, *, newest: bool
         chars = max(0, tokens * 3)
         kept = [ordered[0][-chars:] if newest else ordered[0][:chars]]
     left = len(lines) - len(kept)
-    note = f"[planner: {what} cut to {tokens:,} tokens here, {left} line(s) left out; {where}]"
+    note = f"[planner: {what} cut to {tokens:,} tokens here ({left} more lines); {where}]"
     return "\n".join([note, *reversed(kept)] if newest else [*kept, note])
