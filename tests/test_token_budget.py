@@ -136,3 +136,23 @@ def test_the_final_evaluation_lists_each_action_on_one_short_line() -> None:
     assert "- read_file CONTRIBUTING.md: ERROR 'CONTRIBUTING.md' does not exist" in text
     assert "- edit_file README.md, docs/index.md, CHANGELOG.md, CONTRIBUTING.md: ok" in text
     assert "oldText" not in text and "Run the tests with" not in text
+
+
+def test_a_long_plan_is_cut_in_its_outline_and_the_outline_says_so() -> None:
+    """The plan's outline grows with the plan: 80 tasks are cut to PLAN_OUTLINE_TOKENS in the
+    review and the judgements, the first tasks kept, and a note says where the rest is."""
+    from planner.plan.documents import PlanningReply
+    from planner.text.budget import PLAN_OUTLINE_TOKENS
+    from planner.text.prompts import render
+    from tests.plans import plan_doc
+
+    encode = qwen_encoder()
+    ids = [f"task_{n}" for n in range(1, 81)]
+    plan = PlanningReply.model_validate(plan_doc(*ids, chain=False)).plan()
+    outline = render("plan_outline.md.j2", plan=plan)
+    assert "- task_1 (low): Do task_1" in outline and "Do task_80" not in outline
+    assert "[planner: plan outline cut to 700 tokens here" in outline
+    assert "the whole plan is in the issue's history]" in outline
+    assert encode(outline) <= PLAN_OUTLINE_TOKENS * 1.2
+    short = PlanningReply.model_validate(plan_doc(*ids[:6])).plan()
+    assert "[planner:" not in render("plan_outline.md.j2", plan=short)
