@@ -592,8 +592,10 @@ def test_body_over_one_megabyte_is_truncated_with_a_note(harness: Harness) -> No
     harness.server.add(*planned("task_1"), finish(), *completed())
     harness.run(ISSUE.model_copy(update={"body": "A" * 1_500_000}))
     prompt = harness.server.requests[0].body["messages"][1]["content"]
-    assert "[planner: truncated here; the original was 1500000 bytes]" in prompt
-    assert len(prompt) < 1_100_000
+    # Cut to the planning request's issue budget (planner.text.budget.ISSUE_TOKENS), said so.
+    assert "[planner: issue text cut to 1,500 tokens here" in prompt
+    assert "the full text is on the issue]" in prompt
+    assert len(prompt) < 20_000
 
 
 def test_hostile_issue_text_is_fenced_and_stripped(harness: Harness) -> None:

@@ -136,7 +136,7 @@ def test_the_judge_sees_goal_tasks_dependencies_and_tools_but_not_the_conversati
     assert [m["role"] for m in messages] == ["system", "user"]
     prompt = messages[1]["content"]
     assert "Write the files" in prompt  # the goal
-    assert "- task_2 (low; after task_1; write_file): Do task_2" in prompt
+    assert "- task_2 (low; after task_1): Do task_2" in prompt
     assert "  - write_file: write task_2" in prompt  # its planned action
     assert "Tools the tasks can use: read_file, write_file" in prompt
     assert "Plan completed. Starting execution." not in prompt  # the planner's own reply

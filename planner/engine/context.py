@@ -60,6 +60,7 @@ from planner.plan.documents import (
     PlanRules,
 )
 from planner.plan.repair import repair_plan
+from planner.text.budget import ISSUE_TOKENS, within_tokens
 from planner.text.issue import IssueContext, prompt_view
 from planner.text.prompts import render
 
@@ -198,7 +199,7 @@ class PassContext:
 
     def planning_variables(self) -> dict[str, Any]:
         return {
-            "issue": prompt_view(self.issue),
+            "issue": planning_view(self.issue),
             "tools": self.tools.catalogue(),
             "history": history_digest(self.store.entries()),
             "max_subtasks": self.config.planning.max_subtasks,
@@ -567,3 +568,10 @@ class Phases:
 
     def unmade_changes(self, run: PassContext) -> set[str]:
         return {task for phase in self.all for task in phase.unmade_changes(run)}
+
+
+def planning_view(issue: IssueContext) -> dict[str, Any]:
+    """The issue as the planning request shows it: its body within ISSUE_TOKENS."""
+    view = prompt_view(issue)
+    where = "the plan is made from this part; the full text is on the issue"
+    return {**view, "body": within_tokens(str(view["body"]), ISSUE_TOKENS, "issue text", where)}

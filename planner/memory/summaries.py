@@ -162,6 +162,35 @@ def task_actions_digest(
     return text if len(text) <= limit else "[earlier actions omitted]\n" + text[-limit:]
 
 
+def actions_outline(actions: list[dict[str, Any]]) -> str:
+    """One short line per action for the judgement of a whole run: the tool, what it worked
+    on (its path, or its first argument's start) and how it went (an error's first line);
+    consecutive successes of one tool share a line. The task results say what was done, the
+    repository holds what was written."""
+    lines: list[str] = []
+    last_ok = ""
+    for action in actions:
+        call = action.get("execution", {}).get("function_call", {})
+        name, target = str(call.get("name")), _target(call.get("arguments", {}))
+        if not action.get("ok"):
+            lines.append(f"- {name} {target}: ERROR {_first_line(str(action.get('error')))}")
+            last_ok = ""
+        elif name == last_ok:
+            lines[-1] = lines[-1].removesuffix(": ok") + f", {target}: ok"
+        else:
+            lines.append(f"- {name} {target}: ok")
+            last_ok = name
+    return sanitize_untrusted("\n".join(lines))
+
+
+def _target(arguments: Any) -> str:
+    """What an action worked on: its path, else its first argument's start."""
+    if not isinstance(arguments, dict) or not arguments:
+        return ""
+    value = arguments.get("path", next(iter(arguments.values())))
+    return str(_short_value(str(value), FIRST_LINES_VALUE_CHARS))[:120]
+
+
 ARGUMENT_VALUE_CHARS = 80
 FIRST_LINES_VALUE_CHARS = 40
 
@@ -176,10 +205,16 @@ def _argument_text(arguments: Any, value_chars: int = ARGUMENT_VALUE_CHARS) -> s
     length: the digest says what was done; the repository holds what was written."""
     if not isinstance(arguments, dict):
         return json.dumps(arguments, ensure_ascii=False)
-    return ", ".join(
-        f"{key}={json.dumps(_short_value(value, value_chars), ensure_ascii=False)}"
-        for key, value in arguments.items()
-    )
+    return ", ".join(f"{key}={_value_text(value, value_chars)}" for key, value in arguments.items())
+
+
+def _value_text(value: Any, limit: int) -> str:
+    """A value as JSON; in a judgement's digest (limit below ARGUMENT_VALUE_CHARS) a list or
+    object (edit_file's edits) is cut to its start as well, as a string is."""
+    text = json.dumps(_short_value(value, limit), ensure_ascii=False)
+    if isinstance(value, (list, dict)) and limit < ARGUMENT_VALUE_CHARS and len(text) > limit:
+        return text[:limit] + "…"
+    return text
 
 
 def _short_value(value: Any, limit: int = ARGUMENT_VALUE_CHARS) -> Any:

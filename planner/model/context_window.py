@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,11 +28,10 @@ from typing import Any
 
 import requests
 
+from planner.text.budget import estimate
+
 log = logging.getLogger(__name__)
 
-CHARS_PER_TOKEN = 3.5
-"""Below the map's 3.8 (planner.grounding.repo_map): code and JSON cost more tokens per
-character than prose, and an estimate too low is the one that overflows."""
 MESSAGE_OVERHEAD_TOKENS = 6
 """The chat template's tokens around each message (`<|im_start|>role\\n … <|im_end|>\\n`)."""
 REPLY_SHARE = 4
@@ -68,12 +66,6 @@ OVERFLOW = re.compile(
 )
 NUMBERS = re.compile(r"maximum context length is (\d+)|n_ctx\D{0,4}(\d+)", re.IGNORECASE)
 DISCOVERY_TIMEOUT_SECONDS = 5.0
-
-
-def estimate(text: str) -> int:
-    """Tokens of `text`: a digit is a token (Qwen's tokenizer), the rest CHARS_PER_TOKEN."""
-    digits = sum(character.isdigit() for character in text)
-    return digits + math.ceil((len(text) - digits) / CHARS_PER_TOKEN)
 
 
 def message_tokens(message: dict[str, Any]) -> int:

@@ -18,6 +18,7 @@ from planner.outcome.result import TaskView
 from planner.plan.documents import Plan
 from planner.refinement.judgement import QualityJudgement
 from planner.refinement.port import WorkDiff
+from planner.text.budget import ISSUE_REREAD_TOKENS, within_tokens
 from planner.text.issue import IssueContext, fence_untrusted, prompt_view, sanitize_untrusted
 from planner.text.prompts import render
 
@@ -99,5 +100,6 @@ def task_view(task: TaskView) -> dict[str, str]:
 def judge_view(issue: IssueContext) -> dict[str, Any]:
     """The issue as the judge sees it: title, a bounded body and the run's instruction."""
     view = prompt_view(issue)
-    body = str(view["body"])
-    return {**view, "body": sanitize_untrusted(body, ISSUE_BODY_BYTES)}
+    body = sanitize_untrusted(str(view["body"]), ISSUE_BODY_BYTES)
+    where = "the plan was made from the full text"
+    return {**view, "body": within_tokens(body, ISSUE_REREAD_TOKENS, "issue text", where)}

@@ -12,7 +12,7 @@ from typing import Any
 
 from planner.core.interfaces import ToolCall, ToolResult
 from planner.memory.state import IssueState
-from planner.memory.summaries import task_actions_digest
+from planner.memory.summaries import actions_outline
 from planner.outcome.result import PassResult, render_checklist
 from planner.text.issue import fence_untrusted, sanitize_untrusted
 
@@ -131,7 +131,7 @@ def remaining_actions(state: IssueState) -> str:
         actions = [] if lines else state.plan.actions_for(view.id)
         planned = "; ".join(f"{a.tool or a.action_type}: {a.purpose}" for a in actions)
         lines.append(
-            f"- {view.id} ({view.status}): {view.description}"
+            f"- {view.id}{_unless_pending(view.status)}: {view.description}"
             + (f" [planned: {planned}]" if planned else "")
         )
     return "\n".join(lines)
@@ -163,9 +163,13 @@ def evaluation_facts(state: IssueState, snapshot: PassResult) -> EvaluationFacts
         goal=goal.main_objective,
         success_criteria="; ".join(goal.success_criteria),
         execution_summary="\n".join(summary),
-        completed_actions=task_actions_digest(actions, limit=4_000, first_lines=True),
+        completed_actions=actions_outline(actions),
         current_state=_progress_line(render_checklist(snapshot, max_chars=6_000)),
     )
+
+
+def _unless_pending(status: str) -> str:
+    return "" if status == "pending" else f" ({status})"
 
 
 def _unless_done(status: str) -> str:

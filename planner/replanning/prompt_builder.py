@@ -7,7 +7,6 @@ judges them together, each under the seed's own wording and criteria.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +16,12 @@ from planner.engine.phase import ReviewSection
 from planner.plan.documents import Plan
 from planner.replanning.decision import PHASE_TITLES, PHASE_TYPES, ReplanDecision
 from planner.replanning.facts import ActionFacts, EvaluationFacts
+from planner.text.budget import (
+    ACTIONS_TOKENS,
+    ISSUE_REREAD_TOKENS,
+    TASK_LIST_TOKENS,
+    within_tokens,
+)
 from planner.text.prompts import render
 
 COMMON_FIELDS: tuple[tuple[str, str], ...] = (
@@ -158,7 +163,7 @@ class ReplanPromptBuilder:
             "replan_plan_review.md.j2",
             plan=inputs.plan,
             tools=", ".join(tool.name for tool in inputs.tools) or "(none)",
-            issue=inputs.issue,
+            issue=_reread(inputs.issue),
             context=_context(inputs),
             sections=sections,
             extras=extras,
@@ -175,6 +180,7 @@ class ReplanPromptBuilder:
         return render(
             "replan_execution.md.j2",
             **{k: v for k, v in facts.to_dict().items() if k not in ("task_id", "can_retry")},
+            remaining=within_tokens(facts.remaining_actions, TASK_LIST_TOKENS, "task list", PLAN),
             goal=_one_line(goal)[:GOAL_CHARS],
             replans=replans,
             format=self.decision_format("execution", own=bool(facts.error_info)),
@@ -188,7 +194,9 @@ class ReplanPromptBuilder:
             goal=facts.goal,
             success_criteria=facts.success_criteria,
             execution_summary=facts.execution_summary,
-            completed_actions=facts.completed_actions,
+            completed_actions=within_tokens(
+                facts.completed_actions, ACTIONS_TOKENS, "action list", HISTORY, newest=True
+            ),
             current_state=facts.current_state,
             format=self.decision_format("reflection"),
             answer=answer,
@@ -343,8 +351,20 @@ def _context(inputs: PlanningInputs) -> str:
     return "\n".join(parts)
 
 
+PLAN = "the whole plan is in the issue's history"
+HISTORY = "every action is in the issue's history"
+
+
+def _reread(issue: dict[str, Any]) -> dict[str, Any]:
+    """The issue as a decision reads it again: its body within ISSUE_REREAD_TOKENS."""
+    where = "the plan was made from the full text"
+    body = within_tokens(str(issue.get("body", "")), ISSUE_REREAD_TOKENS, "issue text", where)
+    return {**issue, "body": body}
+
+
 def _keys(phases: Sequence[str]) -> str:
-    return json.dumps({phase: {"...": "..."} for phase in phases})
+    # Keys unquoted, as in the decision format: `{goal_understanding: {...}, ...}`.
+    return "{" + ", ".join(f"{phase}: {{...}}" for phase in phases) + "}"
 
 
 def _one_line(text: str) -> str:
