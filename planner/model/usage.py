@@ -28,7 +28,6 @@ class CallRecord:
         return self.prompt_tokens + self.completion_tokens
 
 
-
 CallListener = Callable[[CallRecord], None]
 
 
