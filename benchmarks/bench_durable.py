@@ -54,7 +54,7 @@ def timed(owner: Any, name: str, label: str) -> None:
 def five_task_script() -> list[Any]:
     import json
 
-    from planner.testing.scripted_server import reply_json
+    from planner.testing.steps import reply_json
 
     plan = json.loads(two_file_plan("a", "b")[0].content or "{}")
     subtask, action = plan["task_decomposition"]["subtasks"][0], plan["action_plan"]["actions"][0]

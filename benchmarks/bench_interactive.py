@@ -32,7 +32,8 @@ from planner.interactive.operations import (
 from planner.interactive.replies import parse_answers, parse_decisions
 from planner.interactive.storage import SessionStore
 from planner.model.llm import OpenAIModel
-from planner.testing.scripted_server import ScriptedModelServer, Step
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step
 from tests.support.planning_session import (
     REVISED,
     REVISED_SUMMARY,

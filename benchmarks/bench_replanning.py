@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from planner.config import load_config
 from planner.memory.history import PlanningHistoryStore
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step, reply_json, reply_tool_calls
 from planner.text.issue import IssueContext
 from tests.plans import (
     completion,

@@ -43,13 +43,8 @@ from planner.evaluation.tokens import (
 )
 from planner.model.toolcalls import call_schema
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import (
-    ScriptedModelServer,
-    Step,
-    reply_json,
-    reply_text,
-    reply_tool_calls,
-)
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step, reply_json, reply_text, reply_tool_calls
 from planner.text.issue import IssueContext
 
 ISSUE = IssueContext(

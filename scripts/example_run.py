@@ -38,7 +38,8 @@ from planner.cli.demo import (  # noqa: E402
     make_repository,
     pytest_on_path,
 )
-from planner.testing.scripted_server import ScriptedModelServer, Step  # noqa: E402
+from planner.testing.scripted_server import ScriptedModelServer  # noqa: E402
+from planner.testing.steps import Step  # noqa: E402
 
 PAGE = ROOT / "docs" / "example-run.md"
 FORGE_URL = "https://github.com/demo/greeter"

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
+from planner.testing.steps import Step, reply_json, reply_tool_calls
 
 REFINEMENT_OFF: dict[str, Any] = {"planning.refinement.enabled": False}
 """The default test config: refinement (issue 11) adds a quality-judge call after every plan,

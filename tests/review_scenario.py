@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from planner.testing.scripted_server import Step, reply_tool_calls
+from planner.testing.steps import Step, reply_tool_calls
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import IDENTITY, git
 from tests.fake_forge.rig import Rig

@@ -20,7 +20,8 @@ import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.memory.history import task_uuid
-from planner.testing.scripted_server import DEFAULT_MODEL_ID, ScriptedModelServer, Step
+from planner.testing.scripted_server import DEFAULT_MODEL_ID, ScriptedModelServer
+from planner.testing.steps import Step
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.scenario import (
     branch_log,

@@ -15,7 +15,8 @@ import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.memory.history import task_uuid
-from planner.testing.scripted_server import ScriptedModelServer, Step
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step
 from tests.fake_forge import FakeGitLab
 from tests.fake_forge.scenario import branch_log, clone, gitlab_payload, one_file_plan
 from tests.plans import REFINEMENT_OFF_ENV

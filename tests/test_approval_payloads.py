@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from planner.storage.payloads import PAYLOADS_DIR
-from planner.testing.scripted_server import reply_tool_calls
+from planner.testing.steps import reply_tool_calls
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import git
 from tests.fake_forge.rig import Rig

@@ -21,7 +21,8 @@ from planner.ci.triggers import parse_github_event, parse_gitlab_event
 from planner.config import ForgeConfig, ToolsConfig
 from planner.core.errors import UserInputError
 from planner.storage.archive import extract_archive
-from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_text
 from planner.text.inert import no_closing_keywords
 from planner.tools.registry import ToolRegistry
 from planner.tools.workspace import WorkspaceTools

@@ -9,7 +9,8 @@ import pytest
 
 from planner.config import load_config
 from planner.core.errors import ConfigError
-from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_json, reply_tool_calls
 from tests.harness import Harness
 from tests.plans import (
     completed,

@@ -17,7 +17,8 @@ from planner.core.interfaces import ToolCall, ToolSpec
 from planner.model.context_window import discover_window, fit, overflow_limit, request_tokens
 from planner.model.conversation import assistant, tool_message, user
 from planner.model.llm import OpenAIModel
-from planner.testing.scripted_server import ScriptedModelServer, reply_error, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_error, reply_text
 
 READ = ToolSpec(
     name="read_file",

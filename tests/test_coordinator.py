@@ -12,7 +12,8 @@ import pytest
 from planner.engine.steps.plan import NO_PLAN_REPAIR, ONE_TASK, ONE_TASK_REPAIR
 from planner.memory.history import PlanningHistoryStore
 from planner.outcome.result import render_checklist
-from planner.testing.scripted_server import ScriptedModelServer, Step, reply_error, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step, reply_error, reply_text
 from planner.text.issue import IssueContext
 from tests.harness import ISSUE, Harness
 from tests.plans import (
@@ -256,7 +257,7 @@ def test_a_plan_run_out_of_order_is_repaired_not_reasked(harness: Harness) -> No
     dependency, and the re-ask failed the same way): planner repairs it and says so."""
     bad = plan_doc("task_1", "task_2")
     bad["action_plan"]["execution_order"] = ["task_2", "task_1"]
-    from planner.testing.scripted_server import reply_json
+    from planner.testing.steps import reply_json
 
     harness.server.add(
         reply_json("planning", bad),
@@ -279,7 +280,7 @@ def test_a_plan_run_out_of_order_is_repaired_not_reasked(harness: Harness) -> No
 def test_a_plan_without_a_usable_task_is_still_reasked(harness: Harness) -> None:
     bad = plan_doc("task_1")
     bad["task_decomposition"]["subtasks"] = []
-    from planner.testing.scripted_server import reply_json
+    from planner.testing.steps import reply_json
 
     harness.server.add(reply_json("planning", bad), *planned("task_1"), finish(), *completed())
     assert harness.run().status == "completed"
@@ -300,7 +301,7 @@ def test_garbage_twice_fails_the_pass_and_keeps_history_valid(harness: Harness) 
 def test_a_plan_without_its_parts_twice_becomes_the_issue_as_one_task(harness: Harness) -> None:
     """The 1.5B, asked to implement a stub with the default configuration, twice answered a
     JSON plan that lacked one of its parts, and the pass ended `failed` with nothing done."""
-    from planner.testing.scripted_server import reply_json
+    from planner.testing.steps import reply_json
 
     partial = plan_doc("task_1")
     del partial["goal_understanding"]
@@ -389,7 +390,7 @@ def test_failed_reflection_is_logged_and_execution_continues(harness: Harness) -
 def test_unknown_tool_and_malformed_arguments_become_tool_errors(harness: Harness) -> None:
     """Both are refused for the model's own input: the error is its next step's input, and no
     replan decision is asked for (the scripted server fails on an unexpected call kind)."""
-    from planner.testing.scripted_server import reply_tool_calls
+    from planner.testing.steps import reply_tool_calls
 
     harness.server.add(
         *planned("task_1"),
@@ -481,7 +482,7 @@ def test_a_task_that_never_called_a_tool_is_not_ticked(harness: Harness) -> None
 
 
 def test_clarification_stops_and_next_run_plans_with_the_answer(harness: Harness) -> None:
-    from planner.testing.scripted_server import reply_json
+    from planner.testing.steps import reply_json
 
     ask = {
         "phase": "planning",
@@ -539,7 +540,7 @@ def test_guidance_after_the_last_task_plans_the_new_work(
 
 
 def test_legacy_mode_runs_the_plain_tool_loop(harness: Harness) -> None:
-    from planner.testing.scripted_server import reply_tool_calls
+    from planner.testing.steps import reply_tool_calls
 
     harness.server.add(
         reply_tool_calls("legacy", [("write_file", {"path": "l.txt", "content": "x"})]),
@@ -554,7 +555,7 @@ def test_legacy_mode_runs_the_plain_tool_loop(harness: Harness) -> None:
 def test_legacy_mode_survives_failed_actions_and_many_actions(
     harness: Harness, replanning: bool
 ) -> None:
-    from planner.testing.scripted_server import reply_tool_calls
+    from planner.testing.steps import reply_tool_calls
 
     def legacy_write(path: str) -> Any:
         return reply_tool_calls("legacy", [("write_file", {"path": path, "content": "x"})])
@@ -629,7 +630,7 @@ def test_the_model_cannot_rewrite_planner_config(harness: Harness) -> None:
 
 
 def test_non_utf8_file_is_read_with_a_note(harness: Harness) -> None:
-    from planner.testing.scripted_server import reply_tool_calls
+    from planner.testing.steps import reply_tool_calls
 
     (harness.workspace / "legacy.txt").write_bytes(b"caf\xe9 au lait\n")
     harness.server.add(
@@ -688,7 +689,7 @@ def test_damaged_history_lines_are_reported_in_the_result(harness: Harness) -> N
 
 
 def test_past_the_question_limit_the_model_plans_on_its_assumptions(harness: Harness) -> None:
-    from planner.testing.scripted_server import reply_json
+    from planner.testing.steps import reply_json
 
     ask = {
         "phase": "planning",

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from planner.testing.scripted_server import ScriptedModelServer, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_tool_calls
 from planner.text.issue import IssueContext
 from planner.tools.destructive import destructive_change
 from tests.harness import Harness

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
+from planner.testing.steps import Step, reply_json, reply_tool_calls
 from tests.fake_forge.scenario import file_on
 from tests.support.durable import CiJobs, commit_config, issue_on, task_steps
 

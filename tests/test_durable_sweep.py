@@ -23,7 +23,7 @@ from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.interactive_comment import SESSION_MARKER
 from planner.config import ForgeConfig
 from planner.memory.history import task_uuid
-from planner.testing.scripted_server import Step
+from planner.testing.steps import Step
 from tests.fake_forge.github import GhPull
 from tests.fake_forge.scenario import comment_event
 from tests.plans import completion, evaluation, review_ok

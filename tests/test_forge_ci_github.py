@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.testing.scripted_server import reply_json
+from planner.testing.steps import reply_json
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import git
 from tests.fake_forge.rig import Rig

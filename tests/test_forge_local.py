@@ -11,7 +11,8 @@ from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.forges.local import LocalForge
 from planner.ci.job import CiOutcome, run_for_event
 from planner.core.errors import UserInputError
-from planner.testing.scripted_server import ScriptedModelServer, Step, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step, reply_tool_calls
 from tests.fake_forge import git
 from tests.fake_forge.scenario import model_config, one_file_plan
 

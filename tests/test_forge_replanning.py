@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.testing.scripted_server import reply_json
+from planner.testing.steps import reply_json
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig, github, github_rig
 from tests.fake_forge.scenario import comment_event, labeled_event

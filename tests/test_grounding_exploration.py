@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.testing.scripted_server import ScriptedModelServer, reply_text, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_text, reply_tool_calls
 from tests.harness import ISSUE, Harness
 from tests.plans import completed, finish, planned, write
 

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.testing.scripted_server import ScriptedModelServer, reply_json
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_json
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import labeled_event

@@ -38,7 +38,8 @@ from typing import Any
 
 import pytest
 
-from planner.testing.scripted_server import ScriptedModelServer, Step, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step, reply_tool_calls
 from planner.text.redaction import base64_cores
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import git

@@ -18,7 +18,8 @@ from planner.interactive.model import (
 from planner.interactive.operations import PlanningOperations, options_with_ids
 from planner.interactive.storage import SessionStore
 from planner.model.llm import OpenAIModel
-from planner.testing.scripted_server import ScriptedModelServer, reply_json
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_json
 from tests.snapshot import assert_snapshot
 from tests.support.planning_session import (
     DESIGN,

@@ -16,7 +16,8 @@ import pytest
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.interactive_comment import SESSION_MARKER
 from planner.interactive.storage import SessionStore
-from planner.testing.scripted_server import ScriptedModelServer, Step
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.scenario import (
     branch_log,
@@ -281,7 +282,7 @@ def waited_past_the_timeout(github: GitHubJobs, updated_at: str) -> None:
 
 
 def test_github_model_failure_fails_the_session_and_says_so(github: GitHubJobs) -> None:
-    from planner.testing.scripted_server import reply_error
+    from planner.testing.steps import reply_error
 
     failed = github.label(
         "planner:interactive", [reply_error(400, "quota", kind="interactive_discovery")]

@@ -178,7 +178,7 @@ def test_resume_of_an_unknown_or_malicious_id_is_a_clear_error(
 def test_a_model_failure_fails_the_session_with_its_message(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
-    from planner.testing.scripted_server import reply_error
+    from planner.testing.steps import reply_error
 
     repo = git_repo(tmp_path / "repo")
     scripted_model.add(reply_error(400, "model is gone", kind="interactive_discovery"))

@@ -18,7 +18,8 @@ from typing import Any
 
 from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
 from planner.verification.reproduction.transcript import expected_values, transcript_test
 from tests.plans import completion, evaluation_ok, finish, planning

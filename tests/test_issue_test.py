@@ -21,7 +21,8 @@ import pytest
 from planner.outcome.evidence import TestRun, VerificationNote
 from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
 from planner.verification.reproduction.issue_test import (
     IssueTest,

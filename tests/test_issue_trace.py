@@ -15,7 +15,8 @@ from pathlib import Path
 
 from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
 from planner.verification.fixes.candidates import Spot
 from planner.verification.fixes.mutants import mutants, raised_in

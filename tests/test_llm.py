@@ -9,9 +9,13 @@ import pytest
 
 from planner.config import LLMConfig
 from planner.core.errors import ApiError, ConfigError, ModelBehaviourError
-from planner.model.llm import REPEAT_TEMPERATURE, CallRecord, OpenAIModel, extract_json
+from planner.model.llm import OpenAIModel
+from planner.model.replies import extract_json
+from planner.model.sampling import REPEAT_TEMPERATURE
+from planner.model.usage import CallRecord
 from planner.plan.documents import CompletionReply
-from planner.testing.scripted_server import ScriptedModelServer, reply_error, reply_json, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_error, reply_json, reply_text
 from planner.text.prompts import render
 
 DONE = {

@@ -22,12 +22,8 @@ from planner.core.interfaces import ToolSpec
 from planner.model.conversation import FINISH_TASK
 from planner.model.llm import OpenAIModel
 from planner.model.toolcalls import calls_in_text, schema_problems, wire_messages
-from planner.testing.scripted_server import (
-    ScriptedModelServer,
-    reply_error,
-    reply_text,
-    reply_tool_calls,
-)
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_error, reply_text, reply_tool_calls
 from tests.harness import Harness
 
 READ_FILE = ToolSpec(

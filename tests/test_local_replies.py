@@ -11,7 +11,8 @@ import pytest
 
 from planner.ci.job import run_for_event
 from planner.interactive.storage import SessionStore
-from planner.testing.scripted_server import ScriptedModelServer, Step
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step
 from tests.fake_forge import git
 from tests.fake_forge.scenario import model_config, one_file_plan
 from tests.support.planning_session import design_step, discovery_step, review_step

@@ -14,7 +14,8 @@ import pytest
 from planner.config import load_config
 from planner.grounding.localise import SymbolIndex
 from planner.grounding.task_files import TaskFiles
-from planner.testing.scripted_server import ScriptedModelServer, reply_text, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_text, reply_tool_calls
 from planner.text.issue import IssueContext
 from tests.harness import Harness
 from tests.plans import commit_all

@@ -17,7 +17,8 @@ from typing import Any
 from planner.outcome.deadline import DEADLINE
 from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_text
 from tests.test_verification_pass import ISSUE, config, entries, of_type
 from tests.test_verification_provisioning import committed
 

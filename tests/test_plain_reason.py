@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_text
 from planner.text.plain import MALFORMED, plain_reason
 from tests.plans import finish, planning
 from tests.test_verification_pass import of_type, run, write

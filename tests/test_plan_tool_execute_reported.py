@@ -11,7 +11,8 @@ from planner.approval.store import PlanStore
 from planner.ci.job import run_for_event
 from planner.cli.main import main
 from planner.memory.history import read_entries
-from planner.testing.scripted_server import ScriptedModelServer, Step
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step
 from tests.fake_forge import git
 from tests.fake_forge.scenario import model_config, one_file_plan
 

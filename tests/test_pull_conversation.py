@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from planner.testing.scripted_server import reply_text
+from planner.testing.steps import reply_text
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import comment_event, gitlab_payload

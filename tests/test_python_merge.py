@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from planner.config import PlannerConfig
-from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
 from planner.tools.workspace import WorkspaceTools
 from tests.harness import Harness

@@ -19,7 +19,8 @@ import pytest
 from planner.config import ToolsConfig
 from planner.core.interfaces import ToolResult, ToolSpec
 from planner.memory.history import PlanningHistoryStore
-from planner.testing.scripted_server import ScriptedModelServer, reply_error
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_error
 from planner.text.redaction import (
     REDACTED,
     SECRETS,

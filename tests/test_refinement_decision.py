@@ -203,7 +203,7 @@ def test_a_non_finite_score_is_an_unusable_reply_not_a_crash(number: str) -> Non
     """1e400 is valid JSON (and Python's parser also takes Infinity/NaN): rounding it raised
     OverflowError, which escaped the reply validation and ended the pass with a traceback."""
     from planner.core.errors import ModelBehaviourError
-    from planner.model.llm import parse_document
+    from planner.model.replies import parse_document
 
     with pytest.raises(ModelBehaviourError, match="score"):
         parse_document(f'{{"score": {number}, "is_acceptable": true}}', QualityJudgement)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step, reply_json, reply_text
 from tests.harness import Harness
 from tests.plans import (
     REFINEMENT_ON,

@@ -14,7 +14,8 @@ from planner.core.errors import ConfigError
 from planner.replanning.controls import ReplanControls
 from planner.replanning.decision import ReplanDecision
 from planner.replanning.state import ReplanState
-from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_json, reply_text
 from tests.harness import Harness
 from tests.plans import (
     completed,

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_json, reply_tool_calls
 from tests.harness import Harness
 from tests.plans import (
     decision,

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.testing.scripted_server import ScriptedModelServer, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_tool_calls
 from tests.harness import Harness
 from tests.plans import (
     actions_reply,
@@ -299,7 +300,7 @@ def test_folded_tool_call_is_a_tool_not_an_action(harness: Harness) -> None:
 
 
 def test_goal_recheck_that_cannot_plan_asks_the_people(harness: Harness) -> None:
-    from planner.testing.scripted_server import reply_json
+    from planner.testing.steps import reply_json
 
     cannot = {
         "phase": "planning",

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.testing.scripted_server import ScriptedModelServer, reply_json
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_json
 from tests.harness import Harness
 from tests.plans import (
     completed,

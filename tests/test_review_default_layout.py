@@ -17,7 +17,7 @@ from typing import Any
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.forges.github import GitHubForge
 from planner.ci.review.answers import REVIEW_REPLY_MARKER
-from planner.testing.scripted_server import reply_tool_calls
+from planner.testing.steps import reply_tool_calls
 from planner.text.markdown import rendered_links
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import git

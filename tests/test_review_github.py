@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.testing.scripted_server import reply_text, reply_tool_calls
+from planner.testing.steps import reply_text, reply_tool_calls
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import git
 from tests.fake_forge.github import GhPull

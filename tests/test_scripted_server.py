@@ -14,14 +14,8 @@ import openai
 import pydantic
 import pytest
 
-from planner.testing.scripted_server import (
-    ScriptedModelServer,
-    Step,
-    reply_error,
-    reply_json,
-    reply_text,
-    reply_tool_calls,
-)
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step, reply_error, reply_json, reply_text, reply_tool_calls
 
 MODEL = "gpt-test"
 

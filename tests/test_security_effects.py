@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from planner.testing.scripted_server import Step, ToolCallSpec, reply_tool_calls
+from planner.testing.steps import Step, ToolCallSpec, reply_tool_calls
 from tests.fake_forge import FakeGitHub, git
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from planner.ci.tracking import TrackingView, render_tracking
-from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
+from planner.testing.steps import Step, reply_json, reply_tool_calls
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import labeled_event, one_file_plan

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from planner.approval.preview import PREVIEW_CHARS
-from planner.testing.scripted_server import Step, reply_tool_calls
+from planner.testing.steps import Step, reply_tool_calls
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import file_on, labeled_event, one_file_plan, tracking

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.testing.scripted_server import reply_json, reply_tool_calls
+from planner.testing.steps import reply_json, reply_tool_calls
 from planner.tools.fence import MAX_ENTRIES, fence
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import git

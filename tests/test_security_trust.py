@@ -33,7 +33,7 @@ from planner.approval.models import (
 from planner.ci.commit_policy import CommitRules, looks_like_history
 from planner.ci.gitops import GitWorkspace, Identity
 from planner.memory.history import PlanningHistoryStore, expel_foreign, task_uuid
-from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
+from planner.testing.steps import Step, reply_json, reply_tool_calls
 from planner.text.inert import neutralize
 from planner.text.markdown import rendered_links
 from planner.text.redaction import SECRETS, redact

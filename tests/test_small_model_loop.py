@@ -21,12 +21,8 @@ from planner.plan.documents import PlanRules
 from planner.replanning.decision import Phase, ReplanDecision
 from planner.replanning.questions import refused_question
 from planner.replanning.recorder import DecisionContext
-from planner.testing.scripted_server import (
-    ScriptedModelServer,
-    reply_json,
-    reply_text,
-    reply_tool_calls,
-)
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_json, reply_text, reply_tool_calls
 from planner.text.issue import IssueContext
 from planner.tools.edits import Edit, EditFailed, apply_edits, edits_of
 from planner.tools.workspace import WorkspaceTools

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
 from planner.verification.reproduction.stated_calls import (
     StatedCall,

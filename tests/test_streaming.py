@@ -12,15 +12,13 @@ import pytest
 
 from planner.config import LLMConfig, load_config
 from planner.core.interfaces import ToolSpec
-from planner.model.llm import REPEAT_TEMPERATURE, CallRecord, OpenAIModel
+from planner.model.llm import OpenAIModel
+from planner.model.sampling import REPEAT_TEMPERATURE
 from planner.model.streaming import REPEAT_STEP, REPEAT_WINDOW, repeating
+from planner.model.usage import CallRecord
 from planner.plan.documents import CompletionReply
-from planner.testing.scripted_server import (
-    ScriptedModelServer,
-    reply_json,
-    reply_text,
-    reply_tool_calls,
-)
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_json, reply_text, reply_tool_calls
 
 ROOT = Path(__file__).resolve().parent.parent
 MESSAGES = [{"role": "user", "content": "add peek() to the stack"}]

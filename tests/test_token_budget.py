@@ -9,7 +9,7 @@ from pathlib import Path
 from types import ModuleType
 
 from planner.evaluation.tokens import message_tokens, qwen_encoder, request_tokens
-from planner.model.llm import compact_schema, json_schema_of
+from planner.model.schemas import compact_schema, json_schema_of
 from planner.plan.documents import PlanningReply
 
 FIXED = [

@@ -17,7 +17,8 @@ import pytest
 
 from planner.config import PlannerConfig, load_config
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_json, reply_tool_calls
 from planner.text.issue import IssueContext
 from tests.mcp_servers.launch import filesystem_server, git_server, misbehaving_server
 from tests.plans import REFINEMENT_OFF, ROOT_TOOLS, evaluation_ok, review_ok

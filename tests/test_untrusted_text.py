@@ -12,7 +12,7 @@ import pytest
 
 from planner.ci.forges.base import CommentData
 from planner.core.errors import ApiError
-from planner.model.llm import check_prompt_size
+from planner.model.retries import check_prompt_size
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.text.issue import (
     EDITED_NOTE,

@@ -17,7 +17,8 @@ from typing import Any
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.tracking import NOTHING_PROVES, UNPROVEN_WARNING
 from planner.outcome.evidence import VerificationNote
-from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_text
 from planner.verification.fixes.attempts import Start, reset, snapshot
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig

@@ -23,7 +23,8 @@ from planner.core.interfaces import ToolCall
 from planner.memory.history import PlanningHistoryStore
 from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer, Step, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step, reply_tool_calls
 from planner.text.issue import IssueContext
 from planner.verification.fixes.undo import RepairUndo
 from planner.verification.suite.changes import diff_since, head_commit

@@ -21,7 +21,8 @@ import yaml
 
 from planner.ci.inputs import INPUT_NAMES
 from planner.config import ENV_KEYS
-from planner.testing.scripted_server import ScriptedModelServer, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_tool_calls
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import git
 from tests.fake_forge.scenario import clone, github_payload

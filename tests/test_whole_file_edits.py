@@ -19,8 +19,9 @@ import pytest
 
 from planner.config import PlannerConfig
 from planner.model.file_blocks import code_blocks, holds_code, written_files
-from planner.model.llm import REPEAT_TEMPERATURE
-from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_text
+from planner.model.sampling import REPEAT_TEMPERATURE
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_json, reply_text
 from planner.text.issue import IssueContext
 from planner.tools.workspace import WorkspaceTools
 from tests.harness import Harness

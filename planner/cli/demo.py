@@ -30,13 +30,8 @@ from planner.cli.describe import describe
 from planner.config import PlannerConfig, load_config
 from planner.outcome.evidence import VerificationNote
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import (
-    ScriptedModelServer,
-    Step,
-    reply_json,
-    reply_text,
-    reply_tool_calls,
-)
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step, reply_json, reply_text, reply_tool_calls
 from planner.text.issue import IssueContext
 
 ISSUE = IssueContext(

@@ -38,7 +38,7 @@ from planner.memory.plan_view import plan_result
 from planner.memory.state import IssueState
 from planner.memory.summaries import history_digest
 from planner.model.conversation import FINISH_TASK, iso, user
-from planner.model.llm import CallRecord
+from planner.model.usage import CallRecord
 from planner.outcome.deadline import stop_if_expired
 from planner.outcome.evidence import verification_note
 from planner.outcome.flow import StopPass

@@ -16,14 +16,8 @@ from typing import Any
 
 from planner.evaluation.suite import Task, solution_files
 from planner.model.hunks import edits_between
-from planner.testing.scripted_server import (
-    Responder,
-    ScriptedModelServer,
-    Step,
-    reply_json,
-    reply_text,
-    reply_tool_calls,
-)
+from planner.testing.scripted_server import Responder, ScriptedModelServer
+from planner.testing.steps import Step, reply_json, reply_text, reply_tool_calls
 
 SCRIPTED_MODELS = ("reference", "nonsense")
 NONSENSE = "Sure! I love this issue. The weather is nice today; bananas are yellow."

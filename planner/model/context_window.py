@@ -26,9 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import openai
 import requests
 
+from planner.config import LLMConfig
+from planner.model.replies import short
 from planner.text.budget import estimate
+from planner.text.redaction import redact
 
 log = logging.getLogger(__name__)
 
@@ -318,3 +322,62 @@ def _text(content: object) -> str:
     if isinstance(content, list):
         return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
     return content if isinstance(content, str) else ""
+
+
+class Window:
+    """The context window one client's requests are fitted to: llm.context_tokens, else what
+    the endpoint says (asked once), narrowed by each context-overflow error."""
+
+    def __init__(self, config: LLMConfig) -> None:
+        self.config = config
+        self.tokens: int | None = config.context_tokens
+        self.known = config.context_tokens is not None
+
+    def size(self) -> int | None:
+        if not self.known:
+            self.known = True
+            key = self.config.api_key.get_secret_value() if self.config.api_key else ""
+            self.tokens = discover_window(self.config.base_url, self.config.model, key)
+            log.info("context window of %s: %s tokens", self.config.model, self.tokens)
+        return self.tokens
+
+    def fitted(
+        self, kind: str, messages: Sequence[dict[str, Any]], extra: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """The request's messages, shrunk to fit the context window with room for the reply."""
+        window = self.size()
+        if window is None:
+            return list(messages)
+        fitted = fit(messages, extra, window, reply_room(window, self.config.max_output_tokens))
+        if fitted.shrunk:
+            log.warning(
+                "model %s request shrunk from about %d to %d tokens to fit the %d-token "
+                "context window",
+                kind,
+                fitted.tokens_before,
+                fitted.tokens_after,
+                window,
+            )
+        return fitted.messages
+
+    def overflowed(
+        self, kind: str, exc: Exception, sent: list[dict[str, Any]], extra: dict[str, Any]
+    ) -> bool:
+        """A context-overflow error: the window becomes what the error names, and at most
+        three quarters of what was sent, so the next fit is smaller."""
+        if not isinstance(exc, openai.APIStatusError):
+            return False
+        limit = overflow_limit(str(exc.message), exc.body)
+        if limit is None:
+            return False
+        window = self.size()
+        reply = reply_room(window or limit or 8192, self.config.max_output_tokens)
+        smaller = int(request_tokens(sent, extra) * 0.75) + reply
+        self.tokens = min(value for value in (limit, window, smaller) if value)
+        log.warning(
+            "model %s request overflowed the context window (%s): fitting it to %d tokens",
+            kind,
+            short(redact(str(exc.message)), 160),
+            self.tokens,
+        )
+        return True

@@ -19,6 +19,7 @@ times in one reply, about 80 seconds of a CPU's time.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 import zlib
@@ -26,7 +27,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+log = logging.getLogger(__name__)
 
 REPEAT_WINDOW = 3000
 REPEAT_STEP = 256
@@ -144,6 +148,36 @@ def read_stream(
             stopped = True
             break
     return Streamed(_completion(reader, model, stopped, prompt_estimate), stopped)
+
+
+def read_completion(
+    kind: str, stream: Any, model: str, deadline: float, prompt_estimate: int
+) -> Streamed:
+    """The streamed reply to a `kind` request as one completion (read_stream); a stream that
+    breaks off or outlasts the timeout is a connection error (retried like one)."""
+    request = stream.response.request
+    try:
+        streamed = read_stream(
+            stream,
+            stream.close,
+            model=model,
+            deadline=deadline,
+            prompt_estimate=prompt_estimate,
+        )
+    except TimeoutError as exc:
+        raise openai.APITimeoutError(request=request) from exc
+    except Exception as exc:
+        stream.close()
+        # An error event mid-stream, or (openai 1.x) a raw httpx error: a broken connection.
+        broken = isinstance(exc, openai.APIError) or type(exc).__module__.startswith("httpx")
+        if not broken or isinstance(exc, openai.APIStatusError | openai.APIConnectionError):
+            raise
+        raise openai.APIConnectionError(
+            message=f"the stream broke off: {exc}", request=request
+        ) from exc
+    if streamed.stopped:
+        log.warning("model %s reply stopped: it was repeating itself", kind)
+    return streamed
 
 
 def _completion(reader: _Reader, model: str, stopped: bool, prompt_estimate: int) -> ChatCompletion:

@@ -72,9 +72,9 @@ class CandidatePhase(Phase):
     def after_plan(self, run: PassContext, reply: Any, event: Any) -> None:
         if event != "planned" or not self._due(run):
             return
-        failure = self.verification.issue_failure(run)
+        failure = self.verification.tests.issue_failure(run)
         task_id = run.state().next_task()
-        if failure is None or task_id is None or self.verification.work_begun(run):
+        if failure is None or task_id is None or self.verification.tests.work_begun(run):
             return
         test, output = failure
         chosen, covered = self._spots(run, output)
@@ -98,7 +98,7 @@ class CandidatePhase(Phase):
         assertion found wrong first; else those the issue's text points to. With them, the
         lines the test ran, by file."""
         texts = [f"{run.issue.title}\n{run.issue.body}"]
-        trace = self.verification.issue_trace(run)
+        trace = self.verification.tests.issue_trace(run)
         ran = trace.lines(run.existing_path) if trace is not None else []
         covered = trace.covered(run.existing_path) if trace is not None else {}
         wrong = wrong_value(output)
@@ -128,7 +128,7 @@ class CandidatePhase(Phase):
         breaking one)."""
         tried: set[str] = set()
         passing: list[dict[str, Any]] = []
-        before = self.verification.baseline(run)
+        before = self.verification.tests.baseline(run)
         for number in range(1, self.count + 1):
             spot = chosen[(number - 1) % len(chosen)]
             round_ = (number - 1) // len(chosen)
@@ -180,7 +180,7 @@ class CandidatePhase(Phase):
         (planner.verification.fixes.mutants; `raised`: the exceptions its failure shows), judged as
         candidates are: the first whose tests all pass (None: none did, or nothing ran), and
         how many were tried."""
-        before = self.verification.baseline(run)
+        before = self.verification.tests.baseline(run)
         number = 0
         for spot in chosen:
             original = run.current_text(spot.path)
@@ -202,7 +202,7 @@ class CandidatePhase(Phase):
     def _judge(
         self, run: PassContext, spot: Spot, original: str, text: str, before: TestRun | None
     ) -> dict[str, Any]:
-        runs = self.verification.trial(run, spot.path, text, original)
+        runs = self.verification.tests.trial(run, spot.path, text, original)
         added, removed = _changed_lines(original, text)
         return {**_judged(runs, before), "added": added, "removed": removed}
 

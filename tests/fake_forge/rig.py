@@ -12,7 +12,8 @@ from typing import Any
 from planner.ci.action import trust_workspace
 from planner.ci.job import CiOutcome, run_for_event
 from planner.ci.triggers import Platform
-from planner.testing.scripted_server import ScriptedModelServer, Step
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step
 from tests.fake_forge.core import FakeServerBase
 from tests.fake_forge.github import FakeGitHub
 from tests.fake_forge.gitlab import FakeGitLab

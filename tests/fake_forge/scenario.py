@@ -10,7 +10,7 @@ from typing import Any
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.cli.demo import demo_script
 from planner.config import PlannerConfig, load_config
-from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
+from planner.testing.steps import Step, reply_json, reply_tool_calls
 from tests.fake_forge.core import git
 from tests.plans import REFINEMENT_OFF, evaluation_ok, review_ok
 

@@ -23,7 +23,8 @@ from typing import Any
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.memory.history import read_entries, task_uuid
-from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step, reply_json, reply_tool_calls
 from tests.fake_forge.core import IDENTITY, git
 from tests.fake_forge.scenario import clone, comment_event, github_payload, gitlab_payload
 from tests.support.ci_job import ENTRYPOINT, Finished, github_action_env, gitlab_job_env

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.testing.scripted_server import Step, reply_json
+from planner.testing.steps import Step, reply_json
 
 QUESTIONS: dict[str, Any] = {
     "questions": [

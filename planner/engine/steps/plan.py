@@ -20,7 +20,7 @@ from planner.core.errors import ModelBehaviourError
 from planner.engine.context import PassContext
 from planner.memory.questions import questions_asked
 from planner.model.conversation import assistant, iso, user
-from planner.model.llm import extract_json
+from planner.model.replies import extract_json
 from planner.outcome.flow import StopPass
 from planner.plan.documents import PlanningReply
 from planner.text.issue import sanitize_untrusted

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.outcome.evidence import ATTEMPT, VerificationNote
+from planner.text.prompts import render
 from planner.tools.safe_env import git_argv, git_environment
 from planner.verification.fixes.undo import put_back
 from planner.verification.suite.changes import changed_files, diff_since
@@ -31,6 +32,8 @@ HINT_LINES = 40
 """Lines of a failed attempt's diff the next attempt is shown."""
 HINT_TAIL = 1_200
 """Characters of a failed attempt's test output the next attempt is shown."""
+NAMES_SHOWN = 20
+"""Failing tests named in a prompt, at most."""
 EXECUTABLE = "100755"
 
 
@@ -159,6 +162,76 @@ def failed_attempts(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif entry.get("type") == ATTEMPT and entry.get("status") == "failed":
             found.append(entry)
     return found
+
+
+def start_of(baseline: dict[str, Any], excluded: tuple[str, ...]) -> Start:
+    """Where every attempt starts: the commit the baseline ran on and its work in progress
+    (`baseline`: the baseline's history entry)."""
+    dirty = baseline.get("dirty")
+    kept = {str(k): (str(v) if v else None) for k, v in dirty.items()} if dirty else {}
+    return Start(str(baseline.get("base_commit") or ""), kept, excluded)
+
+
+def relative_folders(workspace: Path, excluded: tuple[Path, ...]) -> tuple[str, ...]:
+    """The folders of `excluded` inside the workspace, relative, with a trailing /."""
+    folders = []
+    for path in excluded:
+        try:
+            relative = path.resolve().relative_to(workspace.resolve())
+        except (OSError, ValueError):
+            continue
+        folders.append(relative.as_posix().rstrip("/") + "/")
+    return tuple(folders)
+
+
+def attempt_failed(entry: dict[str, Any]) -> bool:
+    return entry.get("type") == ATTEMPT and entry.get("status") == "failed"
+
+
+def attempt_hint(entries: list[dict[str, Any]], compact: bool) -> str:
+    """What the attempts before this one failed on ("" in the first attempt)."""
+    attempts = failed_attempts(entries)
+    if not attempts:
+        return ""
+    shown = [
+        {
+            "attempt": entry.get("attempt"),
+            "failing": [str(name) for name in entry.get("failing") or []][:NAMES_SHOWN],
+            "tail": str(entry.get("tail") or ""),
+            "diff": str(entry.get("diff") or ""),
+        }
+        for entry in attempts
+    ]
+    return render("attempt_hint.md.j2", attempts=shown, compact=compact)
+
+
+def closer_attempt(
+    workspace: Path, start: Start, entries: list[dict[str, Any]], note: VerificationNote
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """No attempts left and none passed: the current attempt's record and an earlier attempt
+    that came closer (fewer tests it broke, fewer of the issue's failing, a smaller change);
+    None when there is none, or an attempt already won or was taken up."""
+    earlier = failed_attempts(entries)
+    latest = next((e for e in reversed(entries) if e.get("type") == ATTEMPT), None)
+    ended = latest is not None and latest.get("status") in ("won", "restored")
+    if not earlier or ended or not start.base:
+        return None
+    current = attempt_record(workspace, start, len(earlier) + 1, note)
+    best = min(earlier, key=rank)
+    return (current, best) if rank(best) < rank(current) else None
+
+
+def won_record(workspace: Path, start: Start, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """After failed attempts, the entry of the one whose tests pass ({}: the first attempt,
+    or the winner is recorded already)."""
+    number = attempt_count(entries) + 1
+    latest = next((e for e in reversed(entries) if e.get("type") == ATTEMPT), None)
+    if number == 1 or (latest is not None and latest.get("status") == "won"):
+        return {}
+    changed = [path for path in start.changed(workspace) if path not in start.dirty]
+    diff = diff_since(workspace, start.base, changed, 10_000)
+    lines = sum(1 for line in diff.splitlines() if line[:1] in "+-")
+    return {"attempt": number, "status": "won", "diff_lines": lines}
 
 
 # -- git plumbing --------------------------------------------------------------------------------

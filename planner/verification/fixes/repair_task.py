@@ -7,8 +7,13 @@ the plan; its text names the failing tests, the files changed and the names a re
 
 from __future__ import annotations
 
+from typing import Any
+
 from planner.outcome.evidence import VerificationNote, listed
 from planner.plan.documents import Plan, PlannedAction, Subtask
+from planner.verification.fixes.attempts import attempt_failed
+
+REPAIR = "verification_repair"
 
 
 def repair_task(
@@ -102,3 +107,19 @@ def unresolved_reason(note: VerificationNote, attempts: int | None) -> str:
         failing = listed(note.issue_failures)
         unproven.append(f"the issue's test still fails {tried}: {failing}; the fix is unproven")
     return "; ".join([*note.still_failing(tried), *unproven, draft])
+
+
+def repairs_made(entries: list[dict[str, Any]]) -> int:
+    """Repair tasks added in this attempt, since a person last gave an instruction."""
+    count = 0
+    for entry in entries:
+        if entry.get("type") == "human_input" or attempt_failed(entry):
+            count = 0
+        elif entry.get("type") == REPAIR:
+            count += 1
+    return count
+
+
+def repair_limit(note: VerificationNote, limit: int) -> int:
+    """The issue's own test alone gets one repair: a model wrote it, it may be wrong."""
+    return limit if note.regressed else min(1, limit)

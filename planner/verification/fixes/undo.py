@@ -12,10 +12,12 @@ saved before its first write of each; a change made by a command is not undone.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from planner.core.interfaces import ToolCall
+from planner.core.interfaces import ToolCall, TreeCheck
 from planner.core.tool_names import WRITE_TOOLS, path_argument
 
 
@@ -79,3 +81,17 @@ def _inside(workspace: Path, target: Path) -> bool:
     except (OSError, ValueError):
         return False
     return True
+
+
+@contextmanager
+def own_change(tree: TreeCheck | None) -> Iterator[None]:
+    """planner changes the tree itself (an undo, a reset): what is not its own is judged
+    first, and the tree afterwards counts as judged, so the approval gate (`tree`) never
+    takes planner's change for one made outside any judged call."""
+    if tree is not None:
+        tree.settle()
+    try:
+        yield
+    finally:
+        if tree is not None:
+            tree.accept()

@@ -76,6 +76,21 @@ def check_changed(workspace: Path, changed: list[str], run: Run) -> TestRun | No
     )
 
 
+def with_checks(issue: TestRun, checks: TestRun | None) -> TestRun:
+    """The issue's test's run, with what the check of the changed files found failing (its
+    files are not tests: they are not counted as passed)."""
+    if checks is None or not checks.failing:
+        return issue
+    return issue.model_copy(
+        update={
+            "status": "failed" if issue.status == "passed" else issue.status,
+            "failed": (issue.failed or 0) + len(checks.failing),
+            "failing": [*issue.failing, *checks.failing],
+            "tail": "\n".join([checks.tail, issue.tail]).strip(),
+        }
+    )
+
+
 def compile_problem(path: Path) -> str:
     """Why the file does not compile ("" when it does)."""
     try:
