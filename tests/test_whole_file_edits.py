@@ -22,7 +22,7 @@ from planner.model.file_blocks import code_blocks, holds_code, written_files
 from planner.model.llm import REPEAT_TEMPERATURE
 from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_text
 from planner.text.issue import IssueContext
-from planner.tools.workspace import WorkspaceTools
+from planner.tools.files.workspace import WorkspaceTools
 from tests.harness import Harness
 from tests.plans import ROOT_TOOLS, commit_all, completion, plan_doc
 

@@ -57,7 +57,7 @@ from planner.outcome.flow import PlanChanged, StopPass
 from planner.outcome.result import PassStatus
 from planner.text.issue import IssueContext, prompt_view
 from planner.text.prompts import render
-from planner.tools.isolation import SandboxUser
+from planner.tools.sandbox.isolation import SandboxUser
 from planner.verification.fixes.attempts import (
     ResetImpossible,
     Start,
