@@ -1,7 +1,7 @@
-"""What the effect check of a command costs (planner.tools.effects.TreeWatcher) on a repository
-of many files: the first snapshot of a pass (every file hashed once), the snapshot before each
-later command (stat only: nothing changed), the comparison after a command that changed one file,
-and the rollback of a deletion. `git status` on the same tree is printed for scale.
+"""What the effect check of a command costs (planner.tools.commands.effects.TreeWatcher) on a
+repository of many files: the first snapshot of a pass (every file hashed once), the snapshot before
+each later command (stat only: nothing changed), the comparison after a command that changed one
+file, and the rollback of a deletion. `git status` on the same tree is printed for scale.
 
     python benchmarks/bench_effects.py [--files 20000] [--file-bytes 2000]
 
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing planner
 
-from planner.tools.effects import TreeWatcher  # noqa: E402
+from planner.tools.commands.effects import TreeWatcher  # noqa: E402
 
 IDENTITY = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
 

@@ -28,10 +28,10 @@ from benchmarks.timing import median_ms
 from planner.ci.commit_policy import enforce_commit_policy
 from planner.config import ToolsConfig
 from planner.text.redaction import redact, redact_data, register_secret
-from planner.tools.commands import CommandTool
-from planner.tools.isolation import SandboxUser
-from planner.tools.mcp import McpHost
-from planner.tools.safe_env import git_environment
+from planner.tools.commands.run_command import CommandTool
+from planner.tools.mcp.host import McpHost
+from planner.tools.sandbox.isolation import SandboxUser
+from planner.tools.sandbox.safe_env import git_environment
 from tests.mcp_servers.launch import misbehaving_server
 
 AS_ROOT = os.geteuid() == 0

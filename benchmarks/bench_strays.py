@@ -1,6 +1,7 @@
 """What watching for changes outside any judged call costs per action, on a repository of many
-files (planner.approval.effects.EffectGuard over planner.tools.effects.TreeWatcher), and what
-ending the tools' leftover processes costs (planner.tools.leftovers).
+files (planner.approval.effects.EffectGuard over
+planner.tools.commands.effects.TreeWatcher), and what ending the tools' leftover processes costs
+(planner.tools.sandbox.leftovers).
 
     python benchmarks/bench_strays.py [--files 5000] [--file-bytes 2000] [--runs 20]
 
@@ -38,10 +39,10 @@ from planner.approval.models import ActionSpecExt  # noqa: E402
 from planner.approval.validation import SpecRules  # noqa: E402
 from planner.config import ApprovalConfig  # noqa: E402
 from planner.core.interfaces import ToolResult  # noqa: E402
-from planner.tools.effects import TreeWatcher  # noqa: E402
-from planner.tools.isolation import SandboxUser  # noqa: E402
-from planner.tools.leftovers import adopt_orphans, end_processes, held  # noqa: E402
-from planner.tools.paths import PathPolicy  # noqa: E402
+from planner.tools.commands.effects import TreeWatcher  # noqa: E402
+from planner.tools.files.paths import PathPolicy  # noqa: E402
+from planner.tools.sandbox.isolation import SandboxUser  # noqa: E402
+from planner.tools.sandbox.leftovers import adopt_orphans, end_processes, held  # noqa: E402
 
 SANDBOX = SandboxUser(4713, 4713, "/")
 """A uid no account uses: the benchmark ends only processes it started itself."""

@@ -19,10 +19,10 @@ from planner.approval.tool import PlanTool, PlanToolError
 from planner.approval.validation import SpecRules
 from planner.config import ApprovalConfig, ToolsConfig
 from planner.core.interfaces import ToolResult
-from planner.tools.commands import CommandTool
-from planner.tools.paths import PathPolicy
+from planner.tools.commands.run_command import CommandTool
+from planner.tools.files.paths import PathPolicy
+from planner.tools.files.workspace import WorkspaceTools
 from planner.tools.registry import ToolRegistry
-from planner.tools.workspace import WorkspaceTools
 
 NOW = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
 

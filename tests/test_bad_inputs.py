@@ -24,8 +24,8 @@ from planner.storage.archive import extract_archive
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_text
 from planner.text.inert import no_closing_keywords
+from planner.tools.files.workspace import WorkspaceTools
 from planner.tools.registry import ToolRegistry
-from planner.tools.workspace import WorkspaceTools
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.scenario import (
     clone,

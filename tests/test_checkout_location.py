@@ -64,7 +64,7 @@ def test_an_interpreter_behind_a_closed_home_is_found_out_and_said_once(
     closed, and the sandbox-user tests ran an interpreter that user cannot start."""
     if sys.platform != "linux" or os.geteuid() != 0:
         pytest.skip("the user switch needs root on Linux (as in the Docker action)")
-    from planner.tools.isolation import reachable_by_others, unreachable_interpreter
+    from planner.tools.sandbox.isolation import reachable_by_others, unreachable_interpreter
     from tests.support.reachable import VERSION, interpreter_note
 
     runnable = shutil.which(VERSION, path="/usr/local/bin:/usr/bin:/bin")
@@ -103,7 +103,7 @@ def test_an_interpreter_behind_a_closed_home_is_found_out_and_said_once(
 def test_a_closed_interpreter_is_named_once_not_as_needing_itself() -> None:
     """Issue 57, item 10: a plain interpreter under a closed folder read "`X` needs `X`"; a
     venv's python still names the installation it needs."""
-    from planner.tools.isolation import unreachable_interpreter
+    from planner.tools.sandbox.isolation import unreachable_interpreter
 
     tmp_path = Path(tempfile.mkdtemp(prefix="planner-reach-"))  # pytest's tmp_path is mode 700
     tmp_path.chmod(0o755)

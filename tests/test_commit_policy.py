@@ -16,9 +16,9 @@ from planner.ci.commit_policy import CommitRules, enforce_commit_policy
 from planner.ci.gitops import GitWorkspace, Identity
 from planner.config import PlannerConfig, ToolsConfig
 from planner.text.redaction import SECRETS, register_secret
-from planner.tools.commands import CommandTool
-from planner.tools.paths import PathPolicy, PathRefused
-from planner.tools.safe_env import git_environment
+from planner.tools.commands.run_command import CommandTool
+from planner.tools.files.paths import PathPolicy, PathRefused
+from planner.tools.sandbox.safe_env import git_environment
 from tests.fake_forge import FakeGitHub, git
 from tests.fake_forge.scenario import clone
 from tests.test_forge_gitops import remote

@@ -23,7 +23,7 @@ import pytest
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_tool_calls
 from planner.text.issue import IssueContext
-from planner.tools.destructive import destructive_change
+from planner.tools.files.destructive import destructive_change
 from tests.harness import Harness
 from tests.plans import commit_all
 

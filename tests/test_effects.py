@@ -1,4 +1,4 @@
-"""TreeWatcher (planner.tools.effects) and EffectGuard (planner.approval.effects) on real
+"""TreeWatcher (planner.tools.commands.effects) and EffectGuard (planner.approval.effects) on real
 repositories: what counts as an effect, what rollback restores, and what it refuses to follow."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from planner.approval.waiting import AwaitingApproval
 from planner.config import ApprovalConfig, PlannerConfig
 from planner.core.interfaces import ToolResult
 from planner.outcome.flow import StopPass
-from planner.tools.effects import RollbackFailed, TreeWatcher
-from planner.tools.paths import PathPolicy
+from planner.tools.commands.effects import RollbackFailed, TreeWatcher
+from planner.tools.files.paths import PathPolicy
 from tests.fake_forge.core import IDENTITY, git
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from planner.ci.forges.base import GitRemote
 from planner.ci.gitops import GitError, GitWorkspace, Identity
-from planner.tools.safe_env import repository_overrides
+from planner.tools.sandbox.safe_env import repository_overrides
 from tests.fake_forge import FakeGitHub, git
 from tests.fake_forge.core import IDENTITY
 from tests.fake_forge.scenario import clone, commit_author, commit_message, file_on

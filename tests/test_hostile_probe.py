@@ -402,7 +402,7 @@ def only_as_root() -> None:
 def only_with_mounts(closed: Path) -> None:
     """Root with CAP_SYS_ADMIN: the launcher can mount a closed workspace back in reach."""
     only_as_root()
-    from planner.tools.isolation import SandboxUser
+    from planner.tools.sandbox.isolation import SandboxUser
 
     (closed / "mountable").mkdir()
     user = SandboxUser(NOBODY, NOBODY, "/", reach=str(closed / "mountable"))
@@ -623,7 +623,7 @@ def test_a_command_runs_as_the_sandbox_user_where_that_user_cannot_reach_the_wor
     from planner.config import ToolsConfig
     from planner.tools import build_registry
 
-    caplog.set_level(logging.INFO, logger="planner.tools.isolation")
+    caplog.set_level(logging.INFO, logger="planner.tools.sandbox.isolation")
     python = reachable_runtime(reachable_tmp).python
     workspace = closed_tmp / "ws"
     (workspace / "planning_history").mkdir(parents=True)

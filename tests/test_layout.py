@@ -137,6 +137,26 @@ def test_the_root_package_imports_nothing() -> None:
         ("planner.cli.main", "planner.ci.job", True),
         ("planner.verification.fixes.mutants", "planner.verification.suite.parse", True),
         ("planner.ci.forges.local", "planner.cli.issue_file", False),
+        # the sandbox knows no tool; the kinds of tool never import each other
+        ("planner.tools.sandbox.isolation", "planner.tools.commands.run_command", False),
+        ("planner.tools.sandbox.safe_env", "planner.tools.registry", False),
+        ("planner.tools.files.workspace", "planner.tools.commands.run_command", False),
+        ("planner.tools.mcp.host", "planner.tools.files.paths", False),
+        ("planner.tools.registry", "planner.tools.build", False),
+        ("planner.tools.registry", "planner.tools.files.paths", False),
+        ("planner.tools.commands.run_command", "planner.tools.sandbox.leftovers", True),
+        # the model's side of a replan decision never reads the system's limits; the limits never
+        # what becomes of a decision
+        (
+            "planner.replanning.prompting.prompt_builder",
+            "planner.replanning.limits.controls",
+            False,
+        ),
+        ("planner.replanning.limits.controls", "planner.replanning.execution.pipeline", False),
+        ("planner.replanning.execution.pipeline", "planner.replanning.manager", False),
+        ("planner.replanning.prompting.facts", "planner.replanning.port", False),
+        ("planner.replanning.manager", "planner.replanning.tools", False),
+        ("planner.replanning.execution.pipeline", "planner.replanning.limits.controls", True),
     ],
 )
 def test_the_rule_names_what_it_forbids(source: str, target: str, allowed: bool) -> None:

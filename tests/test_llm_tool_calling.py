@@ -401,8 +401,8 @@ def test_the_json_call_schema_binds_each_tool_to_its_parameters() -> None:
     let a small model write `edits` as a list of strings (seen with Qwen2.5-Coder 1.5B), nor
     read_file's arguments under edit_file's name."""
     from planner.model.toolcalls import call_schema, tool_lines
-    from planner.tools.workspace import EDIT_FILE
-    from planner.tools.workspace import READ_FILE as WORKSPACE_READ
+    from planner.tools.files.workspace import EDIT_FILE
+    from planner.tools.files.workspace import READ_FILE as WORKSPACE_READ
 
     schema = call_schema([WORKSPACE_READ, EDIT_FILE])
     good = {

@@ -20,7 +20,7 @@ import pytest
 from planner.plan.documents import Plan, PlanRules
 from planner.plan.repair import repair_plan
 from planner.plan.task_guard import changes_in_plan, forced_change, looks_in_plan
-from planner.replanning.executor import KeepRules, RevisedPlanReply, TasksReply
+from planner.replanning.execution.executor import KeepRules, RevisedPlanReply, TasksReply
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_json, reply_text
 from planner.text.issue import IssueContext

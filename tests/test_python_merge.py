@@ -21,7 +21,7 @@ from planner.config import PlannerConfig
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
-from planner.tools.workspace import WorkspaceTools
+from planner.tools.files.workspace import WorkspaceTools
 from tests.harness import Harness
 from tests.plans import ROOT_TOOLS
 

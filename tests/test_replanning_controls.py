@@ -11,9 +11,9 @@ import pytest
 
 from planner.config import ReplanningConfig, load_config
 from planner.core.errors import ConfigError
-from planner.replanning.controls import ReplanControls
-from planner.replanning.decision import ReplanDecision
-from planner.replanning.state import ReplanState
+from planner.replanning.limits.controls import ReplanControls
+from planner.replanning.limits.state import ReplanState
+from planner.replanning.prompting.decision import ReplanDecision
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_json, reply_text
 from tests.harness import Harness

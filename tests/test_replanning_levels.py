@@ -346,7 +346,7 @@ def test_level_table_matches_the_seed(
     level: int, carry: bool, reenters: str, review: list[str]
 ) -> None:
     """§7.4 (re-entry) and §11.4.3 (progress carry-over), as the levels declare them."""
-    from planner.replanning.levels import LEVELS
+    from planner.replanning.limits.levels import LEVELS
 
     spec = LEVELS[level]
     assert (spec.carry_progress, spec.reenters, spec.review_phases) == (carry, reenters, review)

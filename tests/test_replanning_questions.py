@@ -233,7 +233,7 @@ def test_a_finished_piece_of_work_gives_the_next_one_its_own_questions(harness: 
 
 def test_questions_are_counted_once_for_every_kind_and_phase() -> None:
     from planner.memory.questions import questions_asked
-    from planner.replanning.state import ReplanState
+    from planner.replanning.limits.state import ReplanState
 
     entries = [
         {"type": "clarification", "error": {}},

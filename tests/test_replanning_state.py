@@ -13,7 +13,7 @@ import pytest
 
 from planner.config import load_config
 from planner.memory.history import PlanningHistoryStore
-from planner.replanning.state import ReplanState
+from planner.replanning.limits.state import ReplanState
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_json
 from tests.harness import Harness

@@ -93,8 +93,8 @@ def test_the_execution_check_reads_a_tool_result_past_an_unclosed_comment() -> N
     comment it never closes; what follows must still reach the check, fenced."""
     from planner.core.interfaces import ToolCall, ToolResult
     from planner.memory.state import IssueState
-    from planner.replanning.facts import action_facts
-    from planner.replanning.prompt_builder import ReplanPromptBuilder
+    from planner.replanning.prompting.facts import action_facts
+    from planner.replanning.prompting.prompt_builder import ReplanPromptBuilder
 
     output = f"<p>intro</p>\n<!-- layout notes\n{HIDDEN_CHANGE}\n"
     call = ToolCall(id="c1", name="read_file", arguments={"path": "page.html"})

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from planner.testing.steps import reply_json, reply_tool_calls
-from planner.tools.fence import MAX_ENTRIES, fence
+from planner.tools.sandbox.fence import MAX_ENTRIES, fence
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import git
 from tests.fake_forge.rig import Rig
@@ -296,7 +296,7 @@ def test_a_large_home_shared_by_both_environments_is_walked_and_named_once(
     workspace = runner / "job"
     workspace.mkdir()
 
-    with caplog.at_level(logging.WARNING, logger="planner.tools.fence"):
+    with caplog.at_level(logging.WARNING, logger="planner.tools.sandbox.fence"):
         for _task in range(3):
             fence([{"HOME": str(home)}, {"HOME": str(home) + "/"}], RUNNER_UID, workspace)
 
@@ -322,7 +322,7 @@ def test_a_large_home_the_tools_cannot_write_needs_no_warning(
     workspace = runner / "job"
     workspace.mkdir()
 
-    with caplog.at_level(logging.WARNING, logger="planner.tools.fence"):
+    with caplog.at_level(logging.WARNING, logger="planner.tools.sandbox.fence"):
         for _task in range(2):
             closed = fence([{"HOME": str(home)}], RUNNER_UID, workspace)
 

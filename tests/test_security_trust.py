@@ -500,7 +500,7 @@ def test_the_lock_keeps_git_and_history_from_the_tools_and_gives_them_back(
     cannot be renamed (the checkout folder is sticky); afterwards all is as it was, and what
     planner wrote meanwhile belongs to the checkout's owner."""
     only_with_a_sandbox_user()
-    from planner.tools.lock import lock_checkout
+    from planner.tools.sandbox.lock import lock_checkout
 
     checkout = reachable / "checkout"
     subprocess.run(["git", "init", "-q", str(checkout)], check=True)

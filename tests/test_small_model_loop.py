@@ -18,14 +18,14 @@ import pytest
 
 from planner.config import PlannerConfig
 from planner.plan.documents import PlanRules
-from planner.replanning.decision import Phase, ReplanDecision
-from planner.replanning.questions import refused_question
-from planner.replanning.recorder import DecisionContext
+from planner.replanning.execution.questions import refused_question
+from planner.replanning.execution.recorder import DecisionContext
+from planner.replanning.prompting.decision import Phase, ReplanDecision
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_json, reply_text, reply_tool_calls
 from planner.text.issue import IssueContext
-from planner.tools.edits import Edit, EditFailed, apply_edits, edits_of
-from planner.tools.workspace import WorkspaceTools
+from planner.tools.files.edits import Edit, EditFailed, apply_edits, edits_of
+from planner.tools.files.workspace import WorkspaceTools
 from tests.harness import Harness
 from tests.plans import ROOT_TOOLS, commit_all, completion, finish, plan_doc
 

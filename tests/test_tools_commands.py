@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from planner.config import ToolsConfig
-from planner.tools.commands import CommandTool
-from planner.tools.safe_env import is_secret_name
+from planner.tools.commands.run_command import CommandTool
+from planner.tools.sandbox.safe_env import is_secret_name
 from tests.support.stale_roots import ROOTS, SCRATCH_TEST, shared_temporary_folder
 
 PYTHON = sys.executable

@@ -1,4 +1,4 @@
-"""What the tools left running is ended when they close (planner.tools.leftovers): every
+"""What the tools left running is ended when they close (planner.tools.sandbox.leftovers): every
 descendant of planner that runs as the sandbox user, however it detached, and nothing else.
 
 The processes run as uids no account uses, so the tests touch nothing of anyone else's on a
@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from planner.tools.isolation import SandboxUser
-from planner.tools.leftovers import adopt_orphans, end_processes, running, signal_as
+from planner.tools.sandbox.isolation import SandboxUser
+from planner.tools.sandbox.leftovers import adopt_orphans, end_processes, running, signal_as
 
 TOOLS = SandboxUser(4711, 4711, "/")
 SOMEONE_ELSE = SandboxUser(4712, 4712, "/")

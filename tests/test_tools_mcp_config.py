@@ -9,8 +9,8 @@ import pytest
 
 from planner.config import ToolsConfig, load_config
 from planner.core.errors import ConfigError
-from planner.tools.mcp import exposed_name
-from planner.tools.mcp_config import load_file_servers, resolve_servers
+from planner.tools.mcp.host import exposed_name
+from planner.tools.mcp.servers import load_file_servers, resolve_servers
 
 
 def tools_config(**values: object) -> ToolsConfig:

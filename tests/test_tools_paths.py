@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from planner.config import ToolsConfig
-from planner.tools.workspace import WorkspaceTools
+from planner.tools.files.workspace import WorkspaceTools
 
 
 @pytest.fixture

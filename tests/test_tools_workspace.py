@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from planner.config import ToolsConfig
-from planner.tools.workspace import WorkspaceTools
+from planner.tools.files.workspace import WorkspaceTools
 
 
 def tools_for(root: Path, **config: object) -> WorkspaceTools:
@@ -299,7 +299,7 @@ def swap(workspace: Path, outside: Path) -> None:
 
 @pytest.fixture
 def swapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[WorkspaceTools, Path]:
-    from planner.tools.paths import PathPolicy
+    from planner.tools.files.paths import PathPolicy
 
     workspace, outside = checkout_and_outside(tmp_path)
     resolve = PathPolicy.resolve

@@ -23,7 +23,7 @@ from planner.model.sampling import REPEAT_TEMPERATURE
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_json, reply_text
 from planner.text.issue import IssueContext
-from planner.tools.workspace import WorkspaceTools
+from planner.tools.files.workspace import WorkspaceTools
 from tests.harness import Harness
 from tests.plans import ROOT_TOOLS, commit_all, completion, plan_doc
 

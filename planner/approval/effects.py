@@ -2,7 +2,7 @@
 
 A command that is allowed may still run code the model wrote (a conftest.py, a test file, a
 setup.py), so what it did counts, not its name. EffectGuard runs the call between a snapshot and
-a comparison of the working tree (planner.tools.effects.TreeWatcher) and classifies every
+a comparison of the working tree (planner.tools.commands.effects.TreeWatcher) and classifies every
 changed file as the direct file action it amounts to (planner.approval.validation): a deletion,
 an overwrite of a file of at least `large_file_bytes`, a change to a CI definition or to
 planner's own configuration is high risk. When the effect's risk needs a person, the effect is
@@ -31,7 +31,7 @@ from planner.approval.preview import BINARY_NOTE, decoded
 from planner.approval.validation import SpecRules, path_high_reason, runs_as_code
 from planner.core.errors import PlannerError
 from planner.core.interfaces import ToolResult
-from planner.tools.effects import Change, RollbackFailed, Snapshot, TreeWatcher
+from planner.tools.commands.effects import Change, RollbackFailed, Snapshot, TreeWatcher
 
 DIFF_FILE_BYTES = 200_000
 """A changed file larger than this is named in the diff with its sizes, not shown line by line."""

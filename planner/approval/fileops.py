@@ -11,7 +11,7 @@ from typing import Any
 from planner.approval.effects import EffectGuard
 from planner.approval.models import ActionSpecExt
 from planner.core.interfaces import ToolResult
-from planner.tools.paths import PathPolicy, PathRefused
+from planner.tools.files.paths import PathPolicy, PathRefused
 
 CallTool = Callable[[str, dict[str, Any]], ToolResult]
 

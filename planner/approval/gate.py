@@ -48,7 +48,7 @@ from planner.approval.waiting import (
 from planner.config import TEST_PATHS, ApprovalConfig
 from planner.core.interfaces import ToolCall, ToolResult
 from planner.core.tool_names import READ_ONLY_TOOLS
-from planner.tools.destructive import destructive_change
+from planner.tools.files.destructive import destructive_change
 
 PASS_TOOLS = frozenset({"finish_task", "request_replan"})
 STRAY_TITLE = (
@@ -136,8 +136,8 @@ class ApprovalGate:
         return _spec("run", "", content, description, invocation, task_id)
 
     def _destructive(self, spec: ActionSpec) -> ToolResult | None:
-        """A refusal telling the model what its write would destroy (planner.tools.destructive);
-        None to go on to the gate."""
+        """A refusal telling the model what its write would destroy
+        (planner.tools.files.destructive); None to go on to the gate."""
         before = self._current_text(spec.path) if spec.kind == "write" else None
         if before is None or spec.content is None:
             return None
@@ -159,7 +159,7 @@ class ApprovalGate:
         self, task_id: str, call: ToolCall, invocation: ToolInvocation, path: str
     ) -> ActionSpec | ToolResult:
         from planner.tools.arguments import BadArguments
-        from planner.tools.edits import EditFailed, apply_edits, edits_of
+        from planner.tools.files.edits import EditFailed, apply_edits, edits_of
 
         current = self._current_text(path)
         if current is None:

@@ -18,11 +18,11 @@ from planner.approval.validation import SpecRules
 from planner.approval.waiting import ApprovalWitness
 from planner.config import PlannerConfig
 from planner.memory.history import PlanningHistoryStore
-from planner.tools.commands import allowed_argv
-from planner.tools.effects import TreeWatcher
-from planner.tools.paths import PathPolicy, read_in_tree
+from planner.tools.commands.effects import TreeWatcher
+from planner.tools.commands.run_command import allowed_argv
+from planner.tools.files.paths import PathPolicy, read_in_tree
 from planner.tools.registry import ToolRegistry
-from planner.tools.safe_env import git_argv, git_environment
+from planner.tools.sandbox.safe_env import git_argv, git_environment
 
 
 def command_checker(config: PlannerConfig) -> Callable[[str], bool]:

@@ -38,7 +38,7 @@ from planner.approval.store import PlanStore, atomic_write
 from planner.approval.validation import SpecRules, preflight, validate
 from planner.core.interfaces import ToolResult
 from planner.storage.payloads import MIN_CHARS
-from planner.tools.paths import read_in_tree
+from planner.tools.files.paths import read_in_tree
 
 RUNNABLE: tuple[PlanStatus, ...] = ("approved", "scheduled", "aborted", "executing")
 """States execute() takes: approved, or stopped before every approved spec ran."""

@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from planner.approval.models import ActionSpecExt, Preflight, Risk
 from planner.approval.preview import diff_summary
 from planner.config import ApprovalConfig
-from planner.tools.paths import CI_DEFINITIONS, PathPolicy, PathRefused, read_in_tree
+from planner.tools.files.paths import CI_DEFINITIONS, PathPolicy, PathRefused, read_in_tree
 
 RUNS_AS_CODE_NAMES = frozenset(
     {

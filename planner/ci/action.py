@@ -47,7 +47,7 @@ from planner.ci.outputs import (
 from planner.config import profile_settings
 from planner.core.errors import PlannerError
 from planner.text.redaction import register_environment_secrets
-from planner.tools.process import make_undumpable
+from planner.tools.sandbox.process import make_undumpable
 
 log = logging.getLogger("planner.ci.action")
 

@@ -1,16 +1,17 @@
 """The path rules bind the commit, whoever wrote the file.
 
 The built-in tools refuse CI definitions, `.git/`, planner's history and state and its own
-config (planner.tools.paths), but an allowed command or an MCP server writes with its own reach
-(`git log --output=.github/workflows/x.yml`), and a `.gitignore` line such as
+config (planner.tools.files.paths), but an allowed command or an MCP server writes with its own
+reach (`git log --output=.github/workflows/x.yml`), and a `.gitignore` line such as
 `!/planning_history/` un-ignores the history that .git/info/exclude keeps out. So before every
 commit the staged changes are checked against the same rules, plus two only a commit has:
 symlinks pointing outside the tree (or into `.git`), files holding a secret planner knows, and
 a copy of planner's history under another name (recognised by its content, not only its path).
 A violating path is unstaged (the index goes back to HEAD for it), so it is never committed or
 pushed, and each one is reported with its rule for the tracking comment. Build and cache outputs
-(`__pycache__/`, `*.pyc`, `.pytest_cache/`, `node_modules/`: planner.tools.build_outputs) are
-unstaged too, whatever `.gitignore` says, without a note: running the tests leaves them behind.
+(`__pycache__/`, `*.pyc`, `.pytest_cache/`, `node_modules/`:
+planner.tools.commands.build_outputs) are unstaged too, whatever `.gitignore` says, without a
+note: running the tests leaves them behind.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from pathlib import Path
 from planner.config import DEFAULT_CONFIG_PATH, PlannerConfig
 from planner.core.errors import PlannerError
 from planner.text.redaction import SECRETS
-from planner.tools.build_outputs import is_build_output
-from planner.tools.paths import ci_definition, git_segment
-from planner.tools.safe_env import git_argv
+from planner.tools.commands.build_outputs import is_build_output
+from planner.tools.files.paths import ci_definition, git_segment
+from planner.tools.sandbox.safe_env import git_argv
 
 SYMLINK_MODE = "120000"
 ZERO_SHA = "0" * 40

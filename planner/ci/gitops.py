@@ -7,7 +7,7 @@ the one actions/checkout persisted), so exactly one Authorization header is sent
 the environment of fetch and push only.
 
 Every git command runs with an environment scrubbed of planner's secrets and with the fixed safe
-configuration of planner.tools.safe_env, whatever the repository's config says: no hooks, no
+configuration of planner.tools.sandbox.safe_env, whatever the repository's config says: no hooks, no
 fsmonitor, no drivers but git-lfs's, no proxy but planner's own, TLS verification on. fetch and
 push also speak only the remote's protocol (so a `url.*.insteadOf` in the repository's config
 cannot send them to a local path or over ssh).
@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from planner.ci.commit_policy import CommitRules, Refusal, enforce_commit_policy, range_refusals
 from planner.ci.forges.base import GitRemote, redact_secrets
 from planner.core.errors import PlannerError
-from planner.tools.safe_env import git_argv, git_environment
+from planner.tools.sandbox.safe_env import git_argv, git_environment
 
 log = logging.getLogger(__name__)
 

@@ -112,8 +112,8 @@ from planner.run.runner import (
 )
 from planner.text.inert import neutralize, no_closing_keywords
 from planner.text.issue import Comment, IssueContext
-from planner.tools.fence import credential_files
-from planner.tools.mcp_config import load_file_servers
+from planner.tools.mcp.servers import load_file_servers
+from planner.tools.sandbox.fence import credential_files
 
 log = logging.getLogger(__name__)
 

@@ -39,7 +39,7 @@ from pathlib import Path, PurePosixPath
 from planner.ci.gitops import GitError, GitWorkspace, Identity
 from planner.storage.files import history_weight
 from planner.storage.payloads import PAYLOADS_DIR, payload_folder
-from planner.tools.safe_env import git_argv
+from planner.tools.sandbox.safe_env import git_argv
 
 log = logging.getLogger(__name__)
 

@@ -39,7 +39,7 @@ class CheckpointPhase(Phase):
     `tree` (the approval gate) settles the working tree before the commit: nothing no judged
     call accounts for is committed without the gate's risk table, and a rebase is no stray.
     `hold` keeps whatever the tools left running from changing the tree between that judgement
-    and the commit (planner.tools.leftovers.held)."""
+    and the commit (planner.tools.sandbox.leftovers.held)."""
 
     name = "checkpoint"
 

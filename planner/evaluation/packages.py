@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from planner.core.errors import UserInputError
-from planner.tools.safe_env import scrubbed_environment
+from planner.tools.sandbox.safe_env import scrubbed_environment
 
 DOWNLOAD_TIMEOUT_SECONDS = 300
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")

@@ -26,7 +26,7 @@ import yaml
 
 from planner.core.errors import UserInputError
 from planner.evaluation.packages import PackageSource, RecordedEdit, apply_edits, fetch, unpack
-from planner.tools.safe_env import git_argv, git_environment, scrubbed_environment
+from planner.tools.sandbox.safe_env import git_argv, git_environment, scrubbed_environment
 
 SUITE_DIR = Path(__file__).resolve().parent / "suite"
 REAL_SUITE_DIR = Path(__file__).resolve().parent / "real_suite"

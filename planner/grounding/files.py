@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from planner.tools.safe_env import git_argv, git_environment
+from planner.tools.sandbox.safe_env import git_argv, git_environment
 
 TRACKED = ("ls-files", "-z", "--stage")
 UNTRACKED = ("ls-files", "-z", "--others", "--exclude-standard")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from planner.grounding.files import changed_files, git_dir, head_commit, list_files
 from planner.grounding.symbols import Outline, Symbol, outline
-from planner.tools.paths import read_in_tree
+from planner.tools.files.paths import read_in_tree
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from planner.grounding.ranking import defines, issue_terms, named_files, ranked
 from planner.grounding.tokens import estimate_tokens as estimate_tokens
 from planner.grounding.windows import windows_block
 from planner.text.issue import sanitize_untrusted
-from planner.tools.paths import read_in_tree
+from planner.tools.files.paths import read_in_tree
 
 LISTING_SHARE = 0.35
 """Part of the budget kept for the file listing when named files are shown in full."""

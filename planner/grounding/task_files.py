@@ -31,9 +31,9 @@ from planner.grounding.ranking import defines, issue_terms, named_files
 from planner.grounding.tokens import estimate_tokens
 from planner.grounding.windows import lines_within, windows_block
 from planner.text.issue import sanitize_untrusted
-from planner.tools.edits import numbered
-from planner.tools.paths import PathPolicy, PathRefused
-from planner.tools.safe_env import git_argv, git_environment
+from planner.tools.files.edits import numbered
+from planner.tools.files.paths import PathPolicy, PathRefused
+from planner.tools.sandbox.safe_env import git_argv, git_environment
 
 MIN_FILE_TOKENS = 60
 """A file with less room than this left in the budget is not started."""

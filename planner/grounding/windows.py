@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from planner.grounding.localise import Definition, Location, clues, definitions_of
 from planner.grounding.tokens import estimate_tokens
-from planner.tools.edits import numbered
+from planner.tools.files.edits import numbered
 
 MAX_WINDOWS = 4
 """Definitions shown per file at most."""

@@ -148,8 +148,8 @@ class ReplanStarted(EntryBase):
 
 
 class FactsShape(BaseModel):
-    """planner.replanning.facts.ActionFacts, rebuilt from these fields when a question about
-    an action is answered: every field, nothing else."""
+    """planner.replanning.prompting.facts.ActionFacts, rebuilt from these fields when a question
+    about an action is answered: every field, nothing else."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
     task_id: str

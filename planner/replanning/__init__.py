@@ -14,11 +14,11 @@ port.py            what the manager needs from the pass (PassContext implements 
 tools.py           request_replan, the folded-mode execution tool
 """
 
-from planner.replanning.decision import ReplanDecision
-from planner.replanning.levels import LEVELS, Level
+from planner.replanning.limits.levels import LEVELS, Level
+from planner.replanning.limits.statistics import ReplanStatistics
 from planner.replanning.manager import ReplanManager
-from planner.replanning.prompt_builder import ReplanPromptBuilder
-from planner.replanning.statistics import ReplanStatistics
+from planner.replanning.prompting.decision import ReplanDecision
+from planner.replanning.prompting.prompt_builder import ReplanPromptBuilder
 
 __all__ = [
     "LEVELS",

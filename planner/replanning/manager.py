@@ -32,26 +32,31 @@ from planner.memory.summaries import history_digest
 from planner.outcome.flow import PlanChanged, StopPass
 from planner.outcome.result import format_timestamp
 from planner.plan.documents import PlanningError
-from planner.replanning.controls import Verdict
-from planner.replanning.decision import PLANNING_PHASES, Phase, ReplanDecision, ReviewReply
-from planner.replanning.facts import (
-    ActionFacts,
-    action_facts,
-    evaluation_facts,
-    task_failure_facts,
-)
-from planner.replanning.levels import LEVELS, QUESTION_LIMIT
-from planner.replanning.notices import assumptions_notice, clarification_notice
-from planner.replanning.pipeline import (
+from planner.replanning.execution.notices import assumptions_notice, clarification_notice
+from planner.replanning.execution.pipeline import (
     DecisionPipeline,
     HookOutcome,
     decision_of,
     json_of,
     phase_of,
 )
-from planner.replanning.prompt_builder import PlanningInputs
-from planner.replanning.recorder import DecisionContext, new_id
-from planner.replanning.state import PendingQuestion
+from planner.replanning.execution.recorder import DecisionContext, new_id
+from planner.replanning.limits.controls import Verdict
+from planner.replanning.limits.levels import LEVELS, QUESTION_LIMIT
+from planner.replanning.limits.state import PendingQuestion
+from planner.replanning.prompting.decision import (
+    PLANNING_PHASES,
+    Phase,
+    ReplanDecision,
+    ReviewReply,
+)
+from planner.replanning.prompting.facts import (
+    ActionFacts,
+    action_facts,
+    evaluation_facts,
+    task_failure_facts,
+)
+from planner.replanning.prompting.prompt_builder import PlanningInputs
 from planner.text.issue import prompt_view, sanitize_untrusted
 
 QUESTIONS_SPENT = "The limit of questions for this issue is reached"

@@ -22,8 +22,8 @@ from planner.grounding.phase import GroundingPhase
 from planner.interactive.phase import InteractivePhase
 from planner.refinement.phase import RefinementPhase
 from planner.replanning.phase import ReplanningPhase
-from planner.tools.isolation import SandboxUser
-from planner.tools.leftovers import held
+from planner.tools.sandbox.isolation import SandboxUser
+from planner.tools.sandbox.leftovers import held
 from planner.verification.candidate_phase import CandidatePhase
 from planner.verification.phase import VerificationPhase
 
@@ -41,7 +41,7 @@ def pass_phases(
     `diff` gives the work's changes for the final quality judgement (planner.run.workdiff);
     `workspace` is the checkout the repository map describes (None: no map); `excluded` are
     paths the map never lists (planner's history and state); `sandbox` is the user commands
-    run as (planner.tools.isolation), for the tests too."""
+    run as (planner.tools.sandbox.isolation), for the tests too."""
     planning = config.planning
     watch = gate.watched if gate else None
     checker = (

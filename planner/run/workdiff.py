@@ -15,8 +15,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from planner.tools.paths import read_in_tree, shown_in_tree
-from planner.tools.safe_env import git_argv, git_environment
+from planner.tools.files.paths import read_in_tree, shown_in_tree
+from planner.tools.sandbox.safe_env import git_argv, git_environment
 
 DIFF_CHARS = 60_000
 """More than the judge reads (it cuts again); stops a huge diff from being produced in full."""

@@ -15,16 +15,16 @@ from planner.text.redaction import (
     register_file_secrets,
     register_secret,
 )
-from planner.tools.commands import CommandTool
-from planner.tools.fence import credential_files
-from planner.tools.isolation import isolate
-from planner.tools.leftovers import adopt_orphans, end_leftovers
-from planner.tools.mcp_config import config_file_path, resolve_servers
+from planner.tools.commands.run_command import CommandTool
+from planner.tools.files.workspace import WorkspaceTools
+from planner.tools.mcp.servers import config_file_path, resolve_servers
 from planner.tools.registry import ToolRegistry
-from planner.tools.workspace import WorkspaceTools
+from planner.tools.sandbox.fence import credential_files
+from planner.tools.sandbox.isolation import isolate
+from planner.tools.sandbox.leftovers import adopt_orphans, end_leftovers
 
 if TYPE_CHECKING:
-    from planner.tools.mcp import McpHost
+    from planner.tools.mcp.host import McpHost
 
 
 def build_registry(
@@ -88,7 +88,7 @@ def build_registry(
         register_secrets_of(server)
     if servers:
         # The MCP SDK costs about half a second to import: only a pass with servers pays it.
-        from planner.tools.mcp import McpHost
+        from planner.tools.mcp.host import McpHost
 
         _add_servers(registry, McpHost(servers, config, workspace, isolation.user))
     return registry

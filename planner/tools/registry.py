@@ -14,8 +14,8 @@ from typing import Any
 
 from planner.core.interfaces import ToolProvider, ToolResult, ToolSpec
 from planner.text.redaction import redact
-from planner.tools.isolation import SandboxUser
 from planner.tools.output import escaped
+from planner.tools.sandbox.isolation import SandboxUser
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,8 @@ class ToolRegistry:
         """Sees every call of a known tool first (the approval gate): a result answers the call
         instead of the tool; raising ends the pass. None lets every call through."""
         self.sandbox_user: SandboxUser | None = None
-        """The user programs run as this pass (planner.tools.isolation); None: planner's own."""
+        """The user programs run as this pass (planner.tools.sandbox.isolation); None: planner's
+        own."""
         for provider in providers or []:
             self.add(provider)
 

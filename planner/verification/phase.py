@@ -46,7 +46,7 @@ from planner.outcome.evidence import (
 from planner.outcome.flow import PlanChanged, StopPass
 from planner.outcome.result import PassStatus
 from planner.text.prompts import render
-from planner.tools.isolation import SandboxUser
+from planner.tools.sandbox.isolation import SandboxUser
 from planner.verification.fixes.attempts import (
     NAMES_SHOWN,
     ResetImpossible,

@@ -27,7 +27,7 @@ from planner.outcome.evidence import (
     is_test_file,
     recorded_runs,
 )
-from planner.tools.isolation import SandboxUser
+from planner.tools.sandbox.isolation import SandboxUser
 from planner.verification.fixes.attempts import Start, relative_folders, snapshot, start_of
 from planner.verification.fixes.trace import Trace, read_trace, traced_argv
 from planner.verification.fixes.undo import own_change, put_back

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pydantic
 
-from planner.tools.isolation import reachable_by_others, unreachable_interpreter
+from planner.tools.sandbox.isolation import reachable_by_others, unreachable_interpreter
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE_PACKAGES = Path(pydantic.__file__).resolve().parents[1]

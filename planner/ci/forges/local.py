@@ -31,7 +31,7 @@ from planner.ci.forges.base import (
 from planner.ci.forges.issue_file import load_issue_file
 from planner.core.errors import UserInputError
 from planner.run.runner import exclude_from_git
-from planner.tools.safe_env import git_argv, git_environment
+from planner.tools.sandbox.safe_env import git_argv, git_environment
 
 STATE_DIR = ".planner"
 ISSUE_SUFFIXES = (".md", ".json", ".yml", ".yaml", ".markdown", ".txt")

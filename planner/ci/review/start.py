@@ -57,7 +57,7 @@ from planner.plan.documents import (
 )
 from planner.text.inert import no_closing_keywords
 from planner.text.issue import truncate_bytes
-from planner.tools.paths import read_in_tree
+from planner.tools.files.paths import read_in_tree
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from planner.outcome.evidence import ATTEMPT, VerificationNote
 from planner.text.prompts import render
-from planner.tools.safe_env import git_argv, git_environment
+from planner.tools.sandbox.safe_env import git_argv, git_environment
 from planner.verification.fixes.undo import put_back
 from planner.verification.suite.changes import changed_files, diff_since
 

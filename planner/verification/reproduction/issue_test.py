@@ -27,8 +27,8 @@ from pydantic import BaseModel
 
 from planner.model.file_blocks import code_blocks
 from planner.text.issue import sanitize_untrusted
-from planner.tools.paths import read_in_tree
-from planner.tools.python_merge import complete_module
+from planner.tools.files.paths import read_in_tree
+from planner.tools.files.python_merge import complete_module
 from planner.verification.reproduction.transcript import SPAN
 
 EXAMPLE_LINES = 40

@@ -40,7 +40,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 from planner.model.file_blocks import code_blocks
-from planner.tools.paths import read_in_tree
+from planner.tools.files.paths import read_in_tree
 
 EXPECTING = re.compile(
     r"\b(expect\w*|should|instead|supposed to|ought to|must (?:be|give|return)"

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from planner.outcome.evidence import is_test_file
-from planner.tools.edits import unified_diff
-from planner.tools.paths import shown_in_tree
-from planner.tools.safe_env import git_argv, git_environment
+from planner.tools.files.edits import unified_diff
+from planner.tools.files.paths import shown_in_tree
+from planner.tools.sandbox.safe_env import git_argv, git_environment
 
 
 def head_commit(workspace: Path) -> str:

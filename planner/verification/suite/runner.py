@@ -1,10 +1,11 @@
 """Running the setup and the test command, through run_command's own runner.
 
-The commands run exactly as the model's run_command does (planner.tools.commands.CommandTool):
-an allow-listed environment without any token, the unprivileged sandbox user when planner runs
-as root, their own process group killed at the timeout, output cut to a cap. Python
-repositories get a virtual environment of their own, outside the workspace, first on PATH for
-the setup and the tests, so their packages never land in planner's environment.
+The commands run exactly as the model's run_command does
+(planner.tools.commands.run_command.CommandTool): an allow-listed environment without any token, the
+unprivileged sandbox user when planner runs as root, their own process group killed at the timeout,
+output cut to a cap. Python repositories get a virtual environment of their own, outside the
+workspace, first on PATH for the setup and the tests, so their packages never land in planner's
+environment.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from planner.outcome.deadline import bounded, expired
 from planner.outcome.evidence import TestRun
 from planner.text.issue import sanitize_untrusted
 from planner.text.redaction import redact
-from planner.tools.commands import CommandTool, Finished
-from planner.tools.isolation import SandboxUser, private_folder
+from planner.tools.commands.run_command import CommandTool, Finished
+from planner.tools.sandbox.isolation import SandboxUser, private_folder
 from planner.verification.suite.declared import applies, names_runner
 from planner.verification.suite.detect import PYTHON, Verification, provision_steps
 from planner.verification.suite.parse import parse_output, service_problem

@@ -14,10 +14,10 @@ from pydantic import BaseModel
 
 from planner.memory.history import PlanningHistoryStore
 from planner.outcome.result import Notification, NotificationKind
-from planner.replanning.controls import Verdict
-from planner.replanning.decision import Phase, ReplanDecision
-from planner.replanning.executor import ReplanChange
-from planner.replanning.notices import assumptions_notice, revision_notice
+from planner.replanning.execution.executor import ReplanChange
+from planner.replanning.execution.notices import assumptions_notice, revision_notice
+from planner.replanning.limits.controls import Verdict
+from planner.replanning.prompting.decision import Phase, ReplanDecision
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """run_command: an allow-listed argv, run in the workspace with an environment free of secrets.
 
-The environment is an allow-list (planner.tools.safe_env), and when planner runs as root the
-command runs as an unprivileged user (planner.tools.isolation), so it cannot read the secrets in
-the environment or memory of planner or of the CI job's processes either.
+The environment is an allow-list (planner.tools.sandbox.safe_env), and when planner runs as root
+the command runs as an unprivileged user (planner.tools.sandbox.isolation), so it cannot read the
+secrets in the environment or memory of planner or of the CI job's processes either.
 
 Never a shell string: the model sends an argv list, and it runs only when it starts with one of
 `tools.allowed_commands`. The command gets its own session and process group; when it exits or
@@ -35,10 +35,10 @@ from planner.core.interfaces import ToolResult, ToolSpec
 from planner.outcome.deadline import bounded
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
-from planner.tools.isolation import SandboxUser, private_folder
-from planner.tools.leftovers import process_table
 from planner.tools.output import cap_file
-from planner.tools.safe_env import scrubbed_environment
+from planner.tools.sandbox.isolation import SandboxUser, private_folder
+from planner.tools.sandbox.leftovers import process_table
+from planner.tools.sandbox.safe_env import scrubbed_environment
 
 
 @dataclass

@@ -32,10 +32,10 @@ from mcp.client.streamable_http import streamable_http_client
 
 from planner.config import McpServerConfig, ToolsConfig
 from planner.core.interfaces import ToolResult, ToolSpec
-from planner.tools.isolation import SandboxUser, private_folder
-from planner.tools.loop import LoopThread
+from planner.tools.mcp.loop import LoopThread
 from planner.tools.output import cap_text
-from planner.tools.safe_env import scrubbed_environment
+from planner.tools.sandbox.isolation import SandboxUser, private_folder
+from planner.tools.sandbox.safe_env import scrubbed_environment
 
 log = logging.getLogger(__name__)
 

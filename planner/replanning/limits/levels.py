@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.replanning.decision import PLANNING_PHASES, Phase, ReplanDecision
+from planner.replanning.prompting.decision import PLANNING_PHASES, Phase, ReplanDecision
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 from planner.plan.clarifications import GENERIC_WORDS, check_clarification
 from planner.plan.documents import PlanRules
-from planner.replanning.decision import ReplanDecision
-from planner.replanning.recorder import DecisionContext
+from planner.replanning.execution.recorder import DecisionContext
+from planner.replanning.prompting.decision import ReplanDecision
 from planner.text.words import words_of
 
 GENERIC_EXECUTION_WORDS = words_of(

@@ -2,7 +2,8 @@
 
 Four layers, each closing routes the others leave open (README, "Secret isolation"):
 
-1. An allow-listed environment (planner.tools.safe_env) for run_command, MCP servers and git.
+1. An allow-listed environment (planner.tools.sandbox.safe_env) for run_command, MCP servers and
+   git.
 2. planner's own process is made non-dumpable (prctl PR_SET_DUMPABLE 0): /proc/<planner>/environ
    and /proc/<planner>/mem are then refused to every process of the same user that lacks
    CAP_SYS_PTRACE, and planner leaves no core dump. /proc/self/environ always shows the
@@ -14,9 +15,10 @@ Four layers, each closing routes the others leave open (README, "Secret isolatio
    capability (CAP_SYS_PTRACE included). Tools never fall back to root, not even where that
    user cannot reach the workspace by its path (_reaching). They get a HOME of their own, and
    what the runner gave that user beside the checkout (planner's HOME, GitHub's file commands)
-   is closed to it meanwhile (planner.tools.fence), and so are `.git` and planner's history
-   inside it, whoever owns the checkout (planner.tools.lock). When the tools close, every process of
-   that user they started is killed, however it detached (planner.tools.leftovers).
+   is closed to it meanwhile (planner.tools.sandbox.fence), and so are `.git` and planner's history
+   inside it, whoever owns the checkout (planner.tools.sandbox.lock). When the tools close, every
+   process of that user they started is killed, however it detached
+   (planner.tools.sandbox.leftovers).
 4. Credentials the checkout left behind are removed before any tool runs
    (scrub_checkout_credentials): actions/checkout's `http.<url>.extraheader`, wherever it is
    included from, and the job token in the userinfo of GitLab's origin URL.
@@ -36,10 +38,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from planner.tools.fence import Fence, fence
-from planner.tools.lock import Lock, lock_checkout
-from planner.tools.process import make_undumpable
-from planner.tools.safe_env import git_argv, git_environment, scrubbed_environment
+from planner.tools.sandbox.fence import Fence, fence
+from planner.tools.sandbox.lock import Lock, lock_checkout
+from planner.tools.sandbox.process import make_undumpable
+from planner.tools.sandbox.safe_env import git_argv, git_environment, scrubbed_environment
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +136,8 @@ def _ancestor_uids() -> set[int]:
 
 def _home_for(uid: int, gid: int) -> str:
     """A HOME of the tools' own, never planner's: planner's git reads its global config there
-    (a Docker action's HOME belongs to the runner's user, whom tools run as: planner.tools.fence)
+    (a Docker action's HOME belongs to the runner's user, whom tools run as:
+    planner.tools.sandbox.fence)
     """
     home = tempfile.mkdtemp(prefix=f"planner-home-{uid}-")
     os.chown(home, uid, gid)
@@ -334,7 +337,8 @@ class Isolation:
     fenced: Fence = field(default_factory=Fence)
     """What the runner gave the tools' user outside the checkout, closed to it meanwhile."""
     locked: Lock = field(default_factory=Lock)
-    """`.git`, the history and the folders above them, root's meanwhile (planner.tools.lock)."""
+    """`.git`, the history and the folders above them, root's meanwhile
+    (planner.tools.sandbox.lock)."""
 
     def close(self, workspace: Path) -> None:
         if self.user is not None and self.undo is not None:

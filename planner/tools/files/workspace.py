@@ -20,7 +20,7 @@ from planner.core.interfaces import ToolResult, ToolSpec
 from planner.outcome.evidence import is_test_file
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
-from planner.tools.edits import (
+from planner.tools.files.edits import (
     EditFailed,
     apply_edits,
     changed_view,
@@ -30,16 +30,16 @@ from planner.tools.edits import (
     without_fence,
     without_line_numbers,
 )
-from planner.tools.output import cap_text, looks_binary
-from planner.tools.paths import PathPolicy, PathRefused
-from planner.tools.python_merge import (
+from planner.tools.files.paths import PathPolicy, PathRefused
+from planner.tools.files.python_merge import (
     Completion,
     complete_module,
     importer_pattern,
     imports_name,
     parenthesised_import_pattern,
 )
-from planner.tools.search import FileSearch, SearchFailed
+from planner.tools.files.search import FileSearch, SearchFailed
+from planner.tools.output import cap_text, looks_binary
 
 Handler = Callable[[dict[str, Any]], ToolResult]
 PATH = {"type": "string", "description": "Path relative to the repository root"}

@@ -25,22 +25,27 @@ from planner.memory.history import PlanningHistoryStore
 from planner.outcome.flow import PlanChanged, StopPass
 from planner.outcome.result import Notification
 from planner.plan.documents import HumanIntervention, InterventionSummary, Plan, PlanningError
-from planner.replanning.controls import ReplanControls, Verdict
-from planner.replanning.decision import PLANNING_PHASES, DecisionReply, Phase, ReplanDecision
-from planner.replanning.executor import (
+from planner.replanning.execution.executor import (
     PlanningQuestion,
     ReplanChange,
     ReplanExecutor,
     ReplanFailed,
     Situation,
 )
-from planner.replanning.notices import clarification_notice, escalation_notice
+from planner.replanning.execution.notices import clarification_notice, escalation_notice
+from planner.replanning.execution.questions import refused_question
+from planner.replanning.execution.recorder import Clock, DecisionContext, ReplanRecorder, new_id
+from planner.replanning.limits.controls import ReplanControls, Verdict
+from planner.replanning.limits.state import ReplanState
+from planner.replanning.limits.statistics import ReplanStatistics, statistics_of
 from planner.replanning.port import ReplanPort
-from planner.replanning.prompt_builder import ReplanPromptBuilder, replan_history_line
-from planner.replanning.questions import refused_question
-from planner.replanning.recorder import Clock, DecisionContext, ReplanRecorder, new_id
-from planner.replanning.state import ReplanState
-from planner.replanning.statistics import ReplanStatistics, statistics_of
+from planner.replanning.prompting.decision import (
+    PLANNING_PHASES,
+    DecisionReply,
+    Phase,
+    ReplanDecision,
+)
+from planner.replanning.prompting.prompt_builder import ReplanPromptBuilder, replan_history_line
 from planner.text.issue import IssueContext
 
 log = logging.getLogger(__name__)

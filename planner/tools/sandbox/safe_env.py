@@ -8,8 +8,8 @@ a fixed safe configuration whatever the repository's config says (git_argv with 
 root): no hooks, no fsmonitor, no filter, textconv or merge drivers but git-lfs's own, no proxy
 but the one planner's own environment names, TLS verification on, no credential helper, no
 signing or editor program. A pass may plant any of these in `.git/config` through an allowed
-command or an MCP server wherever tools can write `.git` (planner.tools.isolation keeps it root's
-while tools run as another user), and `commit --no-verify` would still run post-commit.
+command or an MCP server wherever tools can write `.git` (planner.tools.sandbox.isolation keeps it
+root's while tools run as another user), and `commit --no-verify` would still run post-commit.
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ from typing import Any
 
 from planner.memory.questions import QuestionCount, ends_piece_of_work
 from planner.memory.state import REFINEMENT
-from planner.replanning.decision import PLANNING_PHASES
-from planner.replanning.levels import QUESTION_LIMIT, REVISION_CAP
+from planner.replanning.limits.levels import QUESTION_LIMIT, REVISION_CAP
+from planner.replanning.prompting.decision import PLANNING_PHASES
 
 
 @dataclass

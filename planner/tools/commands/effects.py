@@ -12,7 +12,7 @@ could hide behind the same stat data (git's "racy" entries). Contents are kept f
 only where git cannot give them back: a file whose content is the blob git's index has for it
 is restored from git's object store, any other file (the pass's own uncommitted work) is copied
 once into a private folder, keyed by its hash. `.git`, build and cache outputs
-(planner.tools.build_outputs), untracked files git ignores (they never reach a commit: a
+(planner.tools.commands.build_outputs), untracked files git ignores (they never reach a commit: a
 virtualenv is neither hashed nor copied) and planner's own state folders are not watched.
 
 Usage::
@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from planner.tools.build_outputs import is_build_output
-from planner.tools.safe_env import git_argv, git_environment
+from planner.tools.commands.build_outputs import is_build_output
+from planner.tools.sandbox.safe_env import git_argv, git_environment
 
 RACY_WINDOW_NS = 2_000_000_000
 """A file changed this close to when it was hashed is hashed again (coarse timestamps)."""

@@ -14,8 +14,8 @@ from typing import Any
 from planner.core.interfaces import ToolSpec
 from planner.engine.phase import ReviewSection
 from planner.plan.documents import Plan
-from planner.replanning.decision import PHASE_TITLES, PHASE_TYPES, ReplanDecision
-from planner.replanning.facts import ActionFacts, EvaluationFacts
+from planner.replanning.prompting.decision import PHASE_TITLES, PHASE_TYPES, ReplanDecision
+from planner.replanning.prompting.facts import ActionFacts, EvaluationFacts
 from planner.text.budget import (
     ACTIONS_TOKENS,
     ISSUE_REREAD_TOKENS,
@@ -37,7 +37,7 @@ COMMON_FIELDS: tuple[tuple[str, str], ...] = (
 )
 """The seed's decision fields (§2.4), each with a short shape: the format is one line, since a
 decision request has a budget of 500 tokens (planning-process.md §13.4). target_phase is left
-out of the text: replan_level names the phase (planner.replanning.levels), and the response
+out of the text: replan_level names the phase (planner.replanning.limits.levels), and the response
 schema still offers the field."""
 PHASE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "goal_understanding": (("assumptions_to_make", '["what you assume if nobody answers"]'),),

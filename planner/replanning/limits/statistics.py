@@ -6,9 +6,9 @@ from collections import Counter
 
 from pydantic import BaseModel, Field
 
-from planner.replanning.controls import ReplanControls
-from planner.replanning.levels import LEVELS, PLAN_REVISION_LIMIT, QUESTION_LIMIT
-from planner.replanning.state import ReplanState
+from planner.replanning.limits.controls import ReplanControls
+from planner.replanning.limits.levels import LEVELS, PLAN_REVISION_LIMIT, QUESTION_LIMIT
+from planner.replanning.limits.state import ReplanState
 
 
 class ReplanStatistics(BaseModel):

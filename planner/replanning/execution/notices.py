@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from planner.outcome.result import format_timestamp
-from planner.replanning.controls import Verdict, percent
-from planner.replanning.decision import PHASE_TITLES, ReplanDecision
+from planner.replanning.limits.controls import Verdict, percent
+from planner.replanning.prompting.decision import PHASE_TITLES, ReplanDecision
 from planner.text.issue import sanitize_untrusted
 
 ITEM_CHARS = 500

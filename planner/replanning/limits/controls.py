@@ -17,9 +17,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from planner.config import ReplanningConfig
-from planner.replanning.decision import Phase, ReplanDecision
-from planner.replanning.levels import QUESTION_LIMIT, REVISION_CAP, Level, level_of, limit_key_of
-from planner.replanning.state import ReplanState
+from planner.replanning.limits.levels import (
+    QUESTION_LIMIT,
+    REVISION_CAP,
+    Level,
+    level_of,
+    limit_key_of,
+)
+from planner.replanning.limits.state import ReplanState
+from planner.replanning.prompting.decision import Phase, ReplanDecision
 
 HIGH_CONFIDENCE = 0.8
 """§9.3: at or above this a replan runs without a warning (not configurable in the seed)."""

@@ -21,9 +21,9 @@ from planner.config import ToolsConfig
 from planner.core.interfaces import ToolResult, ToolSpec
 from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
+from planner.tools.files.paths import PathPolicy, PathRefused
 from planner.tools.output import cap_text
-from planner.tools.paths import PathPolicy, PathRefused
-from planner.tools.safe_env import git_argv, git_environment
+from planner.tools.sandbox.safe_env import git_argv, git_environment
 
 SCANNER = Path(__file__).with_name("_scan.py")
 LS_FILES = ("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--")

@@ -2,8 +2,8 @@
 
 planner, running as root, reads and runs `.git` (its config, refs and index: every git command
 it runs, the commit and the push with the token) and its history (plans, approvals). Tools run
-as the sandbox user (planner.tools.isolation), and in GitHub's Docker action that user owns the
-checkout: it could rewrite `.git/config` (a proxy that reads the push's token, a filter that
+as the sandbox user (planner.tools.sandbox.isolation), and in GitHub's Docker action that user owns
+the checkout: it could rewrite `.git/config` (a proxy that reads the push's token, a filter that
 planner's own `git status` runs as root) or append an approval to the history. Owning the folder
 above them is enough too: `mv .git .git.old && cp -r .git.old .git` gives a user a `.git` of
 its own.

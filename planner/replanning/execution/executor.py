@@ -32,10 +32,10 @@ from planner.plan.documents import (
     repaired,
     restore_kept,
 )
-from planner.replanning.decision import ReplanDecision
-from planner.replanning.levels import Level
+from planner.replanning.limits.levels import Level
 from planner.replanning.port import ReplanPort
-from planner.replanning.prompt_builder import ReplanPromptBuilder
+from planner.replanning.prompting.decision import ReplanDecision
+from planner.replanning.prompting.prompt_builder import ReplanPromptBuilder
 
 
 class ReplanFailed(Exception):

@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from planner.tools.isolation import SandboxUser
+from planner.tools.sandbox.isolation import SandboxUser
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""The model's side of a replan decision: what its prompt is told and what its decision says."""
