@@ -1159,5 +1159,16 @@ CATALOGUE: tuple[Entry, ...] = (
         "a post held {} link(s) or image(s) to other hosts; it was made inert",
         "warnings-in-the-log",
     ),
+    Entry(
+        "PLN222",
+        "the fix is unproven: only documentation changed, but the issue asks for behaviour ({}) "
+        "and {}",
+        "why-a-pass-ended--the-tracking-comments-why",
+    ),
+    Entry(
+        "PLN223",
+        "the change removes lines the issue did not ask to change from {}",
+        "why-a-pass-ended--the-tracking-comments-why",
+    ),
 )
 """Every message by code."""

@@ -57,7 +57,9 @@ from planner.outcome.flow import PlanChanged, StopPass
 from planner.outcome.result import PassStatus
 from planner.text.issue import IssueContext, prompt_view
 from planner.text.prompts import render
+from planner.tools.document_edits import is_document
 from planner.tools.isolation import SandboxUser
+from planner.tools.paths import read_in_tree
 from planner.verification.fixes.attempts import (
     ResetImpossible,
     Start,
@@ -78,6 +80,12 @@ from planner.verification.fixes.repair_task import (
 )
 from planner.verification.fixes.trace import Trace, read_trace, traced_argv
 from planner.verification.fixes.undo import RepairUndo, put_back
+from planner.verification.reproduction.behaviour import (
+    behaviour_asked,
+    documents_only,
+    lost_lines,
+)
+from planner.verification.reproduction.commands import command_test
 from planner.verification.reproduction.issue_test import (
     IssueTest,
     as_unittest,
@@ -99,6 +107,8 @@ from planner.verification.suite.changes import (
     fingerprint,
     head_commit,
     removed_names,
+    text_at,
+    working_files,
 )
 from planner.verification.suite.checks import check_changed
 from planner.verification.suite.detect import NO_TESTS, PYTHON, Verification, resolve
@@ -126,6 +136,7 @@ SETUP = "verification_setup"
 REPAIR = "verification_repair"
 UNRESOLVED = "verification_unresolved"
 UNDONE = "verification_repair_undone"
+DOCUMENTS_LOST = "verification_documents_lost"
 ATTEMPT_NOT_MADE = "verification_attempt_not_made"
 SOURCE = "verification"
 NAMES_SHOWN = 20
@@ -431,7 +442,7 @@ class VerificationPhase(Phase):
             run.store.append(ISSUE_TEST, status="dropped", reason=reason)
             return  # it must fail on the code before the change: that code is gone
         path = issue_test_path(self.workspace, run.issue.number, run.issue.title)
-        if self._try_example_test(run, path):
+        if self._try_example_test(run, path) or self._try_command_test(run, path):
             return
         messages, stated = self._issue_test_request(run, path)
         reply = run.chat("issue_test", messages, [])
@@ -452,6 +463,15 @@ class VerificationPhase(Phase):
             return False
         test = IssueTest(path=path, content=content)
         return self._try_issue_test(run, test, _stated(run.issue), "issue example")
+
+    def _try_command_test(self, run: PassContext, path: str) -> bool:
+        """Without the repository's tests: the command the issue shows (`python3 tool.py
+        --count notes.txt`) with what it should print, as the test (commands.py)."""
+        content = None if self.usable else command_test(run.issue.body, self.workspace, path)
+        if content is None:
+            return False
+        test = IssueTest(path=path, content=content)
+        return self._try_issue_test(run, test, _stated(run.issue), "issue command")
 
     def work_begun(self, run: PassContext) -> bool:
         """An action was taken, or files differ from where the change started (a later
@@ -705,6 +725,8 @@ class VerificationPhase(Phase):
     # -- before completion: repair, try again, or stop ---------------------------------------
 
     def before_completion(self, run: PassContext) -> None:
+        self._stop_if_documents_lost(run)
+        self._stop_if_only_documented(run)
         entries = run.store.entries()
         if not (self._can_run(entries) or self._checks_due(run)):
             return
@@ -750,6 +772,63 @@ class VerificationPhase(Phase):
         run.store.append(UNPROVEN, reason=reason)  # the result and the draft say it
         line = note.line() if note is not None else ""
         raise StopPass("needs_human", reason, [line] if line else [])
+
+    def _stop_if_documents_lost(self, run: PassContext) -> None:
+        """`completed` needs every document the change touched to keep the lines the issue did
+        not ask to change (planner.tools.document_edits); a person looks otherwise."""
+        base, dirty = _base(run), self._start(run).dirty
+        changed = [p for p in self._changed(run) if is_document(p) and p not in dirty]
+        texts = {path: (text_at(self.workspace, base, path), self._now(path)) for path in changed}
+        lost = lost_lines(texts, f"{run.issue.title}\n{run.issue.body}")
+        if lost:
+            reason = f"the change removes lines the issue did not ask to change from {lost}"
+            run.store.append(DOCUMENTS_LOST, reason=reason)
+            raise StopPass("needs_human", reason)
+
+    def _stop_if_only_documented(self, run: PassContext) -> None:
+        """The change is to documents alone and the issue asks for behaviour: no test of the
+        issue judges it, so the command the issue shows must run (commands.py), or the pass
+        ends needs_human saying so (reproduction/behaviour.py)."""
+        entries = run.store.entries()
+        changed = self._changed(run)
+        if self.settings.enabled == "off" or not documents_only(changed):
+            return
+        if _active_test(entries) is not None or _kept_test(entries):
+            return  # the issue's test judges the change
+        text = f"{run.issue.title}\n{run.issue.body}"
+        asked = behaviour_asked(text, self.workspace, working_files(self.workspace))
+        if not asked:
+            return
+        shown = self._issue_command(run)
+        if shown is not None and shown.status == "passed":
+            return  # the behaviour the issue shows is there: the documents describe it
+        checked = f"the command it shows fails ({shown.counts()})" if shown and shown.ran else ""
+        why = checked or "no check of that behaviour could run"
+        reason = (
+            f"{FIX_UNPROVEN}: only documentation changed, but the issue asks for behaviour "
+            f"({asked}) and {why}"
+        )
+        run.store.append(UNPROVEN, reason=reason)
+        raise StopPass("needs_human", reason)
+
+    def _issue_command(self, run: PassContext) -> TestRun | None:
+        """The command the issue shows, run now as its test would run it (None: it shows no
+        command that can run, or pytest does not run here)."""
+        path = issue_test_path(self.workspace, run.issue.number, run.issue.title)
+        content = command_test(run.issue.body, self.workspace, path)
+        if content is None or not self.pytest:
+            return None
+        return self._issue_run(IssueTest(path=path, content=content))
+
+    def _changed(self, run: PassContext) -> list[str]:
+        """Every file changed since the baseline, planner's own folders aside."""
+        return changed_files(
+            self.workspace, _base(run), lambda path: not path.startswith(self.excluded)
+        )
+
+    def _now(self, path: str) -> str:
+        data = read_in_tree(self.workspace, path) if (self.workspace / path).is_file() else None
+        return data.decode("utf-8", errors="replace") if data is not None else ""
 
     def _repair(self, run: PassContext, note: VerificationNote) -> bool:
         """A repair task was added (with a plan, while repairs are left)."""
