@@ -178,7 +178,7 @@ def test_without_a_command_that_can_run_a_documentation_change_ends_needs_human_
 
     assert result.status == "needs_human", result.stop_reason
     assert result.stop_reason.startswith("the fix is unproven: only documentation changed")
-    assert "it shows a command to run (`python3 tool.py --count FILE`)" in result.stop_reason
+    assert "it says what should happen (“should print”)" in result.stop_reason
     assert result.stop_reason.endswith("no check of that behaviour could run")
     assert result.verification is not None
     assert "only documentation changed" in result.verification.unproven
@@ -213,7 +213,8 @@ def test_a_command_that_already_works_lets_its_documentation_complete(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
     """The issue shows a command that runs as it says before any change: the option is there,
-    the README describing it is what the issue needs, and the command proves it."""
+    and the README describing it is what the issue needs (the command, tried as the issue's
+    test, passes before the change and is dropped)."""
     workspace = tool_repo(tmp_path / "repo")
     issue = COUNT_ISSUE.model_copy(
         update={
@@ -240,14 +241,19 @@ def test_a_command_that_already_works_lets_its_documentation_complete(
 def test_what_asks_for_behaviour_and_what_runs(tmp_path: Path) -> None:
     workspace = tool_repo(tmp_path / "repo")
     files = ["tool.py", "notes.txt", "README.md"]
-    assert behaviour_asked(COUNT_ISSUE.body, workspace, files).startswith("it shows a command")
-    assert behaviour_asked("Add a `--count` option.", workspace, files) == (
+    assert behaviour_asked(COUNT_ISSUE.body, workspace, files) == (
         "it names `--count`, which the code does not have yet"
+    )
+    assert behaviour_asked("Add `python3 report.py notes.txt`.", workspace, files).startswith(
+        "it shows a command to run (`python3 report.py notes.txt`) of a script still to write"
     )
     assert behaviour_asked("`count_lines()` should return 0 for an empty file.", workspace, [])
     assert behaviour_asked(SECTION_ISSUE.body, workspace, files) == ""
     assert behaviour_asked("Fix the typo in the README: teh tool.", workspace, files) == ""
     assert behaviour_asked("Explain `--upper` in the README.", workspace, files) == ""
+    usage = "Add a Usage section showing `python3 tool.py ...` in a code block, and `--upper`."
+    assert behaviour_asked(usage, workspace, files) == ""
+    assert command_examples(usage, workspace) == []  # `...` stands for arguments
     [example] = command_examples(COUNT_ISSUE.body, workspace)
     assert example.arguments == ("tool.py", "--count", "notes.txt")
     assert (example.inputs, example.output) == (("notes.txt",), ("3",))

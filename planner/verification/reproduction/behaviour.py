@@ -6,11 +6,12 @@ the README, which then described behaviour the code did not have, and the pass e
 behaviour is never proven by a documentation change: where no test of the issue judges the
 change, the command the issue shows must run (commands.py) or a person looks.
 
-An issue asks for behaviour when its text shows a command to run (a `$ ` prompt, `python3
-tool.py …`) or an interpreter session (`>>>`), names an option (`--count`) or a function
-(`parse()`) the repository's code does not have yet, shows a traceback, or says what something
-should do ("should print", "expected output"). An option or function the code already has is
-no request for behaviour by itself: "document `--verbose` in the README" is a documentation task.
+An issue asks for behaviour when its text shows a traceback or an interpreter session (`>>>`),
+says what something should do ("should print", "expected output"), names an option (`--count`)
+or a function (`parse()`) the repository's code does not have yet, or shows a command of a script
+it does not have. A command, an option or a function the code already has is no request for
+behaviour by itself: "add a Usage section showing `python greet.py --name Ada`" and "document
+`--verbose` in the README" are documentation tasks.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ SHOULD = re.compile(
     r"\b(?:should|must|ought to|is supposed to)\s+(?:now\s+|also\s+|instead\s+)?"
     r"(?:return|print|output|raise|accept|support|exit|produce|yield|parse|handle|count|"
     r"not (?:crash|fail|raise))\b"
-    r"|\bexpected (?:output|result|value|behaviou?r)\b|\bI expected\b|\binstead of (?:returning|"
+    r"|\bexpected (?:output|result|value|behaviou?r)\b|\binstead of (?:returning|"
     r"printing|raising)\b",
     re.IGNORECASE,
 )
@@ -46,22 +47,32 @@ MAX_FILE_BYTES = 1_000_000
 def behaviour_asked(text: str, workspace: Path, files: Iterable[str]) -> str:
     """Why the issue's text asks for behaviour ("" when it does not): what it shows or says.
     `files` are the repository's files, searched for the options and functions it names."""
-    command = COMMAND.search(text)
-    if command:
-        line = text[command.start() :].strip(" `").splitlines()[0].split("`")[0]
-        return f"it shows a command to run (`{line.strip()[:QUOTED]}`)"
-    if SESSION.search(text):
-        return "it shows an interpreter session (`>>>`)"
     if TRACEBACK.search(text):
         return "it shows a traceback"
     said = SHOULD.search(text)
     if said:
         return f"it says what should happen (“{said.group(0)}”)"
+    if SESSION.search(text):
+        return "it shows an interpreter session (`>>>`)"
+    for command in _commands(text):
+        script = next((word for word in command.split()[1:] if word.endswith(".py")), "")
+        if script and not (workspace / script).is_file():
+            return f"it shows a command to run (`{command[:QUOTED]}`) of a script still to write"
     names = [*OPTION.findall(text), *(f"{name}(" for name in FUNCTION.findall(text))]
     missing = _not_in_code(names, workspace, files)
     if missing:
         return f"it names `{missing[0].rstrip('(')}`, which the code does not have yet"
     return ""
+
+
+def _commands(text: str) -> list[str]:
+    """The command lines the text shows (a `$ ` prompt dropped), each up to its line's end or
+    the end of its inline code."""
+    found = []
+    for match in COMMAND.finditer(text):
+        line = text[match.start() :].strip(" `").splitlines()[0].split("`")[0]
+        found.append(line.strip().removeprefix("$").strip())
+    return found
 
 
 def documents_only(paths: list[str]) -> bool:

@@ -41,8 +41,8 @@ INTERPRETER = re.compile(r"^python(3(\.\d{1,2})?)?$")
 SHELL_SYNTAX = re.compile(r"[|&;<>$`\\(){}*?~!]")
 """Characters with a meaning to a shell: the command is not run through one, so a command
 holding them is not the one the issue shows."""
-PLACEHOLDER = re.compile(r"^(<[^>]*>|\[[^\]]*\]|[A-Z][A-Z_]{1,}(\.\.\.)?)$")
-"""`FILE`, `<path>`, `[options]`: a word the user stands for a value, not a value."""
+PLACEHOLDER = re.compile(r"^(<[^>]*>|\[[^\]]*\]|[A-Z][A-Z_]{1,}(\.\.\.)?|\.\.\.|…)$")
+"""`FILE`, `<path>`, `[options]`, `...`: a word that stands for a value, not a value."""
 PATH_LIKE = re.compile(r"/|^[^-=][\w.-]*\.[A-Za-z]\w{0,5}$")
 """An argument naming a file: a path, or a name with a suffix (`notes.txt`)."""
 INLINE = re.compile(r"`([^`\n]+)`")
