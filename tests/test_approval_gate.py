@@ -231,7 +231,7 @@ def test_a_symlink_retargeted_after_approval_cannot_redirect_the_approved_write(
         (docs / version).mkdir(parents=True)
         (docs / version / "index.md").write_text(f"{version}\n")
     (docs / "current").symlink_to("v1")
-    write = call("write_file", path="docs/current/index.md", content="new\n")
+    write = call("write_file", path="docs/current/index.md", content="v1\nnew\n")
     with pytest.raises(AwaitingApproval) as waiting:
         gate.before_action("task_1", write)
     assert "docs/v1/index.md" in waiting.value.markdown
@@ -241,7 +241,7 @@ def test_a_symlink_retargeted_after_approval_cannot_redirect_the_approved_write(
     (docs / "current").symlink_to("v2")
     gate.resume(Port())
     assert (docs / "v2" / "index.md").read_text() == "v2\n"
-    assert (docs / "v1" / "index.md").read_text() == "new\n"
+    assert (docs / "v1" / "index.md").read_text() == "v1\nnew\n"
 
 
 def test_new_guidance_rejects_only_what_a_person_was_asked_about(tmp_path: Path) -> None:

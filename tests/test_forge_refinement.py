@@ -24,6 +24,9 @@ from tests.plans import (
 )
 from tests.plans import completion as completion_reply
 
+README = "# hello\n\nRun the tests with `python -m unittest`.\n"
+"""The README every fake forge's repository starts with (tests.fake_forge.core)."""
+
 QUESTION = "<!-- planner:question -->"
 
 
@@ -127,7 +130,7 @@ def test_a_final_judgement_adds_a_task_before_the_work_is_done(rig: Rig) -> None
         evaluation_ok(),
         judge_result(50, False, "the README does not point to the guide"),
         follow_up({**subtask("task_2", "task_1"), "description": "Link the guide from README"}),
-        write("README.md", "# demo\n\nSee CONTRIBUTING.md.\n"),
+        write("README.md", f"{README}\nSee CONTRIBUTING.md.\n"),
         finish(),
         evaluation_ok(),
         judge_result(88, True),

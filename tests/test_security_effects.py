@@ -161,7 +161,7 @@ def test_a_command_that_tampers_with_the_saved_copies_gets_nothing_pushed(rig: R
     assert isinstance(fake, FakeGitHub)
     steps = one_file_plan("conftest.py", TAMPER, "Add a test setup")
     calls: list[ToolCallSpec] = [
-        ("write_file", {"path": "README.md", "content": "# hello\n\nEdited by the pass.\n"}),
+        ("write_file", {"path": "README.md", "content": f"{README}\nEdited by the pass.\n"}),
         ("write_file", {"path": "conftest.py", "content": TAMPER}),
         ("run_command", {"argv": PYTEST}),
     ]

@@ -47,6 +47,12 @@ from planner.outcome.flow import PlanChanged, StopPass
 from planner.outcome.result import PassStatus
 from planner.text.prompts import render
 from planner.tools.sandbox.isolation import SandboxUser
+from planner.verification.documents import (
+    FIX_UNPROVEN,
+    command_issue_test,
+    stop_if_documents_lost,
+    stop_if_only_documented,
+)
 from planner.verification.fixes.attempts import (
     NAMES_SHOWN,
     ResetImpossible,
@@ -101,7 +107,6 @@ ISSUE_TEST_IS_PLANNERS = (
     "is planner's test of the issue, written from it before the change, and stays as it is: "
     "change the code so that it passes"
 )
-FIX_UNPROVEN = "the fix is unproven"
 
 
 class VerificationPhase(Phase):
@@ -160,7 +165,7 @@ class VerificationPhase(Phase):
             run.store.append(ISSUE_TEST, status="dropped", reason=reason)
             return  # it must fail on the code before the change: that code is gone
         path = issue_test_path(self.workspace, run.issue.number, run.issue.title)
-        if self._try_example_test(run, path):
+        if self._try_example_test(run, path) or self._try_command_test(run, path):
             return
         plain = self.tests.found.runner != "pytest"
         test, text, source = written_test(run, self.workspace, path, plain)
@@ -178,6 +183,15 @@ class VerificationPhase(Phase):
             return False
         test = IssueTest(path=path, content=content)
         return self._try_issue_test(run, test, stated(run.issue), "issue example")
+
+    def _try_command_test(self, run: PassContext, path: str) -> bool:
+        """Without the repository's tests: the command the issue shows (`python3 tool.py
+        --count notes.txt`) with what it should print, as the test (documents.py)."""
+        content = command_issue_test(self.tests, run, path)
+        if content is None:
+            return False
+        test = IssueTest(path=path, content=content)
+        return self._try_issue_test(run, test, stated(run.issue), "issue command")
 
     def _issue_test_applies(self, run: PassContext) -> bool:
         """Any Python repository where pytest runs (the repository's or the one planner
@@ -311,6 +325,8 @@ class VerificationPhase(Phase):
     # -- before completion: repair, try again, or stop ---------------------------------------
 
     def before_completion(self, run: PassContext) -> None:
+        stop_if_documents_lost(self.tests, run)
+        stop_if_only_documented(self.tests, run)
         if not (self.tests.can_run(run.store.entries()) or self.tests.checks_due(run)):
             return
         note = self._final_note(run)

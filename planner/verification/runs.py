@@ -209,6 +209,10 @@ class PassTests:
         whole = self.runner.run_tests(self.found)
         return merged(whole, self._issue_run(test) if test is not None else None)
 
+    def issue_run(self, test: IssueTest) -> TestRun:
+        """The issue's test alone, run now (documents.py: the command the issue shows)."""
+        return self._issue_run(test)
+
     def _issue_run(self, test: IssueTest | None, kept: str = "") -> TestRun:
         """The issue's test alone, placed in the tree for the run; without a repository's
         tests, once it is kept, the file it was written to."""

@@ -159,4 +159,15 @@ PHASES: tuple[Entry, ...] = (
         "replanning question at {} not asked: the issue already says what the questions ask",
         "warnings-in-the-log",
     ),
+    Entry(
+        "PLN222",
+        "the fix is unproven: only documentation changed, but the issue asks for behaviour ({}) "
+        "and {}",
+        "why-a-pass-ended--the-tracking-comments-why",
+    ),
+    Entry(
+        "PLN223",
+        "the change removes lines the issue did not ask to change from {}",
+        "why-a-pass-ended--the-tracking-comments-why",
+    ),
 )

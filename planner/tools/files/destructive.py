@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from planner.config import TEST_PATHS
 from planner.outcome.evidence import is_test_file
+from planner.tools.files.document_edits import removal_refusal, removed_lines
 
 MASS_DELETION_LINES = 20
 """A change deleting at least this many lines while adding at most half as many is a mass
@@ -114,7 +115,8 @@ def destructive_change(
             f"from {path} (`{removed[0][:80]}`). Those tests check the fix: change the code they "
             f"test, not the tests."
         )
-    return None
+    document = removed_lines(path, before, after, issue_text)
+    return removal_refusal(path, document, whole) if document else None
 
 
 SEND_LINES = (

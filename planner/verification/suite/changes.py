@@ -200,3 +200,8 @@ def _git(workspace: Path, *args: str, stdin: str | None = None) -> str:
 def working_files(workspace: Path) -> list[str]:
     """The working tree's files: tracked, or new and not ignored."""
     return _working_files(workspace)
+
+
+def text_at(workspace: Path, commit: str, path: str) -> str:
+    """`path` as commit `commit` has it ("" when it has no such file)."""
+    return _blob(workspace, _tree(workspace, commit).get(path)) if commit else ""
