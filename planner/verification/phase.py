@@ -78,6 +78,7 @@ from planner.verification.fixes.repair_task import (
 )
 from planner.verification.fixes.trace import Trace, read_trace, traced_argv
 from planner.verification.fixes.undo import RepairUndo, put_back
+from planner.verification.reproduction.contrary import without_contrary_checks
 from planner.verification.reproduction.issue_test import (
     IssueTest,
     as_unittest,
@@ -129,6 +130,7 @@ UNDONE = "verification_repair_undone"
 ATTEMPT_NOT_MADE = "verification_attempt_not_made"
 SOURCE = "verification"
 NAMES_SHOWN = 20
+CONTRARY = "its checks expected the result the issue reports as wrong"
 ONLY_REPORTED = (
     "only its checks that a result the issue reports is gone fail on the code before the "
     "change: they do not show the right result"
@@ -436,9 +438,13 @@ class VerificationPhase(Phase):
         messages, stated = self._issue_test_request(run, path)
         reply = run.chat("issue_test", messages, [])
         written = issue_test_from_reply(reply.content, stated)
+        written, contrary = without_contrary_checks(written, run.issue.body, self.workspace)
+        if contrary:
+            run.store.append(ISSUE_TEST, status="trimmed", removed=contrary, reason=CONTRARY)
         content = with_stated_calls(written, run.issue.body, self.workspace)
         if content is None:
-            run.store.append(ISSUE_TEST, status="dropped", reason="the reply held no test")
+            reason = CONTRARY if contrary else "the reply held no test"
+            run.store.append(ISSUE_TEST, status="dropped", reason=reason)
             return
         source = "model" if written is not None else "issue text"  # its stated calls alone
         self._try_issue_test(run, IssueTest(path=path, content=content), stated, source)
