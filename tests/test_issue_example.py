@@ -113,6 +113,32 @@ def test_a_shown_value_is_paired_with_an_expected_value_of_its_type_the_later_on
     assert test.count("assert ") == 1  # 'two' is in a sentence that expects nothing
 
 
+def test_several_values_one_sentence_expects_pair_in_order_with_the_calls_shown(
+    tmp_path: Path,
+) -> None:
+    """Three numbers are equally alike to three shown numbers: the order the user lists them
+    in says which call each belongs to. A value a call shows already is right: no check."""
+    rounding = "def round_up(x):\n    return int(x)\n"
+    session = (
+        "```pycon\n>>> from rounding import round_up\n>>> round_up(1.2)\n1\n"
+        ">>> round_up(2.5)\n2\n>>> round_up(3.0)\n3\n>>> round_up(3.7)\n3\n```\n\n"
+    )
+    body = session + "I expected `2`, `3`, `3` and `4`, in that order.\n"
+    test = transcript_test(body, module(tmp_path, "rounding", rounding))
+    assert test is not None
+    checks = [line.strip() for line in test.splitlines() if line.strip().startswith("assert")]
+    assert checks == [
+        "assert (round_up(1.2)) == 2",
+        "assert (round_up(2.5)) == 3",
+        "assert (round_up(3.7)) == 4",
+    ]
+    assert pytest_on(tmp_path, "test_rounding.py", test).returncode == 1
+    right = "import math\n\n\ndef round_up(x):\n    return math.ceil(x)\n"
+    (tmp_path / "rounding.py").write_text(right, encoding="utf-8")
+    passed = pytest_on(tmp_path, "test_rounding.py", test)
+    assert passed.returncode == 0, passed.stdout
+
+
 def test_printed_text_the_issue_expects_must_appear_in_what_the_call_prints(
     tmp_path: Path,
 ) -> None:

@@ -447,8 +447,12 @@ def test_a_check_expecting_the_issues_argument_back_cannot_prove_a_wrong_fix(
     assert (workspace / "temperature.py").read_text(encoding="utf-8") == wrong
     assert result.status == "needs_human", result.stop_reason
     assert result.stop_reason.startswith("the fix is unproven")
-    written = [e["content"] for e in issue_test_entries(workspace) if e.get("content")]
-    assert written and all("== 100" not in content for content in written)
+    entries = issue_test_entries(workspace)
+    written = [e["content"] for e in entries if e.get("content")]
+    assert all("== 100" not in content for content in written)
+    # `to_fahrenheit(100) == 148.0` expects the value the issue reports as wrong: it goes too
+    assert entries[0]["removed"] == ["test_to_fahrenheit"]
+    assert entries[-1]["status"] == "dropped"
 
 
 def test_a_reply_without_a_test_gives_none() -> None:

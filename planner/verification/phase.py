@@ -170,7 +170,7 @@ class VerificationPhase(Phase):
         plain = self.tests.found.runner != "pytest"
         test, text, source = written_test(run, self.workspace, path, plain)
         if test is None:
-            run.store.append(ISSUE_TEST, status="dropped", reason="the reply held no test")
+            run.store.append(ISSUE_TEST, status="dropped", reason=source)  # source: why
             return
         self._try_issue_test(run, test, text, source)
 

@@ -315,6 +315,14 @@ def failing_only(text: str, path: str, failing: list[str]) -> str | None:
     return _without(text, {line for test in passed for line in _line_span(test)}) + "\n"
 
 
+def without_statements(text: str, statements: list[ast.stmt]) -> str | None:
+    """`text` without `statements` (parsed from it: test functions, or statements of their
+    bodies); None when no test function is left."""
+    dropped = {line for statement in statements for line in _line_span(statement)}
+    left = _without(text, dropped)
+    return left + "\n" if _tests(left) else None
+
+
 def _tests(text: str) -> list[ast.FunctionDef]:
     """The module's top-level test functions."""
     return [

@@ -16,7 +16,8 @@ What is built, from the issue's text alone:
   (the test asserts it appears in what the call prints or returns; text the call itself
   holds is its input, not its output). Pairs go best first, by how alike the shown
   output and the value are; a tie goes to the later output, where a session usually shows the
-  bug;
+  bug. A sentence that lists several values ("I expected `2`, `3` and `4`") for as many
+  calls that show a result pairs them in order instead (in_order());
 - one test function per pair replays the session up to that call (earlier calls that raised
   in the session may raise again) and checks it.
 
@@ -88,7 +89,8 @@ class Check:
 def transcript_test(issue_body: str, workspace: Path) -> str | None:
     """A pytest file built from the issue's `>>>` session and the values it says it expected;
     None when the issue shows no session or states no expected value that belongs to one."""
-    expected = expected_values(issue_body)
+    groups = expected_groups(issue_body)
+    expected = list(dict.fromkeys(value for group in groups for value in group))
     if not expected:
         return None
     for block in code_blocks(issue_body):
@@ -97,7 +99,7 @@ def transcript_test(issue_body: str, workspace: Path) -> str | None:
         examples = _examples("\n".join(block.lines))
         if not all(confined(example.source, workspace) for example in examples):
             continue  # the model writes the test, under its own rules
-        checks = pair(examples, expected)
+        checks = in_order(examples, groups) or pair(examples, expected)
         test = _test_file(examples, checks, workspace) if checks else ""
         if test and len(test.encode()) <= MAX_TEST_BYTES:
             return test
@@ -107,15 +109,20 @@ def transcript_test(issue_body: str, workspace: Path) -> str | None:
 def expected_values(text: str) -> list[str]:
     """The backticked spans of the sentences outside code blocks that say what was
     expected, in order, each once; code that is not a value (`f(x)`) is left out."""
-    text_outside = prose(text)
-    spans: list[str] = []
-    for sentence in SENTENCE_END.split(text_outside):
+    return list(dict.fromkeys(value for group in expected_groups(text) for value in group))
+
+
+def expected_groups(text: str) -> list[list[str]]:
+    """The values of expected_values() by sentence, repeats kept: "I expected `2`, `3`, `3`
+    and `4`" is one group of four."""
+    groups: list[list[str]] = []
+    for sentence in SENTENCE_END.split(prose(text)):
         if not EXPECTING.search(sentence):
             continue
-        for span in SPAN.findall(sentence):
-            if _is_value(span) and span not in spans:
-                spans.append(span)
-    return spans
+        group = [span for span in SPAN.findall(sentence) if _is_value(span)]
+        if group:
+            groups.append(group)
+    return groups
 
 
 def prose(text: str) -> str:
@@ -222,6 +229,40 @@ def pair(examples: list[doctest.Example], expected: list[str]) -> list[Check]:
             continue
         checks.append(Check(example=index, expected=value, equality=equality))
     return sorted(checks, key=lambda check: check.example)
+
+
+def in_order(examples: list[doctest.Example], groups: list[list[str]]) -> list[Check]:
+    """The values of one sentence that expects several ("I expected `2`, `3` and `4`"), paired
+    in order with the session's calls that show a result, when there are as many of them:
+    the user lists what each call should have given, as pair()'s likeness cannot tell three
+    numbers apart. A value the call already shows is right: it is no check, but keeps its
+    place. Only values (literals) line up; empty when no sentence lines up so."""
+    shown = [i for i, example in enumerate(examples) if _shows(example)]
+    for group in groups:
+        if len(group) < 2 or len(group) != len(shown):
+            continue
+        if any(literal(value) is None for value in group):
+            continue  # a name or an input among them: the list is not of results
+        checks = [_in_place(examples[i], i, value) for i, value in zip(shown, group, strict=True)]
+        if all(check is not None for check in checks):
+            return [check for check in checks if check and check.expected]
+    return []
+
+
+def _shows(example: doctest.Example) -> bool:
+    return example.exc_msg is not None or bool(example.want.strip())
+
+
+def _in_place(example: doctest.Example, index: int, value: str) -> Check | None:
+    """The check of `value` for the call; one without a value when the call shows it already
+    (right as it is); None when `value` cannot be the call's result."""
+    fit = _fit(example, value)
+    if fit is not None:
+        return Check(example=index, expected=value, equality=fit[1])
+    parsed = literal(value)
+    if parsed is not None and example.exc_msg is None and literal(example.want) == parsed:
+        return Check(example=index, expected="", equality=True)
+    return None
 
 
 def _fit(example: doctest.Example, value: str) -> tuple[float, bool] | None:

@@ -8,9 +8,10 @@ from typing import Any
 
 from planner.engine.context import PassContext
 from planner.model.conversation import user
-from planner.outcome.evidence import TestRun
+from planner.outcome.evidence import ISSUE_TEST, TestRun
 from planner.text.issue import prompt_view
 from planner.text.prompts import render
+from planner.verification.reproduction.contrary import without_contrary_checks
 from planner.verification.reproduction.issue_test import (
     IssueTest,
     collection_problem,
@@ -25,6 +26,8 @@ ONLY_REPORTED = (
     "only its checks that a result the issue reports is gone fail on the code before the "
     "change: they do not show the right result"
 )
+CONTRARY = "its checks expected the result the issue reports as wrong"
+NO_TEST = "the reply held no test"
 PASSES_BEFORE = "it passes on the code before the change, so it does not test the issue"
 
 
@@ -33,14 +36,22 @@ def written_test(
 ) -> tuple[IssueTest | None, str, str]:
     """The model's test of the issue (with the calls the issue states), the text whose
     values it may use, and who wrote it: the model, or planner from the issue's stated calls
-    alone (None: the reply held no test)."""
+    alone (None, and why in place of who: no test is left).
+
+    A check of the model's that expects the very result the issue reports as wrong (a
+    `pytest.raises` of the reported error, an equality with the reported value) is removed
+    first (contrary.py): kept, it would fail on the bug and reject the right fix."""
     messages, text = _request(run, workspace, path, plain_functions)
     reply = run.chat("issue_test", messages, [])
     written = issue_test_from_reply(reply.content, text)
+    written, contrary = without_contrary_checks(written, run.issue.body, workspace)
+    if contrary:
+        run.store.append(ISSUE_TEST, status="trimmed", removed=contrary, reason=CONTRARY)
     content = with_stated_calls(written, run.issue.body, workspace)
+    if content is None:
+        return None, text, CONTRARY if contrary else NO_TEST
     source = "model" if written is not None else "issue text"
-    test = IssueTest(path=path, content=content) if content is not None else None
-    return test, text, source
+    return IssueTest(path=path, content=content), text, source
 
 
 def _request(
