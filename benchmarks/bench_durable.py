@@ -25,8 +25,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner.ci import durable, job, lease
-from planner.ci.gitops import GitWorkspace, Identity
+from planner.ci import job
+from planner.ci.branch import lease
+from planner.ci.branch.gitops import GitWorkspace, Identity
+from planner.ci.durability import durable
 from planner.ci.job import run_for_event
 from planner.memory.history import PlanningHistoryStore, read_entries
 from planner.testing.scripted_server import ScriptedModelServer

@@ -317,7 +317,7 @@ def test_a_detached_process_stands_still_while_a_task_is_committed(
 def commit_at_the_last_moment(signals: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The task's commit starts once the daemon has acted, or cannot (stopped, gone); the
     pass goes on once it has acted, so its last look finds whatever it did."""
-    from planner.ci.durable import CheckpointReporter
+    from planner.ci.durability.durable import CheckpointReporter
     from planner.engine.checkpoints import CheckpointPhase
 
     commit, after_task = CheckpointReporter.checkpoint, CheckpointPhase.after_task

@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 import yaml
 
-from planner.ci.forges.github import workflow_file
-from planner.ci.tracking import TrackingView, proceed_after_of, render_tracking
-from planner.ci.triggers import (
+from planner.ci.events.triggers import (
     Skip,
     Sweep,
     Trigger,
     gitlab_trigger_from_env,
     parse_github_event,
 )
+from planner.ci.forges.github import workflow_file
+from planner.ci.report.tracking import TrackingView, proceed_after_of, render_tracking
 from planner.config import ForgeConfig
 from planner.outcome.result import PassResult
 from planner.testing.scripted_server import ScriptedModelServer

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from planner.ci.triggers import (
+from planner.ci.events.triggers import (
     Skip,
     Trigger,
     gitlab_trigger_from_env,

@@ -51,7 +51,7 @@ STRAY_TITLE = (
 )
 ROLLED_BACK = "Rolled back without asking anyone (planning is off, so no pass waits for approval)"
 """Starts every note about a change undone where a pass cannot wait: the CI layer shows these
-notes in the tracking comment whatever the pass's status (planner.ci.durable)."""
+notes in the tracking comment whatever the pass's status (planner.ci.durability.durable)."""
 ReadFile = Callable[[str], bytes | None]
 ReadText = Callable[[str], str | None]
 HELD: tuple[PlanStatus, ...] = ("proposed", "pending_review", *RUNNABLE)

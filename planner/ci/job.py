@@ -23,17 +23,11 @@ from typing import Any
 
 import requests
 
-from planner.ci.approvals import (
-    WaitingRequest,
-    last_mark,
-    record_answer,
-    remember_shown,
-    waiting_request,
-)
-from planner.ci.commit_policy import CommitRules
+from planner.ci.branch.commit_policy import CommitRules
+from planner.ci.branch.gitops import GitWorkspace, Identity, on_branch
+from planner.ci.branch.lease import Lease, LeaseBusy
 from planner.ci.conversation import conversation
-from planner.ci.costs import cost_report, render_usage_details
-from planner.ci.durable import (
+from planner.ci.durability.durable import (
     CheckpointReporter,
     free_lease,
     history_notes,
@@ -44,46 +38,8 @@ from planner.ci.durable import (
     skipped_history_notes,
     take_lease,
 )
-from planner.ci.forges.base import (
-    MARKER_PREFIX,
-    CommentData,
-    ForgeAdapter,
-    IssueData,
-    PullRequestData,
-    parse_time,
-)
-from planner.ci.forges.http import RetryPolicy
-from planner.ci.gitops import GitWorkspace, Identity, on_branch
-from planner.ci.interactive import interactive_event, restore_once
-from planner.ci.lease import Lease, LeaseBusy
-from planner.ci.outcome import CiOutcome, OutcomeStatus
-from planner.ci.request_marks import (
-    BEFORE_REQUEST,
-    NOT_ON_OWN_LINE,
-    RequestMark,
-    came_after,
-    mark_at,
-    mark_now,
-)
-from planner.ci.review.answers import answer_threads
-from planner.ci.review.event import review_instruction, review_skip
-from planner.ci.review.phase import ReviewPhase
-from planner.ci.review.start import start_review
-from planner.ci.run_port import Target
-from planner.ci.signals import ran_before, start_deadline
-from planner.ci.tracking import (
-    CHECKLIST_CHARS,
-    TrackingState,
-    TrackingView,
-    capped_items,
-    earlier_runs,
-    final_judgement_lines,
-    render_tracking,
-    run_line,
-    safe_result,
-    verification_lines,
-)
-from planner.ci.triggers import (
+from planner.ci.durability.signals import ran_before, start_deadline
+from planner.ci.events.triggers import (
     Platform,
     Skip,
     Sweep,
@@ -95,7 +51,51 @@ from planner.ci.triggers import (
     parse_github_event,
     parse_gitlab_event,
 )
-from planner.ci.witness import ForgeWitness
+from planner.ci.forges.base import (
+    MARKER_PREFIX,
+    CommentData,
+    ForgeAdapter,
+    IssueData,
+    PullRequestData,
+    parse_time,
+)
+from planner.ci.forges.http import RetryPolicy
+from planner.ci.gate.approvals import (
+    WaitingRequest,
+    last_mark,
+    record_answer,
+    remember_shown,
+    waiting_request,
+)
+from planner.ci.gate.request_marks import (
+    BEFORE_REQUEST,
+    NOT_ON_OWN_LINE,
+    RequestMark,
+    came_after,
+    mark_at,
+    mark_now,
+)
+from planner.ci.gate.witness import ForgeWitness
+from planner.ci.handlers.interactive import interactive_event, restore_once
+from planner.ci.outcome import CiOutcome, OutcomeStatus
+from planner.ci.report.costs import cost_report, render_usage_details
+from planner.ci.report.tracking import (
+    CHECKLIST_CHARS,
+    TrackingState,
+    TrackingView,
+    capped_items,
+    earlier_runs,
+    final_judgement_lines,
+    render_tracking,
+    run_line,
+    safe_result,
+    verification_lines,
+)
+from planner.ci.review.answers import answer_threads
+from planner.ci.review.event import review_instruction, review_skip
+from planner.ci.review.phase import ReviewPhase
+from planner.ci.review.start import start_review
+from planner.ci.run_port import Target
 from planner.config import ForgeConfig, McpServerConfig, PlannerConfig
 from planner.core.errors import UserInputError
 from planner.core.interfaces import HistoryBackend, ToolProvider
@@ -173,7 +173,7 @@ def run_for_event(
         event_name,
         act_on_changes_requested=config.review.act_on_changes_requested,
     )
-    if isinstance(trigger, Sweep):  # the entry point runs planner.ci.sweep for these
+    if isinstance(trigger, Sweep):  # the entry point runs planner.ci.handlers.sweep for these
         return skipped(platform, f"{trigger.event}: a sweep, not a run on one issue")
     if isinstance(trigger, Skip):
         return skipped(platform, trigger.reason)
@@ -198,7 +198,8 @@ def run_for_event(
         stopped = None if _cancels(trigger) else run.stopped_after_event(history)
         if stopped is not None:
             return stopped
-        # Interactive planning sessions (planner.ci.interactive) take the events that are theirs.
+        # Interactive planning sessions (planner.ci.handlers.interactive) take the events that
+        # are theirs.
         session = interactive_event(run, model=model, extra_tools=extra_tools, history=history)
         return session or run.execute(model=model, extra_tools=extra_tools, history=history)
 
@@ -418,7 +419,7 @@ class IssueRun:
         self.lease: Lease | None = None
         self.run_id = new_run_id()
         self.start_head = ""
-        """HEAD as the branch was fetched, before the pass (planner.ci.durable)."""
+        """HEAD as the branch was fetched, before the pass (planner.ci.durability.durable)."""
         self.stop_requested = False
         """A person asked this run to stop while its pass ran (stop_if_asked)."""
         self.view = TrackingView(
@@ -508,7 +509,7 @@ class IssueRun:
 
     def leased(self, handle: Callable[[], CiOutcome]) -> CiOutcome:
         """`handle` the event while holding the issue's lease: one run per issue at a time,
-        planning-session replies included (planner.ci.lease)."""
+        planning-session replies included (planner.ci.branch.lease)."""
         waited_from = time.time()
         try:
             self.lease = take_lease(self)
@@ -662,7 +663,7 @@ class IssueRun:
 
     def _show_request(self, directory: Path, waiting: WaitingRequest) -> None:
         """The approval request, visible on the issue before its mark is taken: only answers
-        that come after the mark count (planner.ci.request_marks)."""
+        that come after the mark count (planner.ci.gate.request_marks)."""
         if not waiting.section:
             return
         self.write_comment()
@@ -836,8 +837,9 @@ class IssueRun:
         self._fill(outcome)
 
     def _usage_footer(self) -> str:
-        """Calls, tokens and cost by call kind, this pass and the issue so far (planner.ci.costs);
-        '' when the history cannot be read: the comment must still be written."""
+        """Calls, tokens and cost by call kind, this pass and the issue so far
+        (planner.ci.report.costs); '' when the history cannot be read: the comment must still be
+        written."""
         try:
             entries = self._store(history_directory(self.config, self.workspace)).entries()
         except Exception:

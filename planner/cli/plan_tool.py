@@ -16,7 +16,7 @@ from planner.approval.models import PlanRecord, SpecSelection
 from planner.approval.render import plan_table, spec_table
 from planner.approval.setup import build_plan_tool
 from planner.approval.tool import PlanTool, PlanToolError
-from planner.ci.gitops import GitError, GitWorkspace, Identity
+from planner.ci.branch.gitops import GitError, GitWorkspace, Identity
 from planner.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.core.errors import UserInputError
 from planner.run.runner import history_directory

@@ -60,7 +60,7 @@ class PassSetup:
     against it. None: the commit checked out when the pass starts."""
     witness: ApprovalWitness | None = None
     """Confirms every approval where people give them before what it approves runs (the CI
-    layer's planner.ci.witness); None at the terminal."""
+    layer's planner.ci.gate.witness); None at the terminal."""
     set_up: tuple[Callable[[PlanningHistoryStore], object], ...] = ()
     """Steps the caller runs once the pass is set up (its history open and kept out of git)
     and before any tool starts or the approval gate watches the tree, e.g. a CI job applying

@@ -25,23 +25,23 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from planner.ci.durable import restore_from_lease
+from planner.ci.durability.durable import restore_from_lease
+from planner.ci.events.triggers import match_phrase
 from planner.ci.forges.base import MARKER_PREFIX, Actor, CommentData, parse_time
-from planner.ci.interactive_comment import (
-    SESSION_MARKER,
-    render_closed_phase,
-    render_session,
-)
-from planner.ci.outcome import CiOutcome
-from planner.ci.request_marks import (
+from planner.ci.gate.request_marks import (
     BEFORE_REQUEST,
     NOT_ON_OWN_LINE,
     RequestMark,
     came_after,
     mark_at,
 )
+from planner.ci.outcome import CiOutcome
+from planner.ci.report.interactive_comment import (
+    SESSION_MARKER,
+    render_closed_phase,
+    render_session,
+)
 from planner.ci.run_port import IssueRunPort
-from planner.ci.triggers import match_phrase
 from planner.core.interfaces import HistoryBackend, ToolProvider
 from planner.interactive import transitions as move
 from planner.interactive.model import (

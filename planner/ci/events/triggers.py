@@ -10,8 +10,8 @@ pull request: planner.ci.review), `workflow_dispatch` with an `issue` input. Git
 Hook / Note Hook payloads (a note on a line of a merge request's diff is a review) delivered
 by a pipeline trigger as the file variable TRIGGER_PAYLOAD, or a manual/API pipeline with
 PLANNER_ISSUE_IID. Local: an issue number and an instruction from the command line. A GitHub
-`schedule` event or a GitLab pipeline schedule is a `Sweep` (planner.ci.sweep), whose dispatched
-runs arrive as `workflow_dispatch` / API pipelines of kind 'sweep'.
+`schedule` event or a GitLab pipeline schedule is a `Sweep` (planner.ci.handlers.sweep), whose
+dispatched runs arrive as `workflow_dispatch` / API pipelines of kind 'sweep'.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ TriggerKind = Literal[
     "sweep",
     "local",
 ]
-"""'interactive': the label forge.label_interactive was added (planner.ci.interactive).
+"""'interactive': the label forge.label_interactive was added (planner.ci.handlers.interactive).
 'review': a review of a pull request, or a comment on a line of its diff (planner.ci.review).
 'sweep': a run the scheduled sweep started (a workflow dispatch / API pipeline by a bot,
 with no instruction); planner.ci.job lets it act only when the bot is planner's own token."""
@@ -96,8 +96,8 @@ class Skip(BaseModel):
 
 
 class Sweep(BaseModel):
-    """A scheduled run with no issue of its own: planner.ci.sweep starts a run on every issue
-    whose wait for an answer is over."""
+    """A scheduled run with no issue of its own: planner.ci.handlers.sweep starts a run on every
+    issue whose wait for an answer is over."""
 
     platform: Platform
     event: str

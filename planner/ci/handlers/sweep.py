@@ -3,9 +3,9 @@ a run after that timeout, and nothing else would start one on a quiet issue.
 
 A scheduled run (GitHub `schedule`, a GitLab pipeline schedule) lists the open issues carrying
 forge.label_needs_input, reads the hidden proceed-after marker of each one's tracking comment
-(planner.ci.tracking; only the trusted comment planner wrote counts) and, for each issue whose
-time has passed, starts a normal run on it: a workflow dispatch with the input `issue`, or an API
-pipeline with PLANNER_ISSUE_IID. That run takes the issue's lease, restores its history and
+(planner.ci.report.tracking; only the trusted comment planner wrote counts) and, for each issue
+whose time has passed, starts a normal run on it: a workflow dispatch with the input `issue`, or
+an API pipeline with PLANNER_ISSUE_IID. That run takes the issue's lease, restores its history and
 decides from the history (the replanning phase) whether to proceed on the assumptions, so a
 stale marker costs one run that says it is still waiting. The sweep itself calls no model and
 writes nothing on the issues.
@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 import requests
 
 from planner.ci.forges.base import ForgeAdapter
-from planner.ci.tracking import proceed_after_of
+from planner.ci.report.tracking import proceed_after_of
 from planner.config import PlannerConfig
 from planner.core.errors import PlannerError
 
