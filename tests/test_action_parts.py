@@ -264,7 +264,7 @@ def test_nothing_is_given_back_when_root_owns_the_workspace(tmp_path: Path) -> N
 
 
 def test_the_summary_lists_history_problems_and_defuses_model_text(tmp_path: Path) -> None:
-    from planner.ci.job import CiOutcome
+    from planner.ci.outcome import CiOutcome
     from planner.ci.report.summary import SummaryFacts, open_history, render_summary
     from tests.plans import plan_doc
 

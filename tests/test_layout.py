@@ -137,6 +137,9 @@ def test_the_root_package_imports_nothing() -> None:
         ("planner.cli.main", "planner.ci.job", True),
         ("planner.verification.fixes.mutants", "planner.verification.suite.parse", True),
         ("planner.ci.forges.local", "planner.cli.issue_file", False),
+        ("planner.ci.handlers.stop", "planner.ci.handlers.interactive", False),
+        ("planner.ci.issue_run", "planner.ci.handlers.issue_pass", False),
+        ("planner.ci.events.triggers", "planner.ci.report.tracking", False),
     ],
 )
 def test_the_rule_names_what_it_forbids(source: str, target: str, allowed: bool) -> None:

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from planner.ci.events.triggers import Skip, Trigger, parse_github_event, parse_gitlab_event
+from planner.ci.events.github import parse_github_event
+from planner.ci.events.gitlab import parse_gitlab_event
+from planner.ci.events.triggers import Skip, Trigger
 from planner.ci.forges import github as github_forge
 from planner.ci.forges.base import PullRequestData
 from planner.ci.forges.github import GitHubForge

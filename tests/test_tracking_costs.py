@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from planner.ci.job import CiOutcome
+from planner.ci.outcome import CiOutcome
 from planner.ci.report.costs import cost_report, last_run_id, money, usage_of
 from planner.ci.report.plan_graph import graph_section, mermaid_label, render_graph
 from planner.ci.report.summary import SummaryFacts, render_summary

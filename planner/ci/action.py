@@ -151,18 +151,22 @@ def early_trigger(
     from planner.ci.events import triggers
 
     if job.platform == "github":
-        name, payload = triggers.load_github_event(job.env)
-        found = triggers.parse_github_event(
+        from planner.ci.events import github
+
+        name, payload = github.load_github_event(job.env)
+        found = github.parse_github_event(
             name,
             payload,
             config.forge,
             act_on_changes_requested=config.review.act_on_changes_requested,
         )
         return found, payload, name
+    from planner.ci.events import gitlab
+
     if job.env.get("TRIGGER_PAYLOAD"):
         payload = triggers.load_json_file(job.env["TRIGGER_PAYLOAD"], "TRIGGER_PAYLOAD")
-        return triggers.parse_gitlab_event(payload, config.forge), payload, None
-    return triggers.gitlab_trigger_from_env(job.env, config.forge), None, None
+        return gitlab.parse_gitlab_event(payload, config.forge), payload, None
+    return gitlab.gitlab_trigger_from_env(job.env, config.forge), None, None
 
 
 def skip(job: Job, reason: Skip) -> int:

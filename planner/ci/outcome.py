@@ -1,5 +1,5 @@
 """CiOutcome: what one CI run ended with, for the entry point (exit code, job outputs, job
-summary). Its own module because the run (planner.ci.job), the planning sessions
+summary). Its own module because the run (planner.ci.issue_run), the planning sessions
 (planner.ci.handlers.interactive), the job summary and the entry point all make or read one."""
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """What the branch's durability (planner.ci.durability.durable) and the planning sessions
-(planner.ci.handlers.interactive) need from the run on one issue; planner.ci.job.IssueRun
+(planner.ci.handlers.interactive) need from the run on one issue; planner.ci.issue_run.IssueRun
 implements it.
 
 The run calls both of them, so they name this port, not IssueRun, and the imports point one
-way: job → durable → run_port, job → interactive → run_port.
+way: issue_run → durable → run_port, handlers → interactive → run_port.
 """
 
 from __future__ import annotations

@@ -112,6 +112,6 @@ def commit_executed(config: PlannerConfig, repo: Path, record: PlanRecord) -> st
 
 
 def _identity(config: PlannerConfig) -> Identity:
-    """The identity of a local run's commits (planner.ci.job)."""
+    """The identity of a local run's commits (planner.ci.issue_run)."""
     forge = config.forge
     return Identity(forge.commit_name or "planner", forge.commit_email or "planner@localhost")

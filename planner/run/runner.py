@@ -51,7 +51,7 @@ class PassSetup:
     """Current time (aware); tests inject one so clarification timeouts need no sleeping."""
     mcp_file_servers: dict[str, McpServerConfig] | None = None
     """The servers of tools.mcp_config_file as read before the issue branch was checked out
-    (planner.ci.job); None reads the file when the pass starts."""
+    (planner.ci.handlers.issue_pass); None reads the file when the pass starts."""
     phases: tuple[Phase, ...] = ()
     """Phases the caller adds after the registered ones (planner.run.phases), e.g. a CI job's
     checkpoint commit after each task."""

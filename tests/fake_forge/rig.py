@@ -11,7 +11,8 @@ from typing import Any
 
 from planner.ci.action import trust_workspace
 from planner.ci.events.triggers import Platform
-from planner.ci.job import CiOutcome, run_for_event
+from planner.ci.job import run_for_event
+from planner.ci.outcome import CiOutcome
 from planner.testing.scripted_server import ScriptedModelServer, Step
 from tests.fake_forge.core import FakeServerBase
 from tests.fake_forge.github import FakeGitHub

@@ -23,7 +23,9 @@ from datetime import UTC, datetime
 
 import requests
 
+from planner.ci.events.triggers import Sweep, Trigger
 from planner.ci.forges.base import ForgeAdapter
+from planner.ci.handlers import Handler
 from planner.ci.report.tracking import proceed_after_of
 from planner.config import PlannerConfig
 from planner.core.errors import PlannerError
@@ -119,3 +121,16 @@ def sweep_forge(
 
 def _stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def is_sweep(trigger: Trigger | Sweep) -> bool:
+    return isinstance(trigger, Sweep)
+
+
+def not_one_issue(trigger: Sweep) -> str:
+    """The entry point runs the sweep itself (planner.ci.action calls run_sweep); an event
+    handed to the job names no issue, so the job only says what it was."""
+    return f"{trigger.event}: a sweep, not a run on one issue"
+
+
+HANDLER = Handler(kind="sweep", takes=is_sweep, without_issue=not_one_issue)

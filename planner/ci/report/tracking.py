@@ -54,7 +54,7 @@ PROCEED_AFTER_LINE = re.compile(r"<!-- planner:proceed-after (?P<moment>[^ ]*) -
 
 @dataclass
 class TrackingView:
-    """Everything the tracking comment shows; built by planner.ci.job."""
+    """Everything the tracking comment shows; built by the run (planner.ci.issue_run)."""
 
     state: TrackingState
     actor: str = ""
