@@ -105,11 +105,8 @@ def without_issue(trigger: Sweep) -> str:
 
 def first_answer(handlers: list[Handler], event: Event) -> CiOutcome:
     """The first handler's outcome that is not None (the last in HANDLERS always answers)."""
-    for handler in handlers:
-        outcome = handler.handle(event)
-        if outcome is not None:
-            return outcome
-    raise AssertionError(f"no handler answered {event.run.trigger.describe()}")
+    outcomes = (handler.handle(event) for handler in handlers)
+    return next(outcome for outcome in outcomes if outcome is not None)
 
 
 def skipped(platform: str, reason: str, number: int | None = None) -> CiOutcome:
