@@ -25,8 +25,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner.ci import durable, job, lease
-from planner.ci.gitops import GitWorkspace, Identity
+from planner.ci import issue_run
+from planner.ci.branch import lease
+from planner.ci.branch.gitops import GitWorkspace, Identity
+from planner.ci.durability import durable
+from planner.ci.handlers import issue_pass
 from planner.ci.job import run_for_event
 from planner.memory.history import PlanningHistoryStore, read_entries
 from planner.testing.scripted_server import ScriptedModelServer
@@ -103,10 +106,10 @@ def one_pass(root: Path) -> tuple[float, dict[str, float]]:
 
 def bench_pass() -> None:
     timed(durable.CheckpointReporter, "checkpoint", "checkpoint commit + push (per task)")
-    timed(job, "publish_pass", "final commit + publish")
-    timed(job, "take_lease", "lease: take")
-    timed(job, "free_lease", "lease: free with history")
-    timed(job, "reconcile_branch", "reconcile history and branch")
+    timed(issue_pass, "publish_pass", "final commit + publish")
+    timed(issue_run, "take_lease", "lease: take")
+    timed(issue_run, "free_lease", "lease: free with history")
+    timed(issue_pass, "reconcile_branch", "reconcile history and branch")
     totals, parts = [], defaultdict(list)
     for _ in range(5):
         with tempfile.TemporaryDirectory() as tmp:

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.timing import median_ms
-from planner.ci.commit_policy import enforce_commit_policy
+from planner.ci.branch.commit_policy import enforce_commit_policy
 from planner.config import ToolsConfig
 from planner.text.redaction import redact, redact_data, register_secret
 from planner.tools.commands.run_command import CommandTool

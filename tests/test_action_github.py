@@ -437,7 +437,7 @@ def test_a_failure_after_the_comment_exits_1_and_is_on_the_issue(
 
 
 def test_outputs_survive_values_that_look_like_delimiters(tmp_path: Path) -> None:
-    from planner.ci.outputs import write_github_outputs
+    from planner.ci.report.outputs import write_github_outputs
 
     target = tmp_path / "set_output"
     tricky = "line one\nghadelimiter_x\nEOF\n=still value"

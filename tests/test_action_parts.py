@@ -17,8 +17,8 @@ from planner.ci.inputs import (
     settings_from,
     split_names,
 )
-from planner.ci.outputs import Console, ConsoleHandler, escape_data, write_dotenv
 from planner.ci.ownership import created_by, give_back
+from planner.ci.report.outputs import Console, ConsoleHandler, escape_data, write_dotenv
 from planner.core.errors import ConfigError
 from tests.support.ci_job import action_inputs, read_dotenv
 
@@ -264,8 +264,8 @@ def test_nothing_is_given_back_when_root_owns_the_workspace(tmp_path: Path) -> N
 
 
 def test_the_summary_lists_history_problems_and_defuses_model_text(tmp_path: Path) -> None:
-    from planner.ci.job import CiOutcome
-    from planner.ci.summary import SummaryFacts, open_history, render_summary
+    from planner.ci.outcome import CiOutcome
+    from planner.ci.report.summary import SummaryFacts, open_history, render_summary
     from tests.plans import plan_doc
 
     history = open_history(tmp_path, "o/r", 3)

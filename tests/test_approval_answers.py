@@ -9,7 +9,7 @@ import pytest
 from planner.approval.commands import Reject, parse_command
 from planner.approval.setup import build_gate, build_plan_tool
 from planner.approval.waiting import AwaitingApproval
-from planner.ci.approvals import record_answer
+from planner.ci.gate.approvals import record_answer
 from planner.config import PlannerConfig
 from planner.core.interfaces import ToolCall
 from planner.memory.history import PlanningHistoryStore

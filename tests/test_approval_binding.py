@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.ci.interactive_comment import SESSION_MARKER
+from planner.ci.report.interactive_comment import SESSION_MARKER
 from planner.interactive.storage import SessionStore
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.github import GhComment

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from planner.ci.events.github import parse_github_event
+from planner.ci.events.gitlab import parse_gitlab_event
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.ci.triggers import parse_github_event, parse_gitlab_event
 from planner.config import ForgeConfig, ToolsConfig
 from planner.core.errors import UserInputError
 from planner.storage.archive import extract_archive

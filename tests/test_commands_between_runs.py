@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.ci.job import REPLY_MARKER
+from planner.ci.issue_run import REPLY_MARKER
 from planner.interactive.storage import SessionStore
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig, github, github_rig

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.ci.commit_policy import CommitRules, enforce_commit_policy
-from planner.ci.gitops import GitWorkspace, Identity
+from planner.ci.branch.commit_policy import CommitRules, enforce_commit_policy
+from planner.ci.branch.gitops import GitWorkspace, Identity
 from planner.config import PlannerConfig, ToolsConfig
 from planner.text.redaction import SECRETS, register_secret
 from planner.tools.commands.run_command import CommandTool

@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
 from planner.verification.reproduction.contrary import without_contrary_checks
 from tests.plans import git_repo

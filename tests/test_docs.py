@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 import planner
+from planner.ci.branch.gitops import GitWorkspace, Identity
+from planner.ci.branch.lease import LeaseRules, acquire, release, restore_history
 from planner.ci.forges.base import GitRemote
-from planner.ci.gitops import GitWorkspace, Identity
-from planner.ci.lease import LeaseRules, acquire, release, restore_history
 from planner.config import PlannerConfig, load_config
 from planner.core.errors import ConfigError, PlannerError
 from scripts import check_links, error_messages, example_run, gen_docs, lint_ci

@@ -20,7 +20,8 @@ from typing import Any
 
 from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer, reply_text
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
 from planner.tools.files.destructive import destructive_change
 from planner.verification.reproduction.behaviour import behaviour_asked

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.ci.forges.base import GitRemote
-from planner.ci.gitops import GitWorkspace, Identity
-from planner.ci.lease import (
+from planner.ci.branch.gitops import GitWorkspace, Identity
+from planner.ci.branch.lease import (
     Heartbeat,
     LeaseBusy,
     LeaseRules,
@@ -21,6 +20,7 @@ from planner.ci.lease import (
     lease_ref,
     release,
 )
+from planner.ci.forges.base import GitRemote
 from planner.cli.main import main
 from tests.fake_forge.core import IDENTITY, git
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.ci.interactive_comment import SESSION_MARKER
+from planner.ci.report.interactive_comment import SESSION_MARKER
 from planner.config import ForgeConfig
 from planner.memory.history import task_uuid
 from planner.testing.steps import Step

@@ -415,7 +415,7 @@ def test_the_github_path_never_imports_gitlab_code(tmp_path: Path) -> None:
         "import sys\n"
         "from planner.ci.job import open_forge\n"
         "from planner.config import ForgeConfig\n"
-        "from planner.ci.triggers import local_trigger\n"
+        "from planner.ci.events.local import local_trigger\n"
         "env = {'GITHUB_REPOSITORY': 'o/r', 'GITHUB_TOKEN': 't'}\n"
         "open_forge('github', env, ForgeConfig(), __import__('pathlib').Path('.'),"
         " local_trigger(1, ForgeConfig()))\n"

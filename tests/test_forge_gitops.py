@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from planner.ci.branch.gitops import GitError, GitWorkspace, Identity
 from planner.ci.forges.base import GitRemote
-from planner.ci.gitops import GitError, GitWorkspace, Identity
 from planner.tools.sandbox.safe_env import repository_overrides
 from tests.fake_forge import FakeGitHub, git
 from tests.fake_forge.core import IDENTITY
@@ -57,7 +57,7 @@ def test_new_branch_is_pushed_with_the_token_in_one_header_only(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     recorder = ArgvRecorder()
-    monkeypatch.setattr("planner.ci.gitops.subprocess.run", recorder)
+    monkeypatch.setattr("planner.ci.branch.gitops.subprocess.run", recorder)
     repo = GitWorkspace(workspace, remote(fake_github))
     state = repo.prepare("planner/issue-1", "main")
     (workspace / "NEW.md").write_text("new\n", encoding="utf-8")
@@ -211,7 +211,7 @@ def test_planted_hooks_and_fsmonitor_never_run_and_never_see_a_token(
     spies = tmp_path / "spies"
     plant_spies(workspace, spies)
     recorder = ArgvRecorder()
-    monkeypatch.setattr("planner.ci.gitops.subprocess.run", recorder)
+    monkeypatch.setattr("planner.ci.branch.gitops.subprocess.run", recorder)
     env = {**os.environ, **SECRETS, "GITHUB_TOKEN": fake_github.token}
     repo = GitWorkspace(workspace, remote(fake_github), env=env)
     repo.prepare("planner/issue-1", "main")

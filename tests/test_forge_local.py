@@ -9,7 +9,8 @@ import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.forges.local import LocalForge
-from planner.ci.job import CiOutcome, run_for_event
+from planner.ci.job import run_for_event
+from planner.ci.outcome import CiOutcome
 from planner.core.errors import UserInputError
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import Step, reply_tool_calls

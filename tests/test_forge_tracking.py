@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.ci.tracking import (
+from planner.ci.report.tracking import (
     MAX_COMMENT_CHARS,
     TrackingView,
     earlier_runs,

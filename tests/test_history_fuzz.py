@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from planner.ci.tracking import TrackingView, render_tracking
+from planner.ci.report.tracking import TrackingView, render_tracking
 from planner.config import load_config
 from planner.memory.entries import ENTRY_MODELS, entry_problem
 from planner.memory.history import read_entries, task_uuid

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.ci.interactive_comment import render_closed_phase, render_session
+from planner.ci.report.interactive_comment import render_closed_phase, render_session
 from planner.config import LLMConfig
 from planner.interactive import transitions as move
 from planner.interactive.documents import DesignReply, DiscoveryReply

@@ -1,4 +1,4 @@
-"""planner.ci.interactive in process (planner.ci.job.run_for_event on the fake forges): how
+"""planner.ci.handlers.interactive in process (planner.ci.job.run_for_event on the fake forges): how
 events are routed to a session, and what falls through to the ordinary pass."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from planner.ci.interactive_comment import SESSION_MARKER
+from planner.ci.report.interactive_comment import SESSION_MARKER
 from planner.interactive.storage import SessionStore
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.ci.interactive_comment import SESSION_MARKER
+from planner.ci.report.interactive_comment import SESSION_MARKER
 from planner.interactive.storage import SessionStore
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import Step

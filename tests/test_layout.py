@@ -157,6 +157,9 @@ def test_the_root_package_imports_nothing() -> None:
         ("planner.replanning.prompting.facts", "planner.replanning.port", False),
         ("planner.replanning.manager", "planner.replanning.tools", False),
         ("planner.replanning.execution.pipeline", "planner.replanning.limits.controls", True),
+        ("planner.ci.handlers.stop", "planner.ci.handlers.interactive", False),
+        ("planner.ci.issue_run", "planner.ci.handlers.issue_pass", False),
+        ("planner.ci.events.triggers", "planner.ci.report.tracking", False),
     ],
 )
 def test_the_rule_names_what_it_forbids(source: str, target: str, allowed: bool) -> None:

@@ -122,7 +122,7 @@ def test_tasks_whose_changes_wait_for_approval_are_not_ticked(rig: Rig) -> None:
 
 def job_summary(rig: Rig, outcome: Any) -> str:
     """The job summary the action writes after this run."""
-    from planner.ci.summary import SummaryFacts, open_history, render_summary
+    from planner.ci.report.summary import SummaryFacts, open_history, render_summary
 
     history = open_history(rig.history, rig.fake.repository, 1)
     return render_summary(outcome, SummaryFacts(history=history, workspace=rig.tmp))

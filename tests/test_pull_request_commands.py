@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from planner.ci.interactive_comment import SESSION_MARKER
-from planner.ci.job import REPLY_MARKER
+from planner.ci.issue_run import REPLY_MARKER
+from planner.ci.report.interactive_comment import SESSION_MARKER
 from planner.interactive.model import PlanningSessionStatus, new_session
 from planner.interactive.storage import SessionStore, record_for_issue
 from planner.memory.history import PlanningHistoryStore

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from planner.ci.job import REPLY_MARKER
+from planner.ci.issue_run import REPLY_MARKER
 from tests.fake_forge.scenario import comment_event, file_on
 from tests.support.ci_job import Finished
 from tests.support.durable import CiJobs, issue_on, one_task_plan

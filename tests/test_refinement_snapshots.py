@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from planner.ci.tracking import TrackingView, final_judgement_lines, render_tracking
+from planner.ci.report.tracking import TrackingView, final_judgement_lines, render_tracking
 from planner.core.interfaces import ToolSpec
 from planner.outcome.result import PassResult, QualityNote, TaskView, render_checklist
 from planner.plan.documents import PlanningReply

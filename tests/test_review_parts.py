@@ -9,6 +9,9 @@ from typing import Any
 
 import pytest
 
+from planner.ci.events.github import parse_github_event
+from planner.ci.events.gitlab import parse_gitlab_event
+from planner.ci.events.triggers import Skip, Trigger
 from planner.ci.forges import github as github_forge
 from planner.ci.forges.base import PullRequestData
 from planner.ci.forges.github import GitHubForge
@@ -26,7 +29,6 @@ from planner.ci.review.anchors import (
     touches,
 )
 from planner.ci.review.threads import open_threads
-from planner.ci.triggers import Skip, Trigger, parse_github_event, parse_gitlab_event
 from planner.config import ForgeConfig
 from planner.core.errors import ApiError
 from tests.fake_forge import FakeGitHub

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from planner.ci.tracking import TrackingView, render_tracking
+from planner.ci.report.tracking import TrackingView, render_tracking
 from planner.testing.steps import Step, reply_json, reply_tool_calls
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig

@@ -7,7 +7,7 @@ test fails if any of them is on the pushed branch.
 
 from __future__ import annotations
 
-from planner.ci.gitops import GitWorkspace
+from planner.ci.branch.gitops import GitWorkspace
 from tests.fake_forge import FakeGitHub
 from tests.test_commit_policy import commit_and_push, pushed_files, repo, write
 

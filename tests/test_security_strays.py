@@ -218,9 +218,9 @@ def publish_at_the_last_moment(signals: Path, monkeypatch: pytest.MonkeyPatch) -
     """The commit waits until the daemon has acted, or is gone: the go file stands for the
     seconds planner spends between its last look at the tree and `git add`, so the test
     does not depend on timing."""
-    from planner.ci import job
+    from planner.ci.handlers import issue_pass
 
-    publish = job.publish_pass
+    publish = issue_pass.publish_pass
 
     def late(*args: Any) -> Any:
         (signals / "go").touch()
@@ -231,7 +231,7 @@ def publish_at_the_last_moment(signals: Path, monkeypatch: pytest.MonkeyPatch) -
             time.sleep(0.05)
         return publish(*args)
 
-    monkeypatch.setattr(job, "publish_pass", late)
+    monkeypatch.setattr(issue_pass, "publish_pass", late)
 
 
 def daemon(signals: Path) -> int:
@@ -317,7 +317,7 @@ def test_a_detached_process_stands_still_while_a_task_is_committed(
 def commit_at_the_last_moment(signals: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The task's commit starts once the daemon has acted, or cannot (stopped, gone); the
     pass goes on once it has acted, so its last look finds whatever it did."""
-    from planner.ci.durable import CheckpointReporter
+    from planner.ci.durability.durable import CheckpointReporter
     from planner.engine.checkpoints import CheckpointPhase
 
     commit, after_task = CheckpointReporter.checkpoint, CheckpointPhase.after_task

@@ -30,8 +30,8 @@ from planner.approval.models import (
     Preflight,
     SpecSelection,
 )
-from planner.ci.commit_policy import CommitRules, looks_like_history
-from planner.ci.gitops import GitWorkspace, Identity
+from planner.ci.branch.commit_policy import CommitRules, looks_like_history
+from planner.ci.branch.gitops import GitWorkspace, Identity
 from planner.memory.history import PlanningHistoryStore, expel_foreign, task_uuid
 from planner.testing.steps import Step, reply_json, reply_tool_calls
 from planner.text.inert import neutralize

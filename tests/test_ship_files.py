@@ -116,7 +116,9 @@ def test_the_documented_bot_condition_is_the_examples_with_one_bot_let_through()
 def test_the_docs_quote_the_draft_note_the_tracking_comment_shows() -> None:
     readme = " ".join(GITHUB_DOC.read_text(encoding="utf-8").split())
     [note] = re.findall(r'the tracking comment says "([^"]+)"', readme)
-    assert f'"{note}"' in (ROOT / "planner" / "ci" / "job.py").read_text(encoding="utf-8")
+    assert f'"{note}"' in (ROOT / "planner" / "ci" / "handlers" / "issue_pass.py").read_text(
+        encoding="utf-8"
+    )
 
 
 # ---------------------------------------------------------------------------- Dockerfile

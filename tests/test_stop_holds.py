@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from planner.ci.job import REPLY_MARKER, STOP_MARKER
+from planner.ci.handlers.stop import STOP_MARKER
+from planner.ci.issue_run import REPLY_MARKER
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import comment_event, one_file_plan, tracking

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from planner.ci.job import REPLY_MARKER
+from planner.ci.issue_run import REPLY_MARKER
 from tests.fake_forge.scenario import file_on
 from tests.support.durable import CiJobs, issue_on, two_file_plan
 

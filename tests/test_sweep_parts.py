@@ -12,15 +12,11 @@ from typing import Any
 import pytest
 import yaml
 
+from planner.ci.events.github import parse_github_event
+from planner.ci.events.gitlab import gitlab_trigger_from_env
+from planner.ci.events.triggers import Skip, Sweep, Trigger
 from planner.ci.forges.github import workflow_file
-from planner.ci.tracking import TrackingView, proceed_after_of, render_tracking
-from planner.ci.triggers import (
-    Skip,
-    Sweep,
-    Trigger,
-    gitlab_trigger_from_env,
-    parse_github_event,
-)
+from planner.ci.report.tracking import TrackingView, proceed_after_of, render_tracking
 from planner.config import ForgeConfig
 from planner.outcome.result import PassResult
 from planner.testing.scripted_server import ScriptedModelServer

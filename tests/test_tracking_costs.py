@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from planner.ci.costs import cost_report, last_run_id, money, usage_of
-from planner.ci.job import CiOutcome
-from planner.ci.plan_graph import graph_section, mermaid_label, render_graph
-from planner.ci.summary import SummaryFacts, render_summary
-from planner.ci.tracking import TrackingView, render_tracking
+from planner.ci.outcome import CiOutcome
+from planner.ci.report.costs import cost_report, last_run_id, money, usage_of
+from planner.ci.report.plan_graph import graph_section, mermaid_label, render_graph
+from planner.ci.report.summary import SummaryFacts, render_summary
+from planner.ci.report.tracking import TrackingView, render_tracking
 from planner.cli.demo import demo_script
 from planner.config import BudgetConfig, ModelPrice
 from planner.memory.history import PlanningHistoryStore

@@ -8,17 +8,10 @@ from typing import Any
 
 import pytest
 
-from planner.ci.triggers import (
-    Skip,
-    Trigger,
-    gitlab_trigger_from_env,
-    load_github_event,
-    local_trigger,
-    match_phrase,
-    parse_command,
-    parse_github_event,
-    parse_gitlab_event,
-)
+from planner.ci.events.github import load_github_event, parse_github_event
+from planner.ci.events.gitlab import gitlab_trigger_from_env, parse_gitlab_event
+from planner.ci.events.local import local_trigger
+from planner.ci.events.triggers import Skip, Trigger, match_phrase, parse_command
 from planner.config import ForgeConfig
 from planner.core.errors import UserInputError
 from tests.fake_forge.scenario import comment_event, github_payload, gitlab_payload, labeled_event

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.ci.tracking import NOTHING_PROVES, UNPROVEN_WARNING
+from planner.ci.report.tracking import NOTHING_PROVES, UNPROVEN_WARNING
 from planner.outcome.evidence import VerificationNote
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_text

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.ci.summary import SummaryFacts, open_history, render_summary
-from planner.ci.tracking import ADDED_TESTS_WARNING, REGRESSION_WARNING
+from planner.ci.report.summary import SummaryFacts, open_history, render_summary
+from planner.ci.report.tracking import ADDED_TESTS_WARNING, REGRESSION_WARNING
 from planner.testing.steps import Step, reply_tool_calls
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import IDENTITY, git

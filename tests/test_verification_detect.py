@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from planner.ci.inputs import read_inputs, settings_from
-from planner.ci.tracking import verification_lines
+from planner.ci.report.tracking import verification_lines
 from planner.config import VerificationConfig, load_config
 from planner.core.errors import ConfigError
 from planner.outcome.evidence import (

@@ -17,7 +17,7 @@ from planner.outcome.flow import StopPass
 
 ROLLED_BACK = "Rolled back without asking anyone (planning is off, so no pass waits for approval)"
 """Starts every note about a change undone where a pass cannot wait: the CI layer shows these
-notes in the tracking comment whatever the pass's status (planner.ci.durable)."""
+notes in the tracking comment whatever the pass's status (planner.ci.durability.durable)."""
 HELD: tuple[PlanStatus, ...] = ("proposed", "pending_review", *RUNNABLE)
 """Plans whose pending or approved specs are changes not made yet."""
 

@@ -37,7 +37,7 @@ from planner.ci.inputs import (
     secret_values,
     settings_from,
 )
-from planner.ci.outputs import (
+from planner.ci.report.outputs import (
     Console,
     append_text,
     setup_logging,
@@ -52,8 +52,8 @@ from planner.tools.sandbox.process import make_undumpable
 log = logging.getLogger("planner.ci.action")
 
 if TYPE_CHECKING:
+    from planner.ci.events.triggers import Platform, Skip, Sweep, Trigger
     from planner.ci.outcome import CiOutcome
-    from planner.ci.triggers import Platform, Skip, Sweep, Trigger
     from planner.config import PlannerConfig
     from planner.core.interfaces import HistoryBackend
 
@@ -115,7 +115,7 @@ def run(job: Job) -> int:
     settings = settings_from(job.inputs)
     config = load_action_config(settings, job.workspace, job.env)
     trigger, event, event_name = early_trigger(job, config)
-    from planner.ci.triggers import Skip, Sweep
+    from planner.ci.events.triggers import Skip, Sweep
 
     if isinstance(trigger, Skip):
         return skip(job, trigger)
@@ -135,7 +135,7 @@ def run(job: Job) -> int:
         from planner.ci.ownership import give_back
 
         give_back(job.workspace, job.started - CLOCK_SLACK_SECONDS)
-    from planner.ci.signals import leave_if_cancelled
+    from planner.ci.durability.signals import leave_if_cancelled
 
     leave_if_cancelled(outcome.exit_code)
     return outcome.exit_code
@@ -148,21 +148,25 @@ def early_trigger(
     job: Job, config: PlannerConfig
 ) -> tuple[Trigger | Skip | Sweep, dict[str, Any] | None, str | None]:
     """The event's trigger (or why it is skipped), decided from the event alone."""
-    from planner.ci import triggers
+    from planner.ci.events import triggers
 
     if job.platform == "github":
-        name, payload = triggers.load_github_event(job.env)
-        found = triggers.parse_github_event(
+        from planner.ci.events import github
+
+        name, payload = github.load_github_event(job.env)
+        found = github.parse_github_event(
             name,
             payload,
             config.forge,
             act_on_changes_requested=config.review.act_on_changes_requested,
         )
         return found, payload, name
+    from planner.ci.events import gitlab
+
     if job.env.get("TRIGGER_PAYLOAD"):
         payload = triggers.load_json_file(job.env["TRIGGER_PAYLOAD"], "TRIGGER_PAYLOAD")
-        return triggers.parse_gitlab_event(payload, config.forge), payload, None
-    return triggers.gitlab_trigger_from_env(job.env, config.forge), None, None
+        return gitlab.parse_gitlab_event(payload, config.forge), payload, None
+    return gitlab.gitlab_trigger_from_env(job.env, config.forge), None, None
 
 
 def skip(job: Job, reason: Skip) -> int:
@@ -177,7 +181,7 @@ def skip(job: Job, reason: Skip) -> int:
 
 def sweep(job: Job, config: PlannerConfig, trigger: Sweep) -> int:
     """A scheduled run: start a run on every issue whose wait is over (no model, no history)."""
-    from planner.ci.sweep import run_sweep
+    from planner.ci.handlers.sweep import run_sweep
 
     env = dict(job.env)
     if job.platform == "github":
@@ -247,7 +251,7 @@ def act(
     event: dict[str, Any] | None,
     event_name: str | None,
 ) -> CiOutcome:
-    from planner.ci import signals
+    from planner.ci.durability import signals
     from planner.ci.job import run_for_event
 
     signals.install()  # cancellation ends the pass cleanly (commit, push, comment)
@@ -277,7 +281,7 @@ def report(
     trigger: Trigger,
     outcome: CiOutcome,
 ) -> None:
-    from planner.ci.summary import (
+    from planner.ci.report.summary import (
         SummaryFacts,
         open_history,
         relative_history_path,

@@ -1,6 +1,6 @@
 """CiOutcome: what one CI run ended with, for the entry point (exit code, job outputs, job
-summary). Its own module because the run (planner.ci.job), the planning sessions
-(planner.ci.interactive), the job summary and the entry point all make or read one."""
+summary). Its own module because the run (planner.ci.issue_run), the planning sessions
+(planner.ci.handlers.interactive), the job summary and the entry point all make or read one."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""What the branch's durability (planner.ci.durable) and the planning sessions
-(planner.ci.interactive) need from the run on one issue; planner.ci.job.IssueRun implements it.
+"""What the branch's durability (planner.ci.durability.durable) and the planning sessions
+(planner.ci.handlers.interactive) need from the run on one issue; planner.ci.issue_run.IssueRun
+implements it.
 
 The run calls both of them, so they name this port, not IssueRun, and the imports point one
-way: job → durable → run_port, job → interactive → run_port.
+way: issue_run → durable → run_port, handlers → interactive → run_port.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from planner.ci.branch.gitops import GitWorkspace, Identity
+from planner.ci.branch.lease import Lease
+from planner.ci.events.triggers import Trigger
 from planner.ci.forges.base import ForgeAdapter, IssueData, PullRequestData
-from planner.ci.gitops import GitWorkspace, Identity
-from planner.ci.lease import Lease
 from planner.ci.outcome import CiOutcome, OutcomeStatus
-from planner.ci.tracking import TrackingState, TrackingView
-from planner.ci.triggers import Trigger
+from planner.ci.report.tracking import TrackingState, TrackingView
 from planner.config import PlannerConfig
 from planner.core.interfaces import HistoryBackend, ToolProvider
 from planner.outcome.result import PassResult
@@ -44,7 +45,7 @@ class IssueRunPort(Protocol):
     """The issue branch's checkout once the pass prepared it (None before)."""
     lease: Lease | None
     start_head: str
-    """HEAD as the branch was fetched, before the pass (planner.ci.durable)."""
+    """HEAD as the branch was fetched, before the pass (planner.ci.durability.durable)."""
     view: TrackingView
     """What the tracking comment shows; notes are appended to it."""
 

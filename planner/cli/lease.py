@@ -14,9 +14,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from planner.ci.branch.gitops import LOCAL_CONFIG, GitWorkspace, Identity
+from planner.ci.branch.lease import (
+    CLOCK_SKEW,
+    LeaseState,
+    fetch_lease,
+    lease_ref,
+    release_abandoned,
+)
 from planner.ci.forges.base import GitRemote
-from planner.ci.gitops import LOCAL_CONFIG, GitWorkspace, Identity
-from planner.ci.lease import CLOCK_SKEW, LeaseState, fetch_lease, lease_ref, release_abandoned
 from planner.core.errors import UserInputError
 
 IDENTITY = Identity("planner", "planner@localhost")

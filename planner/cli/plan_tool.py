@@ -16,7 +16,7 @@ from planner.approval.models import PlanRecord, SpecSelection
 from planner.approval.render import plan_table, spec_table
 from planner.approval.setup import build_plan_tool
 from planner.approval.tool import PlanTool, PlanToolError
-from planner.ci.gitops import GitError, GitWorkspace, Identity
+from planner.ci.branch.gitops import GitError, GitWorkspace, Identity
 from planner.config import DEFAULT_CONFIG_PATH, PlannerConfig, load_config
 from planner.core.errors import UserInputError
 from planner.run.runner import history_directory
@@ -112,6 +112,6 @@ def commit_executed(config: PlannerConfig, repo: Path, record: PlanRecord) -> st
 
 
 def _identity(config: PlannerConfig) -> Identity:
-    """The identity of a local run's commits (planner.ci.job)."""
+    """The identity of a local run's commits (planner.ci.issue_run)."""
     forge = config.forge
     return Identity(forge.commit_name or "planner", forge.commit_email or "planner@localhost")

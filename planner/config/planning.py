@@ -97,7 +97,7 @@ class GoalReplanConfig(Section):
     assumptions it stated; false waits for an answer indefinitely."""
     auto_assume_timeout_minutes: float = Field(default=30, ge=0)
     """How long to wait for an answer before assuming (checked when the next run starts; the
-    scheduled sweep, planner.ci.sweep, starts that run on an issue nobody comments on)."""
+    scheduled sweep, planner.ci.handlers.sweep, starts that run on an issue nobody comments on)."""
 
 
 class DecompositionReplanConfig(Section):

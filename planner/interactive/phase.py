@@ -7,7 +7,7 @@ before_planning   after an approved session, every plan of the issue is made fro
                   waits for people, no plan is made (the pass stops as needs_human).
 
 The session itself (questions, decisions, review) is a conversation with people between
-passes: on an issue planner.ci.interactive drives it, in a terminal `planner plan` does.
+passes: on an issue planner.ci.handlers.interactive drives it, in a terminal `planner plan` does.
 """
 
 from __future__ import annotations

@@ -35,7 +35,8 @@ log = logging.getLogger(__name__)
 
 
 SKIPPED_MARK = ": skipped "
-"""In every warning about a history line that was not used (planner.ci.durable finds them)."""
+"""In every warning about a history line that was not used (planner.ci.durability.durable
+finds them)."""
 SKIPPED_MORE = " more skipped history lines"
 FOREIGN = "a history line planner did not write"
 MAX_LINE_BYTES = 16 * 1024 * 1024

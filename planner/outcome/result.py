@@ -146,8 +146,8 @@ class PassResult(BaseModel):
     failures and changed test files (None: verification never ran, e.g. it is off)."""
     proceed_after: str = ""
     """A pass waiting for people (needs_human) that goes on without them from this time (ISO
-    8601 UTC) at its next run: the scheduled sweep (planner.ci.sweep) starts that run. '' when
-    nothing proceeds by itself."""
+    8601 UTC) at its next run: the scheduled sweep (planner.ci.handlers.sweep) starts that run.
+    '' when nothing proceeds by itself."""
 
     @property
     def completed(self) -> bool:

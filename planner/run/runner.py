@@ -52,7 +52,7 @@ class PassSetup:
     """Current time (aware); tests inject one so clarification timeouts need no sleeping."""
     mcp_file_servers: dict[str, McpServerConfig] | None = None
     """The servers of tools.mcp_config_file as read before the issue branch was checked out
-    (planner.ci.job); None reads the file when the pass starts."""
+    (planner.ci.handlers.issue_pass); None reads the file when the pass starts."""
     phases: tuple[Phase, ...] = ()
     """Phases the caller adds after the registered ones (planner.run.phases), e.g. a CI job's
     checkpoint commit after each task."""
@@ -61,7 +61,7 @@ class PassSetup:
     against it. None: the commit checked out when the pass starts."""
     witness: ApprovalWitness | None = None
     """Confirms every approval where people give them before what it approves runs (the CI
-    layer's planner.ci.witness); None at the terminal."""
+    layer's planner.ci.gate.witness); None at the terminal."""
     set_up: tuple[Callable[[PlanningHistoryStore], object], ...] = ()
     """Steps the caller runs once the pass is set up (its history open and kept out of git)
     and before any tool starts or the approval gate watches the tree, e.g. a CI job applying

@@ -7,7 +7,7 @@ again at every step (plans/<id>/plan.json and an `approval_plan` history entry e
 the text is kept here once and the saved copies hold its hash. Each file is one JSON line,
 {"type": "payload", "sha256": …, "content": …}: its `.jsonl` name lets every history backend
 carry it (they take every `*.jsonl` under the history directory), and the issue's lease carries
-the issue's folder (planner.ci.lease). Read back, a text that does not hash to its name is
+the issue's folder (planner.ci.branch.lease). Read back, a text that does not hash to its name is
 refused: whatever changed the file, the change it describes is not run.
 """
 

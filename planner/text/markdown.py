@@ -5,7 +5,7 @@ missing CommonMark's cases (an indented code block, a fence whose inner ``` line
 it, a lazily continued blockquote line, a command inside a multi-line HTML attribute):
 
 - which lines of a comment a person wrote as plain text at the top level (`top_level_text`):
-  the only place a command or an approval can be (planner.ci.triggers);
+  the only place a command or an approval can be (planner.ci.events.triggers);
 - which links, images and autolinks a text renders (`rendered_links`): planner's sanitiser
   (planner.text.inert) checks its own output with it;
 - which lines of a reply start a top-level list item, and which lie deeper (`outline`): only

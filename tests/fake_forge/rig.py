@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from planner.ci.action import trust_workspace
-from planner.ci.job import CiOutcome, run_for_event
-from planner.ci.triggers import Platform
+from planner.ci.events.triggers import Platform
+from planner.ci.job import run_for_event
+from planner.ci.outcome import CiOutcome
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import Step
 from tests.fake_forge.core import FakeServerBase

@@ -213,7 +213,7 @@ class ForgeAdapter(ABC):
     def _resolve_thread(self, pull: PullRequestData, thread: ReviewThread) -> None:
         raise UserInputError(f"the {self.platform or 'local'} forge has no review threads")
 
-    # -- the scheduled sweep (planner.ci.sweep) ----------------------------------------------
+    # -- the scheduled sweep (planner.ci.handlers.sweep) -------------------------------------
 
     def list_open_issues(self, label: str) -> list[IssueData]:
         """Open issues (never pull requests) carrying `label`, every page."""

@@ -17,9 +17,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from planner.ci.branch.gitops import marked_commits
 from planner.ci.forges.base import MARKER_PREFIX, PullRequestData
 from planner.ci.forges.threads import ReviewThread
-from planner.ci.gitops import marked_commits
 from planner.ci.review.anchors import touches
 from planner.ci.review.records import REVIEW_REPLY, replied_in_run, told_waiting, unanswered
 from planner.ci.run_port import IssueRunPort

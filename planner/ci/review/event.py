@@ -3,10 +3,10 @@ text is the run's instruction (planner.ci.review)."""
 
 from __future__ import annotations
 
+from planner.ci.events.triggers import Skip, Trigger
 from planner.ci.forges.base import ForgeAdapter
 from planner.ci.review.threads import Permissions, open_threads
 from planner.ci.run_port import Target
-from planner.ci.triggers import Skip, Trigger
 from planner.config import PlannerConfig
 
 REVIEW_EVENT = "pull_request_review.submitted"

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.ci.durable import conflict_note, side_branch
+from planner.ci.branch.gitops import publish
+from planner.ci.durability.durable import conflict_note, side_branch
+from planner.ci.events.triggers import Trigger
 from planner.ci.forges.threads import ReviewThread
-from planner.ci.gitops import publish
 from planner.ci.review.anchors import (
     Anchor,
     Suggestion,
@@ -43,7 +44,6 @@ from planner.ci.review.anchors import (
 from planner.ci.review.records import REVIEW_THREAD, ThreadKind, unanswered
 from planner.ci.review.threads import OpenThread, Permissions, open_threads
 from planner.ci.run_port import IssueRunPort
-from planner.ci.triggers import Trigger
 from planner.engine.checkpoints import MARKER_TRAILER, record_checkpoint
 from planner.memory.history import PlanningHistoryStore
 from planner.memory.state import IssueState

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from planner.ci.events.gitlab import is_gitlab_bot
 from planner.ci.forges.base import Actor, ForgeAdapter
 from planner.ci.forges.threads import ReviewThread, ThreadComment
-from planner.ci.triggers import is_gitlab_bot
 from planner.config import ForgeConfig
 
 

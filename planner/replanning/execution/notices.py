@@ -77,8 +77,8 @@ def _if_no_response(
 ) -> list[str]:
     if minutes is None:
         return ["I will wait for your answers before continuing."]
-    # Promise only what happens: the scheduled sweep (planner.ci.sweep) starts the next
-    # run once the time has passed, unless a comment starts it earlier.
+    # Promise only what happens: the scheduled sweep (planner.ci.handlers.sweep) starts the
+    # issue's next run once the time has passed, unless a comment starts it earlier.
     when = f" once {minutes:g} minutes pass without an answer ({_due(asked_at, minutes)})"
     if fallback:
         return [f"{fallback}{when}."]

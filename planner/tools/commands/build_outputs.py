@@ -1,8 +1,8 @@
 """Build and cache outputs: what tests, builds and package managers leave behind.
 
-They never reach a commit, whatever the repository's `.gitignore` says (planner.ci.commit_policy),
-and the effect check of a command (planner.tools.commands.effects) does not count them as its
-effects.
+They never reach a commit, whatever the repository's `.gitignore` says
+(planner.ci.branch.commit_policy), and the effect check of a command
+(planner.tools.commands.effects) does not count them as its effects.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ A refusal names the rule it applied, so the model (and a person reading the hist
 - no-workflow-edits: writes to CI definitions (`.github/workflows/`, `.github/actions/`,
   `.gitlab-ci.yml`) unless `tools.allow_workflow_edits` is set.
 
-planner.ci.commit_policy applies the same rules (git_segment, ci_definition) to the commit.
+planner.ci.branch.commit_policy applies the same rules (git_segment, ci_definition) to the commit.
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from planner.ci.costs import cost_report, last_run_id, render_usage_section
 from planner.ci.outcome import CiOutcome
-from planner.ci.tracking import CHECKLIST_CHARS, safe_result, verification_lines
+from planner.ci.report.costs import cost_report, last_run_id, render_usage_section
+from planner.ci.report.tracking import CHECKLIST_CHARS, safe_result, verification_lines
 from planner.config import BudgetConfig, ModelPrice
 from planner.memory.history import PlanningHistoryStore
 from planner.outcome.evidence import verification_note

@@ -22,9 +22,9 @@ from typing import Any
 
 from planner.approval.commands import Approve, parse_command
 from planner.approval.models import ActionSpecExt, Approval, spec_digest
+from planner.ci.events.triggers import Trigger, find_phrase
 from planner.ci.forges.base import Actor, CommentData, ForgeAdapter
-from planner.ci.request_marks import ENTRY, RequestMark
-from planner.ci.triggers import Trigger, find_phrase
+from planner.ci.gate.request_marks import ENTRY, RequestMark
 from planner.config import ForgeConfig
 from planner.memory.history import PlanningHistoryStore
 

@@ -6,7 +6,7 @@ Everything the model or a person wrote is made inert (neutralize) before it is s
 
 from __future__ import annotations
 
-from planner.ci.tracking import one_line
+from planner.ci.report.tracking import one_line
 from planner.interactive.model import (
     DecisionPoint,
     PlanningSession,

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from planner.ci.gitops import GitError, GitWorkspace, Identity
+from planner.ci.branch.gitops import GitError, GitWorkspace, Identity
 from planner.storage.files import history_weight
 from planner.storage.payloads import PAYLOADS_DIR, payload_folder
 from planner.tools.sandbox.safe_env import git_argv

@@ -2,8 +2,8 @@
 
 It shows the state of the current run, why it stopped when a person is needed, the plan as a
 checklist (planner.outcome.result.render_checklist) and, folded under it, as a Mermaid graph
-(planner.ci.plan_graph), links to branch / pull request / CI run, usage and cost by call kind
-(planner.ci.costs), and a log of earlier runs. It stays under GitHub's 65,536-character body
+(planner.ci.report.plan_graph), links to branch / pull request / CI run, usage and cost by call kind
+(planner.ci.report.costs), and a log of earlier runs. It stays under GitHub's 65,536-character body
 limit by dropping the oldest run-log lines first, then shortening messages — never the current
 checklist.
 
@@ -21,7 +21,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.ci.plan_graph import graph_section
+from planner.ci.report.plan_graph import graph_section
 from planner.outcome.evidence import VerificationNote
 from planner.outcome.result import PassResult, TaskView, render_checklist
 from planner.text.inert import MENTION, neutralize
@@ -46,14 +46,15 @@ TITLES: dict[str, str] = {
 }
 BARE_AMPERSAND = re.compile(r"&(?!(?:amp|lt|gt);)")
 PROCEED_AFTER = "<!-- planner:proceed-after {moment} -->"
-"""Machine-readable: when the scheduled sweep (planner.ci.sweep) should start this issue's next
-run. Only read from the trusted tracking comment; the run itself decides from the history."""
+"""Machine-readable: when the scheduled sweep (planner.ci.handlers.sweep) should start this
+issue's next run. Only read from the trusted tracking comment; the run itself decides from the
+history."""
 PROCEED_AFTER_LINE = re.compile(r"<!-- planner:proceed-after (?P<moment>[^ ]*) -->")
 
 
 @dataclass
 class TrackingView:
-    """Everything the tracking comment shows; built by planner.ci.job."""
+    """Everything the tracking comment shows; built by the run (planner.ci.issue_run)."""
 
     state: TrackingState
     actor: str = ""
@@ -72,8 +73,8 @@ class TrackingView:
     approval: str = ""
     """The approval request (planner.approval.render: model text already made inert)."""
     usage: str = ""
-    """The usage footer (planner.ci.costs): calls, tokens and cost by call kind, with the budget
-    left; without it the pass's own counts are shown."""
+    """The usage footer (planner.ci.report.costs): calls, tokens and cost by call kind, with the
+    budget left; without it the pass's own counts are shown."""
     proceed_after: str = ""
     """When a run waiting without a pass result (a planning session) goes on without an answer
     (ISO 8601); a pass's own is PassResult.proceed_after."""

@@ -3,9 +3,9 @@ a run after that timeout, and nothing else would start one on a quiet issue.
 
 A scheduled run (GitHub `schedule`, a GitLab pipeline schedule) lists the open issues carrying
 forge.label_needs_input, reads the hidden proceed-after marker of each one's tracking comment
-(planner.ci.tracking; only the trusted comment planner wrote counts) and, for each issue whose
-time has passed, starts a normal run on it: a workflow dispatch with the input `issue`, or an API
-pipeline with PLANNER_ISSUE_IID. That run takes the issue's lease, restores its history and
+(planner.ci.report.tracking; only the trusted comment planner wrote counts) and, for each issue
+whose time has passed, starts a normal run on it: a workflow dispatch with the input `issue`, or
+an API pipeline with PLANNER_ISSUE_IID. That run takes the issue's lease, restores its history and
 decides from the history (the replanning phase) whether to proceed on the assumptions, so a
 stale marker costs one run that says it is still waiting. The sweep itself calls no model and
 writes nothing on the issues.
@@ -23,8 +23,10 @@ from datetime import UTC, datetime
 
 import requests
 
+from planner.ci.events.triggers import Sweep, Trigger
 from planner.ci.forges.base import ForgeAdapter
-from planner.ci.tracking import proceed_after_of
+from planner.ci.handlers import Handler
+from planner.ci.report.tracking import proceed_after_of
 from planner.config import PlannerConfig
 from planner.core.errors import PlannerError
 
@@ -119,3 +121,16 @@ def sweep_forge(
 
 def _stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def is_sweep(trigger: Trigger | Sweep) -> bool:
+    return isinstance(trigger, Sweep)
+
+
+def not_one_issue(trigger: Sweep) -> str:
+    """The entry point runs the sweep itself (planner.ci.action calls run_sweep); an event
+    handed to the job names no issue, so the job only says what it was."""
+    return f"{trigger.event}: a sweep, not a run on one issue"
+
+
+HANDLER = Handler(kind="sweep", takes=is_sweep, without_issue=not_one_issue)

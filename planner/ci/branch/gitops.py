@@ -29,7 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from planner.ci.commit_policy import CommitRules, Refusal, enforce_commit_policy, range_refusals
+from planner.ci.branch.commit_policy import (
+    CommitRules,
+    Refusal,
+    enforce_commit_policy,
+    range_refusals,
+)
 from planner.ci.forges.base import GitRemote, redact_secrets
 from planner.core.errors import PlannerError
 from planner.tools.sandbox.safe_env import git_argv, git_environment
@@ -87,7 +92,7 @@ class GitWorkspace:
         the branch is new): what the remote already has, kept in memory, never read from a ref
         a pass's programs could move."""
         self.refused: list[Refusal] = []
-        """Staged paths the last commit_all() left out (planner.ci.commit_policy)."""
+        """Staged paths the last commit_all() left out (planner.ci.branch.commit_policy)."""
 
     # -- the three steps -------------------------------------------------------------------------
 

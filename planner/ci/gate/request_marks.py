@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
+from planner.ci.events.triggers import Trigger
 from planner.ci.forges.base import CommentData, ForgeAdapter, PullRequestData, parse_time
-from planner.ci.triggers import Trigger
 
 ENTRY = "approval_shown"
 """The gate's marks in the issue's JSONL history."""

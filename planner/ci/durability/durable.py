@@ -17,8 +17,8 @@ import logging
 from typing import Any
 
 from planner.approval.waiting import NOT_CONFIRMED, ROLLED_BACK
-from planner.ci.gitops import GitError, GitWorkspace, Published, on_branch, publish
-from planner.ci.lease import (
+from planner.ci.branch.gitops import GitError, GitWorkspace, Published, on_branch, publish
+from planner.ci.branch.lease import (
     Heartbeat,
     Lease,
     LeaseBusy,
@@ -28,8 +28,8 @@ from planner.ci.lease import (
     release,
     restore_history,
 )
+from planner.ci.durability.signals import cancellation
 from planner.ci.run_port import IssueRunPort
-from planner.ci.signals import cancellation
 from planner.engine.checkpoints import MARKER_TRAILER, reconcile, record_checkpoint
 from planner.memory.history import SKIPPED_MARK, SKIPPED_MORE, PlanningHistoryStore, expel_foreign
 from planner.outcome.deadline import DEADLINE
@@ -155,7 +155,8 @@ def lease_rules(run: IssueRunPort, wait: float | None = None) -> LeaseRules:
 
 
 def take_lease(run: IssueRunPort, wait: float | None = None) -> Lease | None:
-    """Wait for and take the issue's lease (planner.ci.lease); say when a dead run's expired."""
+    """Wait for and take the issue's lease (planner.ci.branch.lease); say when a dead run's
+    expired."""
     git = GitWorkspace(run.workspace, run.forge.git_remote())
     try:
         lease = acquire(git, run.number, run.run_id, lease_rules(run, wait))

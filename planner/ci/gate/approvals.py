@@ -2,7 +2,7 @@
 write access: recorded with PlanTool before the pass, which then runs what was approved.
 
 An answer counts only as a command on its own line that came after the request it answers was
-shown (planner.ci.request_marks); anything else is answered with why it did not count."""
+shown (planner.ci.gate.request_marks); anything else is answered with why it did not count."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from planner.approval.models import ActionSpecExt, spec_digest
 from planner.approval.render import approval_request
 from planner.approval.setup import build_plan_tool
 from planner.approval.tool import PlanTool
-from planner.ci.request_marks import ENTRY, RequestMark, digest
+from planner.ci.gate.request_marks import ENTRY, RequestMark, digest
 from planner.config import PlannerConfig
 from planner.core.interfaces import ToolResult
 from planner.memory.history import PlanningHistoryStore

@@ -1,6 +1,7 @@
 """Interactive planning sessions on an issue (ADR-021): the CI side of planner.interactive.
 
-planner.ci.job hands every `run` event on an issue here first. Ours are:
+planner.ci.job's table hands every `run` or `resume` on an issue here before the pass (a review
+is planner.ci.handlers.review's). Ours are:
 - the label forge.label_interactive, `/planner plan <instruction>`, or any trigger with
   interactive.enabled on an issue that never had a session: a new session starts;
 - any event on an issue whose session waits for people: replies answer questions (`q-1: …`,
@@ -25,23 +26,24 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from planner.ci.durable import restore_from_lease
+from planner.ci.durability.durable import restore_from_lease
+from planner.ci.events.triggers import Sweep, Trigger, match_phrase
 from planner.ci.forges.base import MARKER_PREFIX, Actor, CommentData, parse_time
-from planner.ci.interactive_comment import (
-    SESSION_MARKER,
-    render_closed_phase,
-    render_session,
-)
-from planner.ci.outcome import CiOutcome
-from planner.ci.request_marks import (
+from planner.ci.gate.request_marks import (
     BEFORE_REQUEST,
     NOT_ON_OWN_LINE,
     RequestMark,
     came_after,
     mark_at,
 )
+from planner.ci.handlers import Event, Handler
+from planner.ci.outcome import CiOutcome
+from planner.ci.report.interactive_comment import (
+    SESSION_MARKER,
+    render_closed_phase,
+    render_session,
+)
 from planner.ci.run_port import IssueRunPort
-from planner.ci.triggers import match_phrase
 from planner.core.interfaces import HistoryBackend, ToolProvider
 from planner.interactive import transitions as move
 from planner.interactive.model import (
@@ -92,32 +94,6 @@ def interactive_event(
     restore_from_lease(run, run.lease, store)
     issue = IssueSessions(run, directory, model, extra_tools, history)
     return issue.route()
-
-
-class RestoreOnce:
-    """The job's history backend, restored once: the session check and the pass share it (an
-    artifact backend would otherwise download and report twice)."""
-
-    def __init__(self, backend: HistoryBackend) -> None:
-        self.backend = backend
-        self.restored: bool | None = None
-
-    def restore(self, directory: Path, issue: str) -> bool:
-        if self.restored is None:
-            self.restored = self.backend.restore(directory, issue)
-        return self.restored
-
-    def save(self, directory: Path, issue: str) -> None:
-        self.backend.save(directory, issue)
-
-    @property
-    def problems(self) -> list[str]:
-        """What the backend could not read (an artifact from a fork, a broken archive)."""
-        return list(getattr(self.backend, "problems", []))
-
-
-def restore_once(backend: HistoryBackend | None) -> HistoryBackend | None:
-    return None if backend is None else RestoreOnce(backend)
 
 
 class IssueSessions:
@@ -522,3 +498,18 @@ def _reason(session: PlanningSession) -> str:
         S.FAILED: f"planning session failed: {session.error_message}",
     }
     return reasons.get(session.status, "")
+
+
+def takes_event(trigger: Trigger | Sweep) -> bool:
+    """A `run` or `resume` on an issue; a review's threads are the review's (planner.ci.review)."""
+    return isinstance(trigger, Trigger) and trigger.command in ("run", "resume")
+
+
+def handle(event: Event) -> CiOutcome | None:
+    """The session's outcome when the event is one of a session's; None passes it to the pass."""
+    return interactive_event(
+        event.run, model=event.model, extra_tools=event.extra_tools, history=event.history
+    )
+
+
+HANDLER = Handler(kind="interactive", takes=takes_event, handle=handle)
