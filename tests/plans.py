@@ -114,27 +114,29 @@ def revision(
     return revised
 
 
-def git_repo(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "README.md").write_text("# demo\n", encoding="utf-8")
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    subprocess.run(["git", "add", "."], cwd=root, check=True)
-    subprocess.run(
-        [
-            "git",
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "commit",
-            "-q",
-            "-m",
-            "init",
-        ],
-        cwd=root,
-        check=True,
-    )
+def write_files(root: Path, contents: dict[str, str]) -> Path:
+    """Write each relative path's text under `root` (folders made as needed)."""
+    for name, text in contents.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
     return root
+
+
+def committed_repo(root: Path, contents: dict[str, str]) -> Path:
+    """A git repository on `main` whose one commit holds `contents`."""
+    return init_repo(write_files(root, contents))
+
+
+def init_repo(root: Path) -> Path:
+    """Make the folder a git repository on `main` whose one commit holds what it has."""
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    commit_all(root, "init")
+    return root
+
+
+def git_repo(root: Path) -> Path:
+    return committed_repo(root, {"README.md": "# demo\n"})
 
 
 def commit_all(root: Path, message: str = "files") -> None:
