@@ -14,13 +14,12 @@ from typing import Any
 
 import pytest
 
-from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.interactive_comment import SESSION_MARKER
 from planner.interactive.storage import SessionStore
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.github import GhComment
 from tests.fake_forge.rig import Rig, github, github_rig
-from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
+from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
 from tests.support.planning_session import REVISED, design_step, discovery_step, review_step
 
 README = "# hello\n\nRun the tests with `python -m unittest`.\n"
@@ -45,11 +44,6 @@ def say(rig: Rig, body: str, script: list[Any] | None = None, **overrides: Any) 
     fake = github(rig)
     made = fake.add_comment(1, body)
     return rig.run(event_of(fake, made), script or [], event_name="issue_comment", **overrides)
-
-
-def tracking(fake: FakeGitHub) -> str:
-    [body] = [c.body for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
-    return body
 
 
 def session_comment(fake: FakeGitHub) -> str:

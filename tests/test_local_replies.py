@@ -13,22 +13,13 @@ from planner.ci.job import run_for_event
 from planner.interactive.storage import SessionStore
 from planner.testing.scripted_server import ScriptedModelServer, Step
 from tests.fake_forge import git
-from tests.fake_forge.scenario import model_config, one_file_plan
+from tests.fake_forge.scenario import local_repository, model_config, one_file_plan
 from tests.support.planning_session import design_step, discovery_step, review_step
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "README.md").write_text("# repo\n", encoding="utf-8")
-    git(root, "add", ".")
-    git(root, "-c", "user.name=me", "-c", "user.email=me@x.invalid", "commit", "-q", "-m", "init")
-    issues = root / ".planner" / "issues"
-    issues.mkdir(parents=True)
-    (issues / "3.md").write_text("# Add staff login\n\nStaff need to log in.\n", encoding="utf-8")
-    return root
+    return local_repository(tmp_path / "repo", "# Add staff login\n\nStaff need to log in.\n")
 
 
 def run(repo: Path, history: Path, steps: list[Step], instruction: str = "") -> str:

@@ -13,7 +13,7 @@ from planner.cli.main import main
 from planner.memory.history import read_entries
 from planner.testing.scripted_server import ScriptedModelServer, Step
 from tests.fake_forge import git
-from tests.fake_forge.scenario import model_config, one_file_plan
+from tests.fake_forge.scenario import local_repository, model_config, one_file_plan
 
 NEW_README = "# repo\n\nRun the tests with pytest.\n"
 LARGE = {"large_file_bytes": 5}  # README.md (7 bytes) is then a large file: high risk
@@ -21,16 +21,7 @@ HIGH = {"approval.large_file_bytes": 5}
 
 
 def repository(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "README.md").write_text("# repo\n", encoding="utf-8")
-    git(root, "add", ".")
-    git(root, "-c", "user.name=me", "-c", "user.email=me@x.invalid", "commit", "-q", "-m", "init")
-    issues = root / ".planner" / "issues"
-    issues.mkdir(parents=True)
-    (issues / "3.md").write_text("# Document pytest\n\nSay how to test.\n", encoding="utf-8")
-    return root
+    return local_repository(tmp_path / "repo", "# Document pytest\n\nSay how to test.\n")
 
 
 def run_local(repo: Path, history: Path, steps: list[Step]) -> str:

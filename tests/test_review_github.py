@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from planner.ci.forges.base import TRACKING_MARKER
 from planner.testing.scripted_server import reply_text, reply_tool_calls
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import git
 from tests.fake_forge.github import GhPull
-from tests.fake_forge.scenario import comment_event
+from tests.fake_forge.scenario import comment_event, tracking
 from tests.review_scenario import (
     BRANCH,
     MEAN,
@@ -30,11 +29,6 @@ from tests.review_scenario import (
 )
 
 NONE_CASE = "this fails on an empty list: return None then"
-
-
-def tracking(fake: FakeGitHub) -> str:
-    [comment] = [c for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
-    return comment.body
 
 
 def test_a_review_with_two_line_comments_gives_two_tasks_commits_replies_and_resolved_threads(

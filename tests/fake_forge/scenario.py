@@ -12,7 +12,7 @@ from planner.cli.demo import demo_script
 from planner.config import PlannerConfig, load_config
 from planner.testing.scripted_server import Step, reply_json, reply_tool_calls
 from tests.fake_forge.core import git
-from tests.plans import REFINEMENT_OFF, evaluation_ok, review_ok
+from tests.plans import REFINEMENT_OFF, committed_repo, evaluation_ok, review_ok, write_files
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 WEBHOOKS = FIXTURES / "github" / "webhooks"
@@ -52,6 +52,13 @@ def clone(bare: Path, into: Path) -> Path:
     """A checkout of the default branch, as a CI job starts with (origin without credentials)."""
     git(bare.parent, "clone", "-q", str(bare), str(into))
     return into
+
+
+def local_repository(root: Path, issue: str) -> Path:
+    """A committed repository whose local forge holds issue 3 (`issue`: its markdown file,
+    left untracked as a person writes it)."""
+    committed_repo(root, {"README.md": "# repo\n"})
+    return write_files(root, {".planner/issues/3.md": issue})
 
 
 def model_config(base_url: str, history: Path, **overrides: Any) -> PlannerConfig:
