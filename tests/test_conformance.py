@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from planner.config import ConfigError, load_config
-from planner.testing.scripted_server import ScriptedModelServer, reply_json, reply_tool_calls
+from planner.testing.scripted_server import reply_json, reply_tool_calls
 from tests.harness import Harness
 from tests.plans import (
     completed,
@@ -26,11 +25,6 @@ from tests.plans import (
 )
 
 REFLECTION_PATH = {"planning.replanning.enabled": False}
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 # -- reflection triggers: an error (with trigger_on_error) OR the interval (seed §7.4.1 phase 5) --

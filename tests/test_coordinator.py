@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ import pytest
 from planner.engine.steps.plan import NO_PLAN_REPAIR, ONE_TASK, ONE_TASK_REPAIR
 from planner.memory.history import PlanningHistoryStore
 from planner.outcome.result import render_checklist
-from planner.testing.scripted_server import ScriptedModelServer, Step, reply_error, reply_text
+from planner.testing.scripted_server import Step, reply_error, reply_text
 from planner.text.issue import IssueContext
 from tests.harness import ISSUE, Harness
 from tests.plans import (
@@ -32,11 +31,6 @@ from tests.plans import (
 
 REFLECTION_PATH = {"planning.replanning.enabled": False}
 """The core's reflection/revision path, which runs when replanning is switched off."""
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def test_plan_execute_complete(harness: Harness) -> None:

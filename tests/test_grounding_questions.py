@@ -8,14 +8,13 @@ stated assumptions, never posted to people; a second one fails the pass.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.testing.scripted_server import ScriptedModelServer, reply_json
+from planner.testing.scripted_server import reply_json
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import labeled_event
@@ -30,11 +29,6 @@ FIXTURES = json.loads(
 DEGENERATE = {item["name"]: item["reply"] for item in FIXTURES["degenerate_clarifications"]}
 INVENTED = [item["tool"] for item in FIXTURES["invented_tools"]]
 PLAN_ON_ASSUMPTIONS = "Do not ask. Plan the work now, proceeding on stated assumptions"
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def asked_again(harness: Harness) -> str:

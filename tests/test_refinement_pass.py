@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_text
+from planner.testing.scripted_server import Step, reply_json, reply_text
 from tests.harness import Harness
 from tests.plans import (
     REFINEMENT_ON,
@@ -28,11 +23,6 @@ from tests.plans import (
     subtask,
     write,
 )
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def test_a_low_scored_plan_is_replanned_with_the_feedback_and_then_runs(harness: Harness) -> None:
