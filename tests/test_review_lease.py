@@ -10,7 +10,7 @@ from typing import Any
 from planner.memory.history import read_entries, task_uuid
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import IDENTITY, git
-from tests.review_scenario import STATS, edit, finish, first_pass, review_event
+from tests.review_scenario import STATS, first_pass, largest_fixed, review_event
 from tests.support.durable import CiJobs, commit_config, completion_step, one_task_plan
 from tests.test_durable_lease import observe_lease_fetches
 
@@ -51,8 +51,7 @@ def run_it(fake: FakeGitHub, tmp_path: Path) -> None:
         box["thread"] = fake.add_review_thread(pull.number, "stats.py", 6, NONE_CASE)
         fetches = observe_lease_fetches(fake, 1)
         script = [
-            edit("    return max(values)", "    return max(values) if values else None"),
-            finish(summary="largest() returns None for an empty list"),
+            *largest_fixed(),
             completion_step(),
         ]
         event = review_event(fake, "/planner")
