@@ -16,7 +16,7 @@ import pytest
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.testing.scripted_server import reply_json
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig
+from tests.fake_forge.rig import Rig, github_rig
 from tests.fake_forge.scenario import labeled_event
 from tests.harness import Harness
 from tests.plans import completed, finish, plan_doc, planned, review_ok, write
@@ -176,9 +176,7 @@ def test_a_tool_spelt_differently_is_mapped_without_asking(harness: Harness) -> 
 
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    fake_github.add_issue(1, "Implement add()", "Implement add in calc.py.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
-    return Rig("github", fake_github, tmp_path)
+    return github_rig(fake_github, tmp_path, "Implement add()", "Implement add in calc.py.")
 
 
 def comments(rig: Rig) -> list[Any]:
