@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,9 @@ def finish(status: str = "completed", summary: str = "done") -> Step:
     return reply_tool_calls("execute", [("finish_task", {"status": status, "summary": summary})])
 
 
-def completion(done: bool = True, completed: int = 1) -> Step:
+def completion(
+    done: bool = True, completed: int = 1, outcomes: tuple[str, ...] = ("files written",)
+) -> Step:
     return reply_json(
         "completion",
         {
@@ -74,7 +77,7 @@ def completion(done: bool = True, completed: int = 1) -> Step:
                 "goal_achieved": done,
                 "tasks_completed": completed,
                 "tasks_failed": 0,
-                "key_outcomes": ["files written"],
+                "key_outcomes": list(outcomes),
             },
         },
     )
@@ -112,6 +115,26 @@ def revision(
     if subtasks is not None:
         revised["updated_subtasks"] = subtasks
     return revised
+
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+"""This checkout of planner."""
+
+
+def copy_checkout(into: Path) -> Path:
+    """This working tree's files as they are: the tracked ones and the new ones git does not
+    ignore (what a clone of it with the change committed would hold)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=CHECKOUT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        if (CHECKOUT / name).is_file():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(CHECKOUT / name, into / name)
+    return into
 
 
 def write_files(root: Path, contents: dict[str, str]) -> Path:

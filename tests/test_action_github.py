@@ -33,6 +33,7 @@ from tests.fake_forge.scenario import (
 from tests.plans import REFINEMENT_OFF_ENV
 from tests.support.ci_job import (
     ENTRYPOINT,
+    SCRIPTED_API_KEY,
     Finished,
     github_action_env,
     read_outputs,
@@ -41,7 +42,7 @@ from tests.support.ci_job import (
 )
 
 TITLE = "Add a changelog"
-API_KEY = "sk-scriptedTestKey0123456789abcdef"
+API_KEY = SCRIPTED_API_KEY
 HISTORY_DIR = "planning_history"
 OWNER_UID, OWNER_GID = 4242, 4343
 STEPS = one_file_plan("CHANGELOG.md", "# Changelog\n", TITLE)

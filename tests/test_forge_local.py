@@ -13,7 +13,7 @@ from planner.ci.job import CiOutcome, run_for_event
 from planner.core.errors import UserInputError
 from planner.testing.scripted_server import ScriptedModelServer, Step, reply_tool_calls
 from tests.fake_forge import git
-from tests.fake_forge.scenario import local_repository, model_config, one_file_plan
+from tests.fake_forge.scenario import local_repository, model_config, one_file_plan, run_local_issue
 
 
 @pytest.fixture
@@ -22,16 +22,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def run_local(repo: Path, tmp_path: Path, steps: list[Step], instruction: str = "") -> CiOutcome:
-    with ScriptedModelServer(steps) as model:
-        outcome = run_for_event(
-            "local",
-            workspace=repo,
-            config=model_config(model.base_url, tmp_path / "history"),
-            env={},
-            event={"issue": "3", "instruction": instruction, "actor": "me"},
-        )
-        model.assert_consumed()
-    return outcome
+    return run_local_issue(repo, tmp_path / "history", steps, instruction)
 
 
 def test_a_local_run_writes_comment_labels_branch_and_pull_request_files(

@@ -29,9 +29,10 @@ from tests.fake_forge.scenario import (
 )
 from tests.plans import REFINEMENT_OFF_ENV
 from tests.support.ci_job import (
+    SCRIPTED_API_KEY,
     Finished,
+    GitLabPipelines,
     github_action_env,
-    gitlab_job_env,
     read_dotenv,
     read_outputs,
     run_entrypoint,
@@ -47,7 +48,7 @@ from tests.support.planning_session import (
     user_prompt,
 )
 
-API_KEY = "sk-scriptedTestKey0123456789abcdef"
+API_KEY = SCRIPTED_API_KEY
 HISTORY = "planning_history"
 PLAN = one_file_plan("LOGIN.md", "# Login\n", "Add staff login")
 
@@ -296,31 +297,11 @@ def test_github_model_failure_fails_the_session_and_says_so(github: GitHubJobs) 
 # -- GitLab --------------------------------------------------------------------------------------
 
 
-class GitLabJobs:
+class GitLabJobs(GitLabPipelines):
     """Pipelines on issue 12, each on a runner without cache: history comes from artifacts."""
 
-    def __init__(self, fake: FakeGitLab, tmp: Path) -> None:
-        self.fake = fake
-        self.tmp = tmp
-        self.count = 0
-
     def run(self, payload: dict[str, Any], script: list[Step]) -> Finished:
-        self.count += 1
-        workspace = clone(self.fake.bare, self.tmp / f"builds-{self.count}")
-        with ScriptedModelServer(script) as model:
-            env = gitlab_job_env(
-                fake=self.fake,
-                workspace=workspace,
-                files=self.tmp / f"job-{self.count}",
-                job_id=6000 + self.count,
-                payload=payload,
-                openai_api_key=API_KEY,
-                openai_base_url=model.base_url,
-                model="scripted",
-            )
-            finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
-            assert finished.stderr == "", finished.stderr
-            model.assert_consumed()
+        finished, workspace = self.job(payload, script)
         if (workspace / HISTORY).is_dir():
             archive = zip_directory(workspace / HISTORY, prefix=f"{HISTORY}/")
             self.fake.add_job("planner", archive=archive)

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from planner.ci.job import run_for_event
 from planner.interactive.storage import SessionStore
-from planner.testing.scripted_server import ScriptedModelServer, Step
+from planner.testing.scripted_server import Step
 from tests.fake_forge import git
-from tests.fake_forge.scenario import local_repository, model_config, one_file_plan
+from tests.fake_forge.scenario import local_repository, one_file_plan, run_local_issue
 from tests.support.planning_session import design_step, discovery_step, review_step
 
 
@@ -23,16 +22,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def run(repo: Path, history: Path, steps: list[Step], instruction: str = "") -> str:
-    with ScriptedModelServer(steps) as model:
-        outcome = run_for_event(
-            "local",
-            workspace=repo,
-            config=model_config(model.base_url, history),
-            env={},
-            event={"issue": "3", "instruction": instruction, "actor": "me"},
-        )
-        model.assert_consumed()
-    return outcome.status
+    return run_local_issue(repo, history, steps, instruction).status
 
 
 def reply(repo: Path, name: str, text: str) -> None:

@@ -23,6 +23,11 @@ from typing import Any
 
 import yaml
 
+from planner.testing.scripted_server import ScriptedModelServer, Step
+from tests.fake_forge.gitlab import FakeGitLab
+from tests.fake_forge.scenario import clone
+from tests.plans import REFINEMENT_OFF_ENV
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 ACTION = ROOT / "action.yml"
 COMPONENT = ROOT / "templates" / "planner" / "template.yml"
@@ -217,3 +222,41 @@ def zip_directory(directory: Path, prefix: str = "") -> bytes:
             if path.is_file():
                 archive.write(path, prefix + path.relative_to(directory).as_posix())
     return buffer.getvalue()
+
+
+SCRIPTED_API_KEY = "sk-scriptedTestKey0123456789abcdef"
+"""The model API key the CI tests give planner (a secret to find nowhere it is posted)."""
+
+
+class GitLabPipelines:
+    """planner's job (entrypoint.py, as the component runs it) on the fake GitLab, each on a
+    runner without cache: a fresh clone and nothing else."""
+
+    def __init__(self, fake: FakeGitLab, tmp: Path) -> None:
+        self.fake = fake
+        self.tmp = tmp
+        self.count = 0
+        self.kinds: list[str | None] = []
+        """The kinds of the model requests of the last job."""
+
+    def job(
+        self, payload: dict[str, Any] | None, script: list[Step], **inputs: str
+    ) -> tuple[Finished, Path]:
+        """One job; its script must be used up and it writes nothing to stderr."""
+        self.count += 1
+        workspace = clone(self.fake.bare, self.tmp / f"builds-{self.count}")
+        with ScriptedModelServer(script) as model:
+            env = gitlab_job_env(
+                fake=self.fake,
+                workspace=workspace,
+                files=self.tmp / f"job-{self.count}",
+                job_id=6000 + self.count,
+                payload=payload,
+                openai_api_key=SCRIPTED_API_KEY,
+                **{"openai_base_url": model.base_url, "model": "scripted", **inputs},
+            )
+            finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
+            self.kinds = [request.kind for request in model.requests]
+            assert finished.stderr == "", finished.stderr
+            model.assert_consumed()
+        return finished, workspace

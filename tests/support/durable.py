@@ -23,12 +23,19 @@ from typing import Any
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.memory.history import read_entries, task_uuid
-from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json
 from tests.fake_forge.core import IDENTITY, git
 from tests.fake_forge.scenario import clone, comment_event, github_payload, gitlab_payload
-from tests.support.ci_job import ENTRYPOINT, Finished, github_action_env, gitlab_job_env
+from tests.plans import completion, finish, write
+from tests.support.ci_job import (
+    ENTRYPOINT,
+    SCRIPTED_API_KEY,
+    Finished,
+    github_action_env,
+    gitlab_job_env,
+)
 
-API_KEY = "sk-scriptedTestKey0123456789abcdef"
+API_KEY = SCRIPTED_API_KEY
 HISTORY_DIR = "planning_history"
 QUIET = {
     "REPLANNING_ENABLED": "false",
@@ -255,25 +262,11 @@ def two_file_plan(first: str, second: str) -> list[Step]:
 
 
 def task_steps(task: str, path: str) -> list[Step]:
-    return [
-        reply_tool_calls("execute", [("write_file", {"path": path, "content": f"{path}\n"})]),
-        reply_tool_calls("execute", [("finish_task", {"status": "completed", "summary": path})]),
-    ]
+    return [write(path, f"{path}\n"), finish(summary=path)]
 
 
 def completion_step() -> Step:
-    done = {
-        "phase": "completion",
-        "done": True,
-        "comment": "All tasks completed",
-        "summary": {
-            "goal_achieved": True,
-            "tasks_completed": 2,
-            "tasks_failed": 0,
-            "key_outcomes": ["both files added"],
-        },
-    }
-    return reply_json("completion", done)
+    return completion(completed=2, outcomes=("both files added",))
 
 
 def commit_config(fake: Any, text: str) -> None:
