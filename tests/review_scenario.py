@@ -47,14 +47,9 @@ def branch_of(fake: FakeGitHub | FakeGitLab) -> str:
 
 
 def push_stats_project(fake: FakeGitHub | FakeGitLab) -> None:
-    seed = fake.root / "seed"
-    (seed / "stats.py").write_text(MEAN, encoding="utf-8")
-    (seed / "tests").mkdir(exist_ok=True)
-    (seed / "tests" / "test_stats.py").write_text(TESTS, encoding="utf-8")
-    (seed / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
-    git(seed, "add", ".")
-    git(seed, "commit", "-q", "-m", "stats", env=IDENTITY)
-    git(seed, "push", "-q", str(fake.bare), "main")
+    pytest_ini = "[pytest]\npythonpath = .\n"
+    files = {"stats.py": MEAN, "tests/test_stats.py": TESTS, "pytest.ini": pytest_ini}
+    fake.push_main(files, "stats")
 
 
 def first_pass() -> list[Step]:

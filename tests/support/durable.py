@@ -24,11 +24,11 @@ from typing import Any
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.memory.history import read_entries, task_uuid
 from planner.testing.scripted_server import ScriptedModelServer, Step, reply_json
-from tests.fake_forge.core import IDENTITY, git
 from tests.fake_forge.scenario import clone, comment_event, github_payload, gitlab_payload
 from tests.plans import completion, finish, write
 from tests.support.ci_job import (
     ENTRYPOINT,
+    HISTORY_DIR,
     SCRIPTED_API_KEY,
     Finished,
     github_action_env,
@@ -36,7 +36,6 @@ from tests.support.ci_job import (
 )
 
 API_KEY = SCRIPTED_API_KEY
-HISTORY_DIR = "planning_history"
 QUIET = {
     "REPLANNING_ENABLED": "false",
     "REFLECTION_ENABLED": "false",
@@ -271,12 +270,7 @@ def completion_step() -> Step:
 
 def commit_config(fake: Any, text: str) -> None:
     """The repository's .github/planner.yml on main, committed as a maintainer would."""
-    seed = fake.root / "seed"
-    (seed / ".github").mkdir(exist_ok=True)
-    (seed / ".github" / "planner.yml").write_text(text, encoding="utf-8")
-    git(seed, "add", ".")
-    git(seed, "commit", "-q", "-m", "Configure planner", env=IDENTITY)
-    git(seed, "push", "-q", str(fake.bare), "main")
+    fake.push_main({".github/planner.yml": text}, "Configure planner")
 
 
 def one_task_plan(path: str) -> list[Step]:
