@@ -16,7 +16,7 @@ import pytest
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.interactive_comment import SESSION_MARKER
 from planner.interactive.storage import SessionStore
-from planner.testing.scripted_server import ScriptedModelServer, Step
+from planner.testing.scripted_server import Step
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.scenario import (
     branch_log,
@@ -27,15 +27,13 @@ from tests.fake_forge.scenario import (
     gitlab_payload,
     one_file_plan,
 )
-from tests.plans import REFINEMENT_OFF_ENV
 from tests.support.ci_job import (
     SCRIPTED_API_KEY,
     Finished,
+    GitHubWorkflow,
     GitLabPipelines,
-    github_action_env,
     read_dotenv,
     read_outputs,
-    run_entrypoint,
     zip_directory,
 )
 from tests.support.planning_session import (
@@ -78,39 +76,20 @@ def rejected_feedback(body: dict[str, Any]) -> None:
 # -- GitHub --------------------------------------------------------------------------------------
 
 
-class GitHubJobs:
+class GitHubJobs(GitHubWorkflow):
     """Workflow runs on one issue; each a fresh clone with the cache's history directory."""
 
+    first_run_id = 9000
+
     def __init__(self, fake: FakeGitHub, tmp: Path) -> None:
-        self.fake = fake
-        self.tmp = tmp
-        self.count = 0
+        super().__init__(fake, tmp)
         self.cache: Path | None = None
-        self.kinds: list[str | None] = []
 
     def run(self, event: str, payload: dict[str, Any], script: list[Step]) -> Finished:
-        self.count += 1
-        workspace = clone(self.fake.bare, self.tmp / f"ws-{self.count}")
+        workspace = clone(self.fake.bare, self.tmp / f"ws-{self.count + 1}")
         if self.cache is not None:
             shutil.copytree(self.cache, workspace / HISTORY)  # actions/cache/restore
-        files = self.tmp / f"runner-{self.count}"
-        with ScriptedModelServer(script) as model:
-            env = github_action_env(
-                fake=self.fake,
-                workspace=workspace,
-                files=files,
-                event_name=event,
-                payload=payload,
-                run_id=9000 + self.count,
-                openai_api_key=API_KEY,
-                openai_base_url=model.base_url,
-                model="scripted",
-                history_dir=HISTORY,
-            )
-            finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
-            self.kinds = [r.kind for r in model.requests]
-            assert finished.stderr == "", finished.stderr
-            model.assert_consumed()
+        finished, _, files = self.job(event, payload, script, workspace=workspace)
         if (workspace / HISTORY).is_dir():
             self.cache = self.tmp / f"cache-{self.count}"
             shutil.copytree(workspace / HISTORY, self.cache)  # actions/cache/save
