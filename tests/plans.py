@@ -64,6 +64,11 @@ def finish(status: str = "completed", summary: str = "done") -> Step:
     return reply_tool_calls("execute", [("finish_task", {"status": status, "summary": summary})])
 
 
+def wrote(*paths: str) -> list[Step]:
+    """One task after another, each writing its file (`hello`) and finishing."""
+    return [step for path in paths for step in (write(path), finish())]
+
+
 def completion(
     done: bool = True, completed: int = 1, outcomes: tuple[str, ...] = ("files written",)
 ) -> Step:

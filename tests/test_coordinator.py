@@ -150,14 +150,19 @@ def test_a_reflection_revision_out_of_order_is_repaired_and_kept(harness: Harnes
     assert any("order" in line for line in repaired["repairs"])
 
 
-def test_revision_limit_requires_human_intervention(harness: Harness) -> None:
-    harness.server.add(
+def refused_twice() -> list[Step]:
+    """A plan whose action is refused twice, each time followed by a revision."""
+    return [
         planning("task_1"),
         write("../a"),
         reflection(True, revision(["task_1"], reason="first")),
         write("../b"),
         reflection(True, revision(["task_1"], reason="second")),
-    )
+    ]
+
+
+def test_revision_limit_requires_human_intervention(harness: Harness) -> None:
+    harness.server.add(*refused_twice())
     result = harness.run(**{"planning.revision.max_revisions": 1, **REFLECTION_PATH})
     assert result.status == "needs_human"
     assert "revision limit (1)" in result.stop_reason
@@ -645,13 +650,7 @@ def test_a_broken_tool_server_is_reported_in_the_result(harness: Harness) -> Non
 
 def test_a_persons_instruction_after_intervention_allows_new_revisions(harness: Harness) -> None:
     limit = {"planning.revision.max_revisions": 1, **REFLECTION_PATH}
-    harness.server.add(
-        planning("task_1"),
-        write("../a"),
-        reflection(True, revision(["task_1"], reason="first")),
-        write("../b"),
-        reflection(True, revision(["task_1"], reason="second")),
-    )
+    harness.server.add(*refused_twice())
     assert harness.run(**limit).status == "needs_human"
     harness.server.add(write("../c"), reflection(True, revision(["task_1"], reason="third")))
     assert harness.run(**limit).status == "needs_human"  # nobody answered: still at the limit
