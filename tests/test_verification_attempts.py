@@ -199,7 +199,7 @@ def settings(**overrides: Any) -> dict[str, Any]:
     }
 
 
-def tested_fix(issue_test: str, calc: str) -> list[Step]:
+def fix_proved_by(issue_test: str, calc: str) -> list[Step]:
     """Plan one task, write the issue's test (`issue_test`: the model's reply), then calc.py."""
     return [
         planning("task_1"),
@@ -216,7 +216,7 @@ def test_a_wrong_fix_that_passes_the_old_tests_ends_needs_human_with_a_draft(
     it from the fix. The issue's test can; the pull request is a draft that says so."""
     assert "abs(a - b)" in ABS_SUB and "return a + b" in ABS_SUB
     rig = sub_rig(fake_github, tmp_path)
-    script = tested_fix(SUB_TEST_REPLY, ABS_SUB)
+    script = fix_proved_by(SUB_TEST_REPLY, ABS_SUB)
     outcome = rig.run(labeled_event(), script, event_name="issues", **settings())
 
     assert outcome.status == "needs_human"
@@ -233,7 +233,7 @@ def test_the_pull_request_names_the_attempt_that_won(
 ) -> None:
     rig = sub_rig(fake_github, tmp_path)
     script = [
-        *tested_fix(SUB_TEST_REPLY, ABS_SUB),
+        *fix_proved_by(SUB_TEST_REPLY, ABS_SUB),
         planning("task_1"),  # attempt 2 plans afresh
         write("calc.py", GOOD),
         finish(),
@@ -318,7 +318,7 @@ def test_tests_that_pass_without_a_test_of_the_issue_leave_a_draft_that_says_so(
     body = "`calc.sub` adds its arguments instead of subtracting them: 3 and 5 give 8, not -2."
     rig = sub_rig(fake_github, tmp_path, body)
     holds_the_bug = SUB_TEST_REPLY.replace("== -2", "== 8")  # passes before the change
-    script = tested_fix(holds_the_bug, GOOD)
+    script = fix_proved_by(holds_the_bug, GOOD)
     outcome = rig.run(labeled_event(), script, event_name="issues", **settings())
 
     assert outcome.status == "needs_human"
