@@ -14,7 +14,6 @@ characters per token, the same estimate for every row).
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -22,12 +21,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner.config import load_config
-from planner.memory.history import PlanningHistoryStore
-from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer
+from benchmarks.scripted_pass import TASKS, scripted_pass
 from planner.testing.steps import Step
-from planner.text.issue import IssueContext
 from tests.plans import (
     completion,
     evaluation,
@@ -43,8 +38,6 @@ from tests.plans import (
     write,
 )
 
-TASKS = [f"task_{n}" for n in range(1, 6)]
-ISSUE = IssueContext(repository="bench/repo", number="1", title="Benchmark", body="Write files.")
 SCENARIOS = ("accepted", "refined", "gap")
 
 
@@ -96,17 +89,8 @@ def build(scenario: str, refinement: bool) -> list[Step]:
 
 
 def measure(scenario: str, refinement: bool, root: Path) -> dict[str, Any]:
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    with ScriptedModelServer(build(scenario, refinement)) as server:
-        env = {"OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": server.base_url}
-        overrides = {"planning.refinement.enabled": refinement}
-        config = load_config(None, env=env, overrides=overrides)
-        result = run_pass(PassSetup(config=config, workspace=root), ISSUE)
-        server.assert_consumed()
-    assert result.status == "completed", result.stop_reason
-    store = PlanningHistoryStore(root / "planning_history", ISSUE.repository, ISSUE.number)
-    calls = [e for e in store.entries() if e["type"] == "model_call"]
+    overrides = {"planning.refinement.enabled": refinement}
+    _, _, calls = scripted_pass(build(scenario, refinement), overrides, root)
     judged = [c for c in calls if str(c["kind"]).startswith("refinement_")]
     return {
         "calls": len(calls),

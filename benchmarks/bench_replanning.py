@@ -17,7 +17,6 @@ reports (its estimate is ~4 characters per token, the same for every mode).
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -26,12 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner.config import load_config
-from planner.memory.history import PlanningHistoryStore
-from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer
+from benchmarks.scripted_pass import TASKS, scripted_pass
 from planner.testing.steps import Step, reply_json, reply_tool_calls
-from planner.text.issue import IssueContext
 from tests.plans import (
     completion,
     decision,
@@ -46,8 +41,6 @@ from tests.plans import (
     write,
 )
 
-TASKS = [f"task_{n}" for n in range(1, 6)]
-ISSUE = IssueContext(repository="bench/repo", number="1", title="Benchmark", body="Write files.")
 REFINEMENT_OFF = {"planning.refinement.enabled": False}
 """Replanning alone: the quality judge's calls are measured by bench_refinement.py."""
 MODES = {
@@ -135,20 +128,11 @@ def failure(script: Script) -> None:
 
 
 def measure(scenario: Callable[[Script], None], mode: str, root: Path) -> dict[str, Any]:
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     script = Script(mode)
     scenario(script)
-    with ScriptedModelServer(script.steps) as server:
-        env = {"OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": server.base_url}
-        config = load_config(None, env=env, overrides=MODES[mode])
-        result = run_pass(PassSetup(config=config, workspace=root), ISSUE)
-        server.assert_consumed()
-        chars = [_chars(r.body) for r in server.requests]
-        kinds = [r.kind or "" for r in server.requests]
-    assert result.status == "completed", result.stop_reason
-    store = PlanningHistoryStore(root / "planning_history", ISSUE.repository, ISSUE.number)
-    calls = [e for e in store.entries() if e["type"] == "model_call"]
+    result, requests, calls = scripted_pass(script.steps, MODES[mode], root)
+    chars = [_chars(r.body) for r in requests]
+    kinds = [r.kind or "" for r in requests]
     decision_calls = [k for k in kinds if k.startswith("replan_") and k != "replan_revise"]
     return {
         "calls": result.usage.model_calls,

@@ -14,6 +14,7 @@ from planner.testing.scripted_server import ScriptedModelServer
 from planner.text.redaction import SECRETS
 from planner.verification.suite.runner import TestRunner
 from tests.fake_forge import FakeGitHub, FakeGitLab
+from tests.harness import Harness
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -97,6 +98,13 @@ def scripted_model() -> Iterator[ScriptedModelServer]:
         server.stop()
     # Checked after stop() so a failing check never leaves the server thread running.
     server.assert_consumed()
+
+
+@pytest.fixture
+def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
+    """A pass in a fresh repository under tmp_path against the scripted model (tests.harness);
+    a test file that needs files in the workspace first defines its own."""
+    yield Harness(tmp_path, scripted_model)
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,14 @@ def finish(status: str = "completed", summary: str = "done") -> Step:
     return reply_tool_calls("execute", [("finish_task", {"status": status, "summary": summary})])
 
 
-def completion(done: bool = True, completed: int = 1) -> Step:
+def wrote(*paths: str) -> list[Step]:
+    """One task after another, each writing its file (`hello`) and finishing."""
+    return [step for path in paths for step in (write(path), finish())]
+
+
+def completion(
+    done: bool = True, completed: int = 1, outcomes: tuple[str, ...] = ("files written",)
+) -> Step:
     return reply_json(
         "completion",
         {
@@ -74,7 +82,7 @@ def completion(done: bool = True, completed: int = 1) -> Step:
                 "goal_achieved": done,
                 "tasks_completed": completed,
                 "tasks_failed": 0,
-                "key_outcomes": ["files written"],
+                "key_outcomes": list(outcomes),
             },
         },
     )
@@ -114,27 +122,49 @@ def revision(
     return revised
 
 
-def git_repo(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "README.md").write_text("# demo\n", encoding="utf-8")
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    subprocess.run(["git", "add", "."], cwd=root, check=True)
-    subprocess.run(
-        [
-            "git",
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "commit",
-            "-q",
-            "-m",
-            "init",
-        ],
-        cwd=root,
+CHECKOUT = Path(__file__).resolve().parent.parent
+"""This checkout of planner."""
+
+
+def copy_checkout(into: Path) -> Path:
+    """This working tree's files as they are: the tracked ones and the new ones git does not
+    ignore (what a clone of it with the change committed would hold)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=CHECKOUT,
+        capture_output=True,
         check=True,
-    )
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        if (CHECKOUT / name).is_file():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(CHECKOUT / name, into / name)
+    return into
+
+
+def write_files(root: Path, contents: dict[str, str]) -> Path:
+    """Write each relative path's text under `root` (folders made as needed)."""
+    for name, text in contents.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
     return root
+
+
+def committed_repo(root: Path, contents: dict[str, str]) -> Path:
+    """A git repository on `main` whose one commit holds `contents`."""
+    return init_repo(write_files(root, contents))
+
+
+def init_repo(root: Path) -> Path:
+    """Make the folder a git repository on `main` whose one commit holds what it has."""
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    commit_all(root, "init")
+    return root
+
+
+def git_repo(root: Path) -> Path:
+    return committed_repo(root, {"README.md": "# demo\n"})
 
 
 def commit_all(root: Path, message: str = "files") -> None:

@@ -8,9 +8,11 @@ reviewers then comment on those lines.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from planner.ci.outcome import CiOutcome
 from planner.testing.steps import Step, reply_tool_calls
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import IDENTITY, git
@@ -45,14 +47,9 @@ def branch_of(fake: FakeGitHub | FakeGitLab) -> str:
 
 
 def push_stats_project(fake: FakeGitHub | FakeGitLab) -> None:
-    seed = fake.root / "seed"
-    (seed / "stats.py").write_text(MEAN, encoding="utf-8")
-    (seed / "tests").mkdir(exist_ok=True)
-    (seed / "tests" / "test_stats.py").write_text(TESTS, encoding="utf-8")
-    (seed / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
-    git(seed, "add", ".")
-    git(seed, "commit", "-q", "-m", "stats", env=IDENTITY)
-    git(seed, "push", "-q", str(fake.bare), "main")
+    pytest_ini = "[pytest]\npythonpath = .\n"
+    files = {"stats.py": MEAN, "tests/test_stats.py": TESTS, "pytest.ini": pytest_ini}
+    fake.push_main(files, "stats")
 
 
 def first_pass() -> list[Step]:
@@ -101,6 +98,15 @@ def review_event(
     return payload
 
 
+def review_job(
+    rig: Rig, fake: FakeGitHub, body: str, script: Sequence[Step] = (), **review: Any
+) -> CiOutcome:
+    """A review with `body` submitted on planner's pull request, and the job it starts (with
+    the review settings every review test uses)."""
+    event = review_event(fake, body, **review)
+    return rig.run(event, script, event_name="pull_request_review", **SETTINGS)
+
+
 def review_comment_event(fake: FakeGitHub, node_id: str, user: str = "Codertocat") -> Any:
     """pull_request_review_comment.created for the newest comment of a thread."""
     thread = fake.threads[node_id]
@@ -137,6 +143,22 @@ def diff_note_event(fake: FakeGitLab, discussion_id: str) -> Any:
     payload["merge_request"].update(iid=mr.iid, source_branch=mr.source_branch)
     payload["user"].update(username=note.author, id=fake.users.get(note.author, 0))
     return payload
+
+
+def largest_fixed() -> list[Step]:
+    """The model's answer to a comment on largest(): it returns None for an empty list."""
+    return [
+        edit("    return max(values)", "    return max(values) if values else None"),
+        finish(summary="largest() returns None for an empty list"),
+    ]
+
+
+def smallest_fixed() -> list[Step]:
+    """The same for smallest()."""
+    return [
+        edit("    return min(values)", "    return min(values) if values else None"),
+        finish(summary="smallest() returns None for an empty list"),
+    ]
 
 
 def edit(old: str, new: str) -> Step:

@@ -20,8 +20,6 @@ import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.memory.history import task_uuid
-from planner.testing.scripted_server import DEFAULT_MODEL_ID, ScriptedModelServer
-from planner.testing.steps import Step
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.scenario import (
     branch_log,
@@ -31,19 +29,19 @@ from tests.fake_forge.scenario import (
     github_payload,
     one_file_plan,
 )
-from tests.plans import REFINEMENT_OFF_ENV
 from tests.support.ci_job import (
     ENTRYPOINT,
+    HISTORY_DIR,
+    SCRIPTED_API_KEY,
     Finished,
+    GitHubWorkflow,
     github_action_env,
     read_outputs,
-    run_entrypoint,
     zip_directory,
 )
 
 TITLE = "Add a changelog"
-API_KEY = "sk-scriptedTestKey0123456789abcdef"
-HISTORY_DIR = "planning_history"
+API_KEY = SCRIPTED_API_KEY
 OWNER_UID, OWNER_GID = 4242, 4343
 STEPS = one_file_plan("CHANGELOG.md", "# Changelog\n", TITLE)
 SMALL_MODEL_STEPS = STEPS[2:]
@@ -58,57 +56,9 @@ def fake(fake_github: FakeGitHub) -> FakeGitHub:
     return fake_github
 
 
-class Runner:
-    """Jobs of one workflow: each step run gets its own files directory and clone."""
-
-    def __init__(self, fake: FakeGitHub, tmp: Path) -> None:
-        self.fake = fake
-        self.tmp = tmp
-        self.count = 0
-
-    def job(
-        self,
-        event_name: str,
-        payload: dict[str, Any],
-        script: list[Step],
-        *,
-        workspace: Path | None = None,
-        served: str = DEFAULT_MODEL_ID,
-        **inputs: str,
-    ) -> tuple[Finished, Path, Path]:
-        """(the finished process, its workspace, its runner files directory); `served`: the
-        model the stand-in endpoint lists."""
-        self.count += 1
-        workspace = workspace or clone(self.fake.bare, self.tmp / f"workspace-{self.count}")
-        files = self.tmp / f"runner-{self.count}"
-        with ScriptedModelServer(script, model=served) as model:
-            defaults = {
-                "openai_api_key": API_KEY,
-                "openai_base_url": model.base_url,
-                "model": "scripted",
-                "history_dir": HISTORY_DIR,
-            }
-            env = github_action_env(
-                fake=self.fake,
-                workspace=workspace,
-                files=files,
-                event_name=event_name,
-                payload=payload,
-                run_id=7000 + self.count,
-                **{**defaults, **inputs},
-            )
-            finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
-            self.kinds = [request.kind for request in model.requests]
-            self.bodies = [request.body for request in model.requests]
-            self.headers = [request.headers for request in model.requests]
-            assert finished.stderr == "", finished.stderr
-            model.assert_consumed()
-        return finished, workspace, files
-
-
 @pytest.fixture
-def runner(fake: FakeGitHub, tmp_path: Path) -> Runner:
-    return Runner(fake, tmp_path)
+def runner(fake: FakeGitHub, tmp_path: Path) -> GitHubWorkflow:
+    return GitHubWorkflow(fake, tmp_path)
 
 
 def labeled(fake: FakeGitHub, label: str = "planner") -> dict[str, Any]:
@@ -149,7 +99,7 @@ def root_owned(workspace: Path) -> list[Path]:
 
 
 def test_label_then_comment_after_a_cache_round_trip_continues_the_plan(
-    runner: Runner, fake: FakeGitHub, tmp_path: Path
+    runner: GitHubWorkflow, fake: FakeGitHub, tmp_path: Path
 ) -> None:
     as_root = os.geteuid() == 0
     first_workspace = clone(fake.bare, tmp_path / "workspace-first")
@@ -220,7 +170,7 @@ def assert_masks_come_first(finished: Finished, secrets: list[str]) -> None:
 
 
 def test_artifact_backend_skips_expired_and_gone_artifacts_and_follows_the_redirect(
-    runner: Runner, fake: FakeGitHub, tmp_path: Path
+    runner: GitHubWorkflow, fake: FakeGitHub, tmp_path: Path
 ) -> None:
     first, workspace, _ = runner.job(
         "issues", labeled(fake), STEPS[:4], history_backend="artifact", max_model_calls="4"
@@ -259,7 +209,7 @@ def test_artifact_backend_skips_expired_and_gone_artifacts_and_follows_the_redir
 
 
 def test_a_pull_request_comment_works_on_the_issue_and_outputs_its_number(
-    runner: Runner, fake: FakeGitHub
+    runner: GitHubWorkflow, fake: FakeGitHub
 ) -> None:
     """On a PR comment the event's number is the PR's: history and outputs use the issue's."""
     first, workspace, files = runner.job(
@@ -297,7 +247,7 @@ def test_a_pull_request_comment_works_on_the_issue_and_outputs_its_number(
 
 
 def test_a_small_model_named_by_its_size_gets_the_small_model_profile(
-    runner: Runner, fake: FakeGitHub
+    runner: GitHubWorkflow, fake: FakeGitHub
 ) -> None:
     """Only the endpoint and the model are set: the model's name says 7B, so the requests are
     sampled at temperature 0, bounded and streamed, and the summary names the profile."""
@@ -318,7 +268,7 @@ def test_a_small_model_named_by_its_size_gets_the_small_model_profile(
 
 
 def test_with_only_the_endpoint_set_the_model_it_serves_is_used(
-    runner: Runner, fake: FakeGitHub
+    runner: GitHubWorkflow, fake: FakeGitHub
 ) -> None:
     """No model input, no OPENAI_MODEL, no config file: the endpoint lists one model, and its
     name (and size) decide the requests."""
@@ -334,7 +284,7 @@ def test_with_only_the_endpoint_set_the_model_it_serves_is_used(
 
 
 def test_an_empty_api_key_input_runs_against_an_endpoint_that_needs_none(
-    runner: Runner, fake: FakeGitHub
+    runner: GitHubWorkflow, fake: FakeGitHub
 ) -> None:
     """action.yml: openai_api_key "may be empty for an endpoint that needs no key". With the
     endpoint set (openai_base_url) and the input empty, the pass runs; the requests carry only
@@ -347,7 +297,9 @@ def test_an_empty_api_key_input_runs_against_an_endpoint_that_needs_none(
     assert {headers.get("authorization") for headers in runner.headers} == {"Bearer no-key"}
 
 
-def test_a_hosted_model_keeps_the_standard_defaults(runner: Runner, fake: FakeGitHub) -> None:
+def test_a_hosted_model_keeps_the_standard_defaults(
+    runner: GitHubWorkflow, fake: FakeGitHub
+) -> None:
     finished, _, files = runner.job("issues", labeled(fake), STEPS, model="gpt-4.1")
 
     assert finished.returncode == 0, finished.stdout
@@ -356,7 +308,9 @@ def test_a_hosted_model_keeps_the_standard_defaults(runner: Runner, fake: FakeGi
     assert "tokens (gpt-4.1, profile standard) |" in summary
 
 
-def test_a_skipped_event_leaves_the_issue_number_empty(runner: Runner, fake: FakeGitHub) -> None:
+def test_a_skipped_event_leaves_the_issue_number_empty(
+    runner: GitHubWorkflow, fake: FakeGitHub
+) -> None:
     finished, _, files = runner.job("issues", labeled(fake, "bug"), [])
     assert finished.returncode == 0
     outputs = read_outputs(files / "set_output")
@@ -367,7 +321,7 @@ def test_a_skipped_event_leaves_the_issue_number_empty(runner: Runner, fake: Fak
 
 
 def test_an_event_for_another_label_exits_at_once_with_one_line(
-    runner: Runner, fake: FakeGitHub
+    runner: GitHubWorkflow, fake: FakeGitHub
 ) -> None:
     finished, _, files = runner.job("issues", labeled(fake, "bug"), [], history_backend="artifact")
 
@@ -378,7 +332,7 @@ def test_an_event_for_another_label_exits_at_once_with_one_line(
 
 
 def test_a_sender_without_write_access_is_skipped_before_the_history_is_touched(
-    runner: Runner, fake: FakeGitHub
+    runner: GitHubWorkflow, fake: FakeGitHub
 ) -> None:
     payload = labeled(fake)
     payload["sender"]["login"] = "stranger"
@@ -402,7 +356,7 @@ def test_a_sender_without_write_access_is_skipped_before_the_history_is_touched(
     ],
 )
 def test_a_configuration_error_exits_2_before_any_request(
-    runner: Runner,
+    runner: GitHubWorkflow,
     fake: FakeGitHub,
     tmp_path: Path,
     inputs: dict[str, str],
@@ -423,7 +377,7 @@ def test_a_configuration_error_exits_2_before_any_request(
 
 
 def test_a_failure_after_the_comment_exits_1_and_is_on_the_issue(
-    runner: Runner, fake: FakeGitHub
+    runner: GitHubWorkflow, fake: FakeGitHub
 ) -> None:
     fake.fail("POST", r"/pulls$", 422, body={"message": "Validation Failed"}, times=10)
     finished, _, files = runner.job("issues", labeled(fake), STEPS)

@@ -15,21 +15,17 @@ import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.memory.history import task_uuid
-from planner.testing.scripted_server import ScriptedModelServer
-from planner.testing.steps import Step
 from tests.fake_forge import FakeGitLab
-from tests.fake_forge.scenario import branch_log, clone, gitlab_payload, one_file_plan
-from tests.plans import REFINEMENT_OFF_ENV
+from tests.fake_forge.scenario import branch_log, gitlab_payload, one_file_plan
 from tests.support.ci_job import (
-    Finished,
-    gitlab_job_env,
+    SCRIPTED_API_KEY,
+    GitLabPipelines,
     read_dotenv,
-    run_entrypoint,
     zip_directory,
 )
 
 TITLE = "Widgets render upside down on narrow screens"
-API_KEY = "sk-scriptedTestKey0123456789abcdef"
+API_KEY = SCRIPTED_API_KEY
 STEPS = one_file_plan("FIX.md", "rotate back\n", "Fix the rotation")
 
 
@@ -40,39 +36,9 @@ def fake(fake_gitlab: FakeGitLab) -> FakeGitLab:
     return fake_gitlab
 
 
-class Pipelines:
-    def __init__(self, fake: FakeGitLab, tmp: Path) -> None:
-        self.fake = fake
-        self.tmp = tmp
-        self.count = 0
-        self.kinds: list[str | None] = []
-
-    def job(
-        self, payload: dict[str, Any] | None, script: list[Step], **inputs: str
-    ) -> tuple[Finished, Path]:
-        """One planner job on a runner without cache: a fresh clone, nothing else."""
-        self.count += 1
-        workspace = clone(self.fake.bare, self.tmp / f"builds-{self.count}")
-        with ScriptedModelServer(script) as model:
-            env = gitlab_job_env(
-                fake=self.fake,
-                workspace=workspace,
-                files=self.tmp / f"job-{self.count}",
-                job_id=6000 + self.count,
-                payload=payload,
-                openai_api_key=API_KEY,
-                **{"openai_base_url": model.base_url, "model": "scripted", **inputs},
-            )
-            finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
-            self.kinds = [request.kind for request in model.requests]
-            assert finished.stderr == "", finished.stderr
-            model.assert_consumed()
-        return finished, workspace
-
-
 @pytest.fixture
-def pipelines(fake: FakeGitLab, tmp_path: Path) -> Pipelines:
-    return Pipelines(fake, tmp_path)
+def pipelines(fake: FakeGitLab, tmp_path: Path) -> GitLabPipelines:
+    return GitLabPipelines(fake, tmp_path)
 
 
 def note_payload(fake: FakeGitLab, text: str) -> dict[str, Any]:
@@ -91,7 +57,7 @@ def history_name(fake: FakeGitLab) -> str:
 
 
 def test_issue_hook_then_note_on_a_new_runner_continues_from_the_job_artifacts(
-    pipelines: Pipelines, fake: FakeGitLab
+    pipelines: GitLabPipelines, fake: FakeGitLab
 ) -> None:
     first, workspace = pipelines.job(gitlab_payload("issue_hook"), STEPS[:4], max_model_calls="4")
 
@@ -135,7 +101,7 @@ def test_issue_hook_then_note_on_a_new_runner_continues_from_the_job_artifacts(
 
 
 def test_an_issue_event_without_our_label_exits_at_once(
-    pipelines: Pipelines, fake: FakeGitLab
+    pipelines: GitLabPipelines, fake: FakeGitLab
 ) -> None:
     payload = gitlab_payload("issue_hook")
     payload["changes"]["labels"]["current"] = payload["changes"]["labels"]["previous"]
@@ -150,7 +116,7 @@ def test_an_issue_event_without_our_label_exits_at_once(
 
 
 def test_a_bad_input_of_the_component_exits_2_without_a_request(
-    pipelines: Pipelines, fake: FakeGitLab
+    pipelines: GitLabPipelines, fake: FakeGitLab
 ) -> None:
     finished, workspace = pipelines.job(gitlab_payload("issue_hook"), [], draft_pr="maybe")
 

@@ -10,17 +10,14 @@ each gets an answer saying why. A command alone on its line, written after the r
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.report.interactive_comment import SESSION_MARKER
 from planner.interactive.storage import SessionStore
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.github import GhComment
-from tests.fake_forge.rig import Rig, github, github_rig
-from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan
+from tests.fake_forge.rig import Rig, github, github_rig, issue_comment_event, say
+from tests.fake_forge.scenario import file_on, labeled_event, one_file_plan, tracking
 from tests.support.planning_session import REVISED, design_step, discovery_step, review_step
 
 README = "# hello\n\nRun the tests with `python -m unittest`.\n"
@@ -32,24 +29,6 @@ BRANCH = "planner/issue-1"
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
     return github_rig(fake_github, tmp_path, "Document pytest", "Say how to run the tests.")
-
-
-def event_of(fake: FakeGitHub, made: GhComment) -> dict[str, Any]:
-    """The issue_comment event of a comment already on the issue (delivered now)."""
-    payload = comment_event(made.body, fake.comment_json(made), 1)
-    payload["issue"]["labels"] = [{"name": name} for name in fake.issues[1].labels]
-    return payload
-
-
-def say(rig: Rig, body: str, script: list[Any] | None = None, **overrides: Any) -> Any:
-    fake = github(rig)
-    made = fake.add_comment(1, body)
-    return rig.run(event_of(fake, made), script or [], event_name="issue_comment", **overrides)
-
-
-def tracking(fake: FakeGitHub) -> str:
-    [body] = [c.body for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
-    return body
 
 
 def session_comment(fake: FakeGitHub) -> str:
@@ -68,7 +47,7 @@ def test_gate_approvals_written_before_the_request_or_inside_a_sentence_approve_
     first = rig.run(labeled_event(), steps[:3], event_name="issues", **HIGH)
     assert first.status == "needs_human" and "| a1 | write | `README.md` |" in tracking(fake)
 
-    late = rig.run(event_of(fake, early), [], event_name="issue_comment", **HIGH)
+    late = rig.run(issue_comment_event(fake, early), [], event_name="issue_comment", **HIGH)
     assert late.status == "needs_human"
     assert not fake.branch_exists(BRANCH)
     assert "`approve all` did not count" in tracking(fake)
@@ -98,7 +77,7 @@ def test_gate_a_request_that_changed_needs_an_approval_written_after_it(rig: Rig
     again = say(rig, "/planner approve a1", **HIGH)  # the file changed: asked about again
     assert again.status == "needs_human" and "-A person rewrote this meanwhile." in tracking(fake)
 
-    stale = rig.run(event_of(fake, queued), [], event_name="issue_comment", **HIGH)
+    stale = rig.run(issue_comment_event(fake, queued), [], event_name="issue_comment", **HIGH)
     assert stale.status == "needs_human" and not fake.branch_exists(BRANCH)
     assert "`approve a1` did not count" in tracking(fake)
 
@@ -116,7 +95,7 @@ def test_session_approvals_not_written_after_the_review_as_a_command_approve_not
     say(rig, "d-1: opt-b because cookies are simpler\nd-2: opt-b", [review_step()])
     assert "📝 Interactive planning · review" in session_comment(fake)
 
-    queued = rig.run(event_of(fake, during_design), [], event_name="issue_comment")
+    queued = rig.run(issue_comment_event(fake, during_design), [], event_name="issue_comment")
     assert queued.status == "needs_human"
     assert "> `approve` did not count: it was written before the request" in session_comment(fake)
     assert say(rig, "Please do NOT /planner approve yet").status == "needs_human"
@@ -169,6 +148,9 @@ def test_a_review_shown_before_marks_were_kept_is_approved_after_its_comment(rig
             entry.pop("review_mark", None)
         path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
 
-    assert rig.run(event_of(fake, early), [], event_name="issue_comment").status == "needs_human"
+    assert (
+        rig.run(issue_comment_event(fake, early), [], event_name="issue_comment").status
+        == "needs_human"
+    )
     done = say(rig, "/planner approve", one_file_plan("LOGIN.md", "# Login\n", "Add login"))
     assert done.status == "completed"

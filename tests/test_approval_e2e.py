@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig
+from tests.fake_forge.rig import Rig, github_rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
 from tests.plans import execution_decision
 
@@ -20,9 +20,7 @@ HIGH = {"approval.large_file_bytes": 20}  # README.md (52 bytes) is then a large
 
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    fake_github.add_issue(1, "Document pytest", "Say how to run the tests.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
-    return Rig("github", fake_github, tmp_path)
+    return github_rig(fake_github, tmp_path, "Document pytest", "Say how to run the tests.")
 
 
 def comment(fake: FakeGitHub, body: str) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,8 +15,8 @@ from planner.storage.payloads import PAYLOADS_DIR
 from planner.testing.steps import reply_tool_calls
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import git
-from tests.fake_forge.rig import Rig
-from tests.fake_forge.scenario import comment_event, labeled_event
+from tests.fake_forge.rig import Rig, github_rig, say
+from tests.fake_forge.scenario import labeled_event
 from tests.plans import completion, finish, planning, write
 
 QUIET = {"planning.replanning.enabled": False, "planning.reflection.enabled": False}
@@ -28,16 +27,7 @@ BIG = "".join(ROW.format(n) for n in range(12_500))  # 900,000 characters
 
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    fake_github.add_issue(1, "Add the fixture", "Add BIG.txt.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
-    return Rig("github", fake_github, tmp_path)
-
-
-def say(rig: Rig, body: str, script: list[Any], **overrides: Any) -> Any:
-    fake = rig.fake
-    assert isinstance(fake, FakeGitHub)
-    made = fake.comment_json(fake.add_comment(1, body))
-    return rig.run(comment_event(body, made, 1), script, event_name="issue_comment", **overrides)
+    return github_rig(fake_github, tmp_path, "Add the fixture", "Add BIG.txt.")
 
 
 def sizes(history: Path, pattern: str) -> list[int]:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.plans import copy_checkout
+
 ROOT = Path(__file__).resolve().parent.parent
 USER_SWITCHING = "same_user_cannot_read_planner or stdio_mcp_server_runs_as_the_sandbox_user"
 
@@ -27,17 +29,7 @@ def private_clone() -> Iterator[Path]:
     base = Path(tempfile.mkdtemp(prefix="planner-private-"))
     base.chmod(0o700)
     try:
-        clone = base / "clone"
-        listed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=ROOT,
-            capture_output=True,
-            check=True,
-        ).stdout.decode()
-        for name in filter(None, listed.split("\0")):
-            if (ROOT / name).is_file():
-                (clone / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(ROOT / name, clone / name)
+        clone = copy_checkout(base / "clone")
         yield clone
     finally:
         shutil.rmtree(base, ignore_errors=True)

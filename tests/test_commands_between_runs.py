@@ -4,7 +4,6 @@ command that has nothing to act on answers so and changes nothing else."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -12,8 +11,8 @@ from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.issue_run import REPLY_MARKER
 from planner.interactive.storage import SessionStore
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig, github, github_rig
-from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
+from tests.fake_forge.rig import Rig, github, github_rig, say
+from tests.fake_forge.scenario import file_on, labeled_event, one_file_plan, tracking
 from tests.support.planning_session import discovery_step
 
 NEW_README = "# hello\n\nRun the tests with `python -m pytest -q`.\n"
@@ -24,14 +23,6 @@ BRANCH = "planner/issue-1"
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
     return github_rig(fake_github, tmp_path, "Document pytest", "Say how to run the tests.")
-
-
-def say(rig: Rig, body: str, script: list[Any] | None = None, **overrides: Any) -> Any:
-    fake = github(rig)
-    made = fake.add_comment(1, body)
-    payload = comment_event(body, fake.comment_json(made), 1)
-    payload["issue"]["labels"] = [{"name": name} for name in fake.issues[1].labels]
-    return rig.run(payload, script or [], event_name="issue_comment", **overrides)
 
 
 def replies(fake: FakeGitHub) -> list[str]:

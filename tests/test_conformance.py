@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from planner.config import load_config
 from planner.core.errors import ConfigError
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_json, reply_tool_calls
 from tests.harness import Harness
 from tests.plans import (
@@ -28,11 +26,6 @@ from tests.plans import (
 )
 
 REFLECTION_PATH = {"planning.replanning.enabled": False}
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 # -- reflection triggers: an error (with trigger_on_error) OR the interval (seed §7.4.1 phase 5) --

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,6 @@ import pytest
 from planner.engine.steps.plan import NO_PLAN_REPAIR, ONE_TASK, ONE_TASK_REPAIR
 from planner.memory.history import PlanningHistoryStore
 from planner.outcome.result import render_checklist
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import Step, reply_error, reply_text
 from planner.text.issue import IssueContext
 from tests.harness import ISSUE, Harness
@@ -33,11 +31,6 @@ from tests.plans import (
 
 REFLECTION_PATH = {"planning.replanning.enabled": False}
 """The core's reflection/revision path, which runs when replanning is switched off."""
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def test_plan_execute_complete(harness: Harness) -> None:
@@ -157,14 +150,19 @@ def test_a_reflection_revision_out_of_order_is_repaired_and_kept(harness: Harnes
     assert any("order" in line for line in repaired["repairs"])
 
 
-def test_revision_limit_requires_human_intervention(harness: Harness) -> None:
-    harness.server.add(
+def refused_twice() -> list[Step]:
+    """A plan whose action is refused twice, each time followed by a revision."""
+    return [
         planning("task_1"),
         write("../a"),
         reflection(True, revision(["task_1"], reason="first")),
         write("../b"),
         reflection(True, revision(["task_1"], reason="second")),
-    )
+    ]
+
+
+def test_revision_limit_requires_human_intervention(harness: Harness) -> None:
+    harness.server.add(*refused_twice())
     result = harness.run(**{"planning.revision.max_revisions": 1, **REFLECTION_PATH})
     assert result.status == "needs_human"
     assert "revision limit (1)" in result.stop_reason
@@ -654,13 +652,7 @@ def test_a_broken_tool_server_is_reported_in_the_result(harness: Harness) -> Non
 
 def test_a_persons_instruction_after_intervention_allows_new_revisions(harness: Harness) -> None:
     limit = {"planning.revision.max_revisions": 1, **REFLECTION_PATH}
-    harness.server.add(
-        planning("task_1"),
-        write("../a"),
-        reflection(True, revision(["task_1"], reason="first")),
-        write("../b"),
-        reflection(True, revision(["task_1"], reason="second")),
-    )
+    harness.server.add(*refused_twice())
     assert harness.run(**limit).status == "needs_human"
     harness.server.add(write("../c"), reflection(True, revision(["task_1"], reason="third")))
     assert harness.run(**limit).status == "needs_human"  # nobody answered: still at the limit

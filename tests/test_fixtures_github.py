@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from scripts import extract_github_fixtures
 from tests.support.openapi import OpenApiChecker
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -23,30 +24,8 @@ SUBSET = GITHUB / "openapi-subset.json"
 
 REPO = "/repos/octo-org/hello-world"
 
-EXPECTED_OPERATIONS = {
-    ("get", "/repos/{owner}/{repo}"),
-    ("get", "/repos/{owner}/{repo}/issues/{issue_number}"),
-    ("patch", "/repos/{owner}/{repo}/issues/{issue_number}"),
-    ("get", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
-    ("post", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
-    ("get", "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
-    ("patch", "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
-    ("post", "/repos/{owner}/{repo}/issues/{issue_number}/labels"),
-    ("delete", "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}"),
-    ("post", "/repos/{owner}/{repo}/issues/{issue_number}/reactions"),
-    ("post", "/repos/{owner}/{repo}/labels"),
-    ("get", "/repos/{owner}/{repo}/labels/{name}"),
-    ("get", "/repos/{owner}/{repo}/collaborators/{username}/permission"),
-    ("get", "/repos/{owner}/{repo}/pulls"),
-    ("post", "/repos/{owner}/{repo}/pulls"),
-    ("get", "/repos/{owner}/{repo}/pulls/{pull_number}"),
-    ("patch", "/repos/{owner}/{repo}/pulls/{pull_number}"),
-    ("get", "/repos/{owner}/{repo}/actions/artifacts"),
-    ("get", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}"),
-    ("get", "/repos/{owner}/{repo}/branches/{branch}"),
-    ("get", "/repos/{owner}/{repo}/issues"),
-    ("post", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches"),
-}
+EXPECTED_OPERATIONS = set(extract_github_fixtures.OPERATIONS)
+"""What scripts/extract_github_fixtures.py puts in the subset: the operations the adapter calls."""
 
 
 def load(path: Path) -> Any:

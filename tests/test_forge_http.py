@@ -41,6 +41,17 @@ def github(
     )
 
 
+def gitlab(fake: FakeGitLab) -> GitLabForge:
+    """The adapter on the fake's project (acme/widgets, id 42), with the default retries."""
+    return GitLabForge(
+        project_id=str(fake.project_id),
+        repository=fake.repository,
+        token=fake.token,
+        api_url=fake.api_url,
+        server_url=fake.base_url,
+    )
+
+
 @pytest.fixture
 def issue(fake_github: FakeGitHub) -> FakeGitHub:
     fake_github.add_issue(1, "Title", "Body")
@@ -186,13 +197,7 @@ def test_gitlab_pagination_follows_x_next_page(fake_gitlab: FakeGitLab) -> None:
     for index in range(5):
         fake_gitlab.add_note(12, f"note {index}")
     fake_gitlab.add_note(12, "added ~bug label", system=True)
-    forge = GitLabForge(
-        project_id="42",
-        repository="acme/widgets",
-        token=fake_gitlab.token,
-        api_url=fake_gitlab.api_url,
-        server_url=fake_gitlab.base_url,
-    )
+    forge = gitlab(fake_gitlab)
     assert [c.body for c in forge.list_comments(12)] == [f"note {i}" for i in range(5)]
     pages = [r.query.get("page", "1") for r in fake_gitlab.api_requests("GET") if "notes" in r.path]
     assert pages == ["1", "2", "3"]
@@ -201,13 +206,7 @@ def test_gitlab_pagination_follows_x_next_page(fake_gitlab: FakeGitLab) -> None:
 def test_gitlab_403_names_the_token_kind(fake_gitlab: FakeGitLab) -> None:
     fake_gitlab.add_issue(12, "Widgets")
     fake_gitlab.fail("POST", r"/notes$", 403, body={"message": "403 Forbidden"})
-    forge = GitLabForge(
-        project_id="42",
-        repository="acme/widgets",
-        token=fake_gitlab.token,
-        api_url=fake_gitlab.api_url,
-        server_url=fake_gitlab.base_url,
-    )
+    forge = gitlab(fake_gitlab)
     with pytest.raises(ApiError) as caught:
         forge.post_comment(12, "hi")
     assert "project access token with `api` scope" in str(caught.value)
@@ -221,14 +220,8 @@ def test_an_api_redirect_to_another_host_carries_no_token(
         blob = fake.publish_blob(b'{"default_branch": "main"}')
         elsewhere = {"Location": blob.replace("127.0.0.1", "localhost", 1)}
         fake.fail("GET", r"/(repos|projects)/[^/]+(/[^/]+)?$", 302, headers=elsewhere)
-    gitlab = GitLabForge(
-        project_id="42",
-        repository="acme/widgets",
-        token=fake_gitlab.token,
-        api_url=fake_gitlab.api_url,
-        server_url=fake_gitlab.base_url,
-    )
-    assert github(fake_github, Sleeps()).default_branch() == gitlab.default_branch() == "main"
+    gitlab_forge = gitlab(fake_gitlab)
+    assert github(fake_github, Sleeps()).default_branch() == gitlab_forge.default_branch() == "main"
     for fake in (fake_github, fake_gitlab):
         [blob] = fake.blob_requests()
         assert blob.status == 200 and blob.authorization == []

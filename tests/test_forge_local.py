@@ -15,44 +15,16 @@ from planner.core.errors import UserInputError
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import Step, reply_tool_calls
 from tests.fake_forge import git
-from tests.fake_forge.scenario import model_config, one_file_plan
+from tests.fake_forge.scenario import local_repository, model_config, one_file_plan, run_local_issue
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "README.md").write_text("# repo\n", encoding="utf-8")
-    git(root, "add", ".")
-    git(
-        root,
-        "-c",
-        "user.name=me",
-        "-c",
-        "user.email=me@example.invalid",
-        "commit",
-        "-q",
-        "-m",
-        "init",
-    )
-    issues = root / ".planner" / "issues"
-    issues.mkdir(parents=True)
-    (issues / "3.md").write_text("# Add a changelog\n\nKeep a CHANGELOG.md.\n", encoding="utf-8")
-    return root
+    return local_repository(tmp_path / "repo", "# Add a changelog\n\nKeep a CHANGELOG.md.\n")
 
 
 def run_local(repo: Path, tmp_path: Path, steps: list[Step], instruction: str = "") -> CiOutcome:
-    with ScriptedModelServer(steps) as model:
-        outcome = run_for_event(
-            "local",
-            workspace=repo,
-            config=model_config(model.base_url, tmp_path / "history"),
-            env={},
-            event={"issue": "3", "instruction": instruction, "actor": "me"},
-        )
-        model.assert_consumed()
-    return outcome
+    return run_local_issue(repo, tmp_path / "history", steps, instruction)
 
 
 def test_a_local_run_writes_comment_labels_branch_and_pull_request_files(

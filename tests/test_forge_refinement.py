@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from planner.ci.forges.base import TRACKING_MARKER
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig, github, github_rig
-from tests.fake_forge.scenario import comment_event, file_on, labeled_event
+from tests.fake_forge.scenario import comment_event, file_on, labeled_event, tracking
 from tests.plans import (
     REFINEMENT_ON,
     evaluation_ok,
@@ -33,11 +32,6 @@ QUESTION = "<!-- planner:question -->"
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
     return github_rig(fake_github, tmp_path, "Add a contributing guide", "Please document it.")
-
-
-def tracking(fake: FakeGitHub) -> str:
-    [comment] = [c for c in fake.comments_on(1) if TRACKING_MARKER in c.body]
-    return comment.body
 
 
 def test_a_low_scored_plan_is_refined_and_the_issue_shows_the_score(rig: Rig) -> None:

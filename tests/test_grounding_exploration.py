@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_text, reply_tool_calls
 from tests.harness import ISSUE, Harness
 from tests.plans import completed, finish, planned, write
 
 ALWAYS = {"planning.exploration.mode": "always"}
 ISSUE_AGAIN = ISSUE.model_copy(update={"instruction": "Write the files again."})
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def explore(*calls: tuple[str, dict[str, object]]) -> object:

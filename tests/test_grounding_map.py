@@ -11,6 +11,7 @@ from planner.config import RepositoryMapConfig
 from planner.grounding.index import build_index
 from planner.grounding.repo_map import build_map, estimate_tokens
 from planner.grounding.symbols import outline
+from tests.plans import commit_all, init_repo, write_files
 
 CALC = '''"""Small arithmetic helpers."""
 
@@ -30,20 +31,6 @@ def _private():
 '''
 
 
-def git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
-
-
-def commit_all(root: Path, message: str = "c") -> None:
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", message)
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
@@ -57,13 +44,9 @@ def repo(tmp_path: Path) -> Path:
         "build/out.py": "def generated(): pass\n",
         "debug.log": "noise\n",
     }
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
+    write_files(root, files)
     (root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0" + bytes(range(256)) * 8)
-    git(root, "init", "-q", "-b", "main")
-    commit_all(root)
-    return root
+    return init_repo(root)
 
 
 def test_files_and_symbols_the_issue_names_come_first(repo: Path) -> None:
@@ -115,8 +98,7 @@ def test_the_map_stays_within_its_budget_and_counts_what_it_left_out(tmp_path: P
         path = root / f"pkg{n % 7}" / f"module_{n}.py"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f'"""Module {n}."""\n\ndef handler_{n}(event):\n    """Handle it."""\n')
-    git(root, "init", "-q")
-    commit_all(root)
+    init_repo(root)
     shown = build_map(root, RepositoryMapConfig(max_tokens=300), "handler_250 crashes")
     assert shown.tokens <= 300 and estimate_tokens(shown.text) == shown.tokens
     assert shown.truncated and shown.files_total == 400

@@ -8,17 +8,15 @@ stated assumptions, never posted to people; a second one fails the pass.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_json
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig
+from tests.fake_forge.rig import Rig, github_rig
 from tests.fake_forge.scenario import labeled_event
 from tests.harness import Harness
 from tests.plans import completed, finish, plan_doc, planned, review_ok, write
@@ -31,11 +29,6 @@ FIXTURES = json.loads(
 DEGENERATE = {item["name"]: item["reply"] for item in FIXTURES["degenerate_clarifications"]}
 INVENTED = [item["tool"] for item in FIXTURES["invented_tools"]]
 PLAN_ON_ASSUMPTIONS = "Do not ask. Plan the work now, proceeding on stated assumptions"
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def asked_again(harness: Harness) -> str:
@@ -183,9 +176,7 @@ def test_a_tool_spelt_differently_is_mapped_without_asking(harness: Harness) -> 
 
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    fake_github.add_issue(1, "Implement add()", "Implement add in calc.py.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
-    return Rig("github", fake_github, tmp_path)
+    return github_rig(fake_github, tmp_path, "Implement add()", "Implement add in calc.py.")
 
 
 def comments(rig: Rig) -> list[Any]:

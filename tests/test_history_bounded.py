@@ -9,12 +9,6 @@ left out; the file itself is on disk and in the branch, where it belongs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from planner.testing.scripted_server import ScriptedModelServer
 from tests.harness import Harness
 from tests.plans import completion, finish, planning, write
 
@@ -26,11 +20,6 @@ OFF = {
     "budget.max_total_tokens": 10**9,
     "tools.max_write_bytes": 100_000,  # the scripted replies count their bytes as tokens
 }
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def test_refused_and_large_tool_arguments_are_kept_as_excerpts_in_the_history(

@@ -9,21 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from planner.testing.scripted_server import ScriptedModelServer
 from tests.harness import START, Harness
 from tests.plans import completed, finish, planned, write
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def stamp(days_ago: float) -> str:

@@ -9,14 +9,8 @@ so the pass planned from the issue alone, as if nobody had approved anything.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from planner.interactive.model import DecisionOption, DecisionPoint, new_session
 from planner.interactive.operations import build_enhanced_instruction
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.text.issue import IssueContext
 from tests.harness import Harness
 from tests.plans import completion, finish, planning, write
@@ -39,11 +33,6 @@ def approved_instruction() -> str:
     ]
     session.design_summary = SUMMARY
     return build_enhanced_instruction(session)
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def test_the_approved_design_reaches_the_planning_prompt_of_a_22_kb_issue(

@@ -16,7 +16,6 @@ import pytest
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.report.interactive_comment import SESSION_MARKER
 from planner.interactive.storage import SessionStore
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import Step
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.scenario import (
@@ -28,14 +27,13 @@ from tests.fake_forge.scenario import (
     gitlab_payload,
     one_file_plan,
 )
-from tests.plans import REFINEMENT_OFF_ENV
 from tests.support.ci_job import (
+    SCRIPTED_API_KEY,
     Finished,
-    github_action_env,
-    gitlab_job_env,
+    GitHubWorkflow,
+    GitLabPipelines,
     read_dotenv,
     read_outputs,
-    run_entrypoint,
     zip_directory,
 )
 from tests.support.planning_session import (
@@ -48,7 +46,7 @@ from tests.support.planning_session import (
     user_prompt,
 )
 
-API_KEY = "sk-scriptedTestKey0123456789abcdef"
+API_KEY = SCRIPTED_API_KEY
 HISTORY = "planning_history"
 PLAN = one_file_plan("LOGIN.md", "# Login\n", "Add staff login")
 
@@ -78,39 +76,20 @@ def rejected_feedback(body: dict[str, Any]) -> None:
 # -- GitHub --------------------------------------------------------------------------------------
 
 
-class GitHubJobs:
+class GitHubJobs(GitHubWorkflow):
     """Workflow runs on one issue; each a fresh clone with the cache's history directory."""
 
+    first_run_id = 9000
+
     def __init__(self, fake: FakeGitHub, tmp: Path) -> None:
-        self.fake = fake
-        self.tmp = tmp
-        self.count = 0
+        super().__init__(fake, tmp)
         self.cache: Path | None = None
-        self.kinds: list[str | None] = []
 
     def run(self, event: str, payload: dict[str, Any], script: list[Step]) -> Finished:
-        self.count += 1
-        workspace = clone(self.fake.bare, self.tmp / f"ws-{self.count}")
+        workspace = clone(self.fake.bare, self.tmp / f"ws-{self.count + 1}")
         if self.cache is not None:
             shutil.copytree(self.cache, workspace / HISTORY)  # actions/cache/restore
-        files = self.tmp / f"runner-{self.count}"
-        with ScriptedModelServer(script) as model:
-            env = github_action_env(
-                fake=self.fake,
-                workspace=workspace,
-                files=files,
-                event_name=event,
-                payload=payload,
-                run_id=9000 + self.count,
-                openai_api_key=API_KEY,
-                openai_base_url=model.base_url,
-                model="scripted",
-                history_dir=HISTORY,
-            )
-            finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
-            self.kinds = [r.kind for r in model.requests]
-            assert finished.stderr == "", finished.stderr
-            model.assert_consumed()
+        finished, _, files = self.job(event, payload, script, workspace=workspace)
         if (workspace / HISTORY).is_dir():
             self.cache = self.tmp / f"cache-{self.count}"
             shutil.copytree(workspace / HISTORY, self.cache)  # actions/cache/save
@@ -297,31 +276,11 @@ def test_github_model_failure_fails_the_session_and_says_so(github: GitHubJobs) 
 # -- GitLab --------------------------------------------------------------------------------------
 
 
-class GitLabJobs:
+class GitLabJobs(GitLabPipelines):
     """Pipelines on issue 12, each on a runner without cache: history comes from artifacts."""
 
-    def __init__(self, fake: FakeGitLab, tmp: Path) -> None:
-        self.fake = fake
-        self.tmp = tmp
-        self.count = 0
-
     def run(self, payload: dict[str, Any], script: list[Step]) -> Finished:
-        self.count += 1
-        workspace = clone(self.fake.bare, self.tmp / f"builds-{self.count}")
-        with ScriptedModelServer(script) as model:
-            env = gitlab_job_env(
-                fake=self.fake,
-                workspace=workspace,
-                files=self.tmp / f"job-{self.count}",
-                job_id=6000 + self.count,
-                payload=payload,
-                openai_api_key=API_KEY,
-                openai_base_url=model.base_url,
-                model="scripted",
-            )
-            finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
-            assert finished.stderr == "", finished.stderr
-            model.assert_consumed()
+        finished, workspace = self.job(payload, script)
         if (workspace / HISTORY).is_dir():
             archive = zip_directory(workspace / HISTORY, prefix=f"{HISTORY}/")
             self.fake.add_job("planner", archive=archive)

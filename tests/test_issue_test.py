@@ -34,7 +34,7 @@ from planner.verification.reproduction.issue_test import (
     placed,
     with_imports,
 )
-from tests.plans import ROOT_TOOLS, git_repo
+from tests.plans import ROOT_TOOLS, committed_repo, git_repo
 from tests.test_verification_pass import config, entries, of_type
 
 ISSUE = IssueContext(
@@ -636,10 +636,7 @@ def test_a_repository_without_tests_gets_the_issues_test_as_its_first(
     """No tests at all: the README edit and a reformatted script ended `completed` with
     `Tests: not run`. Now the issue's test runs with pytest and, passing, is the first test
     in the change."""
-    workspace = tmp_path / "repo"
-    workspace.mkdir()
-    (workspace / "greet.py").write_text(HI, encoding="utf-8")
-    git_repo(workspace)
+    workspace = committed_repo(tmp_path / "repo", {"README.md": "# demo\n", "greet.py": HI})
     scripted_model.add(
         reply_text("issue_test", GREET_TEST_REPLY),
         reply_text("legacy", block("greet.py", '"""Greetings."""\n\n\n' + HI)),  # not the fix
@@ -664,10 +661,7 @@ def test_a_repository_without_tests_gets_the_issues_test_as_its_first(
 def test_without_tests_a_change_that_leaves_the_issues_test_failing_is_not_completed(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
-    workspace = tmp_path / "repo"
-    workspace.mkdir()
-    (workspace / "greet.py").write_text(HI, encoding="utf-8")
-    git_repo(workspace)
+    workspace = committed_repo(tmp_path / "repo", {"README.md": "# demo\n", "greet.py": HI})
     scripted_model.add(
         reply_text("issue_test", GREET_TEST_REPLY),
         reply_text("legacy", block("greet.py", '"""Greetings."""\n\n\n' + HI)),
@@ -685,10 +679,7 @@ def test_an_issue_test_that_imports_what_neither_the_repository_nor_the_issue_ha
 ) -> None:
     """A 1.5B test imported a helper module it made up: it failed on the code before the
     change for that alone, and would have failed on every fix."""
-    workspace = tmp_path / "repo"
-    workspace.mkdir()
-    (workspace / "greet.py").write_text(HI, encoding="utf-8")
-    git_repo(workspace)
+    workspace = committed_repo(tmp_path / "repo", {"README.md": "# demo\n", "greet.py": HI})
     made_up = GREET_TEST_REPLY.replace(
         "from greet import greet\n", "from greet import greet\nfrom helpers import names\n"
     )

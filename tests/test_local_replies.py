@@ -9,40 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from planner.ci.job import run_for_event
 from planner.interactive.storage import SessionStore
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import Step
 from tests.fake_forge import git
-from tests.fake_forge.scenario import model_config, one_file_plan
+from tests.fake_forge.scenario import local_repository, one_file_plan, run_local_issue
 from tests.support.planning_session import design_step, discovery_step, review_step
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "README.md").write_text("# repo\n", encoding="utf-8")
-    git(root, "add", ".")
-    git(root, "-c", "user.name=me", "-c", "user.email=me@x.invalid", "commit", "-q", "-m", "init")
-    issues = root / ".planner" / "issues"
-    issues.mkdir(parents=True)
-    (issues / "3.md").write_text("# Add staff login\n\nStaff need to log in.\n", encoding="utf-8")
-    return root
+    return local_repository(tmp_path / "repo", "# Add staff login\n\nStaff need to log in.\n")
 
 
 def run(repo: Path, history: Path, steps: list[Step], instruction: str = "") -> str:
-    with ScriptedModelServer(steps) as model:
-        outcome = run_for_event(
-            "local",
-            workspace=repo,
-            config=model_config(model.base_url, history),
-            env={},
-            event={"issue": "3", "instruction": instruction, "actor": "me"},
-        )
-        model.assert_consumed()
-    return outcome.status
+    return run_local_issue(repo, history, steps, instruction).status
 
 
 def reply(repo: Path, name: str, text: str) -> None:

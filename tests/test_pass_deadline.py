@@ -19,8 +19,8 @@ from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_text
+from tests.plans import committed_repo
 from tests.test_verification_pass import ISSUE, config, entries, of_type
-from tests.test_verification_provisioning import committed
 
 BUDGET = 10.0
 RESERVE = BUDGET / 4  # finish_reserve_seconds (120 by default) is capped at a quarter
@@ -50,7 +50,7 @@ def test_a_slowly_streamed_reply_is_cut_at_the_deadline(
 ) -> None:
     """The model streams a plan a few characters at a time, a minute long (a 1.5B on two CPU
     cores): the stream is closed at the deadline and the pass stops as in progress."""
-    workspace = committed(tmp_path / "repo", {"README.md": "# tool\n"})
+    workspace = committed_repo(tmp_path / "repo", {"README.md": "# tool\n"})
     slow = reply_text(None, "{" + " " * 1_600 + "}", chunk_delay_seconds=0.4)
     scripted_model.add(slow)
     result = timed_pass(
@@ -67,7 +67,7 @@ def test_a_hanging_test_run_is_killed_at_the_deadline(
 ) -> None:
     """The baseline's test command hangs (verification.timeout_seconds is 600 s): it is killed
     at the deadline, its record says so, and no model request is made after it."""
-    workspace = committed(tmp_path / "repo", {"README.md": "# tool\n"})
+    workspace = committed_repo(tmp_path / "repo", {"README.md": "# tool\n"})
     result = timed_pass(
         workspace,
         scripted_model,
@@ -86,7 +86,7 @@ def test_a_hanging_setup_is_killed_and_nothing_starts_after_the_deadline(
 ) -> None:
     """verification.setup hangs: it is killed at the deadline and recorded as the setup's
     problem; the baseline does not start, and says why."""
-    workspace = committed(tmp_path / "repo", {"README.md": "# tool\n"})
+    workspace = committed_repo(tmp_path / "repo", {"README.md": "# tool\n"})
     result = timed_pass(
         workspace,
         scripted_model,

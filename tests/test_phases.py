@@ -3,11 +3,7 @@ pass with StopPass / PlanChanged, as the refinement, interactive and approval ph
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from planner.core.interfaces import ToolCall, ToolResult, ToolSpec
 from planner.engine.context import PassContext
@@ -17,14 +13,8 @@ from planner.outcome.result import PassResult
 from planner.plan.documents import CompletionReply, PlanningReply
 from planner.run.phases import pass_phases
 from planner.run.runner import PassSetup, run_pass
-from planner.testing.scripted_server import ScriptedModelServer
 from tests.harness import ISSUE, Harness
 from tests.plans import completed, finish, planned, planning, review_ok, write
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def run_with(harness: Harness, *phases: Phase, **overrides: Any) -> PassResult:

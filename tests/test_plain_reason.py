@@ -12,9 +12,8 @@ import pytest
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_text
 from planner.text.plain import MALFORMED, plain_reason
-from tests.plans import finish, planning
+from tests.plans import committed_repo, finish, planning
 from tests.test_verification_pass import of_type, run, write
-from tests.test_verification_provisioning import committed
 
 CUT_OFF = '{"phase": "completion", "done": true, "summary": {"goal_achieved": true, "tasks_'
 
@@ -24,7 +23,7 @@ def test_an_unusable_reply_ends_the_pass_with_a_plain_reason(
 ) -> None:
     """The completion reply breaks off mid-document twice: the pass fails, its reason and
     message say the reply was malformed without quoting it, and the history keeps it."""
-    workspace = committed(tmp_path / "repo", {"README.md": "# tool\n"})
+    workspace = committed_repo(tmp_path / "repo", {"README.md": "# tool\n"})
     scripted_model.add(
         planning("task_1"),
         write("NOTES.md", "n\n"),

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
-from planner.testing.steps import Step, reply_tool_calls
+from planner.testing.steps import reply_tool_calls
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig
-from tests.fake_forge.scenario import comment_event, file_on, labeled_event
+from tests.fake_forge.rig import Rig, github_rig, say
+from tests.fake_forge.scenario import file_on, labeled_event
 from tests.plans import finish, planning, write
 from tests.support.durable import completion_step
 
@@ -33,16 +33,7 @@ BRANCH = "planner/issue-1"
 
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    fake_github.add_issue(1, "Two notes", "Add A.md, then B.md.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
-    return Rig("github", fake_github, tmp_path)
-
-
-def say(rig: Rig, body: str, script: list[Step], **overrides: Any) -> Any:
-    fake = rig.fake
-    assert isinstance(fake, FakeGitHub)
-    made = fake.comment_json(fake.add_comment(1, body))
-    return rig.run(comment_event(body, made, 1), script, event_name="issue_comment", **overrides)
+    return github_rig(fake_github, tmp_path, "Two notes", "Add A.md, then B.md.")
 
 
 def only_jsonl_travels(history: Path) -> None:

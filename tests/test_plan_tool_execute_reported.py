@@ -8,13 +8,11 @@ import json
 from pathlib import Path
 
 from planner.approval.store import PlanStore
-from planner.ci.job import run_for_event
 from planner.cli.main import main
 from planner.memory.history import read_entries
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import Step
 from tests.fake_forge import git
-from tests.fake_forge.scenario import model_config, one_file_plan
+from tests.fake_forge.scenario import local_repository, one_file_plan, run_local_issue
 
 NEW_README = "# repo\n\nRun the tests with pytest.\n"
 LARGE = {"large_file_bytes": 5}  # README.md (7 bytes) is then a large file: high risk
@@ -22,29 +20,11 @@ HIGH = {"approval.large_file_bytes": 5}
 
 
 def repository(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "README.md").write_text("# repo\n", encoding="utf-8")
-    git(root, "add", ".")
-    git(root, "-c", "user.name=me", "-c", "user.email=me@x.invalid", "commit", "-q", "-m", "init")
-    issues = root / ".planner" / "issues"
-    issues.mkdir(parents=True)
-    (issues / "3.md").write_text("# Document pytest\n\nSay how to test.\n", encoding="utf-8")
-    return root
+    return local_repository(tmp_path / "repo", "# Document pytest\n\nSay how to test.\n")
 
 
 def run_local(repo: Path, history: Path, steps: list[Step]) -> str:
-    with ScriptedModelServer(steps) as model:
-        outcome = run_for_event(
-            "local",
-            workspace=repo,
-            config=model_config(model.base_url, history, **HIGH),
-            env={},
-            event={"issue": "3", "instruction": "", "actor": "me"},
-        )
-        model.assert_consumed()
-    return outcome.status
+    return run_local_issue(repo, history, steps, **HIGH).status
 
 
 def test_a_spec_executed_with_plan_tool_is_reported_to_the_next_pass(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from planner.interactive.model import PlanningSessionStatus, new_session
 from planner.interactive.storage import SessionStore, record_for_issue
 from planner.memory.history import PlanningHistoryStore
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig, github, github_rig
+from tests.fake_forge.rig import Rig, github, github_rig, say
 from tests.fake_forge.scenario import comment_event, labeled_event, one_file_plan
 from tests.support.planning_session import discovery_step, user_prompt
 
@@ -39,14 +39,6 @@ def first_pass(rig: Rig, script: list[Any] = PLAN) -> int:
     assert rig.run(labeled_event(), script, event_name="issues").status == "completed"
     [pull] = github(rig).pulls.values()
     return pull.number
-
-
-def on_issue(rig: Rig, body: str, script: list[Any] | None = None) -> Any:
-    fake = github(rig)
-    made = fake.comment_json(fake.add_comment(1, body))
-    payload = comment_event(body, made, 1)
-    payload["issue"]["labels"] = [{"name": name} for name in fake.issues[1].labels]
-    return rig.run(payload, script or [], event_name="issue_comment")
 
 
 def on_pull(rig: Rig, pull: int, body: str, script: list[Any] | None = None) -> Any:
@@ -89,7 +81,7 @@ def test_a_waiting_session_is_answered_resumed_stopped_and_cancelled_from_the_pu
     rig: Rig,
 ) -> None:
     pull = first_pass(rig)
-    on_issue(rig, "/planner plan Also document tox", [discovery_step()])
+    say(rig, "/planner plan Also document tox", [discovery_step()])
     assert status_labels(rig) == {"planner:needs-input"}
 
     resumed = on_pull(rig, pull, "/planner resume")  # no pass past a waiting session
@@ -151,7 +143,7 @@ def test_an_approved_session_is_resumed_stopped_and_cancelled_from_the_pull_requ
 
     # Later passes follow the issue as written, not the cancelled design.
     again = [dataclasses.replace(PLAN[0], expect=plans_from(False)), *PLAN[1:]]
-    assert on_issue(rig, "/planner also mention tox", again).status == "completed"
+    assert say(rig, "/planner also mention tox", again).status == "completed"
 
 
 def test_cancel_of_an_approved_session_on_the_issue_ends_its_design(rig: Rig) -> None:
@@ -159,10 +151,10 @@ def test_cancel_of_an_approved_session_on_the_issue_ends_its_design(rig: Rig) ->
     An older approved design, replaced by the newer one, does not come back either."""
     approved_session(rig, OLD_DESIGN)
     session_id = approved_session(rig)
-    cancelled = on_issue(rig, "/planner cancel")  # no model call
+    cancelled = say(rig, "/planner cancel")  # no model call
     assert cancelled.status == "stopped"
     assert "later passes plan from the issue as written" in replies(rig)[-1]
     assert SessionStore(rig.history).load(session_id).status == S.CANCELLED
     first_pass(rig, [dataclasses.replace(PLAN[0], expect=plans_from(False)), *PLAN[1:]])
-    assert on_issue(rig, "/planner cancel").status == "skipped"  # once is enough
+    assert say(rig, "/planner cancel").status == "skipped"  # once is enough
     assert "Nothing to cancel" in replies(rig)[-1]

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import Step, reply_json, reply_text
 from tests.harness import Harness
 from tests.plans import (
@@ -28,12 +22,8 @@ from tests.plans import (
     revise_reply,
     subtask,
     write,
+    wrote,
 )
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def test_a_low_scored_plan_is_replanned_with_the_feedback_and_then_runs(harness: Harness) -> None:
@@ -42,10 +32,7 @@ def test_a_low_scored_plan_is_replanned_with_the_feedback_and_then_runs(harness:
         judge_plan(40, False, "nothing checks the files", suggestions=("name the files",)),
         refined("task_1", "task_2", "task_3"),
         judge_plan(85, True),  # no second replanning review: the judge just vetted it
-        write("a.txt"),
-        finish(),
-        write("b.txt"),
-        finish(),
+        *wrote("a.txt", "b.txt"),
         write("c.txt"),
         execution_decision(False),  # the periodic checkpoint after three actions
         finish(),
@@ -123,10 +110,7 @@ def test_the_judge_sees_goal_tasks_dependencies_and_tools_but_not_the_conversati
     harness.server.add(
         *planned("task_1", "task_2"),
         judge_plan(80, True),
-        write("a.txt"),
-        finish(),
-        write("b.txt"),
-        finish(),
+        *wrote("a.txt", "b.txt"),
         evaluation_ok(),
         judge_result(80, True),
         *completed(completed=2)[1:],
@@ -180,10 +164,7 @@ def test_rejected_plan_stops_before_any_action_and_guidance_starts_a_new_attempt
     harness.server.add(
         refined("task_1", "task_2b", chain=False),
         judge_plan(88, True),
-        write("a.txt"),
-        finish(),
-        write("b.txt"),
-        finish(),
+        *wrote("a.txt", "b.txt"),
         evaluation_ok(),
         judge_result(90, True),
         *completed(completed=2)[1:],
@@ -220,8 +201,7 @@ def test_the_plan_is_judged_inside_the_plan_review_one_call_instead_of_two(
     harness.server.add(
         planning("task_1"),
         review_judging(88, True),
-        write("a.txt"),
-        finish(),
+        *wrote("a.txt"),
         evaluation_ok(),
         judge_result(90, True),
         *completed()[1:],
@@ -246,8 +226,7 @@ def test_a_review_without_a_usable_judgement_falls_back_to_the_judge_call(
     harness.server.add(
         *planned("task_1"),  # the review reply has no quality_judgement
         judge_plan(85, True),
-        write("a.txt"),
-        finish(),
+        *wrote("a.txt"),
         evaluation_ok(),
         judge_result(90, True),
         *completed()[1:],
@@ -269,8 +248,7 @@ def test_a_final_judgement_that_accepts_with_suggestions_is_not_called_a_rejecti
     harness.server.add(
         *planned("task_1"),
         judge_plan(80, True),
-        write("a.txt"),
-        finish(),
+        *wrote("a.txt"),
         evaluation_ok(),
         judge_result(85, True, suggestions=("mention a.txt in README",)),
         follow_up({**subtask("task_2", "task_1"), "description": "Mention a.txt in README"}),
@@ -297,8 +275,7 @@ def test_a_final_judgement_that_finds_a_gap_adds_a_task_that_then_runs(harness: 
     harness.server.add(
         *planned("task_1"),
         judge_plan(80, True),
-        write("a.txt"),
-        finish(),
+        *wrote("a.txt"),
         evaluation_ok(),
         judge_result(55, False, "README does not mention a.txt"),
         follow_up({**subtask("task_2", "task_1"), "description": "Mention a.txt in README"}),
@@ -338,8 +315,7 @@ def test_finished_work_that_stays_unacceptable_goes_to_a_person(harness: Harness
     harness.server.add(
         *planned("task_1"),
         judge_plan(80, True),
-        write("a.txt"),
-        finish(),
+        *wrote("a.txt"),
         evaluation_ok(),
         judge_result(40, False, "a.txt is empty of meaning"),
     )
@@ -355,8 +331,7 @@ def test_a_judge_without_a_usable_reply_does_not_hold_up_a_valid_plan(harness: H
         *planned("task_1"),
         reply_text("refinement_judge_plan", "I think it is fine"),
         reply_text("refinement_judge_plan", "really fine"),
-        write("a.txt"),
-        finish(),
+        *wrote("a.txt"),
         evaluation_ok(),
         judge_result(90, True),
         *completed()[1:],
@@ -379,8 +354,7 @@ def test_a_pass_stopped_mid_refinement_resumes_at_the_same_step(harness: Harness
     harness.server.add(
         refined("task_1b"),
         judge_plan(80, True),
-        write("a.txt"),
-        finish(),
+        *wrote("a.txt"),
         evaluation_ok(),
         judge_result(90, True),
         *completed()[1:],
@@ -395,8 +369,7 @@ def test_a_plan_changed_by_replanning_is_judged_again(harness: Harness) -> None:
     harness.server.add(
         *planned("task_1", "task_2"),
         judge_plan(80, True),
-        write("a.txt"),
-        finish(),
+        *wrote("a.txt"),
         write("../outside.txt"),  # refused: a failed action
         execution_decision(
             True,
@@ -457,8 +430,7 @@ def test_refinement_revisions_leave_replannings_revision_cap_alone(harness: Harn
         judge_plan(40, False, "task_2 is vague"),
         refined("task_1", "task_2", tool="read_file"),
         judge_plan(80, True),
-        write("a.txt"),
-        finish(),
+        *wrote("a.txt"),
         write("../outside.txt"),  # refused: a failed action
         execution_decision(
             True, confidence=0.9, replan_type="partial_replan", replan_level=2, reasoning="inside"
@@ -492,10 +464,7 @@ def test_a_replan_that_breaks_the_structure_keeps_the_old_tasks_and_takes_what_f
         judge_plan(40, False, "task_1 is vague"),
         reply_json("refinement_replan", rewritten),
         judge_plan(70, True),
-        write("a.txt"),
-        finish(),
-        write("b.txt"),
-        finish(),
+        *wrote("a.txt", "b.txt"),
         evaluation_ok(),
         judge_result(90, True),
         *completed(completed=2)[1:],

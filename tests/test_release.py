@@ -23,6 +23,7 @@ import planner
 from planner.cli.main import main as planner_main
 from scripts import release
 from tests.fake_forge.core import IDENTITY, git
+from tests.plans import copy_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASE_FILES = ("planner/__init__.py", "pyproject.toml", "action.yml", "CHANGELOG.md", "README.md")
@@ -251,17 +252,7 @@ def next_minor(version: str) -> str:
 
 def scratch_clone(tmp_path: Path) -> Path:
     """The working tree as a fresh repository: tracked files and new ones git does not ignore."""
-    clone = tmp_path / "clone"
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    for name in filter(None, listed.split("\0")):
-        if (ROOT / name).is_file():
-            (clone / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, clone / name)
+    clone = copy_checkout(tmp_path / "clone")
     git(clone.parent, "init", "-q", "-b", "main", str(clone))
     git(clone, "add", "-A")
     git(clone, "commit", "-q", "-m", "main", env=IDENTITY)

@@ -8,12 +8,6 @@ planning.reflection.trigger_interval reached the system prompt's variables but n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.text.prompts import render
 from tests.harness import Harness
 from tests.plans import (
@@ -25,11 +19,6 @@ from tests.plans import (
     reflection,
     write,
 )
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def test_decision_prompts_carry_the_goal_and_the_replans_made_so_far(harness: Harness) -> None:

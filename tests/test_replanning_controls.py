@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,6 @@ from planner.core.errors import ConfigError
 from planner.replanning.limits.controls import ReplanControls
 from planner.replanning.limits.state import ReplanState
 from planner.replanning.prompting.decision import ReplanDecision
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_json, reply_text
 from tests.harness import Harness
 from tests.plans import (
@@ -26,11 +24,6 @@ from tests.plans import (
     subtask,
     write,
 )
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def replan(confidence: float, **fields: object) -> ReplanDecision:

@@ -2,19 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from planner.testing.scripted_server import ScriptedModelServer
 from tests.harness import Harness
 from tests.plans import partial_replan_steps
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def test_failed_action_partial_replan_revised_checklist_and_completion(harness: Harness) -> None:

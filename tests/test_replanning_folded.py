@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_json, reply_tool_calls
 from tests.harness import Harness
 from tests.plans import (
@@ -27,11 +22,6 @@ FINE = {
     "task_decomposition": decision(),
     "action_sequence": decision(),
 }
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def folded_plan(*task_ids: str, review: dict[str, Any] | None = None) -> Any:

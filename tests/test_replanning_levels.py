@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_tool_calls
 from tests.harness import Harness
 from tests.plans import (
@@ -26,11 +22,6 @@ from tests.plans import (
     tasks_reply,
     write,
 )
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def fail_after_first_task(level: int, **fields: object) -> list[object]:

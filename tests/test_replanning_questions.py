@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_json
 from tests.harness import Harness
 from tests.plans import (
@@ -43,11 +37,6 @@ CANNOT_PLAN = {
     },
 }
 """A planning reply that cannot plan: the model asks the people on the issue (§10.1.1)."""
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def ask_first(harness: Harness, **overrides: object) -> None:

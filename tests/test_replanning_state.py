@@ -6,15 +6,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from planner.config import load_config
 from planner.memory.history import PlanningHistoryStore
 from planner.replanning.limits.state import ReplanState
-from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_json
 from tests.harness import Harness
 from tests.plans import (
@@ -32,11 +28,6 @@ CONTINUE = reply_json(
     "replan_alternative",
     {"replan_decision": {"replan_needed": False, "confidence": 0.9, "reasoning": "go on"}},
 )
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def run_cli(

@@ -34,9 +34,11 @@ from tests.review_scenario import (
     edit,
     github_reviewed,
     gitlab_reviewed,
+    largest_fixed,
     on_branch,
     push_on_branch,
     review_event,
+    smallest_fixed,
 )
 
 DEFAULT: dict[str, Any] = {**SETTINGS, **DEFAULT_LAYOUT}
@@ -72,8 +74,7 @@ def test_a_suggestion_and_two_line_comments_are_committed_replied_and_resolved_o
     smallest = fake_github.add_review_thread(pull.number, "stats.py", 10, NONE_CASE)
     mean = fake_github.add_review_thread(pull.number, "stats.py", 2, "An empty list gives 0")
     script = [
-        edit("    return min(values)", "    return min(values) if values else None"),
-        finish(summary="smallest() returns None for an empty list"),
+        *smallest_fixed(),
         edit(
             "return sum(values) / len(values)", "return sum(values) / len(values) if values else 0"
         ),
@@ -126,8 +127,7 @@ def test_a_task_still_waiting_is_told_so_once_and_answered_when_done(
     [waiting] = replies(thread.comments)
     assert waiting.count("Not done yet: the run stopped before it") == 1
     steps = [
-        edit("    return max(values)", "    return max(values) if values else None"),
-        finish(summary="largest() returns None for an empty list"),
+        *largest_fixed(),
         completion(),
     ]
     made = fake_github.comment_json(fake_github.add_comment(1, "/planner resume"))

@@ -14,10 +14,10 @@ from tests.review_scenario import (
     commits_on_branch,
     completion,
     diff_note_event,
-    edit,
-    finish,
     gitlab_reviewed,
+    largest_fixed,
     on_branch,
+    smallest_fixed,
 )
 
 NONE_CASE = "this fails on an empty list: return None then"
@@ -32,10 +32,8 @@ def test_two_diff_discussions_give_two_tasks_commits_replies_and_resolved_discus
     first = fake_gitlab.add_diff_discussion(mr.iid, "stats.py", 6, f"/planner {NONE_CASE}")
     second = fake_gitlab.add_diff_discussion(mr.iid, "stats.py", 10, f"Same here: {NONE_CASE}")
     script = [
-        edit("    return max(values)", "    return max(values) if values else None"),
-        finish(summary="largest() returns None for an empty list"),
-        edit("    return min(values)", "    return min(values) if values else None"),
-        finish(summary="smallest() returns None for an empty list"),
+        *largest_fixed(),
+        *smallest_fixed(),
         completion(completed=2),
     ]
 
@@ -93,8 +91,7 @@ def test_a_bare_phrase_on_the_merge_request_works_through_its_open_diff_threads(
     payload["object_attributes"].update(note="/planner", id=9999, created_at=fake_gitlab.now())
     payload["merge_request"].update(iid=mr.iid, source_branch=mr.source_branch)
     script = [
-        edit("    return max(values)", "    return max(values) if values else None"),
-        finish(summary="largest() returns None for an empty list"),
+        *largest_fixed(),
         completion(),
     ]
 

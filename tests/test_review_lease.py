@@ -9,8 +9,8 @@ from typing import Any
 
 from planner.memory.history import read_entries, task_uuid
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.core import IDENTITY, git
-from tests.review_scenario import STATS, edit, finish, first_pass, review_event
+from tests.fake_forge.core import git
+from tests.review_scenario import STATS, first_pass, largest_fixed, review_event
 from tests.support.durable import CiJobs, commit_config, completion_step, one_task_plan
 from tests.test_durable_lease import observe_lease_fetches
 
@@ -29,11 +29,9 @@ def test_a_review_during_a_pass_is_handled_by_the_next_one(tmp_path: Path) -> No
 def run_it(fake: FakeGitHub, tmp_path: Path) -> None:
     fake.add_issue(1, "Add largest and smallest", "stats.py needs them.", labels=["planner"])
     fake.permissions["Codertocat"] = "write"
-    seed = fake.root / "seed"
-    (seed / "stats.py").write_text("def mean(values):\n    return sum(values) / len(values)\n")
-    git(seed, "add", ".")
-    git(seed, "commit", "-q", "-m", "stats", env=IDENTITY)
-    git(seed, "push", "-q", str(fake.bare), "main")
+    fake.push_main(
+        {"stats.py": "def mean(values):\n    return sum(values) / len(values)\n"}, "stats"
+    )
     commit_config(fake, 'verification:\n  enabled: "off"\n')
     first = CiJobs("github", fake, tmp_path / "a", 1)
     opened = first.run(first.labelled(), [*first_pass()[:3], completion_step()])
@@ -51,8 +49,7 @@ def run_it(fake: FakeGitHub, tmp_path: Path) -> None:
         box["thread"] = fake.add_review_thread(pull.number, "stats.py", 6, NONE_CASE)
         fetches = observe_lease_fetches(fake, 1)
         script = [
-            edit("    return max(values)", "    return max(values) if values else None"),
-            finish(summary="largest() returns None for an empty list"),
+            *largest_fixed(),
             completion_step(),
         ]
         event = review_event(fake, "/planner")

@@ -20,7 +20,7 @@ import pytest
 
 from planner.testing.steps import Step, ToolCallSpec, reply_tool_calls
 from tests.fake_forge import FakeGitHub, git
-from tests.fake_forge.rig import Rig
+from tests.fake_forge.rig import Rig, github_rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
 from tests.plans import ROOT_TOOLS, evaluation_ok
 
@@ -38,10 +38,9 @@ LARGE = {"approval.large_file_bytes": 1_000}  # data.csv (about 3 kB) is then a 
 
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    fake_github.add_issue(1, "Add tests", "Add a test setup and run the tests.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
+    rig = github_rig(fake_github, tmp_path, "Add tests", "Add a test setup and run the tests.")
     fake_github.push_branch("main", "data.csv", DATA)
-    return Rig("github", fake_github, tmp_path)
+    return rig
 
 
 def allowing(argv: list[str]) -> dict[str, Any]:

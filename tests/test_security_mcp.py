@@ -18,7 +18,7 @@ import pytest
 
 from planner.testing.steps import Step, reply_tool_calls
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig
+from tests.fake_forge.rig import Rig, github_rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
 from tests.mcp_servers.launch import filesystem_server
 from tests.plans import ROOT_TOOLS, evaluation_ok, execution_decision
@@ -30,10 +30,9 @@ LONG_NOTES = "A harmless line of notes.\n" * 200 + HIDDEN_TAIL + "\n"
 
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    fake_github.add_issue(1, "Tidy data", "Tidy the data file.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
+    rig = github_rig(fake_github, tmp_path, "Tidy data", "Tidy the data file.")
     fake_github.push_branch("main", "data.csv", DATA)
-    return Rig("github", fake_github, tmp_path)
+    return rig
 
 
 def servers(rig: Rig, **extra: Any) -> dict[str, Any]:

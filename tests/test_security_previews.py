@@ -19,7 +19,7 @@ import pytest
 from planner.approval.preview import PREVIEW_CHARS
 from planner.testing.steps import Step, reply_tool_calls
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig
+from tests.fake_forge.rig import Rig, github_rig
 from tests.fake_forge.scenario import file_on, labeled_event, one_file_plan, tracking
 
 README = "# hello\n"
@@ -29,9 +29,7 @@ LONG_TEXT = "A harmless line of notes.\n" * 200 + HIDDEN_TAIL + "\n"
 
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    fake_github.add_issue(1, "Write notes", "Write the notes.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
-    return Rig("github", fake_github, tmp_path)
+    return github_rig(fake_github, tmp_path, "Write notes", "Write the notes.")
 
 
 def writing(path: str, content: str) -> list[Step]:

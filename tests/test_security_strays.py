@@ -37,7 +37,7 @@ import pytest
 
 from planner.testing.steps import Step, ToolCallSpec, reply_json, reply_tool_calls
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig
+from tests.fake_forge.rig import Rig, github_rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
 from tests.mcp_servers.launch import misbehaving_server
 from tests.plans import ROOT_TOOLS, decision, evaluation_ok
@@ -58,9 +58,7 @@ LATER = 5.0
 
 @pytest.fixture
 def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    fake_github.add_issue(1, "Add tests", "Add a test setup and run the tests.", labels=["planner"])
-    fake_github.permissions["Codertocat"] = "write"
-    return Rig("github", fake_github, tmp_path)
+    return github_rig(fake_github, tmp_path, "Add tests", "Add a test setup and run the tests.")
 
 
 def attack(calls: list[ToolCallSpec], failed: bool) -> list[Step]:

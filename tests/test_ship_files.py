@@ -20,6 +20,7 @@ import yaml
 from packaging.requirements import Requirement
 
 import planner
+from planner.ci.action import OUTPUT_NAMES
 from planner.storage.artifact import ARTIFACT_PREFIX
 from scripts import action_docs, lint_ci
 
@@ -31,15 +32,6 @@ COMPONENT = ROOT / "templates" / "planner" / "template.yml"
 README = ROOT / "README.md"
 GITHUB_DOC = ROOT / "docs" / "github.md"
 FULL_SHA = re.compile(r"^[^@\s]+@[0-9a-f]{40}$")
-OUTPUTS = [
-    "status",
-    "issue_number",
-    "pr_url",
-    "branch",
-    "comment_url",
-    "tokens_used",
-    "history_path",
-]
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -73,7 +65,7 @@ def test_action_inputs_and_outputs() -> None:
         assert spec["description"].strip() and "default" in spec, name
     assert action["inputs"]["github_token"]["default"] == "${{ github.token }}"
     assert action["inputs"]["history_backend"]["default"] == "cache"
-    assert list(action["outputs"]) == OUTPUTS
+    assert list(action["outputs"]) == list(OUTPUT_NAMES)  # every output the job writes
     for name, spec in action["outputs"].items():
         assert "$GITHUB_OUTPUT" in spec["description"] and "value" not in spec, name
 

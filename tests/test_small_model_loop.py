@@ -22,7 +22,7 @@ from planner.replanning.execution.questions import refused_question
 from planner.replanning.execution.recorder import DecisionContext
 from planner.replanning.prompting.decision import Phase, ReplanDecision
 from planner.testing.scripted_server import ScriptedModelServer
-from planner.testing.steps import reply_json, reply_text, reply_tool_calls
+from planner.testing.steps import Step, reply_json, reply_text, reply_tool_calls
 from planner.text.issue import IssueContext
 from planner.tools.files.edits import Edit, EditFailed, apply_edits, edits_of
 from planner.tools.files.workspace import WorkspaceTools
@@ -87,13 +87,14 @@ def test_the_task_prompt_shows_the_file_it_names_line_numbered(harness: Harness)
     assert "return a + b" in (harness.workspace / "calc.py").read_text()
 
 
+def fixed_after(*steps: Step, goal: str | None = None) -> list[Step]:
+    """The fix plan, `steps` (the model's first moves), the fix, its finish and the completion."""
+    plan = fix_plan(goal) if goal is not None else fix_plan()
+    return [reply_json("planning", plan), *steps, fix_call(), finish(), completion()]
+
+
 def test_the_issue_names_the_file_when_the_task_does_not(harness: Harness) -> None:
-    harness.server.add(
-        reply_json("planning", fix_plan("Make the addition right")),
-        fix_call(),
-        finish(),
-        completion(),
-    )
+    harness.server.add(*fixed_after(goal="Make the addition right"))
     harness.run(ISSUE, **QUIET)
     assert (
         "calc.py\n```python\ndef add(a, b):"
@@ -116,13 +117,7 @@ def test_without_planning_the_request_shows_the_files_too(harness: Harness) -> N
 
 
 def test_reading_a_file_the_prompt_shows_is_answered_without_running(harness: Harness) -> None:
-    harness.server.add(
-        reply_json("planning", fix_plan()),
-        call("read_file", path="calc.py"),
-        fix_call(),
-        finish(),
-        completion(),
-    )
+    harness.server.add(*fixed_after(call("read_file", path="calc.py")))
     harness.run(ISSUE, **QUIET)
     answer = harness.server.requests[2].body["messages"][-1]["content"]
     assert answer.startswith("[not run] The current content of calc.py is already in the task")
@@ -134,13 +129,7 @@ def test_reading_a_file_the_prompt_shows_is_answered_without_running(harness: Ha
 def test_an_identical_call_repeated_is_caught_and_answered_with_a_nudge(harness: Harness) -> None:
     """Nine identical `read_file calc.py` lines 1-1 in a row were seen from the 1.5B."""
     same = {"path": "calc.py", "start_line": 1, "end_line": 1}
-    harness.server.add(
-        reply_json("planning", fix_plan()),
-        *[call("read_file", **same) for _ in range(3)],
-        fix_call(),
-        finish(),
-        completion(),
-    )
+    harness.server.add(*fixed_after(*[call("read_file", **same) for _ in range(3)]))
     result = harness.run(ISSUE, **QUIET)
     assert result.status == "completed"
     assert actions(harness) == ["read_file", "edit_file"]  # the repeats never ran
@@ -600,13 +589,7 @@ def test_a_path_prefixed_with_the_repository_name_means_the_file(harness: Harnes
 
 
 def test_a_missing_path_is_answered_with_the_files_that_exist(harness: Harness) -> None:
-    harness.server.add(
-        reply_json("planning", fix_plan()),
-        call("read_file", path="docs_usage"),
-        fix_call(),
-        finish(),
-        completion(),
-    )
+    harness.server.add(*fixed_after(call("read_file", path="docs_usage")))
     harness.run(ISSUE, **QUIET)
     told = harness.server.requests[2].body["messages"][-1]["content"]
     assert "does not exist" in told and "Files that exist: README.md, calc.py" in told

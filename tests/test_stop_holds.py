@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from planner.ci.handlers.stop import STOP_MARKER
 from planner.ci.issue_run import REPLY_MARKER
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig
-from tests.fake_forge.scenario import comment_event, one_file_plan, tracking
+from tests.fake_forge.rig import Rig, comment_now, say
+from tests.fake_forge.scenario import one_file_plan, tracking
 from tests.test_durable_lease import hold_lease, lease_state
 
 STATUS_LABELS = {"planner:working", "planner:needs-input", "planner:paused", "planner:done"}
@@ -30,16 +29,6 @@ def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
     return Rig("github", fake_github, tmp_path)
 
 
-def comment(rig: Rig, body: str) -> dict[str, Any]:
-    """The event of a comment made now (its job may start later, as queued jobs do)."""
-    fake = rig.fake
-    assert isinstance(fake, FakeGitHub)
-    made = fake.comment_json(fake.add_comment(1, body))
-    payload = comment_event(body, made, 1)
-    payload["issue"]["labels"] = [{"name": name} for name in fake.issues[1].labels]
-    return payload
-
-
 def status_labels(fake: FakeGitHub) -> set[str]:
     return STATUS_LABELS & set(fake.issues[1].labels)
 
@@ -50,9 +39,9 @@ def test_a_stop_while_a_dead_run_holds_the_lease_holds_after_its_lease_is_taken_
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
     hold_lease(fake, 1, "run-that-died", time.time() + 2)  # died a moment ago: still "live"
-    queued = comment(rig, "/planner also add a changelog")  # its job waits for the lease
+    queued = comment_now(fake, "/planner also add a changelog")  # its job waits for the lease
 
-    stop = rig.run(comment(rig, "/planner stop"), [], event_name="issue_comment", **SHORT)
+    stop = say(rig, "/planner stop", [], **SHORT)
     assert stop.status == "stopped"
     [reply] = [c.body for c in fake.comments_on(1) if REPLY_MARKER in c.body]
     assert STOP_MARKER in reply and "Should that run have died, the issue stays stopped" in reply
@@ -71,7 +60,7 @@ def test_a_stop_while_a_dead_run_holds_the_lease_holds_after_its_lease_is_taken_
     assert lease_state(fake, 1) == "free"
 
     # A person who asks after the stop is heard.
-    resumed = rig.run(comment(rig, "/planner resume"), PLAN, event_name="issue_comment", **SHORT)
+    resumed = say(rig, "/planner resume", PLAN, **SHORT)
     assert resumed.status == "completed"
     assert status_labels(fake) == {"planner:done"}
 
@@ -80,10 +69,10 @@ def to_review(rig: Rig) -> None:
     """A planning session brought to review, its approval not given yet."""
     from tests.support.planning_session import design_step, discovery_step, review_step
 
-    rig.run(comment(rig, "/planner plan Add notes"), [discovery_step()], event_name="issue_comment")
+    say(rig, "/planner plan Add notes", [discovery_step()])
     replies = [("q-1: staff\nq-2: 1\nq-3: speed", design_step()), ("d-1: a\nd-2: b", review_step())]
     for text, step in replies:
-        rig.run(comment(rig, text), [step], event_name="issue_comment")
+        say(rig, text, [step])
 
 
 @pytest.mark.parametrize("queued_text", ["/planner plan Add notes", "/planner approve"])
@@ -96,8 +85,8 @@ def test_a_stop_holds_for_queued_planning_session_events(rig: Rig, queued_text: 
     if queued_text == "/planner approve":
         to_review(rig)
     hold_lease(fake, 1, "run-that-died", time.time() + 2)
-    queued = comment(rig, queued_text)  # its job waits for the dead run's lease
-    stop = rig.run(comment(rig, "/planner stop"), [], event_name="issue_comment", **SHORT)
+    queued = comment_now(fake, queued_text)  # its job waits for the dead run's lease
+    stop = say(rig, "/planner stop", [], **SHORT)
     assert stop.status == "stopped" and status_labels(fake) == {"planner:paused"}
 
     waited = rig.run(queued, [], event_name="issue_comment", **SHORT)  # no model call

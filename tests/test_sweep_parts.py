@@ -4,9 +4,7 @@ a sweep dispatches."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +17,6 @@ from planner.ci.forges.github import workflow_file
 from planner.ci.report.tracking import TrackingView, proceed_after_of, render_tracking
 from planner.config import ForgeConfig
 from planner.outcome.result import PassResult
-from planner.testing.scripted_server import ScriptedModelServer
 from tests.harness import Harness
 from tests.plans import planning, review
 from tests.support.ci_job import COMPONENT
@@ -27,11 +24,6 @@ from tests.test_replanning_questions import ASK
 
 CONFIG = ForgeConfig()
 OFF = {"planning.replanning.goal_understanding.auto_assume_on_no_response": False}
-
-
-@pytest.fixture
-def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Harness]:
-    yield Harness(tmp_path, scripted_model)
 
 
 def test_a_pass_that_asks_carries_when_it_proceeds_without_an_answer(harness: Harness) -> None:

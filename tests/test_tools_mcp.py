@@ -22,20 +22,13 @@ from tests.mcp_servers.launch import (
     http_server,
     misbehaving_server,
 )
+from tests.plans import committed_repo
 
 TOKEN = "test-bearer-0123"
 
 
 def make_repo(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "README.md").write_text("# Demo\n\nHello from the README.\n", encoding="utf-8")
-    for command in (
-        ["init", "-q", "-b", "main"],
-        ["add", "."],
-        ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init"],
-    ):
-        subprocess.run(["git", *command], cwd=root, check=True)
-    return root
+    return committed_repo(root, {"README.md": "# Demo\n\nHello from the README.\n"})
 
 
 def registry_for(workspace: Path, env: dict[str, str] | None = None, **tools: Any) -> ToolRegistry:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_json, reply_tool_calls
 from planner.text.issue import IssueContext
 from tests.mcp_servers.launch import filesystem_server, git_server, misbehaving_server
-from tests.plans import REFINEMENT_OFF, ROOT_TOOLS, evaluation_ok, review_ok
+from tests.plans import REFINEMENT_OFF, ROOT_TOOLS, committed_repo, evaluation_ok, review_ok
 
 ISSUE = IssueContext(
     repository="demo/notes",
@@ -33,15 +32,7 @@ ISSUE = IssueContext(
 
 
 def make_repo(root: Path) -> Path:
-    root.mkdir()
-    (root / "README.md").write_text("# Notes demo\n\nA tiny project.\n", encoding="utf-8")
-    for command in (
-        ["init", "-q", "-b", "main"],
-        ["add", "."],
-        ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init"],
-    ):
-        subprocess.run(["git", *command], cwd=root, check=True)
-    return root
+    return committed_repo(root, {"README.md": "# Notes demo\n\nA tiny project.\n"})
 
 
 def config_for(server: ScriptedModelServer, servers: dict[str, Any]) -> PlannerConfig:

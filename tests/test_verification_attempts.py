@@ -18,7 +18,7 @@ from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.report.tracking import NOTHING_PROVES, UNPROVEN_WARNING
 from planner.outcome.evidence import VerificationNote
 from planner.testing.scripted_server import ScriptedModelServer
-from planner.testing.steps import reply_text
+from planner.testing.steps import Step, reply_text
 from planner.verification.fixes.attempts import Start, reset, snapshot
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
@@ -200,6 +200,16 @@ def settings(**overrides: Any) -> dict[str, Any]:
     }
 
 
+def fix_proved_by(issue_test: str, calc: str) -> list[Step]:
+    """Plan one task, write the issue's test (`issue_test`: the model's reply), then calc.py."""
+    return [
+        planning("task_1"),
+        reply_text("issue_test", issue_test),
+        write("calc.py", calc),
+        finish(),
+    ]
+
+
 def test_a_wrong_fix_that_passes_the_old_tests_ends_needs_human_with_a_draft(
     fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
@@ -207,12 +217,7 @@ def test_a_wrong_fix_that_passes_the_old_tests_ends_needs_human_with_a_draft(
     it from the fix. The issue's test can; the pull request is a draft that says so."""
     assert "abs(a - b)" in ABS_SUB and "return a + b" in ABS_SUB
     rig = sub_rig(fake_github, tmp_path)
-    script = [
-        planning("task_1"),
-        reply_text("issue_test", SUB_TEST_REPLY),
-        write("calc.py", ABS_SUB),
-        finish(),
-    ]
+    script = fix_proved_by(SUB_TEST_REPLY, ABS_SUB)
     outcome = rig.run(labeled_event(), script, event_name="issues", **settings())
 
     assert outcome.status == "needs_human"
@@ -229,10 +234,7 @@ def test_the_pull_request_names_the_attempt_that_won(
 ) -> None:
     rig = sub_rig(fake_github, tmp_path)
     script = [
-        planning("task_1"),
-        reply_text("issue_test", SUB_TEST_REPLY),
-        write("calc.py", ABS_SUB),
-        finish(),
+        *fix_proved_by(SUB_TEST_REPLY, ABS_SUB),
         planning("task_1"),  # attempt 2 plans afresh
         write("calc.py", GOOD),
         finish(),
@@ -317,12 +319,7 @@ def test_tests_that_pass_without_a_test_of_the_issue_leave_a_draft_that_says_so(
     body = "`calc.sub` adds its arguments instead of subtracting them: 3 and 5 give 8, not -2."
     rig = sub_rig(fake_github, tmp_path, body)
     holds_the_bug = SUB_TEST_REPLY.replace("== -2", "== 8")  # passes before the change
-    script = [
-        planning("task_1"),
-        reply_text("issue_test", holds_the_bug),
-        write("calc.py", GOOD),
-        finish(),
-    ]
+    script = fix_proved_by(holds_the_bug, GOOD)
     outcome = rig.run(labeled_event(), script, event_name="issues", **settings())
 
     assert outcome.status == "needs_human"

@@ -13,7 +13,6 @@ from planner.ci.report.summary import SummaryFacts, open_history, render_summary
 from planner.ci.report.tracking import ADDED_TESTS_WARNING, REGRESSION_WARNING
 from planner.testing.steps import Step, reply_tool_calls
 from tests.fake_forge import FakeGitHub, FakeGitLab
-from tests.fake_forge.core import IDENTITY, git
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import gitlab_payload, labeled_event
 from tests.plans import ROOT_TOOLS, completion, finish, planning
@@ -30,14 +29,10 @@ SETTINGS: dict[str, Any] = {
 
 def push_calc_project(fake: FakeGitHub | FakeGitLab) -> None:
     """main gets calc.py (sub is wrong) and its tests: test_add passes, test_sub fails."""
-    seed = fake.root / "seed"
-    (seed / "calc.py").write_text(BUGGY, encoding="utf-8")
-    (seed / "tests").mkdir(exist_ok=True)
-    (seed / "tests" / "test_calc.py").write_text(TESTS, encoding="utf-8")
-    (seed / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
-    git(seed, "add", ".")
-    git(seed, "commit", "-q", "-m", "calc", env=IDENTITY)
-    git(seed, "push", "-q", str(fake.bare), "main")
+    pytest_ini = "[pytest]\npythonpath = .\n"
+    fake.push_main(
+        {"calc.py": BUGGY, "tests/test_calc.py": TESTS, "pytest.ini": pytest_ini}, "calc"
+    )
 
 
 def edit_calc(content: str) -> list[Step]:

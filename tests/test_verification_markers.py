@@ -21,7 +21,7 @@ from planner.testing.scripted_server import ScriptedModelServer
 from planner.verification.suite.declared import declared_tests
 from planner.verification.suite.detect import provision_steps, resolve
 from planner.verification.suite.runner import TestRunner
-from tests.plans import completion, finish, planning
+from tests.plans import committed_repo, completion, finish, planning, write_files
 from tests.support.wheels import made_up_wheel, wheelhouse_with_pytest
 from tests.test_verification_pass import of_type, write
 from tests.test_verification_provisioning import (
@@ -29,8 +29,6 @@ from tests.test_verification_provisioning import (
     GREET_TEST,
     PROBE,
     VERIFY,
-    committed,
-    files,
     no_pytest,
     run,
 )
@@ -102,7 +100,7 @@ def test_the_requirement_whose_marker_holds_is_installed_from_an_included_group(
     the test group included in `dev`, and tox naming `dependency_groups = dev`. Installing the
     first pytest requirement is a no-op on this Python: the pass used to record the setup
     ok, and the baseline then ended `No module named pytest` with no test run at all."""
-    workspace = committed(
+    workspace = committed_repo(
         tmp_path / "repo",
         {
             "pyproject.toml": PYPROJECT,
@@ -133,7 +131,9 @@ def test_a_setup_that_leaves_pytest_missing_is_a_failed_setup_that_says_why(
     reason, and the line the user reads says it instead of a bare "No module named pytest"."""
     folder = tmp_path / "wheels"
     made_up_wheel(folder, "pytest", "not_the_runner", "")
-    workspace = committed(tmp_path / "repo", {"greet.py": GREET, "tests/test_greet.py": GREET_TEST})
+    workspace = committed_repo(
+        tmp_path / "repo", {"greet.py": GREET, "tests/test_greet.py": GREET_TEST}
+    )
     scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
     result = run(workspace, scripted_model, folder)
 
@@ -156,7 +156,7 @@ def test_markers_are_evaluated_for_the_interpreter_that_runs_the_tests(tmp_path:
         f"[testenv]\ndeps =\n    {OLD_PYTEST}\n    {NEW_PYTEST}\n"
         '    pywin32; sys_platform == "win32"\n    mock\n'
     )
-    root = files(tmp_path, {"tox.ini": tox, "tests/test_a.py": "def test_a():\n    pass\n"})
+    root = write_files(tmp_path, {"tox.ini": tox, "tests/test_a.py": "def test_a():\n    pass\n"})
     found = resolve(root, VERIFY)
     old = {**HERE, "python_version": "3.7", "python_full_version": "3.7.9", "sys_platform": "linux"}
     new = {**HERE, "python_version": "3.12", "python_full_version": "3.12.1"}
@@ -173,7 +173,9 @@ def test_markers_are_evaluated_for_the_interpreter_that_runs_the_tests(tmp_path:
 def test_only_markers_for_other_pythons_still_install_pytest(tmp_path: Path) -> None:
     """Where none of the declared pytest requirements applies, pytest itself is installed:
     the tests must run on this interpreter all the same."""
-    root = files(tmp_path, {"tox.ini": f"[testenv]\ndeps = {OLD_PYTEST}\n", "tests/test_a.py": ""})
+    root = write_files(
+        tmp_path, {"tox.ini": f"[testenv]\ndeps = {OLD_PYTEST}\n", "tests/test_a.py": ""}
+    )
     steps = provision_steps(resolve(root, VERIFY), {**HERE, "python_version": "3.11"})
     assert steps == [["pip", "install", "pytest"]]
 
@@ -219,7 +221,7 @@ def test_only_markers_for_other_pythons_still_install_pytest(tmp_path: Path) -> 
 def test_dependency_groups_and_markers_are_read(
     tmp_path: Path, contents: dict[str, str], requirements: list[str], where: list[str]
 ) -> None:
-    declared = declared_tests(files(tmp_path, contents))
+    declared = declared_tests(write_files(tmp_path, contents))
     assert (declared.requirements, declared.where) == (requirements, where)
 
 

@@ -30,6 +30,7 @@ from planner.verification.fixes.undo import RepairUndo
 from planner.verification.suite.changes import diff_since, head_commit
 from tests.plans import (
     ROOT_TOOLS,
+    committed_repo,
     completion,
     evaluation_ok,
     finish,
@@ -60,18 +61,8 @@ TESTS = (
 
 def calc_repo(root: Path) -> Path:
     """One passing test (test_add) and one failing test (test_sub) at the start."""
-    root.mkdir()
-    (root / "calc.py").write_text(BUGGY, encoding="utf-8")
-    (root / "tests").mkdir()
-    (root / "tests" / "test_calc.py").write_text(TESTS, encoding="utf-8")
-    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
-    for args in (
-        ["init", "-q", "-b", "main"],
-        ["add", "."],
-        ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init"],
-    ):
-        subprocess.run(["git", *args], cwd=root, check=True)
-    return root
+    contents = {"calc.py": BUGGY, "tests/test_calc.py": TESTS}
+    return committed_repo(root, contents | {"pytest.ini": "[pytest]\npythonpath = .\n"})
 
 
 def config(server: ScriptedModelServer, **overrides: Any) -> PlannerConfig:

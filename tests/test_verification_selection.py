@@ -9,13 +9,12 @@ stand-in over HTTP.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from planner.outcome.evidence import is_test_file
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.verification.suite.selection import exercising_tests, module_names, pytest_on
-from tests.plans import completion, finish, planning
+from tests.plans import committed_repo, completion, finish, planning
 from tests.test_verification_pass import PYTEST, of_type, run, write
 
 CALC = "def add(a, b):\n    return a + b\n"
@@ -24,28 +23,21 @@ TEXT = "def shout(word):\n    return word.upper()\n"
 
 
 def two_module_repo(root: Path) -> Path:
-    for name, text in {
-        "calc.py": CALC,
-        "text.py": TEXT,
-        "pytest.ini": "[pytest]\npythonpath = .\n",
-        "tests/test_calc.py": (
-            "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-        ),
-        "tests/test_text.py": (
-            "import text\n\n\ndef test_shout():\n    assert text.shout('a') == 'A'\n\n\n"
-            "def test_shout_twice():\n    assert text.shout('ab') == 'AB'\n"
-        ),
-    }.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    for args in (
-        ["init", "-q", "-b", "main"],
-        ["add", "."],
-        ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init"],
-    ):
-        subprocess.run(["git", *args], cwd=root, check=True)
-    return root
+    return committed_repo(
+        root,
+        {
+            "calc.py": CALC,
+            "text.py": TEXT,
+            "pytest.ini": "[pytest]\npythonpath = .\n",
+            "tests/test_calc.py": (
+                "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+            ),
+            "tests/test_text.py": (
+                "import text\n\n\ndef test_shout():\n    assert text.shout('a') == 'A'\n\n\n"
+                "def test_shout_twice():\n    assert text.shout('ab') == 'AB'\n"
+            ),
+        },
+    )
 
 
 def test_after_a_task_the_tests_of_the_changed_module_run_first_and_the_rest_once_they_pass(

@@ -72,6 +72,9 @@ class FakeServerBase:
     api_prefix = ""
     repository = ""
 
+    page_size = 2
+    """The most items a page of a list holds (small, so that tests see pagination)."""
+
     def __init__(self, root: Path, token: str) -> None:
         self.root = root
         self.token = token
@@ -171,8 +174,31 @@ class FakeServerBase:
         )
         return dict(line.split(" ", 1) for line in out.splitlines() if line)
 
+    def lines_at(self, commit: str, path: str, line: int, start_line: int | None) -> list[str]:
+        """Lines start_line..line (or the one line) of `path` at `commit`: what a review comment
+        on them quotes."""
+        text = git(self.bare, "show", f"{commit}:{path}").split("\n")
+        return text[(start_line or line) - 1 : line]
+
+    def page_of(self, items: list[JSON], q: dict[str, str], size: int) -> tuple[list[JSON], bool]:
+        """The page `q` asks for (`size` items a page unless it says `per_page`, at most the
+        fake's page_size) and whether another follows."""
+        per_page = min(int(q.get("per_page", size)), self.page_size)
+        page = int(q.get("page", 1))
+        return items[(page - 1) * per_page : page * per_page], page * per_page < len(items)
+
     def branch_exists(self, name: str) -> bool:
         return name in self.branches()
+
+    def push_main(self, files: dict[str, str], message: str) -> None:
+        """Commit `files` (relative path -> text) on main and push it, as a maintainer would."""
+        seed = self.root / "seed"
+        for name, text in files.items():
+            (seed / name).parent.mkdir(parents=True, exist_ok=True)
+            (seed / name).write_text(text, encoding="utf-8")
+        git(seed, "add", ".")
+        git(seed, "commit", "-q", "-m", message, env=IDENTITY)
+        git(seed, "push", "-q", str(self.bare), "main")
 
     def push_branch(self, name: str, path: str = "NOTES.md", content: str = "notes\n") -> str:
         """Add a commit on `name` (from main) to the bare repository, as another client would."""

@@ -224,7 +224,6 @@ class FakeGitHub(FakeServerBase):
             git(self.bare, "diff", f"{self.pulls[pull].base}...{head}", "--", path), line
         )
         assert hunk, f"line {line} of {path} is not in the pull request's diff"
-        text = git(self.bare, "show", f"{head}:{path}").split("\n")
         thread = GhThread(
             f"PRRT_kwDO{len(self.threads) + 1:06d}",
             pull,
@@ -234,7 +233,7 @@ class FakeGitHub(FakeServerBase):
             side,
             head,
             hunk,
-            text[(start_line or line) - 1 : line],
+            self.lines_at(head, path, line, start_line),
         )
         self.threads[thread.node_id] = thread
         self.reply_in_thread(thread.node_id, body, user, user_type)
@@ -390,11 +389,10 @@ class FakeGitHub(FakeServerBase):
         if head == thread.commit:
             return thread.line
         try:
-            text = git(self.bare, "show", f"{head}:{thread.path}").split("\n")
+            now = self.lines_at(head, thread.path, thread.line, thread.start_line)
         except AssertionError:
             return None
-        first = (thread.start_line or thread.line) - 1
-        return thread.line if text[first : thread.line] == thread.lines else None
+        return thread.line if now == thread.lines else None
 
     def check_request(self, method: str, raw_path: str, body: JSON) -> None:
         for problem in checker().check(method, raw_path, None, body):
@@ -599,12 +597,11 @@ class FakeGitHub(FakeServerBase):
     # -- shapes ----------------------------------------------------------------------------------
 
     def _page(self, items: list[JSON], q: dict[str, str], path: str) -> Reply:
-        per_page = min(int(q.get("per_page", 30)), self.page_size)
-        page = int(q.get("page", 1))
-        chunk = items[(page - 1) * per_page : page * per_page]
+        chunk, more = self.page_of(items, q, 30)
         headers = {}
-        if page * per_page < len(items):
-            query = urlencode({**q, "per_page": q.get("per_page", 30), "page": page + 1})
+        if more:
+            next_page = int(q.get("page", 1)) + 1
+            query = urlencode({**q, "per_page": q.get("per_page", 30), "page": next_page})
             headers["Link"] = f'<{self.api_url}{path}?{query}>; rel="next"'
         return 200, chunk, headers
 

@@ -160,7 +160,6 @@ class FakeGitLab(FakeServerBase):
         mr = self.merge_requests[iid]
         head = self.branches()[mr.source_branch]
         base = git(self.bare, "merge-base", mr.target_branch, head)
-        text = git(self.bare, "show", f"{head}:{path}").split("\n")
         discussion = GlDiscussion(
             f"{len(self.discussions) + 1:040x}",
             iid,
@@ -169,7 +168,7 @@ class FakeGitLab(FakeServerBase):
             start_line,
             base,
             head,
-            text[(start_line or line) - 1 : line],
+            self.lines_at(head, path, line, start_line),
         )
         self.discussions[discussion.id] = discussion
         self.reply_in_discussion(discussion.id, body, author)
@@ -193,11 +192,10 @@ class FakeGitLab(FakeServerBase):
         sha = discussion.head_sha
         if head != sha:
             try:
-                text = git(self.bare, "show", f"{head}:{discussion.path}").split("\n")
+                now = self.lines_at(head, discussion.path, discussion.line, discussion.start_line)
             except AssertionError:
-                text = []
-            first = (discussion.start_line or discussion.line) - 1
-            if text[first : discussion.line] == discussion.lines:
+                now = []
+            if now == discussion.lines:
                 sha = head
         shaped: dict[str, Any] = {
             "base_sha": discussion.base_sha,
@@ -345,10 +343,8 @@ class FakeGitLab(FakeServerBase):
 
     def _paged(self, items: list[JSON], q: dict[str, str]) -> Reply:
         """One page of `items`, with GitLab's `x-page` / `x-next-page` headers."""
-        per_page = min(int(q.get("per_page", 20)), self.page_size)
+        chunk, more = self.page_of(items, q, 20)
         page = int(q.get("page", 1))
-        chunk = items[(page - 1) * per_page : page * per_page]
-        more = page * per_page < len(items)
         headers = {"x-page": str(page), "x-next-page": str(page + 1) if more else ""}
         return 200, chunk, headers
 

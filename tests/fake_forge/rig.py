@@ -16,9 +16,9 @@ from planner.ci.outcome import CiOutcome
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import Step
 from tests.fake_forge.core import FakeServerBase
-from tests.fake_forge.github import FakeGitHub
+from tests.fake_forge.github import FakeGitHub, GhComment
 from tests.fake_forge.gitlab import FakeGitLab
-from tests.fake_forge.scenario import clone, model_config
+from tests.fake_forge.scenario import clone, comment_event, model_config
 
 
 @dataclass
@@ -115,3 +115,22 @@ def github_rig(fake: FakeGitHub, tmp_path: Path, title: str, body: str) -> Rig:
 def github(rig: Rig) -> FakeGitHub:
     assert isinstance(rig.fake, FakeGitHub)
     return rig.fake
+
+
+def issue_comment_event(fake: FakeGitHub, made: GhComment) -> dict[str, Any]:
+    """The issue_comment event of a comment already on issue 1, with the issue's labels as they
+    are when it is delivered."""
+    payload = comment_event(made.body, fake.comment_json(made), 1)
+    payload["issue"]["labels"] = [{"name": name} for name in fake.issues[1].labels]
+    return payload
+
+
+def comment_now(fake: FakeGitHub, body: str) -> dict[str, Any]:
+    """The event of a comment made now on issue 1 (its job may start later, as queued jobs do)."""
+    return issue_comment_event(fake, fake.add_comment(1, body))
+
+
+def say(rig: Rig, body: str, script: Sequence[Step] = (), **overrides: Any) -> CiOutcome:
+    """A comment on issue 1 and the CI job it starts; the script must be used up."""
+    event = comment_now(github(rig), body)
+    return rig.run(event, script, event_name="issue_comment", **overrides)

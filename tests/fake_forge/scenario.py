@@ -8,11 +8,23 @@ from pathlib import Path
 from typing import Any
 
 from planner.ci.forges.base import TRACKING_MARKER
+from planner.ci.job import run_for_event
+from planner.ci.outcome import CiOutcome
 from planner.cli.demo import demo_script
 from planner.config import PlannerConfig, load_config
-from planner.testing.steps import Step, reply_json, reply_tool_calls
+from planner.testing.scripted_server import ScriptedModelServer
+from planner.testing.steps import Step, reply_json
 from tests.fake_forge.core import git
-from tests.plans import REFINEMENT_OFF, evaluation_ok, review_ok
+from tests.plans import (
+    REFINEMENT_OFF,
+    committed_repo,
+    completion,
+    evaluation_ok,
+    finish,
+    review_ok,
+    write,
+    write_files,
+)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 WEBHOOKS = FIXTURES / "github" / "webhooks"
@@ -52,6 +64,30 @@ def clone(bare: Path, into: Path) -> Path:
     """A checkout of the default branch, as a CI job starts with (origin without credentials)."""
     git(bare.parent, "clone", "-q", str(bare), str(into))
     return into
+
+
+def local_repository(root: Path, issue: str) -> Path:
+    """A committed repository whose local forge holds issue 3 (`issue`: its markdown file,
+    left untracked as a person writes it)."""
+    committed_repo(root, {"README.md": "# repo\n"})
+    return write_files(root, {".planner/issues/3.md": issue})
+
+
+def run_local_issue(
+    repo: Path, history: Path, steps: list[Step], instruction: str = "", **overrides: Any
+) -> CiOutcome:
+    """`planner run --issue 3` on the local forge of `repo`, against a scripted model whose
+    steps must all be used."""
+    with ScriptedModelServer(steps) as model:
+        outcome = run_for_event(
+            "local",
+            workspace=repo,
+            config=model_config(model.base_url, history, **overrides),
+            env={},
+            event={"issue": "3", "instruction": instruction, "actor": "me"},
+        )
+        model.assert_consumed()
+    return outcome
 
 
 def model_config(base_url: str, history: Path, **overrides: Any) -> PlannerConfig:
@@ -111,26 +147,13 @@ def one_file_plan(path: str, content: str, goal: str) -> list[Step]:
         },
         "comment": "Plan ready.",
     }
-    done = {
-        "phase": "completion",
-        "done": True,
-        "comment": "All tasks completed",
-        "summary": {
-            "goal_achieved": True,
-            "tasks_completed": 1,
-            "tasks_failed": 0,
-            "key_outcomes": [f"{path} added"],
-        },
-    }
     return [
         reply_json("planning", plan),
         review_ok(),
-        reply_tool_calls("execute", [("write_file", {"path": path, "content": content})]),
-        reply_tool_calls(
-            "execute", [("finish_task", {"status": "completed", "summary": f"Wrote {path}."})]
-        ),
+        write(path, content),
+        finish(summary=f"Wrote {path}."),
         evaluation_ok(),
-        reply_json("completion", done),
+        completion(outcomes=(f"{path} added",)),
     ]
 
 

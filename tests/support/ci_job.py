@@ -23,6 +23,13 @@ from typing import Any
 
 import yaml
 
+from planner.testing.scripted_server import DEFAULT_MODEL_ID, ScriptedModelServer
+from planner.testing.steps import Step
+from tests.fake_forge.github import FakeGitHub
+from tests.fake_forge.gitlab import FakeGitLab
+from tests.fake_forge.scenario import clone
+from tests.plans import REFINEMENT_OFF_ENV
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 ACTION = ROOT / "action.yml"
 COMPONENT = ROOT / "templates" / "planner" / "template.yml"
@@ -217,3 +224,100 @@ def zip_directory(directory: Path, prefix: str = "") -> bytes:
             if path.is_file():
                 archive.write(path, prefix + path.relative_to(directory).as_posix())
     return buffer.getvalue()
+
+
+SCRIPTED_API_KEY = "sk-scriptedTestKey0123456789abcdef"
+"""The model API key the CI tests give planner (a secret to find nowhere it is posted)."""
+
+
+class GitLabPipelines:
+    """planner's job (entrypoint.py, as the component runs it) on the fake GitLab, each on a
+    runner without cache: a fresh clone and nothing else."""
+
+    def __init__(self, fake: FakeGitLab, tmp: Path) -> None:
+        self.fake = fake
+        self.tmp = tmp
+        self.count = 0
+        self.kinds: list[str | None] = []
+        """The kinds of the model requests of the last job."""
+
+    def job(
+        self, payload: dict[str, Any] | None, script: list[Step], **inputs: str
+    ) -> tuple[Finished, Path]:
+        """One job; its script must be used up and it writes nothing to stderr."""
+        self.count += 1
+        workspace = clone(self.fake.bare, self.tmp / f"builds-{self.count}")
+        with ScriptedModelServer(script) as model:
+            env = gitlab_job_env(
+                fake=self.fake,
+                workspace=workspace,
+                files=self.tmp / f"job-{self.count}",
+                job_id=6000 + self.count,
+                payload=payload,
+                openai_api_key=SCRIPTED_API_KEY,
+                **{"openai_base_url": model.base_url, "model": "scripted", **inputs},
+            )
+            finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
+            self.kinds = [request.kind for request in model.requests]
+            assert finished.stderr == "", finished.stderr
+            model.assert_consumed()
+        return finished, workspace
+
+
+HISTORY_DIR = "planning_history"
+"""The history folder the example workflow keeps inside the checkout."""
+
+
+class GitHubWorkflow:
+    """Runs of planner's action (entrypoint.py, as action.yml runs it) on the fake GitHub: each
+    job gets its own runner files directory and, unless given one, a fresh clone."""
+
+    first_run_id = 7000
+
+    def __init__(self, fake: FakeGitHub, tmp: Path) -> None:
+        self.fake = fake
+        self.tmp = tmp
+        self.count = 0
+        self.kinds: list[str | None] = []
+        """The kinds of the model requests of the last job (`bodies`, `headers`: the same)."""
+        self.bodies: list[Any] = []
+        self.headers: list[Any] = []
+
+    def job(
+        self,
+        event_name: str,
+        payload: dict[str, Any],
+        script: list[Step],
+        *,
+        workspace: Path | None = None,
+        served: str = DEFAULT_MODEL_ID,
+        **inputs: str,
+    ) -> tuple[Finished, Path, Path]:
+        """(the finished process, its workspace, its runner files directory); `served`: the
+        model the stand-in endpoint lists. The script must be used up; nothing on stderr."""
+        self.count += 1
+        workspace = workspace or clone(self.fake.bare, self.tmp / f"workspace-{self.count}")
+        files = self.tmp / f"runner-{self.count}"
+        with ScriptedModelServer(script, model=served) as model:
+            defaults = {
+                "openai_api_key": SCRIPTED_API_KEY,
+                "openai_base_url": model.base_url,
+                "model": "scripted",
+                "history_dir": HISTORY_DIR,
+            }
+            env = github_action_env(
+                fake=self.fake,
+                workspace=workspace,
+                files=files,
+                event_name=event_name,
+                payload=payload,
+                run_id=self.first_run_id + self.count,
+                **{**defaults, **inputs},
+            )
+            finished = run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
+            self.kinds = [request.kind for request in model.requests]
+            self.bodies = [request.body for request in model.requests]
+            self.headers = [request.headers for request in model.requests]
+            assert finished.stderr == "", finished.stderr
+            model.assert_consumed()
+        return finished, workspace, files

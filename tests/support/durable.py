@@ -24,13 +24,19 @@ from typing import Any
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.memory.history import read_entries, task_uuid
 from planner.testing.scripted_server import ScriptedModelServer
-from planner.testing.steps import Step, reply_json, reply_tool_calls
-from tests.fake_forge.core import IDENTITY, git
+from planner.testing.steps import Step, reply_json
 from tests.fake_forge.scenario import clone, comment_event, github_payload, gitlab_payload
-from tests.support.ci_job import ENTRYPOINT, Finished, github_action_env, gitlab_job_env
+from tests.plans import completion, finish, write
+from tests.support.ci_job import (
+    ENTRYPOINT,
+    HISTORY_DIR,
+    SCRIPTED_API_KEY,
+    Finished,
+    github_action_env,
+    gitlab_job_env,
+)
 
-API_KEY = "sk-scriptedTestKey0123456789abcdef"
-HISTORY_DIR = "planning_history"
+API_KEY = SCRIPTED_API_KEY
 QUIET = {
     "REPLANNING_ENABLED": "false",
     "REFLECTION_ENABLED": "false",
@@ -256,35 +262,16 @@ def two_file_plan(first: str, second: str) -> list[Step]:
 
 
 def task_steps(task: str, path: str) -> list[Step]:
-    return [
-        reply_tool_calls("execute", [("write_file", {"path": path, "content": f"{path}\n"})]),
-        reply_tool_calls("execute", [("finish_task", {"status": "completed", "summary": path})]),
-    ]
+    return [write(path, f"{path}\n"), finish(summary=path)]
 
 
 def completion_step() -> Step:
-    done = {
-        "phase": "completion",
-        "done": True,
-        "comment": "All tasks completed",
-        "summary": {
-            "goal_achieved": True,
-            "tasks_completed": 2,
-            "tasks_failed": 0,
-            "key_outcomes": ["both files added"],
-        },
-    }
-    return reply_json("completion", done)
+    return completion(completed=2, outcomes=("both files added",))
 
 
 def commit_config(fake: Any, text: str) -> None:
     """The repository's .github/planner.yml on main, committed as a maintainer would."""
-    seed = fake.root / "seed"
-    (seed / ".github").mkdir(exist_ok=True)
-    (seed / ".github" / "planner.yml").write_text(text, encoding="utf-8")
-    git(seed, "add", ".")
-    git(seed, "commit", "-q", "-m", "Configure planner", env=IDENTITY)
-    git(seed, "push", "-q", str(fake.bare), "main")
+    fake.push_main({".github/planner.yml": text}, "Configure planner")
 
 
 def one_task_plan(path: str) -> list[Step]:

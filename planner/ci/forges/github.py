@@ -9,7 +9,6 @@ validate those documents against GitHub's published schema (@octokit/graphql-sch
 
 from __future__ import annotations
 
-import base64
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -18,16 +17,15 @@ from urllib.parse import quote
 import requests
 
 from planner.ci.forges.base import (
-    MARKER_PREFIX,
     Actor,
     CommentData,
-    ForgeAdapter,
     GitRemote,
     IssueData,
     PullRequestData,
     PullRequestExists,
 )
-from planner.ci.forges.http import HeaderAuth, JsonClient, RetryPolicy
+from planner.ci.forges.http import RetryPolicy
+from planner.ci.forges.rest import RestForge
 from planner.ci.forges.threads import ReviewThread, ThreadComment
 from planner.config import ForgeConfig
 from planner.core.errors import ApiError, ConfigError
@@ -106,7 +104,7 @@ def github_hint(method: str, path: str, status: int, message: str) -> str:
     return ""
 
 
-class GitHubForge(ForgeAdapter):
+class GitHubForge(RestForge):
     platform = "github"
 
     def __init__(
@@ -123,27 +121,24 @@ class GitHubForge(ForgeAdapter):
         workflow: str = "",
         graphql_url: str = "",
     ) -> None:
-        super().__init__(secrets=(token,))
+        super().__init__(
+            repository=repository,
+            token=token,
+            api_url=api_url,
+            server_url=server_url,
+            run_url=run_url,
+            service="GitHub",
+            hint=github_hint,
+            headers={"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION},
+            session=session,
+            retry=retry,
+        )
         self.graphql_url = graphql_url or graphql_url_for(api_url)
         self.workflow = workflow
         """This workflow's file name (from GITHUB_WORKFLOW_REF): what the sweep dispatches."""
         self.bot_login = bot_login
         """The account the token posts as; only its comments are planner's own."""
-        self.repository = repository
         self.owner = repository.split("/", 1)[0]
-        self.server_url = server_url.rstrip("/")
-        self._run_url = run_url
-        self._token = token
-        self._default_branch = ""
-        self.api = JsonClient(
-            api_url,
-            auth=HeaderAuth("Authorization", f"Bearer {token}"),
-            service="GitHub",
-            headers={"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION},
-            session=session,
-            retry=retry,
-            hint=github_hint,
-        )
 
     @classmethod
     def from_env(
@@ -181,11 +176,8 @@ class GitHubForge(ForgeAdapter):
     # -- issues and comments ---------------------------------------------------------------------
 
     @property
-    def _repo(self) -> str:
+    def _home(self) -> str:
         return f"/repos/{self.repository}"
-
-    def get_issue(self, number: int) -> IssueData:
-        return self._issue(self.api.request("GET", f"{self._repo}/issues/{number}").data)
 
     def _issue(self, data: Any) -> IssueData:
         return IssueData(
@@ -201,7 +193,7 @@ class GitHubForge(ForgeAdapter):
         )
 
     def list_comments(self, number: int) -> list[CommentData]:
-        pages = self.api.paginate(f"{self._repo}/issues/{number}/comments")
+        pages = self.api.paginate(f"{self._home}/issues/{number}/comments")
         return [self._comment(item) for item in pages]
 
     def list_pull_comments(self, pull: PullRequestData) -> list[CommentData]:
@@ -209,43 +201,29 @@ class GitHubForge(ForgeAdapter):
         return self.list_comments(pull.number)
 
     def _create_comment(self, number: int, body: str) -> CommentData:
-        path = f"{self._repo}/issues/{number}/comments"
-        reply = self.api.request(
-            "POST", path, json={"body": body}, already_done=lambda: self._posted(path, body)
-        )
-        return self._comment(reply.data)
+        return self._comment(self._post_once(f"{self._home}/issues/{number}/comments", body))
 
-    def _posted(self, path: str, body: str) -> Any:
-        """Our own comment with exactly this (marked) body, when a lost reply hid it."""
-        for data in self.api.paginate(path):
-            user = data.get("user") or {}
-            if data.get("body") == body and MARKER_PREFIX in body and self._is_own(user):
-                return data
-        return None
+    def _is_own_post(self, data: Any) -> bool:
+        return self._is_own(data.get("user") or {})
 
     def _edit_comment(self, number: int, comment_id: str, body: str) -> CommentData:
-        path = f"{self._repo}/issues/comments/{comment_id}"
+        path = f"{self._home}/issues/comments/{comment_id}"
         return self._comment(self.api.request("PATCH", path, json={"body": body}).data)
 
     def _add_label(self, number: int, label: str) -> None:
-        self.api.request("POST", f"{self._repo}/issues/{number}/labels", json={"labels": [label]})
+        self.api.request("POST", f"{self._home}/issues/{number}/labels", json={"labels": [label]})
 
     def _remove_label(self, number: int, label: str) -> None:
-        path = f"{self._repo}/issues/{number}/labels/{quote(label, safe='')}"
+        path = f"{self._home}/issues/{number}/labels/{quote(label, safe='')}"
         self.api.request("DELETE", path, allow=(404,))
 
     def can_write(self, actor: Actor) -> bool:
-        path = f"{self._repo}/collaborators/{quote(actor.login, safe='')}/permission"
+        path = f"{self._home}/collaborators/{quote(actor.login, safe='')}/permission"
         reply = self.api.request("GET", path, allow=(404,))
         if reply.status == 404 or not isinstance(reply.data, dict):
             return False
         permission = str(reply.data.get("permission", ""))
         return permission in WRITE_PERMISSIONS or reply.data.get("role_name") in WRITE_ROLES
-
-    def default_branch(self) -> str:
-        if not self._default_branch:
-            self._default_branch = str(self.api.request("GET", self._repo).data["default_branch"])
-        return self._default_branch
 
     def _comment(self, data: Any) -> CommentData:
         user = data.get("user") or {}
@@ -268,25 +246,25 @@ class GitHubForge(ForgeAdapter):
     # -- pull requests ---------------------------------------------------------------------------
 
     def get_pull_request(self, number: int) -> PullRequestData | None:
-        reply = self.api.request("GET", f"{self._repo}/pulls/{number}", allow=(404,))
+        reply = self.api.request("GET", f"{self._home}/pulls/{number}", allow=(404,))
         return None if reply.status == 404 else self._pull(reply.data)
 
     def find_pull_request(self, head: str) -> PullRequestData | None:
         params = {"head": f"{self.owner}:{head}", "state": "open"}
-        reply = self.api.request("GET", f"{self._repo}/pulls", params=params)
+        reply = self.api.request("GET", f"{self._home}/pulls", params=params)
         pulls = [self._pull(item) for item in reply.data or []]
         return next((p for p in pulls if p.head == head and p.same_repository), None)
 
     def last_closed_pull_request(self, head: str) -> PullRequestData | None:
         params = {"head": f"{self.owner}:{head}", "state": "closed", "sort": "updated"}
         params |= {"direction": "desc", "per_page": "10"}
-        reply = self.api.request("GET", f"{self._repo}/pulls", params=params)
+        reply = self.api.request("GET", f"{self._home}/pulls", params=params)
         pulls = [self._pull(item) for item in reply.data or []]
         found = next((p for p in pulls if p.head == head and p.same_repository), None)
         if found is None:
             return None
         # The pulls API does not say who closed it; the issue view of the pull request does.
-        issue = self.api.request("GET", f"{self._repo}/issues/{found.number}", allow=(404,))
+        issue = self.api.request("GET", f"{self._home}/issues/{found.number}", allow=(404,))
         closer = (issue.data or {}).get("closed_by") if issue.status == 200 else None
         return found.model_copy(update={"closed_by": str((closer or {}).get("login") or "")})
 
@@ -294,7 +272,7 @@ class GitHubForge(ForgeAdapter):
         self, *, head: str, base: str, title: str, body: str, draft: bool
     ) -> PullRequestData:
         request = {"title": title, "head": head, "base": base, "body": body, "draft": draft}
-        reply = self.api.request("POST", f"{self._repo}/pulls", json=request, allow=(422,))
+        reply = self.api.request("POST", f"{self._home}/pulls", json=request, allow=(422,))
         if reply.status == 422 and draft and NO_DRAFTS in _text(reply.data):
             log.warning("draft pull requests are not available here; opening a regular one")
             return self._create_pull_request(
@@ -303,14 +281,14 @@ class GitHubForge(ForgeAdapter):
         if reply.status == 422 and PR_EXISTS in _text(reply.data):
             raise PullRequestExists(head)
         if reply.status == 422:
-            raise self.api.error_for("POST", f"{self._repo}/pulls", reply)
+            raise self.api.error_for("POST", f"{self._home}/pulls", reply)
         return self._pull(reply.data)
 
     def _update_pull_request(
         self, pull: PullRequestData, *, title: str, body: str, draft: bool
     ) -> PullRequestData:
         # REST cannot change draft state; a finished plan says so in the tracking comment.
-        path = f"{self._repo}/pulls/{pull.number}"
+        path = f"{self._home}/pulls/{pull.number}"
         return self._pull(self.api.request("PATCH", path, json={"title": title, "body": body}).data)
 
     def _pull(self, data: Any) -> PullRequestData:
@@ -414,19 +392,13 @@ class GitHubForge(ForgeAdapter):
     # -- git and links ---------------------------------------------------------------------------
 
     def git_remote(self) -> GitRemote:
-        basic = base64.b64encode(f"x-access-token:{self._token}".encode()).decode()
-        return GitRemote(
-            f"{self.server_url}/{self.repository}.git", f"AUTHORIZATION: basic {basic}"
-        )
-
-    def run_url(self) -> str:
-        return self._run_url
+        return self._remote("x-access-token", "AUTHORIZATION: basic")
 
     # -- the scheduled sweep ---------------------------------------------------------------------
 
     def list_open_issues(self, label: str) -> list[IssueData]:
         params = {"state": "open", "labels": label}
-        found = self.api.paginate(f"{self._repo}/issues", params)
+        found = self.api.paginate(f"{self._home}/issues", params)
         return [self._issue(item) for item in found if not item.get("pull_request")]
 
     def start_run(self, number: int) -> str:
@@ -434,7 +406,7 @@ class GitHubForge(ForgeAdapter):
         dispatch events are the exception that starts runs; it needs `actions: write`)."""
         if not self.workflow:
             raise ConfigError("GITHUB_WORKFLOW_REF is not set: cannot tell which workflow to run")
-        path = f"{self._repo}/actions/workflows/{quote(self.workflow, safe='')}/dispatches"
+        path = f"{self._home}/actions/workflows/{quote(self.workflow, safe='')}/dispatches"
         request = {"ref": self.default_branch(), "inputs": {"issue": str(number)}}
         self.api.request("POST", path, json=request)
         return f"workflow {self.workflow} dispatched on {request['ref']} for #{number}"

@@ -8,7 +8,6 @@ so git talks to CI_SERVER_URL/CI_PROJECT_PATH.git with the access token in a hea
 
 from __future__ import annotations
 
-import base64
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -17,16 +16,15 @@ from urllib.parse import quote
 import requests
 
 from planner.ci.forges.base import (
-    MARKER_PREFIX,
     Actor,
     CommentData,
-    ForgeAdapter,
     GitRemote,
     IssueData,
     PullRequestData,
     PullRequestExists,
 )
-from planner.ci.forges.http import HeaderAuth, JsonClient, RetryPolicy
+from planner.ci.forges.http import RetryPolicy
+from planner.ci.forges.rest import RestForge
 from planner.ci.forges.threads import ReviewThread, ThreadComment
 from planner.config import ForgeConfig
 from planner.core.errors import ConfigError
@@ -52,7 +50,7 @@ def gitlab_hint(method: str, path: str, status: int, message: str) -> str:
     return ""
 
 
-class GitLabForge(ForgeAdapter):
+class GitLabForge(RestForge):
     platform = "gitlab"
 
     def __init__(
@@ -67,23 +65,19 @@ class GitLabForge(ForgeAdapter):
         session: requests.Session | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
-        super().__init__(secrets=(token,))
-        self.project_id = project_id
-        self.repository = repository
-        self.server_url = server_url.rstrip("/")
-        self._run_url = run_url
-        self._token = token
-        self._default_branch = ""
-        self._me: str | None = None
-        self.api = JsonClient(
-            api_url,
-            # Authorization (not PRIVATE-TOKEN): requests drops it on a redirect to another host.
-            auth=HeaderAuth("Authorization", f"Bearer {token}"),
+        super().__init__(
+            repository=repository,
+            token=token,
+            api_url=api_url,
+            server_url=server_url,
+            run_url=run_url,
             service="GitLab",
+            hint=gitlab_hint,
             session=session,
             retry=retry,
-            hint=gitlab_hint,
         )
+        self.project_id = project_id
+        self._me: str | None = None
 
     @classmethod
     def from_env(
@@ -121,13 +115,10 @@ class GitLabForge(ForgeAdapter):
         )
 
     @property
-    def _project(self) -> str:
+    def _home(self) -> str:
         return f"/projects/{quote(self.project_id, safe='')}"
 
     # -- issues and notes ----------------------------------------------------------------------
-
-    def get_issue(self, number: int) -> IssueData:
-        return self._issue(self.api.request("GET", f"{self._project}/issues/{number}").data)
 
     def _issue(self, data: Any) -> IssueData:
         return IssueData(
@@ -143,57 +134,43 @@ class GitLabForge(ForgeAdapter):
 
     def list_comments(self, number: int) -> list[CommentData]:
         params = {"sort": "asc", "order_by": "created_at"}
-        notes = self.api.paginate(f"{self._project}/issues/{number}/notes", params)
+        notes = self.api.paginate(f"{self._home}/issues/{number}/notes", params)
         return [self._note(item, number) for item in notes if not item.get("system")]
 
     def list_pull_comments(self, pull: PullRequestData) -> list[CommentData]:
         """The merge request's conversation: its notes but system notes and the notes of
         discussions on lines of the diff (review threads)."""
         params = {"sort": "asc", "order_by": "created_at"}
-        notes = self.api.paginate(f"{self._project}/merge_requests/{pull.number}/notes", params)
+        notes = self.api.paginate(f"{self._home}/merge_requests/{pull.number}/notes", params)
         kept = (n for n in notes if not n.get("system") and n.get("type") != "DiffNote")
         return [self._note(item, pull.number, "merge_requests") for item in kept]
 
     def _create_comment(self, number: int, body: str) -> CommentData:
-        path = f"{self._project}/issues/{number}/notes"
-        reply = self.api.request(
-            "POST", path, json={"body": body}, already_done=lambda: self._posted(path, body)
-        )
-        return self._note(reply.data, number)
+        data = self._post_once(f"{self._home}/issues/{number}/notes", body)
+        return self._note(data, number)
 
-    def _posted(self, path: str, body: str) -> Any:
-        """Our own note with exactly this (marked) body, when a lost reply hid it."""
-        for data in self.api.paginate(path):
-            author = str((data.get("author") or {}).get("username", ""))
-            if data.get("body") == body and MARKER_PREFIX in body and author == self._identity():
-                return data
-        return None
+    def _is_own_post(self, data: Any) -> bool:
+        return str((data.get("author") or {}).get("username", "")) == self._identity()
 
     def _edit_comment(self, number: int, comment_id: str, body: str) -> CommentData:
-        path = f"{self._project}/issues/{number}/notes/{comment_id}"
+        path = f"{self._home}/issues/{number}/notes/{comment_id}"
         return self._note(self.api.request("PUT", path, json={"body": body}).data, number)
 
     def _add_label(self, number: int, label: str) -> None:
-        self.api.request("PUT", f"{self._project}/issues/{number}", json={"add_labels": label})
+        self.api.request("PUT", f"{self._home}/issues/{number}", json={"add_labels": label})
 
     def _remove_label(self, number: int, label: str) -> None:
-        self.api.request("PUT", f"{self._project}/issues/{number}", json={"remove_labels": label})
+        self.api.request("PUT", f"{self._home}/issues/{number}", json={"remove_labels": label})
 
     def can_write(self, actor: Actor) -> bool:
         user_id = actor.id if actor.id is not None else self._user_id(actor.login)
         if user_id is None:
             return False
-        path = f"{self._project}/members/all/{user_id}"
+        path = f"{self._home}/members/all/{user_id}"
         reply = self.api.request("GET", path, allow=(404,))
         if reply.status == 404 or not isinstance(reply.data, dict):
             return False
         return int(reply.data.get("access_level") or 0) >= DEVELOPER_ACCESS
-
-    def default_branch(self) -> str:
-        if not self._default_branch:
-            data = self.api.request("GET", self._project).data
-            self._default_branch = str(data["default_branch"])
-        return self._default_branch
 
     def _user_id(self, username: str) -> int | None:
         users = self.api.request("GET", "/users", params={"username": username}).data or []
@@ -229,18 +206,18 @@ class GitLabForge(ForgeAdapter):
     # -- merge requests --------------------------------------------------------------------------
 
     def get_pull_request(self, number: int) -> PullRequestData | None:
-        reply = self.api.request("GET", f"{self._project}/merge_requests/{number}", allow=(404,))
+        reply = self.api.request("GET", f"{self._home}/merge_requests/{number}", allow=(404,))
         return None if reply.status == 404 else self._merge_request(reply.data)
 
     def find_pull_request(self, head: str) -> PullRequestData | None:
         params = {"source_branch": head, "state": "opened"}
-        reply = self.api.request("GET", f"{self._project}/merge_requests", params=params)
+        reply = self.api.request("GET", f"{self._home}/merge_requests", params=params)
         found = [self._merge_request(item) for item in reply.data or []]
         return next((mr for mr in found if mr.head == head and mr.same_repository), None)
 
     def last_closed_pull_request(self, head: str) -> PullRequestData | None:
         params = {"source_branch": head, "order_by": "updated_at", "sort": "desc"}
-        reply = self.api.request("GET", f"{self._project}/merge_requests", params=params)
+        reply = self.api.request("GET", f"{self._home}/merge_requests", params=params)
         found = [self._merge_request(item) for item in reply.data or []]
         ended = (mr for mr in found if mr.state in ("closed", "merged") and mr.head == head)
         return next((mr for mr in ended if mr.same_repository), None)
@@ -255,7 +232,7 @@ class GitLabForge(ForgeAdapter):
             "description": body,
             "remove_source_branch": True,
         }
-        path = f"{self._project}/merge_requests"
+        path = f"{self._home}/merge_requests"
         reply = self.api.request("POST", path, json=request, allow=(409,))
         if reply.status == 409:
             raise PullRequestExists(head)
@@ -264,7 +241,7 @@ class GitLabForge(ForgeAdapter):
     def _update_pull_request(
         self, pull: PullRequestData, *, title: str, body: str, draft: bool
     ) -> PullRequestData:
-        path = f"{self._project}/merge_requests/{pull.number}"
+        path = f"{self._home}/merge_requests/{pull.number}"
         request = {"title": _draft_title(title, draft), "description": body}
         return self._merge_request(self.api.request("PUT", path, json=request).data)
 
@@ -292,7 +269,7 @@ class GitLabForge(ForgeAdapter):
         """The merge request's discussions on lines of the diff (a note with a `position`).
         A position on an earlier head than the merge request's is outdated: GitLab moves a
         note along with new commits while its lines stay as they were."""
-        path = f"{self._project}/merge_requests/{pull.number}/discussions"
+        path = f"{self._home}/merge_requests/{pull.number}/discussions"
         threads = []
         for discussion in self.api.paginate(path):
             notes = [n for n in discussion.get("notes") or [] if not n.get("system")]
@@ -348,31 +325,25 @@ class GitLabForge(ForgeAdapter):
 
     def _discussion_path(self, pull: PullRequestData, thread: ReviewThread) -> str:
         discussion = quote(thread.id, safe="")
-        return f"{self._project}/merge_requests/{pull.number}/discussions/{discussion}"
+        return f"{self._home}/merge_requests/{pull.number}/discussions/{discussion}"
 
     # -- git and links ---------------------------------------------------------------------------
 
     def git_remote(self) -> GitRemote:
-        basic = base64.b64encode(f"oauth2:{self._token}".encode()).decode()
-        return GitRemote(
-            f"{self.server_url}/{self.repository}.git", f"Authorization: Basic {basic}"
-        )
-
-    def run_url(self) -> str:
-        return self._run_url
+        return self._remote("oauth2", "Authorization: Basic")
 
     # -- the scheduled sweep ---------------------------------------------------------------------
 
     def list_open_issues(self, label: str) -> list[IssueData]:
         params = {"state": "opened", "labels": label}
-        return [self._issue(item) for item in self.api.paginate(f"{self._project}/issues", params)]
+        return [self._issue(item) for item in self.api.paginate(f"{self._home}/issues", params)]
 
     def start_run(self, number: int) -> str:
         """A pipeline on the default branch naming the issue (the component runs api pipelines
         with PLANNER_ISSUE_IID); the project must let the token's role set pipeline variables."""
         variables = [{"key": "PLANNER_ISSUE_IID", "value": str(number)}]
         request = {"ref": self.default_branch(), "variables": variables}
-        data = self.api.request("POST", f"{self._project}/pipeline", json=request).data
+        data = self.api.request("POST", f"{self._home}/pipeline", json=request).data
         pipeline = data.get("id") if isinstance(data, dict) else None
         return f"pipeline {pipeline} created on {request['ref']} for #{number}"
 
