@@ -1,4 +1,4 @@
-"""The error catalogue (planner/core/catalogue.py): every message planner logs at warning level
+"""The error catalogue (planner/core/catalogue/): every message planner logs at warning level
 or above, raises, stops a pass with, posts, exits with or prints to standard error is an entry,
 word for word, with a code and its fix in docs/troubleshooting.md.
 
@@ -42,7 +42,7 @@ def test_every_message_is_in_the_catalogue_word_for_word(
         f"{message.where}: {message.template!r}" for message in error_messages.uncatalogued(found)
     ]
     assert missing == [], (
-        f"add each to planner/core/catalogue.py (next code {error_messages.next_code()}) "
+        f"add each to planner/core/catalogue/ (next code {error_messages.next_code()}) "
         "with its fix in docs/troubleshooting.md"
     )
     assert len(found) > 150
