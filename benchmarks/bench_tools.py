@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing planner
 
 from planner.config import ToolsConfig  # noqa: E402
-from planner.tools import ToolRegistry, build_registry  # noqa: E402
+from planner.tools.build import build_registry  # noqa: E402
+from planner.tools.registry import ToolRegistry  # noqa: E402
 
 MISBEHAVING = ROOT / "tests" / "mcp_servers" / "misbehaving.py"
 FILESYSTEM = ROOT / "tests/node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"

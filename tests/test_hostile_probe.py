@@ -558,7 +558,7 @@ def test_a_stdio_mcp_server_runs_as_the_sandbox_user_with_an_allow_listed_enviro
     """Attack: an MCP server (or anything it spawns) reads planner's environment or memory."""
     only_as_root()
     from planner.config import ToolsConfig
-    from planner.tools import build_registry
+    from planner.tools.build import build_registry
     from tests.mcp_servers.launch import MISBEHAVING_SERVER
 
     monkeypatch.setenv("PLANNER_PROBE_TOKEN", FORGE_TOKEN)
@@ -621,7 +621,7 @@ def test_a_command_runs_as_the_sandbox_user_where_that_user_cannot_reach_the_wor
     in the workspace under its own path, and the kernel refuses it that environment."""
     only_with_mounts(closed_tmp)
     from planner.config import ToolsConfig
-    from planner.tools import build_registry
+    from planner.tools.build import build_registry
 
     caplog.set_level(logging.INFO, logger="planner.tools.sandbox.isolation")
     python = reachable_runtime(reachable_tmp).python
@@ -648,7 +648,7 @@ NO_SYS_ADMIN = """
 import logging, sys
 from pathlib import Path
 from planner.config import ToolsConfig
-from planner.tools import build_registry
+from planner.tools.build import build_registry
 logging.basicConfig(level=logging.WARNING)
 workspace, python, pid = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 config = ToolsConfig.model_validate({"allowed_commands": [python]})

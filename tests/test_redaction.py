@@ -29,7 +29,7 @@ from planner.text.redaction import (
     register_environment_secrets,
     register_secret,
 )
-from planner.tools import build_registry
+from planner.tools.build import build_registry
 from planner.tools.registry import ToolRegistry
 from tests.harness import Harness
 

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from planner.config import ToolsConfig
-from planner.tools import ToolRegistry, build_registry
+from planner.tools.build import build_registry
+from planner.tools.registry import ToolRegistry
 from tests.mcp_servers.launch import (
     filesystem_server,
     git_server,

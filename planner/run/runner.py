@@ -27,7 +27,7 @@ from planner.run.phases import pass_phases
 from planner.run.workdiff import workspace_diff
 from planner.storage.retention import prune_history
 from planner.text.issue import IssueContext
-from planner.tools import build_registry
+from planner.tools.build import build_registry
 from planner.tools.registry import ToolRegistry
 from planner.verification.suite.detect import runs_programs
 

@@ -1,6 +1,5 @@
-"""Tools the model can call: built-in workspace tools and MCP servers, behind one registry."""
+"""Tools the model can call: built-in workspace tools and MCP servers, behind one registry
+(`registry.py`), assembled for a pass by `build.py`.
 
-from planner.tools.build import build_registry
-from planner.tools.registry import ToolRegistry
-
-__all__ = ["ToolRegistry", "build_registry"]
+Nothing is imported here: the container's entry point imports `tools.sandbox.process` on the
+skip path, which must not load the model client, MCP or the forges (test_action_github)."""
