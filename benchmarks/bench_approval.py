@@ -25,7 +25,7 @@ from planner.approval.models import ActionSpec, MessageRef  # noqa: E402
 from planner.approval.setup import install_gate  # noqa: E402
 from planner.config import PlannerConfig  # noqa: E402
 from planner.memory.history import PlanningHistoryStore  # noqa: E402
-from planner.tools import build_registry  # noqa: E402
+from planner.tools.build import build_registry  # noqa: E402
 
 
 def timed(action: Callable[[int], object], count: int) -> float:

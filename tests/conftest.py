@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from planner.outcome.deadline import DEADLINE
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.text.redaction import SECRETS
 from planner.verification.suite.runner import TestRunner
@@ -80,6 +81,17 @@ def fresh_secret_registry() -> Iterator[None]:
     name "scripted-demo" into "[redacted]-demo" and dropped the cost from a later footer)."""
     yield
     SECRETS.clear()
+
+
+@pytest.fixture(autouse=True)
+def fresh_deadline() -> Iterator[None]:
+    """The pass's deadline is process-wide too (a CI job's, started once the lease is taken,
+    holds for the rest of its process): a job run in-process by one test must not leave its
+    deadline to the next test's pass, which then ran to a stale hour-long deadline instead of
+    its own ten-second budget."""
+    DEADLINE.clear()
+    yield
+    DEADLINE.clear()
 
 
 @pytest.fixture

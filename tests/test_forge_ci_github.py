@@ -193,7 +193,7 @@ def test_a_comment_on_our_pull_request_is_feedback_for_its_issue(rig: Rig) -> No
     event["issue"]["pull_request"] = {"url": "https://api.github.com/..."}
     outcome = rig.run(
         event,
-        one_file_plan("CONTRIBUTING.md", "pytest\n", "Mention pytest"),
+        one_file_plan("TESTING.md", "pytest\n", "Mention pytest"),
         event_name="issue_comment",
     )
     assert outcome.issue_number == 1 and outcome.status == "completed"

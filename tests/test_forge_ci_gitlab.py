@@ -117,7 +117,7 @@ def test_a_note_on_our_merge_request_is_feedback_for_the_issue(rig: Rig) -> None
     payload["merge_request"]["iid"] = mr.iid
     outcome = rig.run(
         None,
-        one_file_plan("CONTRIBUTING.md", "pytest\n", "Mention pytest"),
+        one_file_plan("TESTING.md", "pytest\n", "Mention pytest"),
         env=payload_file(rig, payload),
     )
     assert outcome.status == "completed" and outcome.issue_number == 12

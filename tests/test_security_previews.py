@@ -44,7 +44,7 @@ def editing(path: str, old: str, new: str) -> list[Step]:
 
 @pytest.mark.parametrize(
     "script",
-    [writing("NOTES.md", LONG_TEXT), editing("README.md", "# hello\n", LONG_TEXT)],
+    [writing("NOTES.md", LONG_TEXT), editing("README.md", "# hello\n", "# hello\n" + LONG_TEXT)],
     ids=["write_file-new-file-low-risk", "edit_file-huge-new-text"],
 )
 def test_a_file_action_whose_preview_is_cut_waits_for_a_person(

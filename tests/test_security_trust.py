@@ -402,7 +402,10 @@ def test_an_invisible_character_in_a_preview_is_written_out(
     rig = Rig("github", fake_github, tmp_path)
     fake_github.add_issue(1, "Document pytest", "Say how to run the tests.", labels=["planner"])
     fake_github.permissions["Codertocat"] = "write"
-    sneaky = "# hello\n\nRun `rm -rf ~` \u202e# safe\u202c and\u200b more.\n"
+    sneaky = (  # the README's own lines kept: only the added line is the attack
+        "# hello\n\nRun the tests with `python -m unittest`.\n\n"
+        "Run `rm -rf ~` \u202e# safe\u202c and\u200b more.\n"
+    )
     steps = one_file_plan("README.md", sneaky, "Document pytest")
     rig.run(labeled_event(), steps[:3], event_name="issues", **HIGH)
     body = tracking_of(fake_github)

@@ -48,7 +48,6 @@ from planner.outcome.result import PassStatus
 from planner.text.prompts import render
 from planner.tools.sandbox.isolation import SandboxUser
 from planner.verification.documents import (
-    FIX_UNPROVEN,
     command_issue_test,
     stop_if_documents_lost,
     stop_if_only_documented,
@@ -372,7 +371,7 @@ class VerificationPhase(Phase):
         if not any(path.endswith(".py") for path in self.tests.changed_code(run)):
             return
         why = str(latest.get("reason") or "it was dropped")
-        reason = f"{FIX_UNPROVEN}: no test of the issue passed (planner's was dropped: {why})"
+        reason = f"the fix is unproven: no test of the issue passed (planner's was dropped: {why})"
         run.store.append(UNPROVEN, reason=reason)  # the result and the draft say it
         line = note.line() if note is not None else ""
         raise StopPass("needs_human", reason, [line] if line else [])

@@ -212,4 +212,15 @@ PASSES: tuple[Entry, ...] = (
         "a post held {} link(s) or image(s) to other hosts; it was made inert",
         "warnings-in-the-log",
     ),
+    # the same two warnings where the text they quote was cut (model.replies.short)
+    Entry(
+        "PLN224",
+        "model {} tool call unusable, asking again: {} (reply: {}…)",
+        "warnings-in-the-log",
+    ),
+    Entry(
+        "PLN225",
+        "model {} request overflowed the context window ({}…): fitting it to {} tokens",
+        "warnings-in-the-log",
+    ),
 )
