@@ -169,8 +169,7 @@ class VerificationPhase(Phase):
         plain = self.tests.found.runner != "pytest"
         test, text, source = written_test(run, self.workspace, path, plain)
         if test is None:
-            run.store.append(ISSUE_TEST, status="dropped", reason=source)  # source: why
-            return
+            return  # written_test recorded why
         self._try_issue_test(run, test, text, source)
 
     def _try_example_test(self, run: PassContext, path: str) -> bool:

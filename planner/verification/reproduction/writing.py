@@ -36,7 +36,7 @@ def written_test(
 ) -> tuple[IssueTest | None, str, str]:
     """The model's test of the issue (with the calls the issue states), the text whose
     values it may use, and who wrote it: the model, or planner from the issue's stated calls
-    alone (None, and why in place of who: no test is left).
+    alone (None: no test is left, and the drop is recorded with why).
 
     A check of the model's that expects the very result the issue reports as wrong (a
     `pytest.raises` of the reported error, an equality with the reported value) is removed
@@ -49,7 +49,8 @@ def written_test(
         run.store.append(ISSUE_TEST, status="trimmed", removed=contrary, reason=CONTRARY)
     content = with_stated_calls(written, run.issue.body, workspace)
     if content is None:
-        return None, text, CONTRARY if contrary else NO_TEST
+        run.store.append(ISSUE_TEST, status="dropped", reason=CONTRARY if contrary else NO_TEST)
+        return None, text, ""
     source = "model" if written is not None else "issue text"
     return IssueTest(path=path, content=content), text, source
 
