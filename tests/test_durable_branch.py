@@ -7,8 +7,10 @@ completion), so killing the job when request k arrives stops it exactly at a pha
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -102,17 +104,31 @@ def test_after_a_kill_with_the_default_lease_the_next_event_resumes_within_two_m
         fake.stop()
 
 
-def push_kill(jobs: CiJobs, process: dict[str, subprocess.Popen[bytes]]) -> None:
-    """Kill the job when its first push reaches the forge, before the push is stored."""
+def push_kill(jobs: CiJobs, process: dict[str, subprocess.Popen[bytes]]) -> Callable[[], None]:
+    """Kill the job when its first push to the issue branch reaches the forge, before the push
+    is stored. Pushes of the lease ref (the heartbeat renews it every second) pass: one of them
+    arriving first must not be the push that kills. Once killed, no branch push is stored: the
+    dead job's `git push` child may still be sending. The returned call restores the forge
+    for the next job."""
     original = jobs.fake._git
+    target = f"refs/heads/{branch(jobs)}".encode()
+    killed: list[bool] = []
 
     def intercept(method: str, found: Any, query: str, headers: Any, body: bytes) -> Any:
-        if method == "POST" and found["rest"] == "git-receive-pack" and "p" in process:
+        sent = gzip.decompress(body) if headers.get("Content-Encoding") == "gzip" else body
+        to_branch = method == "POST" and found["rest"] == "git-receive-pack" and target in sent
+        if to_branch and "p" in process:
+            killed.append(True)
             kill(process.pop("p"))
+        if to_branch and killed:
             return 500, {}, b"killed\n"
         return original(method, found, query, headers, body)
 
+    def disarm() -> None:
+        jobs.fake._git = original
+
     jobs.fake._git = intercept
+    return disarm
 
 
 def test_a_job_killed_after_a_task_finished_but_before_its_push_redoes_that_task(
@@ -125,8 +141,9 @@ def test_a_job_killed_after_a_task_finished_but_before_its_push_redoes_that_task
     def arm(process: subprocess.Popen[bytes]) -> None:
         held["p"] = process
 
-    push_kill(jobs, held)
+    disarm = push_kill(jobs, held)
     killed = jobs.run(jobs.labelled(), PLAN[:3], hooks={2: arm})
+    disarm()
     assert killed.returncode == -9
     done = [e for e in jobs.history() if e["type"] == "task" and e["status"] == "completed"]
     assert [e["task_id"] for e in done] == ["task_1"]  # the history says done ...
