@@ -1,5 +1,6 @@
 """What the approval gate costs: per write_file through the guarded registry against the bare
-tool, and the preview (validation + unified diff) of a 1 MB file overwrite.
+tool, the preview (validation + unified diff) of a 1 MB file overwrite, and the check of a
+write that replaces a 3,000-line module with other content (destructive_change).
 
     python benchmarks/bench_approval.py [--writes 200]
 
@@ -26,6 +27,7 @@ from planner.approval.setup import install_gate  # noqa: E402
 from planner.config import PlannerConfig  # noqa: E402
 from planner.memory.history import PlanningHistoryStore  # noqa: E402
 from planner.tools.build import build_registry  # noqa: E402
+from planner.tools.files.destructive import destructive_change  # noqa: E402
 
 
 def timed(action: Callable[[int], object], count: int) -> float:
@@ -78,6 +80,24 @@ def main() -> None:
         print(f"preview of a {size / 1e6:.1f} MB overwrite: {median:.1f} ms (median of 10)")
         bare.close()
         gated.close()
+    module, other = module_and_rewrite()
+    check = timed(lambda _: destructive_change("stats.py", module, other, whole=True), 10)
+    print(
+        f"destructive-change check, 3,000-line module written over: {check:.1f} ms (median of 10)"
+    )
+
+
+def module_and_rewrite() -> tuple[str, str]:
+    """300 functions of 12 lines (blank lines and `return` lines repeat hundreds of times), and
+    1,000 other functions written over them."""
+    functions = [
+        f"def helper_{n}(values):\n    total = 0\n    for value in values:\n"
+        f"        total += value * {n}\n\n    if total < 0:\n        return None\n"
+        "    return total\n\n\n"
+        for n in range(300)
+    ]
+    other = "".join(f"def replaced_{n}():\n    return {n}\n\n\n" for n in range(1000))
+    return "".join(functions), other
 
 
 if __name__ == "__main__":

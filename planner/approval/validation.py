@@ -23,7 +23,6 @@ What a command or an MCP call changed in the working tree is classified by the s
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from pathlib import Path, PurePosixPath
 from planner.approval.models import ActionSpecExt, Preflight, Risk
 from planner.approval.preview import diff_summary
 from planner.config import ApprovalConfig
+from planner.text.line_diff import kept_lines
 from planner.tools.files.paths import CI_DEFINITIONS, PathPolicy, PathRefused, read_in_tree
 
 RUNS_AS_CODE_NAMES = frozenset(
@@ -166,9 +166,7 @@ def _keeps_most(root: Path, path: str, content: str | None) -> bool:
     after = content.splitlines()
     if not before or len(after) > (2 - KEPT_SHARE) * len(before):
         return False
-    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
-    kept = sum(block.size for block in matcher.get_matching_blocks())
-    return kept >= KEPT_SHARE * len(before)
+    return kept_lines(before, after) >= KEPT_SHARE * len(before)
 
 
 def path_high_reason(path: str, resolved: Path | None, rules: SpecRules, before_size: int) -> str:

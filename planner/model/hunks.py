@@ -10,7 +10,7 @@ that change, widened by the lines around them until it matches one place of the 
 
 from __future__ import annotations
 
-import difflib
+from planner.text.line_diff import line_opcodes
 
 MAX_CONTEXT = 20
 """Lines of context added on each side at most to make an oldText unique."""
@@ -20,9 +20,8 @@ def edits_between(before: str, after: str) -> list[dict[str, str]] | None:
     """edit_file edits turning `before` into `after`, in order; None when one cannot be made
     to match one place only."""
     old, new = before.splitlines(True), after.splitlines(True)
-    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     edits: list[dict[str, str]] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(old, new):
         if tag == "equal":
             continue
         edit = _unique_edit(old, new, (i1, i2), (j1, j2))

@@ -14,7 +14,6 @@ sends the same reply again whatever it meant.
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 
 from planner.config import TEST_PATHS
 from planner.outcome.evidence import is_test_file
+from planner.text.line_diff import line_opcodes
 from planner.tools.files.document_edits import removal_refusal, removed_lines
 
 MASS_DELETION_LINES = 20
@@ -54,10 +54,9 @@ class LineChange:
 
 def line_change(before: str, after: str) -> LineChange:
     old, new = before.splitlines(), after.splitlines()
-    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     deleted: list[tuple[int, str]] = []
     added: list[str] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(old, new):
         if tag == "equal":
             continue
         deleted.extend((number + 1, old[number]) for number in range(i1, i2))

@@ -20,6 +20,8 @@ import difflib
 import re
 from pathlib import PurePosixPath
 
+from planner.text.line_diff import line_opcodes
+
 DOCUMENT_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".asciidoc"})
 """Suffixes of documentation files (what a change to docs alone touches)."""
 DOCUMENT_NAMES = frozenset(
@@ -88,8 +90,7 @@ def removed_lines(path: str, before: str, after: str, issue_text: str) -> list[s
     kept_anywhere = {line.strip() for line in new}
     headings = _sections(old)
     removed: list[str] = []
-    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(old, new):
         if tag == "equal" or tag == "insert":
             continue
         replacing = [line.strip() for line in new[j1:j2]]

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from planner.text.line_diff import line_opcodes
 from planner.tools.arguments import BadArguments
 
 OLD_KEYS = ("oldText", "old_text", "old_str", "old", "search", "find", "original")
@@ -403,8 +404,8 @@ def changed_view(path: str, before: str, after: str) -> str:
 
 def _changed_lines(before: str, after: str) -> range | None:
     """The span of lines of `after` that differ from `before`."""
-    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
-    spans = [(j1, j2) for tag, _, _, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    changes = line_opcodes(before.splitlines(), after.splitlines())
+    spans = [(j1, j2) for tag, _, _, j1, j2 in changes if tag != "equal"]
     if not spans:
         return None
     return range(spans[0][0], max(spans[-1][1], spans[0][0] + 1))

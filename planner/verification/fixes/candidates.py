@@ -25,6 +25,7 @@ from typing import TypeGuard
 
 from planner.core.interfaces import PointedDefinition
 from planner.model.definitions import first_line, is_docstring
+from planner.text.line_diff import line_opcodes
 
 MAX_SPOTS = 3
 """Definitions candidates are asked for, in turn."""
@@ -264,8 +265,7 @@ def single_changes(original: str, text: str) -> list[str]:
     and a rewritten `__update` that broke the issue's test. Trying the parts costs test runs,
     not model calls."""
     before, after = original.splitlines(keepends=True), text.splitlines(keepends=True)
-    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
-    changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    changes = [op for op in line_opcodes(before, after) if op[0] != "equal"]
     if not 2 <= len(changes) <= MAX_PARTS:
         return []
     variants = []
