@@ -15,13 +15,8 @@ from pathlib import Path
 import pytest
 
 from planner.core.errors import ApiError, ConfigError
-from planner.storage import (
-    CacheHistoryBackend,
-    GitLabArtifactBackend,
-    PlannerJobs,
-    gitlab_history_backend,
-)
-from planner.storage.gitlab import MAX_ARCHIVES
+from planner.storage import CacheHistoryBackend, GitLabArtifactBackend, gitlab_history_backend
+from planner.storage.gitlab import MAX_ARCHIVES, PlannerJobs
 from tests.fake_forge import FakeGitLab
 
 UUID = "0c8e1a5e-2f7e-5b8e-9d1c-000000000012"

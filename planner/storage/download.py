@@ -119,6 +119,7 @@ class ArtifactBackend:
         self.problems = http.problems
 
     def report(self, problem: str) -> None:
+        """A damaged archive: logged and kept with the downloader's own problems."""
         self.http.report(problem)
 
 
