@@ -16,7 +16,7 @@ import pytest
 
 from planner.core.errors import ApiError, ConfigError
 from planner.storage import CacheHistoryBackend, GitLabArtifactBackend, gitlab_history_backend
-from planner.storage.gitlab import MAX_ARCHIVES
+from planner.storage.gitlab import MAX_ARCHIVES, PlannerJobs
 from tests.fake_forge import FakeGitLab
 
 UUID = "0c8e1a5e-2f7e-5b8e-9d1c-000000000012"
@@ -35,7 +35,7 @@ def lines(count: int) -> bytes:
 
 
 def backend(fake: FakeGitLab, project_dir: Path, token: str | None = None) -> GitLabArtifactBackend:
-    return GitLabArtifactBackend(
+    jobs = PlannerJobs(
         fake.api_url,
         str(fake.project_id),
         token or fake.token,
@@ -43,6 +43,7 @@ def backend(fake: FakeGitLab, project_dir: Path, token: str | None = None) -> Gi
         project_dir=project_dir,
         current_job="999",
     )
+    return GitLabArtifactBackend(jobs)
 
 
 @pytest.fixture
@@ -255,11 +256,8 @@ def test_a_token_without_access_is_an_error_that_says_what_is_needed(
 
 
 def test_the_factory_knows_both_names(project: Path) -> None:
-    made = gitlab_history_backend(
-        "cache", api_url="x", project="1", token="t", job_name="planner", project_dir=project
-    )
-    assert isinstance(made, CacheHistoryBackend)
+    jobs = PlannerJobs(api_url="x", project="1", token="t", job_name="planner", project_dir=project)
+    assert isinstance(gitlab_history_backend("cache", jobs), CacheHistoryBackend)
+    assert isinstance(gitlab_history_backend("artifact", jobs), GitLabArtifactBackend)
     with pytest.raises(ConfigError, match="must be cache or artifact"):
-        gitlab_history_backend(
-            "s3", api_url="x", project="1", token="t", job_name="planner", project_dir=project
-        )
+        gitlab_history_backend("s3", jobs)

@@ -229,8 +229,7 @@ def history_backend(job: Job, settings: Settings, trigger: Trigger) -> HistoryBa
             repository=env.get("GITHUB_REPOSITORY") or trigger.repository,
             token=github_token(job),
         )
-    return storage.gitlab_history_backend(
-        settings.history_backend,
+    jobs = storage.PlannerJobs(
         api_url=env.get("CI_API_V4_URL") or "",
         project=env.get("CI_PROJECT_ID") or trigger.project_id,
         token=env.get("GITLAB_TOKEN", ""),
@@ -238,6 +237,7 @@ def history_backend(job: Job, settings: Settings, trigger: Trigger) -> HistoryBa
         project_dir=job.workspace,
         current_job=env.get("CI_JOB_ID", ""),
     )
+    return storage.gitlab_history_backend(settings.history_backend, jobs)
 
 
 def github_token(job: Job) -> str:

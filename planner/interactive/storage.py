@@ -36,6 +36,7 @@ from planner.interactive.model import (
     now_iso,
 )
 from planner.memory.history import PlanningHistoryStore
+from planner.memory.recorded import recorded
 
 log = logging.getLogger(__name__)
 
@@ -234,13 +235,7 @@ def latest_for_issue(
 def issue_sessions(entries: list[dict[str, Any]]) -> list[PlanningSession]:
     """The issue's sessions as last recorded, oldest first (unreadable entries skipped)."""
     latest: dict[str, PlanningSession] = {}
-    for entry in entries:
-        if entry.get("type") != ENTRY_TYPE:
-            continue
-        try:
-            session = PlanningSession.model_validate(entry.get("session"))
-        except ValidationError:
-            continue
+    for session in recorded(entries, ENTRY_TYPE, "session", PlanningSession):
         latest.pop(session.session_id, None)  # re-inserted: ordered by last record
         latest[session.session_id] = session
     return list(latest.values())

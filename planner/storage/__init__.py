@@ -9,13 +9,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from planner.core.errors import ConfigError
 from planner.core.interfaces import HistoryBackend
 from planner.storage.artifact import ArtifactHistoryBackend, artifact_name
 from planner.storage.cache import CacheHistoryBackend
-from planner.storage.gitlab import GitLabArtifactBackend
+from planner.storage.gitlab import GitLabArtifactBackend, PlannerJobs
 
 BACKEND_NAMES = ("cache", "artifact")
 
@@ -24,6 +22,7 @@ __all__ = [
     "ArtifactHistoryBackend",
     "CacheHistoryBackend",
     "GitLabArtifactBackend",
+    "PlannerJobs",
     "artifact_name",
     "gitlab_history_backend",
     "history_backend",
@@ -41,27 +40,12 @@ def history_backend(name: str, *, api_url: str, repository: str, token: str) -> 
     raise ConfigError(f"history_backend = {name!r}: must be {allowed}")
 
 
-def gitlab_history_backend(
-    name: str,
-    *,
-    api_url: str,
-    project: str,
-    token: str,
-    job_name: str,
-    project_dir: Path,
-    current_job: str = "",
-) -> HistoryBackend:
-    """The backend called `name` in a GitLab job (the component uses `artifact`)."""
+def gitlab_history_backend(name: str, jobs: PlannerJobs) -> HistoryBackend:
+    """The backend called `name` in a GitLab job (the component uses `artifact`); `jobs` are
+    the planner jobs whose artifacts `artifact` reads."""
     if name == "cache":
         return CacheHistoryBackend()
     if name == "artifact":
-        return GitLabArtifactBackend(
-            api_url,
-            project,
-            token,
-            job_name=job_name,
-            project_dir=project_dir,
-            current_job=current_job,
-        )
+        return GitLabArtifactBackend(jobs)
     allowed = " or ".join(BACKEND_NAMES)
     raise ConfigError(f"history_backend = {name!r}: must be {allowed}")

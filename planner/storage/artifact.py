@@ -26,7 +26,7 @@ import requests
 
 from planner.core.errors import ApiError
 from planner.storage.archive import DEFAULT_MAX_BYTES, ExtractReport, extract_archive
-from planner.storage.download import ArchiveDownloader
+from planner.storage.download import ArchiveDownloader, ArtifactBackend, api_message
 from planner.storage.files import history_files
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class Artifact:
         return cls(int(item["id"]), str(item.get("created_at") or ""), item.get("digest"))
 
 
-class ArtifactHistoryBackend:
+class ArtifactHistoryBackend(ArtifactBackend):
     """Restores the history directory from the newest usable artifact of the issue."""
 
     def __init__(
@@ -65,22 +65,17 @@ class ArtifactHistoryBackend:
         timeout: float = 60.0,
         max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
-        self.base = f"{api_url.rstrip('/')}/repos/{repository}/actions/artifacts"
-        self.max_bytes = max_bytes
-        self.problems: list[str] = []
         headers = {
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": API_VERSION,
             "Authorization": f"Bearer {token}",
         }
-        self.http = ArchiveDownloader(
-            "github",
-            headers,
-            timeout=timeout,
-            max_bytes=max_bytes,
-            report=self.report,
-            error_for=api_error,
+        super().__init__(
+            ArchiveDownloader(
+                "github", headers, timeout=timeout, max_bytes=max_bytes, error_for=api_error
+            )
         )
+        self.base = f"{api_url.rstrip('/')}/repos/{repository}/actions/artifacts"
 
     # -- HistoryBackend
 
@@ -153,11 +148,6 @@ class ArtifactHistoryBackend:
             raise ApiError(f"GitHub API GET {url} did not answer JSON", service="github") from None
         return body if isinstance(body, dict) else {}
 
-    def report(self, problem: str) -> None:
-        """A damaged download or archive: logged, and kept for the run's summary."""
-        self.problems.append(problem)
-        log.warning(problem)
-
 
 def usable_artifact(item: dict[str, Any]) -> bool:
     """Not expired, by the flag and by the clock (the flag can lag behind)."""
@@ -178,10 +168,7 @@ def from_fork(item: dict[str, Any]) -> bool:
 
 def api_error(method: str, url: str, response: requests.Response) -> ApiError:
     status = response.status_code
-    try:
-        message = str(response.json().get("message", ""))
-    except (ValueError, AttributeError):
-        message = response.text[:200]
+    message = api_message(response)
     hint = f"; {PERMISSION_HINT}" if status in (401, 403, 404) else ""
     retry_after = response.headers.get("Retry-After")
     return ApiError(

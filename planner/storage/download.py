@@ -31,18 +31,22 @@ class ArchiveDownloader:
         *,
         timeout: float,
         max_bytes: int,
-        report: Callable[[str], None],
         error_for: ErrorFor,
     ) -> None:
         self.service = service
         self.timeout = timeout
         self.max_bytes = max_bytes
-        self.report = report
         self.error_for = error_for
+        self.problems: list[str] = []
         self.api = requests.Session()
         self.api.headers.update({"User-Agent": USER_AGENT, **headers})
         self.blob = requests.Session()
         self.blob.headers["User-Agent"] = USER_AGENT
+
+    def report(self, problem: str) -> None:
+        """A damaged download or archive: logged, and kept for the run's summary."""
+        self.problems.append(problem)
+        log.warning(problem)
 
     def get(self, url: str, **options: Any) -> requests.Response:
         try:
@@ -103,3 +107,25 @@ def read_capped(
         of = f" of {expected}" if expected.isdigit() else ""
         report(f"the download from {host} broke off after {received}{of} bytes{error}")
     return b"".join(chunks)
+
+
+class ArtifactBackend:
+    """What the GitHub and GitLab artifact backends share: the downloader, and the problems met
+    on the way, kept for the run's summary."""
+
+    def __init__(self, http: ArchiveDownloader) -> None:
+        self.http = http
+        self.max_bytes = http.max_bytes
+        self.problems = http.problems
+
+    def report(self, problem: str) -> None:
+        """A damaged archive: logged and kept with the downloader's own problems."""
+        self.http.report(problem)
+
+
+def api_message(response: requests.Response) -> str:
+    """The API's own message in an error response, else the start of its body."""
+    try:
+        return str(response.json().get("message", ""))
+    except (ValueError, AttributeError):
+        return response.text[:200]

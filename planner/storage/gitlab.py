@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ import requests
 
 from planner.core.errors import ApiError
 from planner.storage.archive import DEFAULT_MAX_BYTES, atomic_write, extract_archive
-from planner.storage.download import ArchiveDownloader
+from planner.storage.download import ArchiveDownloader, ArtifactBackend, api_message
 from planner.storage.files import Weight, history_files, history_weight
 
 log = logging.getLogger(__name__)
@@ -50,44 +50,47 @@ TOKEN_HINT = "GITLAB_TOKEN needs the api (or read_api) scope to read job artifac
 
 
 @dataclass(frozen=True)
+class PlannerJobs:
+    """The planner jobs whose artifacts archives may hold the history."""
+
+    api_url: str
+    project: str
+    """The project's id (or its path)."""
+    token: str = field(repr=False)
+    job_name: str
+    """Only jobs of this name are read (CI_JOB_NAME)."""
+    project_dir: Path
+    """CI_PROJECT_DIR: the paths in an artifacts archive are relative to it."""
+    current_job: str = ""
+    """This job's id (CI_JOB_ID): its own archive is never read."""
+
+
+@dataclass(frozen=True)
 class Job:
     """A finished job whose artifacts archive may hold the history."""
 
     id: int
 
 
-class GitLabArtifactBackend:
+class GitLabArtifactBackend(ArtifactBackend):
     """Restores the history directory from the cache and the newest planner jobs' artifacts."""
 
     max_archives: int = MAX_ARCHIVES
 
     def __init__(
-        self,
-        api_url: str,
-        project: str,
-        token: str,
-        *,
-        job_name: str,
-        project_dir: Path,
-        current_job: str = "",
-        timeout: float = 60.0,
-        max_bytes: int = DEFAULT_MAX_BYTES,
+        self, jobs: PlannerJobs, *, timeout: float = 60.0, max_bytes: int = DEFAULT_MAX_BYTES
     ) -> None:
-        self.base = f"{api_url.rstrip('/')}/projects/{quote(project, safe='')}/jobs"
-        self.job_name = job_name
-        self.project_dir = project_dir
-        self.current_job = current_job
-        self.max_bytes = max_bytes
-        self.problems: list[str] = []
-        self.http = ArchiveDownloader(
-            "gitlab",
-            # Authorization, not PRIVATE-TOKEN: requests drops it on a redirect to another host.
-            {"Authorization": f"Bearer {token}"},
-            timeout=timeout,
-            max_bytes=max_bytes,
-            report=self.report,
-            error_for=api_error,
+        # Authorization, not PRIVATE-TOKEN: requests drops it on a redirect to another host.
+        headers = {"Authorization": f"Bearer {jobs.token}"}
+        super().__init__(
+            ArchiveDownloader(
+                "gitlab", headers, timeout=timeout, max_bytes=max_bytes, error_for=api_error
+            )
         )
+        self.base = f"{jobs.api_url.rstrip('/')}/projects/{quote(jobs.project, safe='')}/jobs"
+        self.job_name = jobs.job_name
+        self.project_dir = jobs.project_dir
+        self.current_job = jobs.current_job
 
     # -- HistoryBackend
 
@@ -211,13 +214,6 @@ class GitLabArtifactBackend:
             kept,
         )
 
-    # -- HTTP
-
-    def report(self, problem: str) -> None:
-        """A damaged download or archive: logged, and kept for the run's summary."""
-        self.problems.append(problem)
-        log.warning(problem)
-
 
 def has_archive(item: dict[str, Any]) -> bool:
     files = item.get("artifacts") or []
@@ -238,10 +234,7 @@ def expired(expires_at: Any) -> bool:
 
 def api_error(method: str, url: str, response: requests.Response) -> ApiError:
     status = response.status_code
-    try:
-        message = str(response.json().get("message", ""))
-    except (ValueError, AttributeError):
-        message = response.text[:200]
+    message = api_message(response)
     hint = f"; {TOKEN_HINT}" if status in (401, 403) else ""
     return ApiError(
         f"GitLab API {method} {url} answered {status}: {message}{hint}",

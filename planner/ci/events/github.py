@@ -152,16 +152,10 @@ def _github_review(
 ) -> Trigger | Skip:
     """A submitted review: its text holds the phrase, or it requests changes and
     review.act_on_changes_requested is on. Its threads are read from the forge by the pass."""
-    action = str(need(payload, "action"))
-    if action != "submitted":
-        return Skip(
-            reason=f"pull_request_review.{action}: only a submitted review triggers planner"
-        )
-    review = need_object(payload, "review")
-    body = str(review.get("body") or "")
-    actor = _github_author(payload, body, "review", config)
-    if isinstance(actor, Skip):
-        return actor
+    written = _github_written(payload, config, "pull_request_review")
+    if isinstance(written, Skip):
+        return written
+    review, body, actor = written
     parsed = phrase_command(body, config)
     if parsed is None and act_on_changes_requested and review.get("state") == "changes_requested":
         parsed = ("run", body.strip(), False)
@@ -179,21 +173,38 @@ def _review_without_phrase(state: Any, config: ForgeConfig) -> str:
 
 def _github_review_comment(payload: Mapping[str, Any], config: ForgeConfig) -> Trigger | Skip:
     """A new comment on a line of the diff (a review's comment, or a reply in a thread)."""
-    action = str(need(payload, "action"))
-    if action != "created":
-        return Skip(
-            reason=f"pull_request_review_comment.{action}: only new comments trigger planner"
-        )
-    comment = need_object(payload, "comment")
-    body = str(comment.get("body") or "")
-    actor = _github_author(payload, body, "comment", config)
-    if isinstance(actor, Skip):
-        return actor
+    written = _github_written(payload, config, "pull_request_review_comment")
+    if isinstance(written, Skip):
+        return written
+    comment, body, actor = written
     parsed = phrase_command(body, config)
     if parsed is None:
         return Skip(reason=f"the comment does not contain {config.trigger_phrase!r}")
     event = "pull_request_review_comment.created"
     return _github_review_trigger(payload, event, actor, parsed, comment)
+
+
+REVIEW_EVENTS = {  # event: (the action that triggers, the payload's object, why no other does)
+    "pull_request_review": ("submitted", "review", "only a submitted review triggers planner"),
+    "pull_request_review_comment": ("created", "comment", "only new comments trigger planner"),
+}
+
+
+def _github_written(
+    payload: Mapping[str, Any], config: ForgeConfig, event: str
+) -> tuple[Mapping[str, Any], str, Actor] | Skip:
+    """The review or comment a review `event` brings, its text and its author; or why it starts
+    nothing."""
+    wanted, key, why = REVIEW_EVENTS[event]
+    action = str(need(payload, "action"))
+    if action != wanted:
+        return Skip(reason=f"{event}.{action}: {why}")
+    item = need_object(payload, key)
+    body = str(item.get("body") or "")
+    actor = _github_author(payload, body, key, config)
+    if isinstance(actor, Skip):
+        return actor
+    return item, body, actor
 
 
 def _github_review_trigger(

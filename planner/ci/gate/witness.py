@@ -27,6 +27,7 @@ from planner.ci.forges.base import Actor, CommentData, ForgeAdapter
 from planner.ci.gate.request_marks import ENTRY, RequestMark
 from planner.config import ForgeConfig
 from planner.memory.history import PlanningHistoryStore
+from planner.memory.recorded import recorded
 
 
 class ForgeWitness:
@@ -101,13 +102,7 @@ class ForgeWitness:
 
     def _mark_for(self, spec: ActionSpecExt) -> RequestMark | None:
         """The newest request that listed `spec`."""
-        for entry in reversed(self.store.entries()):
-            if entry.get("type") != ENTRY:
-                continue
-            try:
-                mark = RequestMark.model_validate(entry.get("mark"))
-            except ValueError:
-                continue
+        for mark in recorded(reversed(self.store.entries()), ENTRY, "mark", RequestMark):
             if spec.id in mark.specs:
                 return mark
         return None
