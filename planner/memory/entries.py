@@ -148,8 +148,8 @@ class ReplanStarted(EntryBase):
 
 
 class FactsShape(BaseModel):
-    """planner.replanning.prompting.facts.ActionFacts, rebuilt from these fields when a question
-    about an action is answered: every field, nothing else."""
+    """What a replan decision about an action is told (planner.replanning.prompting.facts.
+    ActionFacts has these fields and no other), kept so an answered question rebuilds them."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
     task_id: str

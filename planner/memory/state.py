@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -14,6 +14,21 @@ from planner.plan.documents import Plan
 
 REFINEMENT = "refinement"
 """The `source` of plan and revision entries written by planner.refinement."""
+StateT = TypeVar("StateT")
+
+
+def replayed(
+    state: StateT,
+    entries: Iterable[dict[str, Any]],
+    handlers: Mapping[str, Callable[[StateT, dict[str, Any]], None]],
+) -> StateT:
+    """`state` after each entry, oldest first, went through the handler of its type (an entry
+    of a type without one changes nothing)."""
+    for entry in entries:
+        handler = handlers.get(str(entry.get("type")))
+        if handler is not None:
+            handler(state, entry)
+    return state
 
 
 @dataclass
@@ -37,12 +52,7 @@ class IssueState:
 
     @classmethod
     def from_entries(cls, entries: Iterable[dict[str, Any]]) -> IssueState:
-        state = cls()
-        for entry in entries:
-            handler = _HANDLERS.get(str(entry.get("type")))
-            if handler is not None:
-                handler(state, entry)
-        return state
+        return replayed(cls(), entries, _HANDLERS)
 
     def tasks(self) -> list[TaskView]:
         if self.plan is None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -48,6 +48,7 @@ CANDIDATES = "candidates"
 (which one won, if any)."""
 RunStatus = Literal["passed", "failed", "timed_out", "not_run"]
 Stage = Literal["baseline", "issue", "task", "tool", "final"]
+EntryModel = TypeVar("EntryModel", bound=BaseModel)
 
 
 class TestRun(BaseModel):
@@ -104,19 +105,19 @@ class TestRun(BaseModel):
 
 def recorded_runs(entries: Iterable[dict[str, Any]]) -> list[TestRun]:
     """Every recorded run, oldest first; a damaged entry is skipped."""
-    runs = []
-    for entry in entries:
-        if entry.get("type") != VERIFICATION:
-            continue
-        try:
-            runs.append(TestRun.model_validate(_fields(entry)))
-        except ValueError:
-            continue
-    return runs
+    runs = (_read(TestRun, entry) for entry in entries if entry.get("type") == VERIFICATION)
+    return [run for run in runs if run is not None]
 
 
-def _fields(entry: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in entry.items() if key in TestRun.model_fields}
+def _read(model: type[EntryModel], entry: dict[str, Any]) -> EntryModel | None:
+    """The fields of `model` the entry holds, read as one (the history's own keys, such as
+    type and timestamp, are left out); None for a damaged entry."""
+    try:
+        return model.model_validate(
+            {key: value for key, value in entry.items() if key in model.model_fields}
+        )
+    except ValueError:
+        return None
 
 
 def current_runs(entries: Iterable[dict[str, Any]]) -> list[TestRun]:
@@ -179,16 +180,9 @@ def attempt_notes(entries: Iterable[dict[str, Any]]) -> list[AttemptNote]:
     for entry in entries:
         if entry.get("type") == "human_input":
             notes = []
-        elif entry.get("type") == ATTEMPT:
-            try:
-                notes.append(AttemptNote.model_validate(_attempt_fields(entry)))
-            except ValueError:
-                continue
+        elif entry.get("type") == ATTEMPT and (note := _read(AttemptNote, entry)) is not None:
+            notes.append(note)
     return notes
-
-
-def _attempt_fields(entry: dict[str, Any]) -> dict[str, Any]:
-    return {key: entry.get(key) for key in AttemptNote.model_fields if key in entry}
 
 
 class VerificationNote(BaseModel):

@@ -24,6 +24,15 @@ class QualityJudgement(Doc):
     suggestions: list[str] = Field(default_factory=list)
     """What could be better even when acceptable."""
 
+    def verdict(self) -> dict[str, Any]:
+        """The judgement under the names its history entry and the replan prompts give it."""
+        return {
+            "score": self.score,
+            "acceptable": self.is_acceptable,
+            "issues": self.issues,
+            "suggestions": self.suggestions,
+        }
+
     @field_validator("score", mode="before")
     @classmethod
     def _whole_points(cls, value: Any) -> Any:

@@ -35,10 +35,7 @@ class RefinementRecorder:
             attempt=current.judgements + 1,
             refinements=current.attempts,
             max_refinements=self.max_attempts,
-            score=judgement.score,
-            acceptable=judgement.is_acceptable,
-            issues=judgement.issues,
-            suggestions=judgement.suggestions,
+            **judgement.verdict(),
             unavailable=unavailable,
             judgement=judgement.model_dump(mode="json"),
         )

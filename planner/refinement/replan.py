@@ -116,10 +116,7 @@ class FeedbackReplanner:
             "refinement_replan.md.j2",
             planning_request=render("planning_request.md.j2", **self.port.planning_variables()),
             previous_plan=plan.model_dump_json(),
-            score=judgement.score,
-            acceptable=judgement.is_acceptable,
-            issues=judgement.issues,
-            suggestions=judgement.suggestions,
+            **judgement.verdict(),
             guidance=feedback.guidance,
             completed=completed,
         )

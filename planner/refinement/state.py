@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from planner.memory.state import REFINEMENT
+from planner.memory.state import REFINEMENT, replayed
 from planner.refinement.decision import DecisionInputs
 from planner.refinement.judgement import QualityJudgement, Subject
 
@@ -57,12 +57,7 @@ class RefinementState:
 
     @classmethod
     def from_entries(cls, entries: Iterable[dict[str, Any]]) -> RefinementState:
-        state = cls()
-        for entry in entries:
-            handler = _HANDLERS.get(str(entry.get("type")))
-            if handler is not None:
-                handler(state, entry)
-        return state
+        return replayed(cls(), entries, _HANDLERS)
 
     def round(self, subject: Subject) -> Round:
         return self.plan if subject == "plan" else self.result

@@ -20,7 +20,6 @@ docs/replanning.md.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -189,11 +188,12 @@ class ReplanManager(DecisionPipeline):
         state, entries = self.port.issue_state(), self.store.entries()
         if last is not None:
             return action_facts(state, entries, task_id, *last)
-        return replace(
-            task_failure_facts(state, entries, task_id, "the model asked to replan"),
-            trigger=f"request_replan during {task_id}",
-            executed_action="(no action yet)",
-            can_retry=False,
+        return task_failure_facts(state, entries, task_id, "the model asked to replan").model_copy(
+            update={
+                "trigger": f"request_replan during {task_id}",
+                "executed_action": "(no action yet)",
+                "can_retry": False,
+            }
         )
 
     def folded_final(self, value: Any) -> None:

@@ -14,7 +14,7 @@ Level 1 (retry) changes no plan: the replanning phase runs the failed call again
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pydantic import Field, ValidationInfo, model_validator
 
@@ -101,8 +101,38 @@ class RevisedPlanReply(PlanRevision):
         return self
 
 
-class ActionsReply(Doc):
+class PartsReply(Doc):
+    """A reply holding new `PARTS` of the plan (levels 3 and 4): the plan they make of the
+    current one is repaired and checked as a fresh plan is, and the repaired parts are kept."""
+
+    PARTS: ClassVar[tuple[str, ...]]
+    """The fields of the reply that replace the plan's fields of the same name."""
+    WHAT: ClassVar[str]
+    """What the parts are, as the error that rejects them says."""
+    if TYPE_CHECKING:  # a field of each reply, declared after its parts (the schema's order)
+        repairs: list[str]
+
+    def plan_of(self, current: Plan) -> Plan:
+        """`current` with this reply's parts in place of its own."""
+        return current.model_copy(update={part: getattr(self, part) for part in self.PARTS})
+
+    @model_validator(mode="after")
+    def _executable(self, info: ValidationInfo) -> Self:
+        if isinstance(info.context, KeepRules):
+            plan, self.repairs = _repaired(self.plan_of(_current(info)), info)
+            for part in self.PARTS:
+                setattr(self, part, getattr(plan, part))
+            problems = _problems(plan, info)
+            if problems:
+                raise ValueError(f"{self.WHAT} is not executable: " + "; ".join(problems))
+        return self
+
+
+class ActionsReply(PartsReply):
     """Level 3: a new action plan for the same subtasks."""
+
+    PARTS = ("action_plan",)
+    WHAT = "the action plan"
 
     action_plan: ActionPlan
     comment: str = ""
@@ -110,20 +140,12 @@ class ActionsReply(Doc):
     repairs: list[str] = Field(default_factory=list, exclude=True)
     """What planner repaired in the new action plan (never from the model)."""
 
-    @model_validator(mode="after")
-    def _executable(self, info: ValidationInfo) -> ActionsReply:
-        if isinstance(info.context, KeepRules):
-            plan = _current(info).model_copy(update={"action_plan": self.action_plan})
-            plan, self.repairs = _repaired(plan, info)
-            self.action_plan = plan.action_plan
-            problems = _problems(plan, info)
-            if problems:
-                raise ValueError("the action plan is not executable: " + "; ".join(problems))
-        return self
 
-
-class TasksReply(Doc):
+class TasksReply(PartsReply):
     """Level 4: subtasks decomposed again, with their action plan."""
+
+    PARTS = ("task_decomposition", "action_plan")
+    WHAT = "the new decomposition"
 
     task_decomposition: TaskDecomposition
     action_plan: ActionPlan
@@ -131,22 +153,6 @@ class TasksReply(Doc):
     replan_review: Any = None
     repairs: list[str] = Field(default_factory=list, exclude=True)
     """What planner repaired in the new decomposition (never from the model)."""
-
-    @model_validator(mode="after")
-    def _executable(self, info: ValidationInfo) -> TasksReply:
-        if isinstance(info.context, KeepRules):
-            plan = _current(info).model_copy(
-                update={
-                    "task_decomposition": self.task_decomposition,
-                    "action_plan": self.action_plan,
-                }
-            )
-            plan, self.repairs = _repaired(plan, info)
-            self.task_decomposition, self.action_plan = plan.task_decomposition, plan.action_plan
-            problems = _problems(plan, info)
-            if problems:
-                raise ValueError("the new decomposition is not executable: " + "; ".join(problems))
-        return self
 
 
 @dataclass
@@ -230,9 +236,7 @@ class ReplanExecutor:
         reply = self.port.ask_document(
             "replan_actions", prompt, ActionsReply, self._rules(situation, keep=True)
         )
-        plan = situation.plan.model_copy(update={"action_plan": reply.action_plan})
-        reason = _reason(decision, reply.comment)
-        return ReplanChange(plan, level, reason, [], reply.replan_review, reply.repairs)
+        return _parts_change(reply, level, decision, situation)
 
     def _redecompose(
         self, level: Level, decision: ReplanDecision, situation: Situation
@@ -247,14 +251,7 @@ class ReplanExecutor:
         reply = self.port.ask_document(
             "replan_tasks", prompt, TasksReply, self._rules(situation, keep=False)
         )
-        plan = situation.plan.model_copy(
-            update={
-                "task_decomposition": reply.task_decomposition,
-                "action_plan": reply.action_plan,
-            }
-        )
-        reason = _reason(decision, reply.comment)
-        return ReplanChange(plan, level, reason, [], reply.replan_review, reply.repairs)
+        return _parts_change(reply, level, decision, situation)
 
     def _recheck_goal(
         self, level: Level, decision: ReplanDecision, situation: Situation
@@ -273,6 +270,14 @@ class ReplanExecutor:
             raise PlanningQuestion(reply.error, reply.comment)
         reason = _reason(decision, reply.comment)
         return ReplanChange(reply.plan(), level, reason, [], reply.replan_review, reply.repairs)
+
+
+def _parts_change(
+    reply: ActionsReply | TasksReply, level: Level, decision: ReplanDecision, situation: Situation
+) -> ReplanChange:
+    plan = reply.plan_of(situation.plan)
+    reason = _reason(decision, reply.comment)
+    return ReplanChange(plan, level, reason, [], reply.replan_review, reply.repairs)
 
 
 def _reason(decision: ReplanDecision, comment: str) -> str:

@@ -7,10 +7,13 @@ in a later run (they are stored in the `replan_decision` entry).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ConfigDict
+
 from planner.core.interfaces import ToolCall, ToolResult
+from planner.memory.entries import FactsShape
 from planner.memory.state import IssueState
 from planner.memory.summaries import actions_outline
 from planner.outcome.result import PassResult, render_checklist
@@ -22,24 +25,14 @@ NONE_RAN = "Tests: none run."
 ARGUMENT_CHARS = 500
 
 
-@dataclass(frozen=True)
-class ActionFacts:
-    """§7.2: the action just executed and where the plan stands."""
+class ActionFacts(FactsShape):
+    """§7.2: the action just executed and where the plan stands (the fields, as the history
+    keeps them, are FactsShape's)."""
 
-    task_id: str
-    trigger: str
-    executed_action: str
-    execution_result: str
-    error_info: str
-    completed_count: int
-    total_count: int
-    error_count: int
-    consecutive_errors: int
-    remaining_actions: str
-    can_retry: bool
+    model_config = ConfigDict(frozen=True)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self.model_dump()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ActionFacts:
