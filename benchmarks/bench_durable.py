@@ -25,6 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.forge import github_env
 from planner.ci import issue_run
 from planner.ci.branch import lease
 from planner.ci.branch.gitops import GitWorkspace, Identity
@@ -76,13 +77,7 @@ def one_pass(root: Path) -> tuple[float, dict[str, float]]:
     with running(FakeGitHub(root / "fake")) as fake:
         fake.add_issue(1, "Bench", "Write files.", labels=["planner"])
         fake.permissions["Codertocat"] = "write"
-        env = {
-            "GITHUB_API_URL": fake.api_url,
-            "GITHUB_SERVER_URL": fake.base_url,
-            "GITHUB_REPOSITORY": fake.repository,
-            "GITHUB_TOKEN": fake.token,
-            "GITHUB_RUN_ID": "1",
-        }
+        env = github_env(fake, GITHUB_RUN_ID="1")
         workspace = clone(fake.bare, root / "job")
         with ScriptedModelServer(five_task_script()) as model:
             config = model_config(
@@ -170,13 +165,7 @@ def fake_remote(fake: FakeGitHub) -> Any:
     from planner.ci.forges.github import GitHubForge
     from planner.config import ForgeConfig
 
-    env = {
-        "GITHUB_API_URL": fake.api_url,
-        "GITHUB_SERVER_URL": fake.base_url,
-        "GITHUB_REPOSITORY": fake.repository,
-        "GITHUB_TOKEN": fake.token,
-    }
-    return GitHubForge.from_env(env, ForgeConfig()).git_remote()
+    return GitHubForge.from_env(github_env(fake), ForgeConfig()).git_remote()
 
 
 def fill(directory: Path, count: int) -> Path:

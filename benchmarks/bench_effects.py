@@ -11,12 +11,13 @@ Prints figures; it is not a test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +38,24 @@ def make_repository(root: Path, files: int, size: int) -> None:
         subprocess.run(["git", *argv], cwd=root, check=True)
 
 
+def repository_options(description: str, files: int) -> argparse.ArgumentParser:
+    """A command line with the size of the repository a benchmark makes (`--files` of
+    `--file-bytes`); `files` is the default count."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--files", type=int, default=files)
+    parser.add_argument("--file-bytes", type=int, default=2_000)
+    return parser
+
+
+@contextlib.contextmanager
+def repository(files: int, size: int) -> Iterator[Path]:
+    """make_repository's repository in a temporary folder, removed afterwards."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        make_repository(root, files, size)
+        yield root
+
+
 def timed(action: Callable[[], object]) -> float:
     started = time.perf_counter()
     action()
@@ -44,13 +63,8 @@ def timed(action: Callable[[], object]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--files", type=int, default=20_000)
-    parser.add_argument("--file-bytes", type=int, default=2_000)
-    args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        make_repository(root, args.files, args.file_bytes)
+    args = repository_options(__doc__.splitlines()[0], 20_000).parse_args(argv)
+    with repository(args.files, args.file_bytes) as root:
         watcher = TreeWatcher(root)
         first = timed(watcher.snapshot)
         before = watcher.snapshot()

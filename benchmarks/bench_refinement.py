@@ -15,13 +15,13 @@ characters per token, the same estimate for every row).
 from __future__ import annotations
 
 import sys
-import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.scripted_pass import TASKS, scripted_pass
+from benchmarks.scripted_pass import TASKS, print_cases, scripted_pass
 from planner.testing.steps import Step
 from tests.plans import (
     completion,
@@ -100,22 +100,25 @@ def measure(scenario: str, refinement: bool, root: Path) -> dict[str, Any]:
     }
 
 
+COLUMNS = (
+    ("scenario", "<9"),
+    ("refinement", "<10"),
+    ("calls", ">5"),
+    ("judge+replan", ">12"),
+    ("prompt tok", ">10,"),
+    ("of which refinement", ">19,"),
+)
+FIGURES = ("calls", "refinement_calls", "prompt_tokens", "refinement_tokens")
+"""measure()'s figures in COLUMNS' order, after the scenario and the label."""
+
+
 def main() -> None:
-    header = (
-        f"{'scenario':<9} {'refinement':<10} {'calls':>5} {'judge+replan':>12} "
-        f"{'prompt tok':>10} {'of which refinement':>19}"
+    cases = (
+        (scenario, "on" if refinement else "off", partial(measure, scenario, refinement))
+        for scenario in SCENARIOS
+        for refinement in (False, True)
     )
-    print(header)
-    print("-" * len(header))
-    with tempfile.TemporaryDirectory() as tmp:
-        for scenario in SCENARIOS:
-            for refinement in (False, True):
-                label = "on" if refinement else "off"
-                row = measure(scenario, refinement, Path(tmp) / f"{scenario}-{label}")
-                print(
-                    f"{scenario:<9} {label:<10} {row['calls']:>5} {row['refinement_calls']:>12} "
-                    f"{row['prompt_tokens']:>10,} {row['refinement_tokens']:>19,}"
-                )
+    print_cases(COLUMNS, FIGURES, cases)
 
 
 if __name__ == "__main__":

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.scripted_pass import TASKS, scripted_pass
+from benchmarks.scripted_pass import TASKS, print_cases, scripted_pass
 from planner.testing.steps import Step, reply_json, reply_tool_calls
 from tests.plans import (
     completion,
@@ -148,22 +148,35 @@ def _chars(body: dict[str, Any]) -> int:
     return sum(len(str(m.get("content") or "")) for m in body["messages"])
 
 
+COLUMNS = (
+    ("scenario", "<9"),
+    ("mode", "<9"),
+    ("calls", ">5"),
+    ("decis.", ">6"),
+    ("prompt chars", ">12,"),
+    ("in decis.", ">9,"),
+    ("prompt tok", ">10,"),
+    ("compl. tok", ">10,"),
+)
+FIGURES = (
+    "calls",
+    "decision_calls",
+    "prompt_chars",
+    "decision_chars",
+    "prompt_tokens",
+    "completion_tokens",
+)
+"""measure()'s figures in COLUMNS' order, after the scenario and the mode."""
+
+
 def main() -> None:
-    header = (
-        f"{'scenario':<9} {'mode':<9} {'calls':>5} {'decis.':>6} {'prompt chars':>12} "
-        f"{'in decis.':>9} {'prompt tok':>10} {'compl. tok':>10}"
+    scenarios = (("clean", clean), ("failure", failure))
+    cases = (
+        (name, mode, partial(measure, scenario, mode))
+        for name, scenario in scenarios
+        for mode in MODES
     )
-    print(header)
-    print("-" * len(header))
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, scenario in (("clean", clean), ("failure", failure)):
-            for mode in MODES:
-                row = measure(scenario, mode, Path(tmp) / f"{name}-{mode}")
-                print(
-                    f"{name:<9} {mode:<9} {row['calls']:>5} {row['decision_calls']:>6} "
-                    f"{row['prompt_chars']:>12,} {row['decision_chars']:>9,} "
-                    f"{row['prompt_tokens']:>10,} {row['completion_tokens']:>10,}"
-                )
+    print_cases(COLUMNS, FIGURES, cases)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.forge import github_env  # noqa: E402
 from planner.ci.job import run_for_event  # noqa: E402
 from planner.config import load_config  # noqa: E402
 from planner.testing.scripted_server import ScriptedModelServer  # noqa: E402
@@ -85,12 +86,7 @@ def one_run(server: str, model: str, tmp: Path, **settings: Any) -> dict[str, An
         env = {"OPENAI_API_KEY": "local", "OPENAI_BASE_URL": server, "OPENAI_MODEL": model}
         overrides = {**SETTINGS, **DEFAULT_LAYOUT, **settings}
         config = load_config(None, env=env, overrides=overrides)
-        rig_env = {
-            "GITHUB_API_URL": fake.api_url,
-            "GITHUB_SERVER_URL": fake.base_url,
-            "GITHUB_REPOSITORY": fake.repository,
-            "GITHUB_TOKEN": fake.token,
-        }
+        rig_env = github_env(fake)
         started = time.monotonic()
         outcome = run_for_event(
             "github",

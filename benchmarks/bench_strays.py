@@ -20,19 +20,17 @@ Prints figures; it is not a test.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing planner
 
-from benchmarks.bench_effects import make_repository  # noqa: E402
+from benchmarks.bench_effects import repository, repository_options  # noqa: E402
 from benchmarks.timing import median_ms  # noqa: E402
 from planner.approval.effects import EffectGuard  # noqa: E402
 from planner.approval.models import ActionSpecExt  # noqa: E402
@@ -127,14 +125,10 @@ def detach(count: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--files", type=int, default=5_000)
-    parser.add_argument("--file-bytes", type=int, default=2_000)
+    parser = repository_options(__doc__.splitlines()[0], 5_000)
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        make_repository(root, args.files, args.file_bytes)
+    with repository(args.files, args.file_bytes) as root:
         figures = per_action(root, args.runs)
     print(f"repository: {args.files} files of {args.file_bytes} bytes; medians of {args.runs}")
     print(f"(a) stray check, nothing changed:       {figures['settle']:7.1f} ms")

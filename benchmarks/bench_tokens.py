@@ -42,6 +42,7 @@ from planner.evaluation.tokens import (
     server_encoder,
 )
 from planner.model.toolcalls import call_schema
+from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import Step, reply_json, reply_text, reply_tool_calls
@@ -221,29 +222,45 @@ def pass_requests(
     replanning: bool, mode: str = "separate", refinement: bool = True, issue: IssueContext = ISSUE
 ) -> list[tuple[str, dict[str, Any]]]:
     """(kind, body) of every request one pass sends."""
-    with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer(responder=respond) as server:
-        root = Path(tmp)
-        (root / "README.md").write_text(README)
-        (root / "docs").mkdir()
-        (root / "docs" / "index.md").write_text(INDEX)
-        (root / "CHANGELOG.md").write_text("# Changelog\n\n## Unreleased\n")
-        _commit(root)  # the work's diff is against this commit
-        env = {"OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": server.base_url}
-        overrides = {
-            "planning.replanning.enabled": replanning,
-            "planning.replanning.decision_mode": mode,
-            "planning.refinement.enabled": refinement,
-        }
-        config = load_config(None, env=env, overrides=overrides)
-        result = run_pass(PassSetup(config=config, workspace=root), issue)
+    files = {
+        "README.md": README,
+        "docs/index.md": INDEX,
+        "CHANGELOG.md": "# Changelog\n\n## Unreleased\n",
+    }
+    overrides = {
+        "planning.replanning.enabled": replanning,
+        "planning.replanning.decision_mode": mode,
+        "planning.refinement.enabled": refinement,
+    }
+    with ScriptedModelServer(responder=respond) as server:
+        # the work's diff is against the files' commit
+        result = _pass_on(server, files, overrides, issue, committed=True)
         assert result.status == "completed", result.stop_reason
         return [(r.kind or "", r.body) for r in server.requests]
 
 
-def _commit(root: Path) -> None:
-    who = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
-    for argv in (["init", "-q"], ["add", "."], [*who, "commit", "-q", "-m", "start"]):
-        subprocess.run(["git", *argv], cwd=root, check=True)
+def _pass_on(
+    server: ScriptedModelServer,
+    files: dict[str, str],
+    overrides: dict[str, Any],
+    issue: IssueContext,
+    *,
+    committed: bool,
+) -> PassResult:
+    """One pass on `issue` against `server`, in a fresh git repository holding `files` (made
+    its first commit when `committed`)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for name, text in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        who = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+        commit = (["add", "."], [*who, "commit", "-q", "-m", "start"]) if committed else ()
+        for argv in (["init", "-q"], *commit):
+            subprocess.run(["git", *argv], cwd=root, check=True)
+        env = {"OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": server.base_url}
+        config = load_config(None, env=env, overrides=overrides)
+        return run_pass(PassSetup(config=config, workspace=root), issue)
 
 
 @dataclass(frozen=True)
@@ -352,21 +369,18 @@ def issue_test_rows(encode: Encoder) -> list[str]:
         reply_text("issue_test", "No test."),
         reply_text("legacy", f"words.py\n```python\n{fixed}```"),
     ]
-    with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer(steps=steps) as server:
-        root = Path(tmp)
-        (root / "words.py").write_text(WORDS)
-        (root / "tests").mkdir()
-        (root / "tests" / "test_words.py").write_text(WORDS_TEST)
-        (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
-        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-        env = {"OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": server.base_url}
-        overrides = {
-            "planning.enabled": False,
-            "verification.command": f"{sys.executable} -m pytest -q",
-            "tools.sandbox_user": "off",  # the tests run with this interpreter
-        }
-        config = load_config(None, env=env, overrides=overrides)
-        run_pass(PassSetup(config=config, workspace=root), WORDS_ISSUE)
+    files = {
+        "words.py": WORDS,
+        "tests/test_words.py": WORDS_TEST,
+        "pytest.ini": "[pytest]\npythonpath = .\n",
+    }
+    overrides = {
+        "planning.enabled": False,
+        "verification.command": f"{sys.executable} -m pytest -q",
+        "tools.sandbox_user": "off",  # the tests run with this interpreter
+    }
+    with ScriptedModelServer(steps=steps) as server:
+        _pass_on(server, files, overrides, WORDS_ISSUE, committed=False)
         kind, body = next((r.kind or "", r.body) for r in server.requests if r.kind == "issue_test")
     counted = request_tokens(kind, body, encode)
     return [

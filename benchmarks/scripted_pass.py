@@ -1,12 +1,14 @@
-"""One pass against the scripted model, as the pass-level benchmarks measure it."""
+"""One pass against the scripted model, as the pass-level benchmarks measure it, and their table."""
 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.timing import print_table
 from planner.config import load_config
 from planner.memory.history import PlanningHistoryStore
 from planner.outcome.result import PassResult
@@ -35,3 +37,22 @@ def scripted_pass(
     assert result.status == "completed", result.stop_reason
     store = PlanningHistoryStore(root / "planning_history", ISSUE.repository, ISSUE.number)
     return result, requests, [e for e in store.entries() if e["type"] == "model_call"]
+
+
+Case = tuple[str, str, Callable[[Path], dict[str, Any]]]
+"""Two labels, and how the case is measured in a folder of its own (its figures by name)."""
+
+
+def print_cases(
+    columns: Sequence[tuple[str, str]], figures: Sequence[str], cases: Iterable[Case]
+) -> None:
+    """A row per case, each measured in a temporary folder: its labels, then its `figures`, under
+    the header of `columns` (timing.print_table)."""
+    with tempfile.TemporaryDirectory() as folder:
+        print_table(columns, _rows(Path(folder), figures, cases))
+
+
+def _rows(folder: Path, figures: Sequence[str], cases: Iterable[Case]) -> Iterator[list[object]]:
+    for first, second, measure in cases:
+        measured = measure(folder / f"{first}-{second}")
+        yield [first, second, *(measured[name] for name in figures)]

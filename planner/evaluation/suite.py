@@ -26,7 +26,7 @@ import yaml
 
 from planner.core.errors import UserInputError
 from planner.evaluation.packages import PackageSource, RecordedEdit, apply_edits, fetch, unpack
-from planner.tools.sandbox.safe_env import git_argv, git_environment, scrubbed_environment
+from planner.tools.sandbox.safe_env import git_text, scrubbed_environment
 
 SUITE_DIR = Path(__file__).resolve().parent / "suite"
 REAL_SUITE_DIR = Path(__file__).resolve().parent / "real_suite"
@@ -209,11 +209,4 @@ def branch_tree(workspace: Path, branch: str, destination: Path) -> Path:
 
 
 def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        git_argv(*args, repository=cwd),
-        cwd=cwd,
-        env=git_environment(os.environ),
-        capture_output=True,
-        text=True,
-        check=check,
-    )
+    return git_text(cwd, *args, check=check)

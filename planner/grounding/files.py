@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from planner.tools.sandbox.safe_env import git_argv, git_environment
+from planner.tools.sandbox.safe_env import git_run
 
 TRACKED = ("ls-files", "-z", "--stage")
 UNTRACKED = ("ls-files", "-z", "--others", "--exclude-standard")
@@ -28,14 +28,7 @@ SKIPPED_DIRECTORIES = frozenset(
 def git_output(workspace: Path, *args: str) -> bytes | None:
     """A git command's stdout, or None when git is missing or fails (not a repository)."""
     try:
-        done = subprocess.run(
-            git_argv(*args, repository=workspace),
-            cwd=workspace,
-            env=git_environment(os.environ),
-            capture_output=True,
-            check=True,
-            timeout=60,
-        )
+        done = git_run(workspace, *args, timeout=60, check=True)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout

@@ -16,7 +16,6 @@ with none of them is shown as an outline of its definitions and their lines.
 from __future__ import annotations
 
 import difflib
-import os
 import subprocess
 from collections.abc import Collection, Iterable, Sequence
 from functools import partial
@@ -33,7 +32,7 @@ from planner.grounding.windows import lines_within, windows_block
 from planner.text.issue import sanitize_untrusted
 from planner.tools.files.edits import numbered
 from planner.tools.files.paths import PathPolicy, PathRefused
-from planner.tools.sandbox.safe_env import git_argv, git_environment
+from planner.tools.sandbox.safe_env import git_run
 
 MIN_FILE_TOKENS = 60
 """A file with less room than this left in the budget is not started."""
@@ -213,15 +212,8 @@ def grep_python(workspace: Path, names: list[str]) -> list[str] | None:
     or when git fails."""
     patterns = [part for name in names for part in ("-e", name)]
     grep = ("grep", "-z", "-l", "-i", "-F", "--untracked", *patterns, "--", "*.py")
-    argv = git_argv(*grep, repository=workspace)
     try:
-        done = subprocess.run(
-            argv,
-            cwd=workspace,
-            env=git_environment(os.environ),
-            capture_output=True,
-            timeout=60,
-        )
+        done = git_run(workspace, *grep, timeout=60)
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode not in (0, 1):

@@ -26,6 +26,8 @@ from planner.tools.sandbox.isolation import SandboxUser
 from planner.tools.sandbox.leftovers import held
 from planner.verification.candidate_phase import CandidatePhase
 from planner.verification.phase import VerificationPhase
+from planner.verification.runs import PassTests
+from planner.verification.suite.runner import TestRunner
 
 
 def pass_phases(
@@ -45,7 +47,7 @@ def pass_phases(
     planning = config.planning
     watch = gate.watched if gate else None
     checker = (
-        VerificationPhase(workspace, config, sandbox, watch, gate, excluded)
+        VerificationPhase(PassTests(TestRunner(workspace, config, sandbox, watch), gate, excluded))
         if workspace is not None
         else None
     )

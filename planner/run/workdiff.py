@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from planner.tools.files.paths import read_in_tree, shown_in_tree
-from planner.tools.sandbox.safe_env import git_argv, git_environment
+from planner.tools.sandbox.safe_env import git_text
 
 DIFF_CHARS = 60_000
 """More than the judge reads (it cuts again); stops a huge diff from being produced in full."""
@@ -75,15 +75,7 @@ def _capped(text: str) -> str:
 def _git(workspace: Path, *args: str, config: tuple[tuple[str, str], ...] = ()) -> str:
     """stdout of a git command; "" when git fails (no repository, unknown base)."""
     try:
-        done = subprocess.run(
-            git_argv(*args, config=config, repository=workspace),
-            cwd=workspace,
-            env=git_environment(os.environ),
-            capture_output=True,
-            text=True,
-            errors="replace",
-            check=True,
-        )
+        done = git_text(workspace, *args, config=config, errors="replace", check=True)
     except (OSError, subprocess.CalledProcessError):
         return ""
     return done.stdout

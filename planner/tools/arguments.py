@@ -35,18 +35,20 @@ def flag(arguments: dict[str, Any], name: str) -> bool:
 
 
 def string_list(arguments: dict[str, Any], name: str) -> list[str]:
-    value = arguments.get(name)
-    if not isinstance(value, list) or not value:
-        raise BadArguments(f"argument {name!r} must be a non-empty array of strings")
-    if not all(isinstance(item, str) for item in value):
-        raise BadArguments(f"every item of {name!r} must be a string")
-    return value
+    return _list_of(arguments, name, str, "strings", "a string")
 
 
 def object_list(arguments: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    return _list_of(arguments, name, dict, "objects", "an object")
+
+
+def _list_of(
+    arguments: dict[str, Any], name: str, kind: type, plural: str, singular: str
+) -> list[Any]:
+    """A non-empty list of `kind` items; `plural` and `singular` name them in the message."""
     value = arguments.get(name)
     if not isinstance(value, list) or not value:
-        raise BadArguments(f"argument {name!r} must be a non-empty array of objects")
-    if not all(isinstance(item, dict) for item in value):
-        raise BadArguments(f"every item of {name!r} must be an object")
+        raise BadArguments(f"argument {name!r} must be a non-empty array of {plural}")
+    if not all(isinstance(item, kind) for item in value):
+        raise BadArguments(f"every item of {name!r} must be {singular}")
     return value

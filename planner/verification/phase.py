@@ -24,11 +24,9 @@ evidence. Only failures the baseline did not have count against the pass.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from planner.config import PlannerConfig
-from planner.core.interfaces import ToolCall, ToolResult, ToolSpec, TreeCheck
+from planner.core.interfaces import ToolCall, ToolResult, ToolSpec
 from planner.core.tool_names import WRITE_TOOLS, path_argument
 from planner.engine.context import PassContext
 from planner.engine.phase import Phase, Request
@@ -46,7 +44,6 @@ from planner.outcome.evidence import (
 from planner.outcome.flow import PlanChanged, StopPass
 from planner.outcome.result import PassStatus
 from planner.text.prompts import render
-from planner.tools.sandbox.isolation import SandboxUser
 from planner.verification.documents import (
     command_issue_test,
     stop_if_documents_lost,
@@ -87,7 +84,6 @@ from planner.verification.reproduction.writing import judged, written_test
 from planner.verification.runs import SOURCE, PassTests, partial_run
 from planner.verification.suite.changes import diff_since, fingerprint
 from planner.verification.suite.detect import NO_TESTS, resolve
-from planner.verification.suite.runner import Watch
 
 RUN_TESTS = ToolSpec(
     name="run_tests",
@@ -111,20 +107,12 @@ ISSUE_TEST_IS_PLANNERS = (
 class VerificationPhase(Phase):
     name = "verification"
 
-    def __init__(
-        self,
-        workspace: Path,
-        config: PlannerConfig,
-        sandbox: SandboxUser | None = None,
-        watch: Watch | None = None,
-        tree: TreeCheck | None = None,
-        excluded: tuple[Path, ...] = (),
-    ) -> None:
-        self.workspace = workspace
-        self.settings = config.verification
-        self.tests = PassTests(workspace, config, sandbox, watch, tree, excluded)
+    def __init__(self, tests: PassTests) -> None:
+        self.workspace = tests.workspace
+        self.settings = tests.settings
+        self.tests = tests
         """How the tests run and are recorded (the candidate fixes run theirs through it)."""
-        self.repair = RepairUndo(workspace)
+        self.repair = RepairUndo(tests.workspace)
 
     # -- pass start: setup and baseline ------------------------------------------------------
 

@@ -13,7 +13,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from planner.config import PlannerConfig
 from planner.core.interfaces import ToolCall, TreeCheck
 from planner.engine.context import PassContext
 from planner.outcome.evidence import (
@@ -27,7 +26,6 @@ from planner.outcome.evidence import (
     is_test_file,
     recorded_runs,
 )
-from planner.tools.sandbox.isolation import SandboxUser
 from planner.verification.fixes.attempts import Start, relative_folders, snapshot, start_of
 from planner.verification.fixes.trace import Trace, read_trace, traced_argv
 from planner.verification.fixes.undo import own_change, put_back
@@ -44,7 +42,7 @@ from planner.verification.suite.changes import (
 )
 from planner.verification.suite.checks import check_changed, with_checks
 from planner.verification.suite.detect import NO_TESTS, PYTHON, Verification
-from planner.verification.suite.runner import TestRunner, Watch, merged
+from planner.verification.suite.runner import TestRunner, merged
 from planner.verification.suite.selection import (
     MAX_SELECTED,
     exercising_tests,
@@ -64,20 +62,14 @@ class PassTests:
     """The repository's tests (and the issue's test) as one pass runs and records them."""
 
     def __init__(
-        self,
-        workspace: Path,
-        config: PlannerConfig,
-        sandbox: SandboxUser | None = None,
-        watch: Watch | None = None,
-        tree: TreeCheck | None = None,
-        excluded: tuple[Path, ...] = (),
+        self, runner: TestRunner, tree: TreeCheck | None = None, excluded: tuple[Path, ...] = ()
     ) -> None:
-        self.workspace = workspace
-        self.settings = config.verification
-        self.runner = TestRunner(workspace, config, sandbox, watch)
+        self.workspace = runner.workspace
+        self.settings = runner.config.verification
+        self.runner = runner
         self.tree = tree
         """The approval gate's judged tree: a reset to the start is planner's own change."""
-        self.excluded = relative_folders(workspace, excluded)
+        self.excluded = relative_folders(runner.workspace, excluded)
         self.found = Verification()
         self.usable = False
         """A command was found and its program is installed: the tests can run this pass."""

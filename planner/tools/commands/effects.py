@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Literal
 
 from planner.tools.commands.build_outputs import is_build_output
-from planner.tools.sandbox.safe_env import git_argv, git_environment
+from planner.tools.sandbox.safe_env import git_run
 
 RACY_WINDOW_NS = 2_000_000_000
 """A file changed this close to when it was hashed is hashed again (coarse timestamps)."""
@@ -296,14 +296,7 @@ class TreeWatcher:
         return blobs
 
     def _git(self, *args: str) -> bytes:
-        done = subprocess.run(
-            git_argv(*args, repository=self.root),
-            cwd=self.root,
-            env=git_environment(os.environ),
-            capture_output=True,
-            check=True,
-        )
-        return done.stdout
+        return git_run(self.root, *args, check=True).stdout
 
 
 def _read_state(path: Path, info: os.stat_result) -> FileState:

@@ -23,7 +23,7 @@ from planner.tools import arguments as args
 from planner.tools.arguments import BadArguments
 from planner.tools.files.paths import PathPolicy, PathRefused
 from planner.tools.output import cap_text
-from planner.tools.sandbox.safe_env import git_argv, git_environment
+from planner.tools.sandbox.safe_env import git_run
 
 SCANNER = Path(__file__).with_name("_scan.py")
 LS_FILES = ("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--")
@@ -127,13 +127,7 @@ def _check_pattern(pattern: str) -> None:
 def _git_files(root: Path, base: Path) -> list[str] | None:
     """Files git would consider (tracked, or untracked and not ignored); None outside git."""
     try:
-        listed = subprocess.run(
-            git_argv(*LS_FILES, str(base), repository=root),
-            cwd=root,
-            env=git_environment(os.environ),
-            capture_output=True,
-            timeout=60,
-        )
+        listed = git_run(root, *LS_FILES, str(base), timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if listed.returncode != 0:

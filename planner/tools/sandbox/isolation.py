@@ -41,7 +41,7 @@ from urllib.parse import urlsplit, urlunsplit
 from planner.tools.sandbox.fence import Fence, fence
 from planner.tools.sandbox.lock import Lock, lock_checkout
 from planner.tools.sandbox.process import make_undumpable
-from planner.tools.sandbox.safe_env import git_argv, git_environment, scrubbed_environment
+from planner.tools.sandbox.safe_env import git_environment, git_text, scrubbed_environment
 
 log = logging.getLogger(__name__)
 
@@ -204,13 +204,7 @@ def _config_entries(workspace: Path, pattern: str) -> list[tuple[str, str, str]]
 
 
 def _git_config(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        git_argv("config", *args, repository=workspace),
-        cwd=workspace,
-        env=git_environment(os.environ),
-        capture_output=True,
-        text=True,
-    )
+    return git_text(workspace, "config", *args)
 
 
 def _without_userinfo(url: str) -> str:

@@ -20,10 +20,18 @@ import re
 import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from planner.text.redaction import is_secret_name
 
-__all__ = ["git_argv", "git_environment", "is_secret_name", "scrubbed_environment"]
+__all__ = [
+    "git_argv",
+    "git_environment",
+    "git_run",
+    "git_text",
+    "is_secret_name",
+    "scrubbed_environment",
+]
 
 URL_WITH_PASSWORD = re.compile(r"://[^/\s@:]*:[^/\s@]+@")
 
@@ -114,6 +122,43 @@ def git_argv(
     settings = (*GIT_SAFETY, *found, *config)
     options = [part for key, value in settings for part in ("-c", f"{key}={value}")]
     return ["git", *options, *args]
+
+
+def git_run(
+    repository: Path,
+    *args: str,
+    stdin: bytes | None = None,
+    timeout: float | None = None,
+    check: bool = False,
+) -> subprocess.CompletedProcess[bytes]:
+    """`git <args>` (git_argv) run in the work tree `repository` with git_environment, its
+    output captured as bytes; `check` raises CalledProcessError when git fails."""
+    return _git(repository, args, (), input=stdin, timeout=timeout, check=check)
+
+
+def git_text(
+    repository: Path,
+    *args: str,
+    config: tuple[tuple[str, str], ...] = (),
+    stdin: str | None = None,
+    errors: str = "strict",
+    check: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """git_run's command with `config` as `-c` options, its output read as text (`errors`: how
+    bytes the locale's encoding cannot read are decoded)."""
+    return _git(repository, args, config, input=stdin, text=True, errors=errors, check=check)
+
+
+def _git(
+    repository: Path, args: tuple[str, ...], config: tuple[tuple[str, str], ...], **options: Any
+) -> subprocess.CompletedProcess[Any]:
+    return subprocess.run(
+        git_argv(*args, config=config, repository=repository),
+        cwd=repository,
+        env=git_environment(os.environ),
+        capture_output=True,
+        **options,
+    )
 
 
 def repository_overrides(repository: Path) -> tuple[tuple[str, str], ...]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from planner.outcome.evidence import is_test_file
 from planner.tools.files.edits import unified_diff
 from planner.tools.files.paths import shown_in_tree
-from planner.tools.sandbox.safe_env import git_argv, git_environment
+from planner.tools.sandbox.safe_env import git_text
 
 
 def head_commit(workspace: Path) -> str:
@@ -182,16 +182,7 @@ def _tree(workspace: Path, commit: str) -> dict[str, str]:
 def _git(workspace: Path, *args: str, stdin: str | None = None) -> str:
     """stdout of a git command; '' when git fails (no repository, unknown commit)."""
     try:
-        done = subprocess.run(
-            git_argv(*args, repository=workspace),
-            cwd=workspace,
-            env=git_environment(os.environ),
-            input=stdin,
-            capture_output=True,
-            text=True,
-            errors="surrogateescape",
-            check=True,
-        )
+        done = git_text(workspace, *args, stdin=stdin, errors="surrogateescape", check=True)
     except (OSError, subprocess.CalledProcessError):
         return ""
     return done.stdout

@@ -20,6 +20,7 @@ from pathlib import Path
 from planner.outcome.evidence import CHECKS, TestRun
 from planner.verification.suite.changes import working_files
 from planner.verification.suite.detect import PYTHON
+from planner.verification.suite.reading import plain_head
 from planner.verification.suite.selection import module_names
 
 MARKER = "PLANNER-IMPORT-CHECK "
@@ -174,10 +175,4 @@ def _plain(path: Path) -> bool:
 
 
 def _head(path: Path) -> str:
-    try:
-        if not _plain(path):
-            return ""
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            return handle.read(MAX_READ)
-    except OSError:
-        return ""
+    return plain_head(path, MAX_READ)

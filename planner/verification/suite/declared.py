@@ -21,12 +21,14 @@ import ast
 import configparser
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
+
+from planner.verification.suite.reading import plain_head
 
 RUNNER = "pytest"
 REQUIREMENT = re.compile(
@@ -174,11 +176,7 @@ def _setup_cfg(declared: Declared, path: Path) -> None:
 
 def _setup_py(declared: Declared, path: Path) -> None:
     """`extras_require={...}` and `tests_require=[...]` written as literals in setup()."""
-    try:
-        tree = ast.parse(_text(path))
-    except (SyntaxError, ValueError):
-        return
-    for node in ast.walk(tree):
+    for node in _syntax_nodes(path):
         if not isinstance(node, ast.keyword) or node.arg not in ("extras_require", "tests_require"):
             continue
         try:
@@ -229,11 +227,7 @@ def _tox_toml(declared: Declared, where: str, tox: Any, groups: dict[str, list[s
 
 def _noxfile(declared: Declared, path: Path) -> None:
     """The string arguments of each `session.install(...)` call that installs pytest."""
-    try:
-        tree = ast.parse(_text(path))
-    except (SyntaxError, ValueError):
-        return
-    for node in ast.walk(tree):
+    for node in _syntax_nodes(path):
         if not (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -356,11 +350,14 @@ def _ini(text: str) -> configparser.RawConfigParser | None:
     return parser
 
 
-def _text(path: Path) -> str:
+def _syntax_nodes(path: Path) -> Iterator[ast.AST]:
+    """Every node of the Python file's syntax tree; none when it does not parse."""
     try:
-        if path.is_symlink() or not path.is_file():
-            return ""
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            return handle.read(MAX_READ)
-    except OSError:
-        return ""
+        tree = ast.parse(_text(path))
+    except (SyntaxError, ValueError):
+        return iter(())
+    return ast.walk(tree)
+
+
+def _text(path: Path) -> str:
+    return plain_head(path, MAX_READ)

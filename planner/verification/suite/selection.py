@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from planner.outcome.evidence import is_test_file
 from planner.verification.suite.changes import working_files
 from planner.verification.suite.detect import PYTHON, runner_of
+from planner.verification.suite.reading import plain_head
 
 MAX_TEST_BYTES = 500_000
 """Characters read of one test file when looking for its imports."""
@@ -98,13 +99,7 @@ def _importing(modules: list[str]) -> re.Pattern[str]:
 
 
 def _head(path: Path) -> str:
-    try:
-        if path.is_symlink() or not path.is_file():
-            return ""
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            return handle.read(MAX_TEST_BYTES)
-    except OSError:
-        return ""
+    return plain_head(path, MAX_TEST_BYTES)
 
 
 def pytest_on(command: list[str], files: list[str], workspace: Path) -> list[str]:
