@@ -15,7 +15,8 @@ from pathlib import Path
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.text.issue import IssueContext
 from planner.verification.reproduction.contrary import without_contrary_checks
-from tests.support.issue_test_repo import issue_test_then_fixes, module_repo
+from tests.support.issue_test_replies import issue_test_then_fixes
+from tests.test_candidates import module_repo
 from tests.test_issue_test import issue_test_entries, run
 
 BUGGY = (

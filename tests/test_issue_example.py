@@ -23,7 +23,7 @@ from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
 from planner.verification.reproduction.transcript import expected_values, transcript_test
 from tests.plans import completion, evaluation_ok, finish, planning
-from tests.support.issue_test_repo import block, issue_test_then_fixes
+from tests.support.issue_test_replies import block, issue_test_then_fixes
 from tests.test_issue_test import (
     FIXED,
     LEGACY,

@@ -35,7 +35,8 @@ from planner.verification.reproduction.issue_test import (
     with_imports,
 )
 from tests.plans import ROOT_TOOLS, committed_repo, git_repo
-from tests.support.issue_test_repo import block, issue_test_then_fixes, module_repo
+from tests.support.issue_test_replies import block, issue_test_then_fixes
+from tests.test_candidates import module_repo
 from tests.test_verification_pass import config, entries, of_type
 
 ISSUE = IssueContext(

@@ -20,7 +20,8 @@ from planner.verification.reproduction.stated_calls import (
     stated_calls,
     with_stated_calls,
 )
-from tests.support.issue_test_repo import issue_test_then_fixes, module_repo
+from tests.support.issue_test_replies import issue_test_then_fixes
+from tests.test_candidates import module_repo
 from tests.test_issue_test import issue_test_entries, run
 
 BUGGY = (

@@ -25,7 +25,7 @@ from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import labeled_event
 from tests.plans import completion, finish, planning, write
-from tests.support.issue_test_repo import block, issue_test_then_fixes
+from tests.support.issue_test_replies import block, issue_test_then_fixes
 from tests.test_issue_test import (
     FIXED,
     ISSUE_TEST_REPLY,

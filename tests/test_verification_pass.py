@@ -30,6 +30,7 @@ from planner.verification.fixes.undo import RepairUndo
 from planner.verification.suite.changes import diff_since, head_commit
 from tests.plans import (
     ROOT_TOOLS,
+    commit_all,
     committed_repo,
     completion,
     evaluation_ok,
@@ -674,12 +675,7 @@ def test_tests_that_need_a_service_get_a_clear_line_and_the_pass_goes_on(
     the line says; they are not the change's failures, and the pass completes."""
     workspace = calc_repo(tmp_path / "repo")
     (workspace / "tests" / "test_db.py").write_text(SERVICE_TEST, encoding="utf-8")
-    subprocess.run(["git", "add", "."], cwd=workspace, check=True)
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "db"],
-        cwd=workspace,
-        check=True,
-    )
+    commit_all(workspace, "db")
     scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
     result, runs = completed_with_runs(workspace, scripted_model)
 
@@ -701,17 +697,7 @@ PACKAGE = {
 
 
 def package_repo(root: Path) -> Path:
-    for name, text in PACKAGE.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    subprocess.run(["git", "add", "."], cwd=root, check=True)
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "init"],
-        cwd=root,
-        check=True,
-    )
-    return root
+    return committed_repo(root, PACKAGE)
 
 
 def test_without_tests_a_changed_module_must_still_import(
@@ -792,9 +778,7 @@ def test_a_failing_test_of_code_the_change_never_touched_does_not_hold_it(
     workspace = calc_repo(tmp_path / "repo")
     (workspace / "clock.py").write_text("def hour():\n    return 11\n", encoding="utf-8")
     (workspace / "tests" / "test_clock.py").write_text(CLOCK_TESTS, encoding="utf-8")
-    subprocess.run(["git", "add", "."], cwd=workspace, check=True)
-    commit = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "clock"]
-    subprocess.run(["git", *commit], cwd=workspace, check=True)
+    commit_all(workspace, "clock")
     scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
     _, runs = completed_with_runs(workspace, scripted_model)
 
