@@ -29,15 +29,13 @@ from planner.tools.files.workspace import WorkspaceTools
 from planner.tools.registry import ToolRegistry
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.scenario import (
-    clone,
     commit_message,
     github_payload,
     gitlab_payload,
     one_file_plan,
 )
 from tests.harness import Harness
-from tests.plans import REFINEMENT_OFF_ENV
-from tests.support.ci_job import Finished, github_action_env, run_entrypoint
+from tests.support.ci_job import GitHubWorkflow
 
 # -- file names and files ----------------------------------------------------------------------
 
@@ -155,29 +153,13 @@ def test_a_gitlab_event_with_wrong_types_is_bad_input() -> None:
         parse_gitlab_event(payload, ForgeConfig())
 
 
-def run_action(fake: FakeGitHub, tmp: Path, payload: dict[str, Any], **inputs: str) -> Finished:
-    """The Docker action on an issues.labeled event, in a fresh clone."""
-    workspace = clone(fake.bare, tmp / "ws")
-    env = github_action_env(
-        fake=fake,
-        workspace=workspace,
-        files=tmp / "files",
-        event_name="issues",
-        payload=payload,
-        run_id=1,
-        openai_api_key="k" * 20,
-        **inputs,
-    )
-    return run_entrypoint({**env, **REFINEMENT_OFF_ENV}, workspace)
-
-
 def test_a_broken_event_exits_2_before_anything_is_written(
     fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
     """The whole entry point: exit 2, one clear error line, no request that writes."""
     payload = labeled()
     payload["issue"]["number"] = {"nested": "object"}
-    finished = run_action(fake_github, tmp_path, payload)
+    finished, _, _ = GitHubWorkflow(fake_github, tmp_path).job("issues", payload, [])
     assert finished.returncode == 2, finished.stdout
     assert "issue.number must be an issue number" in finished.stdout
     assert "Traceback" not in finished.stdout + finished.stderr
@@ -197,10 +179,8 @@ def test_a_retried_post_whose_first_attempt_succeeded_leaves_one_tracking_commen
     payload = labeled()
     payload["issue"]["number"] = 1
     payload["repository"]["full_name"] = fake_github.repository
-    with ScriptedModelServer(one_file_plan("a.txt", "a\n", "Write a")) as model:
-        finished = run_action(
-            fake_github, tmp_path, payload, openai_base_url=model.base_url, model="scripted"
-        )
+    workflow = GitHubWorkflow(fake_github, tmp_path)
+    finished, _, _ = workflow.job("issues", payload, one_file_plan("a.txt", "a\n", "Write a"))
     assert finished.returncode == 0, finished.stdout
     tracking = [c for c in fake_github.comments_on(1) if TRACKING_MARKER in c.body]
     assert len(tracking) == 1

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
-from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
 from planner.verification.reproduction.contrary import without_contrary_checks
-from tests.plans import git_repo
-from tests.test_issue_test import LEGACY, block, issue_test_entries
-from tests.test_verification_pass import config
+from tests.support.issue_test_replies import issue_test_then_fixes
+from tests.test_candidates import module_repo
+from tests.test_issue_test import issue_test_entries, run
 
 BUGGY = (
     'VALUES = {"host": "localhost"}\n\n\n'
@@ -51,11 +49,7 @@ CONTRARY_REPLY = (
 
 
 def settings_repo(root: Path) -> Path:
-    (root / "tests").mkdir(parents=True)
-    (root / "settings.py").write_text(BUGGY, encoding="utf-8")
-    (root / "tests" / "test_settings.py").write_text(REPO_TEST, encoding="utf-8")
-    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
-    return git_repo(root)
+    return module_repo(root, "settings", BUGGY, REPO_TEST)
 
 
 def test_raises_of_the_exception_a_session_shows_goes_with_its_function(tmp_path: Path) -> None:
@@ -144,12 +138,8 @@ def test_a_right_fix_is_not_rejected_by_a_check_of_the_reported_exception(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
     workspace = settings_repo(tmp_path / "repo")
-    scripted_model.add(
-        reply_text("issue_test", CONTRARY_REPLY),
-        reply_text("legacy", block("settings.py", RIGHT)),
-    )
-    setup = PassSetup(config=config(scripted_model, **LEGACY), workspace=workspace)
-    result = run_pass(setup, ISSUE)
+    scripted_model.add(*issue_test_then_fixes(CONTRARY_REPLY, "settings.py", RIGHT))
+    result = run(workspace, scripted_model, ISSUE)
 
     assert result.status == "completed", result.stop_reason
     assert len(scripted_model.requests) == 2

@@ -28,20 +28,14 @@ from tests.plans import (
     subtask,
     write,
 )
+from tests.support.scripted_replies import cannot_plan, two_files_written
 
 REFLECTION_PATH = {"planning.replanning.enabled": False}
 """The core's reflection/revision path, which runs when replanning is switched off."""
 
 
 def test_plan_execute_complete(harness: Harness) -> None:
-    harness.server.add(
-        *planned("task_1", "task_2"),
-        write("a.txt"),
-        finish(),
-        write("b.txt"),
-        finish(),
-        *completed(completed=2),
-    )
+    harness.server.add(*planned("task_1", "task_2"), *two_files_written("a.txt", "b.txt"))
     result = harness.run()
     assert result.status == "completed"
     assert (harness.workspace / "a.txt").read_text() == "hello\n"
@@ -482,16 +476,7 @@ def test_a_task_that_never_called_a_tool_is_not_ticked(harness: Harness) -> None
 def test_clarification_stops_and_next_run_plans_with_the_answer(harness: Harness) -> None:
     from planner.testing.steps import reply_json
 
-    ask = {
-        "phase": "planning",
-        "comment": "Which files?",
-        "error": {
-            "type": "unclear_goal",
-            "message": "the files are not named",
-            "clarification_needed": ["Which files should I write?"],
-        },
-    }
-    harness.server.add(reply_json("planning", ask))
+    harness.server.add(reply_json("planning", cannot_plan()))
     first = harness.run()
     assert first.status == "needs_human" and first.questions == ["Which files should I write?"]
     harness.server.add(*planned("task_1"), finish(), *completed())

@@ -107,6 +107,29 @@ def run(
     return run_pass(setup, issue)
 
 
+def readme_pass(
+    workspace: Path,
+    server: ScriptedModelServer,
+    issue: IssueContext,
+    no_test: str,
+    new_readme: str,
+    *,
+    judged: bool,
+) -> PassResult:
+    """A one-task pass whose model answers the request for a test of the issue with `no_test`
+    and writes `new_readme` as the README; `judged`: whether the pass gets as far as asking for
+    its completion (a change nothing proves ends the pass before)."""
+    server.add(
+        planning("task_1"),
+        reply_text("issue_test", no_test),
+        write("README.md", new_readme),
+        finish(),
+        completion(),
+    )
+    server.allow_leftovers = not judged  # the completion the pass no longer asks for
+    return run(workspace, server, issue)
+
+
 def readme(workspace: Path) -> str:
     return (workspace / "README.md").read_text(encoding="utf-8")
 
@@ -167,15 +190,10 @@ def test_without_a_command_that_can_run_a_documentation_change_ends_needs_human_
     dropped. The README-only change was `completed`; now nothing proves the option, and the
     pass says so."""
     workspace = tool_repo(tmp_path / "repo")
-    scripted_model.add(
-        planning("task_1"),
-        reply_text("issue_test", "The option does not exist yet, so I cannot test it."),
-        write("README.md", README + COUNT_LINE),
-        finish(),
-        completion(),
+    no_test = "The option does not exist yet, so I cannot test it."
+    result = readme_pass(
+        workspace, scripted_model, PLACEHOLDER_ISSUE, no_test, README + COUNT_LINE, judged=False
     )
-    scripted_model.allow_leftovers = True  # the completion the pass no longer asks for
-    result = run(workspace, scripted_model, PLACEHOLDER_ISSUE)
 
     assert result.status == "needs_human", result.stop_reason
     assert result.stop_reason.startswith("the fix is unproven: only documentation changed")
@@ -197,14 +215,8 @@ def test_a_documentation_task_still_completes_with_a_documentation_change(
         }
     )
     upper = README + "`--upper` prints the text in capitals.\n"
-    scripted_model.add(
-        planning("task_1"),
-        reply_text("issue_test", "Nothing to test: this is documentation."),
-        write("README.md", upper),
-        finish(),
-        completion(),
-    )
-    result = run(workspace, scripted_model, issue)
+    no_test = "Nothing to test: this is documentation."
+    result = readme_pass(workspace, scripted_model, issue, no_test, upper, judged=True)
 
     assert result.status == "completed", result.stop_reason
     assert readme(workspace) == upper
@@ -225,14 +237,7 @@ def test_a_command_that_already_works_lets_its_documentation_complete(
         }
     )
     upper = README + "`--upper` prints the text in capitals.\n"
-    scripted_model.add(
-        planning("task_1"),
-        reply_text("issue_test", "Nothing to test."),
-        write("README.md", upper),
-        finish(),
-        completion(),
-    )
-    result = run(workspace, scripted_model, issue)
+    result = readme_pass(workspace, scripted_model, issue, "Nothing to test.", upper, judged=True)
 
     assert result.status == "completed", result.stop_reason
     dropped = of_type(workspace, "issue_test")[1]
@@ -299,15 +304,9 @@ def test_attack_an_issue_showing_commands_outside_the_repository_runs_none_of_th
         "$ python3 ../outside.py --count notes.txt\n3\n```\n"
     )
     hostile = COUNT_ISSUE.model_copy(update={"body": body})
-    scripted_model.add(
-        planning("task_1"),
-        reply_text("issue_test", "No test."),
-        write("README.md", README + COUNT_LINE),
-        finish(),
-        completion(),
+    result = readme_pass(
+        workspace, scripted_model, hostile, "No test.", README + COUNT_LINE, judged=False
     )
-    scripted_model.allow_leftovers = True  # the completion the pass no longer asks for
-    result = run(workspace, scripted_model, hostile)
 
     assert not marker.exists()
     assert all(e.get("source") != "issue command" for e in of_type(workspace, "issue_test"))

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from planner.ci.forges.base import TRACKING_MARKER
+from planner.outcome.result import PassResult
 from planner.testing.steps import reply_json
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig, github_rig
@@ -33,6 +34,18 @@ PLAN_ON_ASSUMPTIONS = "Do not ask. Plan the work now, proceeding on stated assum
 
 def asked_again(harness: Harness) -> str:
     return harness.prompt(1)
+
+
+def pass_planned_with(harness: Harness, tool: str, **overrides: Any) -> PassResult:
+    """A pass whose plan names `tool` for task_1's one action; the task writes a.txt."""
+    harness.server.add(
+        reply_json("planning", plan_doc("task_1", tool=tool)),
+        review_ok(),
+        write("a.txt"),
+        finish(),
+        *completed(),
+    )
+    return harness.run(**overrides)
 
 
 @pytest.mark.parametrize("shape", sorted(DEGENERATE))
@@ -95,14 +108,7 @@ def test_an_invented_command_tool_is_dropped_from_the_plan_with_a_note(
 ) -> None:
     """A plan naming a test runner as a tool is repaired, not re-asked into failure (the 1.5B
     named `pytest` twice and the pass failed at planning with 0 actions)."""
-    harness.server.add(
-        reply_json("planning", plan_doc("task_1", tool=tool)),
-        review_ok(),
-        write("a.txt"),
-        finish(),
-        *completed(),
-    )
-    result = harness.run()
+    result = pass_planned_with(harness, tool)
     assert result.status == "completed", result.stop_reason
     assert harness.kinds()[:2] == ["planning", "replan_review"]  # no re-ask
     [repaired] = harness.of_type("plan_repaired")
@@ -117,14 +123,7 @@ def test_an_invented_command_tool_is_dropped_from_the_plan_with_a_note(
 
 
 def test_with_commands_allowed_run_tests_becomes_run_command(harness: Harness) -> None:
-    harness.server.add(
-        reply_json("planning", plan_doc("task_1", tool="run_tests")),
-        review_ok(),
-        write("a.txt"),
-        finish(),
-        *completed(),
-    )
-    harness.run(**{"tools.allowed_commands": ["python -m pytest"]})
+    pass_planned_with(harness, "run_tests", **{"tools.allowed_commands": ["python -m pytest"]})
     [repaired] = harness.of_type("plan_repaired")
     assert repaired["repairs"] == [
         "task 'task_1': tool 'run_tests' does not exist; 'run_command' is used"
@@ -141,14 +140,7 @@ def test_without_run_command_the_plan_is_told_up_front_that_tests_run_in_ci(
 
 
 def test_a_misspelt_tool_is_mapped_to_the_nearest_real_one(harness: Harness) -> None:
-    harness.server.add(
-        reply_json("planning", plan_doc("task_1", tool="write_files")),
-        review_ok(),
-        write("a.txt"),
-        finish(),
-        *completed(),
-    )
-    assert harness.run().status == "completed"
+    assert pass_planned_with(harness, "write_files").status == "completed"
     [plan] = harness.of_type("plan")
     assert plan["plan"]["action_plan"]["actions"][0]["tool"] == "write_file"
     [repaired] = harness.of_type("plan_repaired")
@@ -158,14 +150,7 @@ def test_a_misspelt_tool_is_mapped_to_the_nearest_real_one(harness: Harness) -> 
 
 
 def test_a_tool_spelt_differently_is_mapped_without_asking(harness: Harness) -> None:
-    harness.server.add(
-        reply_json("planning", plan_doc("task_1", tool="functions.Write-File")),
-        review_ok(),
-        write("a.txt"),
-        finish(),
-        *completed(),
-    )
-    result = harness.run()
+    result = pass_planned_with(harness, "functions.Write-File")
     assert result.status == "completed"
     [plan] = harness.of_type("plan")
     assert plan["plan"]["action_plan"]["actions"][0]["tool"] == "write_file"

@@ -457,14 +457,18 @@ def gitlab_with_issue(base: Path) -> Iterator[FakeGitLab]:
         fake.stop()
 
 
-def test_probe_finds_no_secret_on_the_gitlab_layout(reachable_tmp: Path) -> None:
-    """GitLab job as root, root-owned build directory, origin URL holding the job token."""
-    only_as_root()
-    with gitlab_with_issue(reachable_tmp) as fake:
-        with ScriptedModelServer(probe_steps(reachable_tmp / "job")) as model:
-            workspace = prepared_workspace(fake.bare, reachable_tmp, "auto")
-            env = gitlab_job(fake, reachable_tmp, model)
-            git(workspace, "remote", "set-url", "origin", env["CI_REPOSITORY_URL"])
+def probe_gitlab_job(
+    base: Path, *, token_in_origin: bool
+) -> tuple[subprocess.CompletedProcess[str], Path, str]:
+    """The probe in a GitLab job under `base` as root, its tools as the sandbox user (65534),
+    with the job token in the origin URL (as the runner clones) or not; the job's run, its
+    workspace and the loot the probe pushed."""
+    with gitlab_with_issue(base) as fake:
+        with ScriptedModelServer(probe_steps(base / "job")) as model:
+            workspace = prepared_workspace(fake.bare, base, "auto")
+            env = gitlab_job(fake, base, model)
+            if token_in_origin:
+                git(workspace, "remote", "set-url", "origin", env["CI_REPOSITORY_URL"])
             finished = run_entry(env, workspace, shell=True)
             report = assert_probe_found_nothing(
                 finished, model, workspace, fake.bare, "planner/issue-12", GITLAB_SECRETS,
@@ -472,10 +476,16 @@ def test_probe_finds_no_secret_on_the_gitlab_layout(reachable_tmp: Path) -> None
             )  # fmt: skip
             model.assert_consumed()
         assert "uid=65534 euid=65534" in report
-        loot = git(fake.bare, "show", "planner/issue-12:loot.txt")
-        assert "git status --short: exit 0" in loot  # the tools' own git still works
-        assert JOB_TOKEN not in git(workspace, "remote", "get-url", "origin")
-        assert not [p for p in workspace.rglob("*") if p.lstat().st_uid == 65534]  # given back
+        return finished, workspace, git(fake.bare, "show", "planner/issue-12:loot.txt")
+
+
+def test_probe_finds_no_secret_on_the_gitlab_layout(reachable_tmp: Path) -> None:
+    """GitLab job as root, root-owned build directory, origin URL holding the job token."""
+    only_as_root()
+    _, workspace, loot = probe_gitlab_job(reachable_tmp, token_in_origin=True)
+    assert "git status --short: exit 0" in loot  # the tools' own git still works
+    assert JOB_TOKEN not in git(workspace, "remote", "get-url", "origin")
+    assert not [p for p in workspace.rglob("*") if p.lstat().st_uid == 65534]  # given back
 
 
 @pytest.fixture
@@ -491,22 +501,11 @@ def test_probe_finds_no_secret_when_the_sandbox_user_cannot_reach_the_workspace(
     by its path. Tools must still not run as root: the job shell above planner is root, dumpable
     and holds every token, so a root tool would read its environ."""
     only_with_mounts(closed_tmp)
-    with gitlab_with_issue(closed_tmp) as fake:
-        with ScriptedModelServer(probe_steps(closed_tmp / "job")) as model:
-            workspace = prepared_workspace(fake.bare, closed_tmp, "auto")
-            env = gitlab_job(fake, closed_tmp, model)
-            finished = run_entry(env, workspace, shell=True)
-            report = assert_probe_found_nothing(
-                finished, model, workspace, fake.bare, "planner/issue-12", GITLAB_SECRETS,
-                gitlab_bodies(fake),
-            )  # fmt: skip
-            model.assert_consumed()
-        assert "uid=65534 euid=65534" in report
-        loot = git(fake.bare, "show", "planner/issue-12:loot.txt")
-        assert re.findall(r"/proc/\d+/environ: read", loot) == []
-        assert len(re.findall(r"/proc/\d+/environ: refused", loot)) >= 3  # planner, shell, init
-        assert "through a mount of their own" in finished.stdout
-        assert not [p for p in workspace.rglob("*") if p.lstat().st_uid == 65534]  # given back
+    finished, workspace, loot = probe_gitlab_job(closed_tmp, token_in_origin=False)
+    assert re.findall(r"/proc/\d+/environ: read", loot) == []
+    assert len(re.findall(r"/proc/\d+/environ: refused", loot)) >= 3  # planner, shell, init
+    assert "through a mount of their own" in finished.stdout
+    assert not [p for p in workspace.rglob("*") if p.lstat().st_uid == 65534]  # given back
 
 
 def test_probe_as_the_same_user_cannot_read_planner(reachable_tmp: Path) -> None:

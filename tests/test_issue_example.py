@@ -23,13 +23,13 @@ from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
 from planner.verification.reproduction.transcript import expected_values, transcript_test
 from tests.plans import completion, evaluation_ok, finish, planning
+from tests.support.issue_test_replies import block, issue_test_then_fixes
 from tests.test_issue_test import (
     FIXED,
     LEGACY,
     ONE_UNIT,
     TEST_PATH,
     WRONG_FIX,
-    block,
     durations_repo,
     issue_test_entries,
 )
@@ -68,6 +68,14 @@ def pytest_on(folder: Path, name: str, content: str) -> subprocess.CompletedProc
     return subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=120)
 
 
+def fails_then_passes(folder: Path, name: str, test: str, module: str, right: str) -> None:
+    """The test `name` fails on the code in `folder`, and passes once `module` holds `right`."""
+    assert pytest_on(folder, name, test).returncode == 1
+    (folder / module).write_text(right, encoding="utf-8")
+    passed = pytest_on(folder, name, test)
+    assert passed.returncode == 0, passed.stdout
+
+
 # -- what is built from an issue -----------------------------------------------------------------
 
 
@@ -77,12 +85,19 @@ def module(folder: Path, name: str, text: str = "") -> Path:
     return folder
 
 
+def built_test(folder: Path, body: str, name: str, text: str = "") -> str:
+    """The issue's test built from `body` (there must be one), with the module `name` holding
+    `text` in `folder`."""
+    test = transcript_test(body, module(folder, name, text))
+    assert test is not None
+    return test
+
+
 def test_the_exception_the_session_shows_is_the_call_the_expected_value_belongs_to(
     tmp_path: Path,
 ) -> None:
     """`45` is an int like `5400`, but the traceback is the bug the issue reports."""
-    test = transcript_test(SESSION_ISSUE.body, module(tmp_path, "durations"))
-    assert test is not None
+    test = built_test(tmp_path, SESSION_ISSUE.body, "durations")
     assert '    assert (parse_duration("1h30m")) == 5400' in test
     assert "from durations import parse_duration" in test
     assert 'parse_duration("45s")' in test  # the session is replayed as it was shown
@@ -90,12 +105,8 @@ def test_the_exception_the_session_shows_is_the_call_the_expected_value_belongs_
 
 
 def test_it_fails_on_the_bug_and_passes_on_the_fix_when_run_by_pytest(tmp_path: Path) -> None:
-    test = transcript_test(SESSION_ISSUE.body, module(tmp_path, "durations", ONE_UNIT))
-    assert test is not None
-    assert pytest_on(tmp_path, "test_example.py", test).returncode == 1
-    (tmp_path / "durations.py").write_text(FIXED, encoding="utf-8")
-    passed = pytest_on(tmp_path, "test_example.py", test)
-    assert passed.returncode == 0, passed.stdout
+    test = built_test(tmp_path, SESSION_ISSUE.body, "durations", ONE_UNIT)
+    fails_then_passes(tmp_path, "test_example.py", test, "durations.py", FIXED)
 
 
 def test_a_shown_value_is_paired_with_an_expected_value_of_its_type_the_later_one_first(
@@ -106,8 +117,7 @@ def test_a_shown_value_is_paired_with_an_expected_value_of_its_type_the_later_on
         ">>> area(2)\n4\n>>> area(3)\n6\n```\n\n"
         "Expected `9` for a side of 3. The label is right (`'two'`).\n"
     )
-    test = transcript_test(body, module(tmp_path, "shapes"))
-    assert test is not None
+    test = built_test(tmp_path, body, "shapes")
     assert "assert (area(3)) == 9" in test
     assert "area(2)" in test.split("assert")[0]  # replayed before the check, not checked
     assert test.count("assert ") == 1  # 'two' is in a sentence that expects nothing
@@ -124,19 +134,15 @@ def test_several_values_one_sentence_expects_pair_in_order_with_the_calls_shown(
         ">>> round_up(2.5)\n2\n>>> round_up(3.0)\n3\n>>> round_up(3.7)\n3\n```\n\n"
     )
     body = session + "I expected `2`, `3`, `3` and `4`, in that order.\n"
-    test = transcript_test(body, module(tmp_path, "rounding", rounding))
-    assert test is not None
+    test = built_test(tmp_path, body, "rounding", rounding)
     checks = [line.strip() for line in test.splitlines() if line.strip().startswith("assert")]
     assert checks == [
         "assert (round_up(1.2)) == 2",
         "assert (round_up(2.5)) == 3",
         "assert (round_up(3.7)) == 4",
     ]
-    assert pytest_on(tmp_path, "test_rounding.py", test).returncode == 1
     right = "import math\n\n\ndef round_up(x):\n    return math.ceil(x)\n"
-    (tmp_path / "rounding.py").write_text(right, encoding="utf-8")
-    passed = pytest_on(tmp_path, "test_rounding.py", test)
-    assert passed.returncode == 0, passed.stdout
+    fails_then_passes(tmp_path, "test_rounding.py", test, "rounding.py", right)
 
 
 def test_printed_text_the_issue_expects_must_appear_in_what_the_call_prints(
@@ -146,17 +152,13 @@ def test_printed_text_the_issue_expects_must_appear_in_what_the_call_prints(
         "```python\n>>> from report import render\n>>> print(render([1234567]))\n"
         "total: 1234567\n```\n\nThe total should read `1,234,567`.\n"
     )
-    test = transcript_test(body, module(tmp_path, "report"))
-    assert test is not None
+    test = built_test(tmp_path, body, "report")
     assert "assert '1,234,567' in _shown(lambda: print(render([1234567])))" in test
     (tmp_path / "report.py").write_text(
         "def render(items):\n    return f'total: {sum(items)}'\n", encoding="utf-8"
     )
-    assert pytest_on(tmp_path, "test_report.py", test).returncode == 1
-    (tmp_path / "report.py").write_text(
-        "def render(items):\n    return f'total: {sum(items):,}'\n", encoding="utf-8"
-    )
-    assert pytest_on(tmp_path, "test_report.py", test).returncode == 0
+    right = "def render(items):\n    return f'total: {sum(items):,}'\n"
+    fails_then_passes(tmp_path, "test_report.py", test, "report.py", right)
 
 
 def test_code_and_names_in_an_expecting_sentence_are_not_taken_for_values() -> None:
@@ -251,10 +253,7 @@ def test_a_session_that_passes_before_the_change_falls_back_to_the_models_test(
         update={"body": SESSION_ISSUE.body.replace('"1h30m")\nTraceback', '"2h")\nTraceback')}
     )
     already = already.model_copy(update={"body": already.body.replace("`5400`", "`7200`")})
-    scripted_model.add(
-        reply_text("issue_test", "no test today"),
-        reply_text("legacy", block("durations.py", FIXED)),
-    )
+    scripted_model.add(*issue_test_then_fixes("no test today", "durations.py", FIXED))
     run(workspace, scripted_model, already)
 
     statuses = [(e["status"], e.get("source", "")) for e in issue_test_entries(workspace)]
@@ -293,10 +292,7 @@ def test_attack_an_issue_session_that_runs_a_program_does_not_run_it(
         f">>> import os; os.system('touch {marker}')\n0\n>>> parse_duration(\"45s\")",
     )
     hostile = SESSION_ISSUE.model_copy(update={"body": body})
-    scripted_model.add(
-        reply_text("issue_test", "no test today"),
-        reply_text("legacy", block("durations.py", FIXED)),
-    )
+    scripted_model.add(*issue_test_then_fixes("no test today", "durations.py", FIXED))
     run(workspace, scripted_model, hostile)
 
     assert not marker.exists()

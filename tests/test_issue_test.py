@@ -35,6 +35,8 @@ from planner.verification.reproduction.issue_test import (
     with_imports,
 )
 from tests.plans import ROOT_TOOLS, committed_repo, git_repo
+from tests.support.issue_test_replies import block, issue_test_then_fixes
+from tests.test_candidates import module_repo
 from tests.test_verification_pass import config, entries, of_type
 
 ISSUE = IssueContext(
@@ -91,16 +93,8 @@ LEGACY = {
 }
 
 
-def block(path: str, content: str) -> str:
-    return f"{path}\n```python\n{content}```\n"
-
-
 def durations_repo(root: Path) -> Path:
-    (root / "tests").mkdir(parents=True)
-    (root / "durations.py").write_text(ONE_UNIT, encoding="utf-8")
-    (root / "tests" / "test_durations.py").write_text(REPO_TEST, encoding="utf-8")
-    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
-    return git_repo(root)  # committed with a README
+    return module_repo(root, "durations", ONE_UNIT, REPO_TEST)
 
 
 def run(
@@ -132,11 +126,7 @@ def test_a_wrong_fix_the_repository_tests_pass_is_caught_and_the_repair_resolves
 ) -> None:
     """Without the issue's test the 1.5B's one-unit parser passed every repository test and
     the pass reported `completed`."""
-    scripted_model.add(
-        reply_text("issue_test", ISSUE_TEST_REPLY),
-        reply_text("legacy", block("durations.py", WRONG_FIX)),
-        reply_text("legacy", block("durations.py", FIXED)),
-    )
+    scripted_model.add(*issue_test_then_fixes(ISSUE_TEST_REPLY, "durations.py", WRONG_FIX, FIXED))
     result = run(workspace, scripted_model)
 
     assert result.status == "completed", result.stop_reason
@@ -169,9 +159,9 @@ def test_an_issue_test_still_failing_is_left_out_of_the_change_and_reported(
     workspace: Path, scripted_model: ScriptedModelServer
 ) -> None:
     scripted_model.add(
-        reply_text("issue_test", ISSUE_TEST_REPLY),
-        reply_text("legacy", block("durations.py", WRONG_FIX)),
-        reply_text("legacy", block("durations.py", WRONG_FIX.replace("Invalid", "Bad"))),
+        *issue_test_then_fixes(
+            ISSUE_TEST_REPLY, "durations.py", WRONG_FIX, WRONG_FIX.replace("Invalid", "Bad")
+        )
     )
     result = run(workspace, scripted_model, **{"verification.max_repair_attempts": 1})
 
@@ -195,11 +185,8 @@ def test_a_wrong_issue_test_gets_one_round_and_the_model_may_keep_its_change(
         "```python\nfrom durations import parse_duration\n\n\n"
         'def test_units() -> None:\n    assert parse_duration("45s") == 5400\n```'
     )
-    scripted_model.add(
-        reply_text("issue_test", wrong_way_round),
-        reply_text("legacy", block("durations.py", FIXED)),
-        reply_text("legacy", block("durations.py", FIXED)),  # stands by its change
-    )
+    # the fix, and again: it stands by its change
+    scripted_model.add(*issue_test_then_fixes(wrong_way_round, "durations.py", FIXED, FIXED))
     result = run(workspace, scripted_model)
 
     assert result.status == "needs_human", result.stop_reason
@@ -222,10 +209,7 @@ UNSTATED = ISSUE.model_copy(
 def test_a_test_that_already_passes_before_the_change_is_dropped(
     workspace: Path, scripted_model: ScriptedModelServer
 ) -> None:
-    scripted_model.add(
-        reply_text("issue_test", f"```python\n{REPO_TEST}```"),
-        reply_text("legacy", block("durations.py", FIXED)),
-    )
+    scripted_model.add(*issue_test_then_fixes(f"```python\n{REPO_TEST}```", "durations.py", FIXED))
     result = run(workspace, scripted_model, UNSTATED)
 
     last = issue_test_entries(workspace)[-1]
@@ -439,9 +423,7 @@ def test_a_check_expecting_the_issues_argument_back_cannot_prove_a_wrong_fix(
         "    assert to_fahrenheit(100) == 148.0\n    assert to_fahrenheit(212) == 100\n```"
     )
     wrong = TEMPERATURE.replace("celsius * 9 / 5 - 32", "(celsius - 32) * 5 / 9")
-    scripted_model.add(
-        reply_text("issue_test", reply), reply_text("legacy", block("temperature.py", wrong))
-    )
+    scripted_model.add(*issue_test_then_fixes(reply, "temperature.py", wrong))
     result = run(workspace, scripted_model, FAHRENHEIT)
 
     assert (workspace / "temperature.py").read_text(encoding="utf-8") == wrong
@@ -594,10 +576,7 @@ def test_a_unittest_repository_gets_the_issues_test_and_keeps_it_as_a_test_case(
     (workspace / "stack.py").write_text(STACK, encoding="utf-8")
     (workspace / "tests" / "test_stack.py").write_text(STACK_TESTS, encoding="utf-8")
     git_repo(workspace)
-    scripted_model.add(
-        reply_text("issue_test", PEEK_TEST_REPLY),
-        reply_text("legacy", block("stack.py", STACK + PEEK)),
-    )
+    scripted_model.add(*issue_test_then_fixes(PEEK_TEST_REPLY, "stack.py", STACK + PEEK))
     result = run_on(workspace, scripted_model, STACK_ISSUE)
 
     assert result.status == "completed", result.stop_reason
@@ -637,11 +616,8 @@ def test_a_repository_without_tests_gets_the_issues_test_as_its_first(
     `Tests: not run`. Now the issue's test runs with pytest and, passing, is the first test
     in the change."""
     workspace = committed_repo(tmp_path / "repo", {"README.md": "# demo\n", "greet.py": HI})
-    scripted_model.add(
-        reply_text("issue_test", GREET_TEST_REPLY),
-        reply_text("legacy", block("greet.py", '"""Greetings."""\n\n\n' + HI)),  # not the fix
-        reply_text("legacy", block("greet.py", HELLO)),
-    )
+    not_the_fix = '"""Greetings."""\n\n\n' + HI
+    scripted_model.add(*issue_test_then_fixes(GREET_TEST_REPLY, "greet.py", not_the_fix, HELLO))
     result = run_on(workspace, scripted_model, GREET_ISSUE)
 
     assert result.status == "completed", result.stop_reason
@@ -663,9 +639,12 @@ def test_without_tests_a_change_that_leaves_the_issues_test_failing_is_not_compl
 ) -> None:
     workspace = committed_repo(tmp_path / "repo", {"README.md": "# demo\n", "greet.py": HI})
     scripted_model.add(
-        reply_text("issue_test", GREET_TEST_REPLY),
-        reply_text("legacy", block("greet.py", '"""Greetings."""\n\n\n' + HI)),
-        reply_text("legacy", block("greet.py", '"""Greets people."""\n\n\n' + HI)),
+        *issue_test_then_fixes(
+            GREET_TEST_REPLY,
+            "greet.py",
+            '"""Greetings."""\n\n\n' + HI,
+            '"""Greets people."""\n\n\n' + HI,
+        )
     )
     result = run_on(workspace, scripted_model, GREET_ISSUE)
 
@@ -683,10 +662,7 @@ def test_an_issue_test_that_imports_what_neither_the_repository_nor_the_issue_ha
     made_up = GREET_TEST_REPLY.replace(
         "from greet import greet\n", "from greet import greet\nfrom helpers import names\n"
     )
-    scripted_model.add(
-        reply_text("issue_test", made_up),
-        reply_text("legacy", block("greet.py", HELLO)),
-    )
+    scripted_model.add(*issue_test_then_fixes(made_up, "greet.py", HELLO))
     result = run_on(workspace, scripted_model, GREET_ISSUE)
 
     last = issue_test_entries(workspace)[-1]

@@ -18,7 +18,7 @@ import pytest
 
 from planner.config import LLMConfig
 from planner.core.errors import ApiError
-from planner.core.interfaces import ToolSpec
+from planner.core.interfaces import ChatReply, ToolSpec
 from planner.model.conversation import FINISH_TASK
 from planner.model.llm import OpenAIModel
 from planner.model.toolcalls import calls_in_text, schema_problems, wire_messages
@@ -66,12 +66,18 @@ def model(server: ScriptedModelServer, mode: str, **settings: Any) -> OpenAIMode
     return OpenAIModel(config)
 
 
+def chat_once(server: ScriptedModelServer, mode: str, *texts: str, **settings: Any) -> ChatReply:
+    """One execute turn of a `mode` model whose answers are `texts`, in turn (a re-ask takes
+    the next)."""
+    server.add(*(reply_text("execute", text) for text in texts))
+    return model(server, mode, **settings).chat("execute", MESSAGES, TOOLS)
+
+
 @pytest.mark.parametrize("shape", [FENCED, BARE, TAGGED, STRING_ARGUMENTS])
 def test_json_mode_reads_every_shape_the_local_models_write(
     scripted_model: ScriptedModelServer, shape: str
 ) -> None:
-    scripted_model.add(reply_text("execute", shape))
-    reply = model(scripted_model, "json").chat("execute", MESSAGES, TOOLS)
+    reply = chat_once(scripted_model, "json", shape)
     assert [(c.name, c.arguments) for c in reply.tool_calls] == [
         ("read_file", {"path": "README.md"})
     ]
@@ -91,8 +97,7 @@ def test_json_mode_reads_every_shape_the_local_models_write(
 def test_json_mode_reasks_a_call_to_a_tool_that_does_not_exist(
     scripted_model: ScriptedModelServer,
 ) -> None:
-    scripted_model.add(reply_text("execute", INVENTED), reply_text("execute", FENCED))
-    reply = model(scripted_model, "json").chat("execute", MESSAGES, TOOLS)
+    reply = chat_once(scripted_model, "json", INVENTED, FENCED)
     assert [c.name for c in reply.tool_calls] == ["read_file"]
     reask = scripted_model.requests[1].body["messages"]
     assert reask[-2] == {"role": "assistant", "content": INVENTED}
@@ -104,8 +109,7 @@ def test_json_mode_reasks_arguments_the_schema_refuses(
     scripted_model: ScriptedModelServer,
 ) -> None:
     wrong = '{"tool": "read_file", "arguments": {"file": "README.md", "start_line": "1"}}'
-    scripted_model.add(reply_text("execute", wrong), reply_text("execute", BARE))
-    reply = model(scripted_model, "json").chat("execute", MESSAGES, TOOLS)
+    reply = chat_once(scripted_model, "json", wrong, BARE)
     assert reply.tool_calls[0].arguments == {"path": "README.md"}
     problem = scripted_model.requests[1].body["messages"][-1]["content"]
     assert "path is required" in problem
@@ -116,22 +120,19 @@ def test_json_mode_reasks_arguments_the_schema_refuses(
 def test_json_mode_second_invented_tool_is_passed_on_for_the_registry_to_refuse(
     scripted_model: ScriptedModelServer,
 ) -> None:
-    scripted_model.add(reply_text("execute", INVENTED), reply_text("execute", INVENTED))
-    reply = model(scripted_model, "json").chat("execute", MESSAGES, TOOLS)
+    reply = chat_once(scripted_model, "json", INVENTED, INVENTED)
     assert [c.name for c in reply.tool_calls] == ["open_file"]  # a failed action, as native
 
 
 def test_json_mode_second_prose_reply_is_prose(scripted_model: ScriptedModelServer) -> None:
-    scripted_model.add(reply_text("execute", "Done."), reply_text("execute", "All done."))
-    reply = model(scripted_model, "json").chat("execute", MESSAGES, TOOLS)
+    reply = chat_once(scripted_model, "json", "Done.", "All done.")
     assert reply.tool_calls == [] and reply.content == "All done."
 
 
 def test_json_mode_sends_json_object_when_structured_output_is_json_mode(
     scripted_model: ScriptedModelServer,
 ) -> None:
-    scripted_model.add(reply_text("execute", BARE))
-    model(scripted_model, "json", structured_output="json_mode").chat("execute", MESSAGES, TOOLS)
+    chat_once(scripted_model, "json", BARE, structured_output="json_mode")
     assert scripted_model.requests[0].body["response_format"] == {"type": "json_object"}
 
 
@@ -164,8 +165,7 @@ def test_auto_reasks_the_captured_05b_reply(scripted_model: ScriptedModelServer)
 def test_auto_reasks_an_invented_tool_written_as_text(
     scripted_model: ScriptedModelServer,
 ) -> None:
-    scripted_model.add(reply_text("execute", INVENTED), reply_text("execute", BARE))
-    reply = model(scripted_model, "auto").chat("execute", MESSAGES, TOOLS)
+    reply = chat_once(scripted_model, "auto", INVENTED, BARE)
     assert [c.name for c in reply.tool_calls] == ["read_file"]
     assert "there is no tool 'open_file'" in str(scripted_model.requests[1].body["messages"])
 
@@ -231,14 +231,12 @@ def test_native_mode_runs_a_call_written_as_text(
 def test_native_mode_passes_a_bad_written_call_on_as_a_failing_action(
     scripted_model: ScriptedModelServer,
 ) -> None:
-    scripted_model.add(reply_text("execute", INVENTED))
-    reply = model(scripted_model, "native").chat("execute", MESSAGES, TOOLS)
+    reply = chat_once(scripted_model, "native", INVENTED)
     assert [c.name for c in reply.tool_calls] == ["open_file"]  # the registry answers it
 
 
 def test_native_mode_keeps_prose_as_prose(scripted_model: ScriptedModelServer) -> None:
-    scripted_model.add(reply_text("execute", "I am done."))
-    reply = model(scripted_model, "native").chat("execute", MESSAGES, TOOLS)
+    reply = chat_once(scripted_model, "native", "I am done.")
     assert reply.tool_calls == [] and reply.content == "I am done."
 
 

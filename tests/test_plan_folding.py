@@ -26,6 +26,7 @@ from planner.testing.steps import reply_json, reply_text
 from planner.text.issue import IssueContext
 from tests.harness import Harness
 from tests.plans import ROOT_TOOLS, completion
+from tests.support.issue_test_replies import block
 
 TOOLS = {name: name for name in ("read_file", "write_file", "edit_file", "run_command")}
 WITH_TESTS = {**TOOLS, "run_tests": "run_tests"}
@@ -351,7 +352,7 @@ def test_a_pass_with_the_captured_plan_writes_the_file_in_one_execution_call(
     )
     harness.server.add(
         reply_json("planning", captured_plan()),
-        reply_text("execute", f"stack.py\n```python\n{DONE}```\n"),
+        reply_text("execute", block("stack.py", DONE)),
         completion(completed=1),
     )
     result = harness.run(ISSUE, **quiet, **ROOT_TOOLS)
@@ -389,7 +390,7 @@ def test_a_plan_of_one_reading_task_is_asked_for_the_change(harness: Harness) ->
     plan = plan_of(("1", "Read APP_PORT in settings.py and return it from port()", "read_file"))
     harness.server.add(
         reply_json("planning", {"phase": "planning", **plan.model_dump(), "comment": "ok"}),
-        reply_text("execute", f"settings.py\n```python\n{FROM_ENV}```\n"),
+        reply_text("execute", block("settings.py", FROM_ENV)),
         completion(completed=1),
     )
     issue = ISSUE.model_copy(update={"title": "Port from APP_PORT", "body": "See settings.py."})
@@ -423,7 +424,7 @@ def test_a_planning_reply_without_an_action_plan_runs_its_tasks_in_order(
     }
     harness.server.add(
         reply_json("planning", reply),
-        reply_text("execute", f"settings.py\n```python\n{FROM_ENV}```\n"),
+        reply_text("execute", block("settings.py", FROM_ENV)),
         completion(completed=1),
     )
     result = harness.run(ISSUE, **quiet, **ROOT_TOOLS)

@@ -13,7 +13,7 @@ from planner.core.errors import ConfigError
 from planner.replanning.limits.controls import ReplanControls
 from planner.replanning.limits.state import ReplanState
 from planner.replanning.prompting.decision import ReplanDecision
-from planner.testing.steps import reply_json, reply_text
+from planner.testing.steps import Step, reply_json, reply_text
 from tests.harness import Harness
 from tests.plans import (
     completed,
@@ -33,6 +33,11 @@ def replan(confidence: float, **fields: object) -> ReplanDecision:
 
 
 CONTROLS = ReplanControls(ReplanningConfig())
+
+
+def alternative(**fields: object) -> Step:
+    """The model's answer when asked for another approach: this decision, as it wrote it."""
+    return reply_json("replan_alternative", {"replan_decision": fields})
 
 
 # -- §9.3 confidence bands (unit) ----------------------------------------------------------------
@@ -318,15 +323,8 @@ def test_very_low_confidence_never_changes_the_plan(harness: Harness) -> None:
 def test_limit_reached_asks_for_an_alternative_then_continues(harness: Harness) -> None:
     harness.server.add(
         *failing_pass(execution_decision(True, replan_type="partial_replan")),
-        reply_json(
-            "replan_alternative",
-            {
-                "replan_decision": {
-                    "replan_needed": False,
-                    "confidence": 0.8,
-                    "reasoning": "continue; the next call can fix it",
-                }
-            },
+        alternative(
+            replan_needed=False, confidence=0.8, reasoning="continue; the next call can fix it"
         ),
         write("ok.txt"),
         finish(),
@@ -344,16 +342,11 @@ def test_limit_reached_asks_for_an_alternative_then_continues(harness: Harness) 
 def test_no_alternative_escalates_to_a_person(harness: Harness) -> None:
     harness.server.add(
         *failing_pass(execution_decision(True, replan_type="partial_replan")),
-        reply_json(
-            "replan_alternative",
-            {
-                "replan_decision": {
-                    "replan_needed": True,
-                    "confidence": 0.9,
-                    "clarification_needed": True,
-                    "clarification_questions": ["Where may I write?"],
-                }
-            },
+        alternative(
+            replan_needed=True,
+            confidence=0.9,
+            clarification_needed=True,
+            clarification_questions=["Where may I write?"],
         ),
     )
     result = harness.run(**{"planning.replanning.global.max_total_replans": 0})
@@ -399,16 +392,8 @@ def test_loop_detected_in_a_pass_requests_a_different_approach(harness: Harness)
     retry = execution_decision(True, replan_type="retry", replan_level=1)
     harness.server.add(
         *failing_pass(retry, retry, retry),  # the third identical retry is refused
-        reply_json(
-            "replan_alternative",
-            {
-                "replan_decision": {
-                    "replan_needed": True,
-                    "confidence": 0.9,
-                    "replan_type": "partial_replan",
-                    "replan_level": 2,
-                }
-            },
+        alternative(
+            replan_needed=True, confidence=0.9, replan_type="partial_replan", replan_level=2
         ),
         revise_reply(["task_1"]),
         write("ok.txt"),
@@ -463,10 +448,7 @@ def test_unusable_replacement_plan_asks_for_an_alternative(harness: Harness) -> 
                 "updated_action_plan": {"execution_order": ["task_1"], "actions": []},
             },
         ),
-        reply_json(
-            "replan_alternative",
-            {"replan_decision": {"replan_needed": False, "confidence": 0.7}},
-        ),
+        alternative(replan_needed=False, confidence=0.7),
         write("ok.txt"),
         finish(),
         *completed(),

@@ -22,6 +22,7 @@ from tests.plans import (
     tasks_reply,
     write,
 )
+from tests.support.scripted_replies import two_files_written
 
 
 def fail_after_first_task(level: int, **fields: object) -> list[object]:
@@ -200,11 +201,7 @@ def test_review_redecomposition_before_execution(harness: Harness) -> None:
         ),
         tasks_reply("read", "write"),
         review_only(task_decomposition=decision(), action_sequence=decision()),
-        write("r.txt"),
-        finish(),
-        write("w.txt"),
-        finish(),
-        *completed(completed=2),
+        *two_files_written("r.txt", "w.txt"),
     )
     result = harness.run()
     assert result.status == "completed"

@@ -14,6 +14,7 @@ from tests.plans import (
     review,
     write,
 )
+from tests.support.scripted_replies import cannot_plan
 
 ASK = decision(
     True,
@@ -26,16 +27,7 @@ ASK = decision(
     issues_found=["file names missing"],
 )
 
-CANNOT_PLAN = {
-    "phase": "planning",
-    "comment": "Which files?",
-    "error": {
-        "type": "unclear_goal",
-        "message": "the files are not named",
-        "clarification_needed": ["Which files should I write?"],
-        "assumptions": ["a.txt"],
-    },
-}
+CANNOT_PLAN = cannot_plan(assumptions=["a.txt"])
 """A planning reply that cannot plan: the model asks the people on the issue (§10.1.1)."""
 
 

@@ -23,6 +23,7 @@ from tests.fake_forge import FakeGitHub, git
 from tests.fake_forge.rig import Rig, github_rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
 from tests.plans import ROOT_TOOLS, evaluation_ok
+from tests.support.model_code import FINISHED, PYTEST, code_run_by
 
 README = "# hello\n\nRun the tests with `python -m unittest`.\n"
 DATA = "id,value\n" + "".join(f"{n},{n * n}\n" for n in range(300))
@@ -31,7 +32,6 @@ PAYLOAD = (
     "pathlib.Path('README.md').unlink(missing_ok=True)\n"
     "pathlib.Path('data.csv').write_text('wiped\\n')\n"
 )
-PYTEST = [sys.executable, "-m", "pytest"]
 UNITTEST = [sys.executable, "-m", "unittest"]
 LARGE = {"approval.large_file_bytes": 1_000}  # data.csv (about 3 kB) is then a large file
 
@@ -50,17 +50,13 @@ def allowing(argv: list[str]) -> dict[str, Any]:
 def attack(code_file: str, argv: list[str]) -> list[Step]:
     """Plan, review, then one reply: write the code file, run the allowed command."""
     steps = one_file_plan(code_file, PAYLOAD, "Add a test setup")
-    calls: list[ToolCallSpec] = [
-        ("write_file", {"path": code_file, "content": PAYLOAD}),
-        ("run_command", {"argv": argv}),
-    ]
-    return [*steps[:2], reply_tool_calls("execute", calls)]
+    return [*steps[:2], reply_tool_calls("execute", code_run_by(argv, code_file, PAYLOAD))]
 
 
 def finish() -> list[Step]:
     done = one_file_plan("x", "", "Add a test setup")
     return [
-        reply_tool_calls("execute", [("finish_task", {"status": "completed", "summary": "Done."})]),
+        reply_tool_calls("execute", [FINISHED]),
         evaluation_ok(),
         done[-1],
     ]
@@ -161,8 +157,7 @@ def test_a_command_that_tampers_with_the_saved_copies_gets_nothing_pushed(rig: R
     steps = one_file_plan("conftest.py", TAMPER, "Add a test setup")
     calls: list[ToolCallSpec] = [
         ("write_file", {"path": "README.md", "content": f"{README}\nEdited by the pass.\n"}),
-        ("write_file", {"path": "conftest.py", "content": TAMPER}),
-        ("run_command", {"argv": PYTEST}),
+        *code_run_by(PYTEST, "conftest.py", TAMPER),
     ]
     script = [*steps[:2], reply_tool_calls("execute", calls)]
     outcome = rig.run(labeled_event(), script, event_name="issues", **allowing(PYTEST))
@@ -178,12 +173,8 @@ def test_without_planning_a_rolled_back_effect_is_shown_to_people(rig: Rig) -> N
     fails, and the people on the issue are told what was undone."""
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
-    calls: list[ToolCallSpec] = [
-        ("write_file", {"path": "conftest.py", "content": PAYLOAD}),
-        ("run_command", {"argv": PYTEST}),
-    ]
-    finish = ("finish_task", {"status": "completed", "summary": "Done."})
-    script = [reply_tool_calls("legacy", calls), reply_tool_calls("legacy", [finish])]
+    calls = code_run_by(PYTEST, "conftest.py", PAYLOAD)
+    script = [reply_tool_calls("legacy", calls), reply_tool_calls("legacy", [FINISHED])]
     config = {**allowing(PYTEST), "planning.enabled": False}
     outcome = rig.run(labeled_event(), script, event_name="issues", **config)
 
@@ -234,10 +225,7 @@ def test_a_command_cannot_write_ci_definitions_or_planners_config_without_a_pers
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
     steps = one_file_plan("conftest.py", CI_PAYLOAD, "Add a test setup")
-    calls: list[ToolCallSpec] = [
-        ("write_file", {"path": "conftest.py", "content": CI_PAYLOAD}),
-        ("run_command", {"argv": PYTEST}),
-    ]
+    calls = code_run_by(PYTEST, "conftest.py", CI_PAYLOAD)
     script = [*steps[:2], reply_tool_calls("execute", calls)]
     outcome = rig.run(labeled_event(), script, event_name="issues", **allowing(PYTEST))
 

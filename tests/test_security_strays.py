@@ -41,6 +41,7 @@ from tests.fake_forge.rig import Rig, github_rig
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, one_file_plan, tracking
 from tests.mcp_servers.launch import misbehaving_server
 from tests.plans import ROOT_TOOLS, decision, evaluation_ok
+from tests.support.model_code import FINISHED, PYTEST, code_run_by
 
 README = "# hello\n\nRun the tests with `python -m unittest`.\n"
 DETACH = (
@@ -51,7 +52,6 @@ DETACH = (
     "    start_new_session=True,\n"
     ")\n"
 )
-PYTEST = [sys.executable, "-m", "pytest"]
 LATER = 5.0
 """How long the model 'thinks' before its next reply: the stray deletion lands meanwhile."""
 
@@ -65,14 +65,13 @@ def attack(calls: list[ToolCallSpec], failed: bool) -> list[Step]:
     """Plan, review, the attack's calls, a slow reply (the check after a failed action, or the
     next action), then the task's end."""
     steps = one_file_plan("conftest.py", DETACH, "Add a test setup")
-    finish = ("finish_task", {"status": "completed", "summary": "Done."})
     check = {"replan_decision": decision(False)}
     slow = [reply_json("replan_execution", check, delay_seconds=LATER)] if failed else []
     return [
         *steps[:2],
         reply_tool_calls("execute", calls),
         *slow,
-        reply_tool_calls("execute", [finish], delay_seconds=0 if failed else LATER),
+        reply_tool_calls("execute", [FINISHED], delay_seconds=0 if failed else LATER),
     ]
 
 
@@ -88,10 +87,7 @@ def assert_waits_with_readme_kept(rig: Rig, outcome: Any) -> None:
 
 
 def test_a_detached_process_cannot_delete_a_file_after_its_command_was_judged(rig: Rig) -> None:
-    calls: list[ToolCallSpec] = [
-        ("write_file", {"path": "conftest.py", "content": DETACH}),
-        ("run_command", {"argv": PYTEST}),
-    ]
+    calls = code_run_by(PYTEST, "conftest.py", DETACH)
     config = {"tools.allowed_commands": [" ".join(PYTEST)], **ROOT_TOOLS}
     outcome = rig.run(labeled_event(), attack(calls, failed=True), event_name="issues", **config)
 
@@ -115,19 +111,15 @@ def test_a_rejected_stray_deletion_is_never_committed(rig: Rig) -> None:
     """The person says no: the next pass goes on and README.md stays on the branch."""
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
-    calls: list[ToolCallSpec] = [
-        ("write_file", {"path": "conftest.py", "content": DETACH}),
-        ("run_command", {"argv": PYTEST}),
-    ]
+    calls = code_run_by(PYTEST, "conftest.py", DETACH)
     config = {"tools.allowed_commands": [" ".join(PYTEST)], **ROOT_TOOLS}
     rig.run(labeled_event(), attack(calls, failed=True), event_name="issues", **config)
     [spec_id] = re.findall(r"\| (a\d+) \| delete \| `README.md`", tracking(fake))
     answer = f"/planner reject {spec_id} keep the readme"
     reject = comment_event(answer, fake.comment_json(fake.add_comment(1, answer)), 1)
 
-    finish = ("finish_task", {"status": "completed", "summary": "Done."})
     done = one_file_plan("x", "", "Add a test setup")[-1]
-    script = [reply_tool_calls("execute", [finish]), evaluation_ok(), done]
+    script = [reply_tool_calls("execute", [FINISHED]), evaluation_ok(), done]
     second = rig.run(reject, script, event_name="issue_comment", **config)
 
     assert second.status == "completed", second
@@ -144,11 +136,7 @@ def test_without_planning_a_rolled_back_stray_change_is_shown_to_people(
     issue are told, not only the model (which never hears of one noticed at the end)."""
     fake = rig.fake
     assert isinstance(fake, FakeGitHub)
-    calls: list[ToolCallSpec] = [
-        ("write_file", {"path": "conftest.py", "content": DETACH}),
-        ("run_command", {"argv": PYTEST}),
-    ]
-    finish = ("finish_task", {"status": "completed", "summary": "Done."})
+    calls = code_run_by(PYTEST, "conftest.py", DETACH)
     later: list[ToolCallSpec] = [("write_file", {"path": "notes.txt", "content": "x\n"})]
     then = [reply_tool_calls("legacy", later, delay_seconds=LATER)]
     if noticed == "at-the-end-of-the-pass":
@@ -156,7 +144,7 @@ def test_without_planning_a_rolled_back_stray_change_is_shown_to_people(
     script = [
         reply_tool_calls("legacy", calls),
         *then,
-        reply_tool_calls("legacy", [finish], delay_seconds=0 if then else LATER),
+        reply_tool_calls("legacy", [FINISHED], delay_seconds=0 if then else LATER),
     ]
     config = {"planning.enabled": False, "tools.allowed_commands": [" ".join(PYTEST)]}
     outcome = rig.run(labeled_event(), script, event_name="issues", **config, **ROOT_TOOLS)
@@ -261,16 +249,32 @@ def run_the_daemon_pass(rig: Rig, script: str, env: dict[str, str] | None = None
     assert isinstance(fake, FakeGitHub)
     fake.add_issue(1, "Add tests", "Add a test setup and run the tests.", labels=["planner"])
     fake.permissions["Codertocat"] = "write"
-    calls: list[ToolCallSpec] = [
-        ("write_file", {"path": "start.sh", "content": script}),
-        ("run_command", {"argv": ["sh", "start.sh"]}),
-    ]
-    finish = ("finish_task", {"status": "completed", "summary": "Done."})
+    calls = code_run_by(["sh", "start.sh"], "start.sh", script)
     steps = one_file_plan("start.sh", script, "Add a test setup")
-    model = [*steps[:2], reply_tool_calls("execute", calls), reply_tool_calls("execute", [finish])]
+    model = [
+        *steps[:2],
+        reply_tool_calls("execute", calls),
+        reply_tool_calls("execute", [FINISHED]),
+    ]
     config = {"tools.allowed_commands": ["sh start.sh"], "tools.sandbox_user": "auto"}
     job = rig.env(**env) if env else None
     return rig.run(labeled_event(), [*model, *steps[-2:]], event_name="issues", env=job, **config)
+
+
+@contextlib.contextmanager
+def daemon_pass(
+    rig: Rig,
+    act: str,
+    hold: Callable[[Path, pytest.MonkeyPatch], None],
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[tuple[Any, Path]]:
+    """The daemon pass in the rig's folder, its daemon doing `act` at the moment `hold` (set up
+    with `monkeypatch`) waits at; the pass's outcome and the signal folder, the daemon killed
+    after whatever the test asserts."""
+    signals = rig.tmp / "signals"
+    hold(signals, monkeypatch)
+    with daemon_killed_after(signals):
+        yield run_the_daemon_pass(rig, last_moment_script(signals, act)), signals
 
 
 @pytest.mark.parametrize(
@@ -287,10 +291,7 @@ def test_a_detached_process_is_ended_before_the_commit(
 ) -> None:
     only_with_a_sandbox_user()
     rig = Rig("github", fake_github, reachable, owner=owner)
-    signals = reachable / "signals"
-    publish_at_the_last_moment(signals, monkeypatch)
-    with daemon_killed_after(signals):
-        outcome = run_the_daemon_pass(rig, last_moment_script(signals, act))
+    with daemon_pass(rig, act, publish_at_the_last_moment, monkeypatch) as (outcome, signals):
         assert outcome.status == "completed", outcome
         assert file_on(fake_github.bare, "planner/issue-1", "README.md") == README.rstrip("\n")
         assert not (signals / "done").exists(), "the daemon acted after the pass's last look"
@@ -305,10 +306,7 @@ def test_a_detached_process_stands_still_while_a_task_is_committed(
     lands after it, where the pass's last look finds it, rolls it back and asks a person."""
     only_with_a_sandbox_user()
     rig = Rig("github", fake_github, reachable, owner=RUNNER_UID)
-    signals = reachable / "signals"
-    commit_at_the_last_moment(signals, monkeypatch)
-    with daemon_killed_after(signals):
-        outcome = run_the_daemon_pass(rig, last_moment_script(signals, DELETE))
+    with daemon_pass(rig, DELETE, commit_at_the_last_moment, monkeypatch) as (outcome, _):
         assert_waits_with_readme_kept(rig, outcome)
 
 

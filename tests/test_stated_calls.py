@@ -13,18 +13,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
-from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
 from planner.verification.reproduction.stated_calls import (
     StatedCall,
     stated_calls,
     with_stated_calls,
 )
-from tests.plans import git_repo
-from tests.test_issue_test import LEGACY, block, issue_test_entries
-from tests.test_verification_pass import config
+from tests.support.issue_test_replies import issue_test_then_fixes
+from tests.test_candidates import module_repo
+from tests.test_issue_test import issue_test_entries, run
 
 BUGGY = (
     'def word_count(text: str) -> int:\n    """How many words."""\n'
@@ -56,11 +54,7 @@ BLANK_TEST_REPLY = (
 
 
 def words_repo(root: Path) -> Path:
-    (root / "tests").mkdir(parents=True)
-    (root / "words.py").write_text(BUGGY, encoding="utf-8")
-    (root / "tests" / "test_words.py").write_text(REPO_TEST, encoding="utf-8")
-    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
-    return git_repo(root)
+    return module_repo(root, "words", BUGGY, REPO_TEST)
 
 
 def pytest_passes(folder: Path, test: str) -> bool:
@@ -163,13 +157,8 @@ def test_a_fix_for_blank_texts_only_is_not_proven_by_a_test_of_blank_texts(
     """The model's test checks blank texts; the issue's `word_count("a  b")` returns 3 is
     checked beside it, so the blank-only fix goes back and the right one completes."""
     workspace = words_repo(tmp_path / "repo")
-    scripted_model.add(
-        reply_text("issue_test", BLANK_TEST_REPLY),
-        reply_text("legacy", block("words.py", BLANK_ONLY)),
-        reply_text("legacy", block("words.py", RIGHT)),
-    )
-    setup = PassSetup(config=config(scripted_model, **LEGACY), workspace=workspace)
-    result = run_pass(setup, ISSUE)
+    scripted_model.add(*issue_test_then_fixes(BLANK_TEST_REPLY, "words.py", BLANK_ONLY, RIGHT))
+    result = run(workspace, scripted_model, ISSUE)
 
     assert result.status == "completed", result.stop_reason
     assert len(scripted_model.requests) == 3
@@ -192,12 +181,8 @@ def test_a_model_test_that_passes_before_the_change_is_not_saved_by_reported_che
     workspace = words_repo(tmp_path / "repo")
     wrong_way = BLANK_TEST_REPLY.replace('word_count("") == 0', 'word_count("a  b") == 3')
     wrong_way = wrong_way.replace("== 0", "== 1")
-    scripted_model.add(
-        reply_text("issue_test", wrong_way),
-        reply_text("legacy", block("words.py", RIGHT)),
-    )
-    setup = PassSetup(config=config(scripted_model, **LEGACY), workspace=workspace)
-    result = run_pass(setup, ISSUE)
+    scripted_model.add(*issue_test_then_fixes(wrong_way, "words.py", RIGHT))
+    result = run(workspace, scripted_model, ISSUE)
 
     last = issue_test_entries(workspace)[-1]
     assert last["status"] == "dropped"
@@ -212,12 +197,11 @@ def test_a_reply_without_a_test_leaves_the_result_the_issue_expects_as_the_test(
     workspace = words_repo(tmp_path / "repo")
     issue = ISSUE.model_copy(update={"body": '`word_count("a  b")` returns 3 instead of 2.\n'})
     scripted_model.add(
-        reply_text("issue_test", "Here is how I would test it: call the function."),
-        reply_text("legacy", block("words.py", BLANK_ONLY)),
-        reply_text("legacy", block("words.py", RIGHT)),
+        *issue_test_then_fixes(
+            "Here is how I would test it: call the function.", "words.py", BLANK_ONLY, RIGHT
+        )
     )
-    setup = PassSetup(config=config(scripted_model, **LEGACY), workspace=workspace)
-    result = run_pass(setup, issue)
+    result = run(workspace, scripted_model, issue)
 
     assert result.status == "completed", result.stop_reason
     first = issue_test_entries(workspace)[0]

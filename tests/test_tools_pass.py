@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from planner.config import PlannerConfig, load_config
+from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
-from planner.testing.steps import reply_json, reply_tool_calls
+from planner.testing.steps import Step, reply_json, reply_tool_calls
 from planner.text.issue import IssueContext
 from tests.mcp_servers.launch import filesystem_server, git_server, misbehaving_server
 from tests.plans import REFINEMENT_OFF, ROOT_TOOLS, committed_repo, evaluation_ok, review_ok
@@ -105,11 +106,29 @@ def offered_tools(request_body: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {tool["function"]["name"]: tool["function"] for tool in request_body.get("tools", [])}
 
 
+def finished_pass(
+    server: ScriptedModelServer, workspace: Path, servers: dict[str, Any], *work: Step
+) -> PassResult:
+    """A pass with the MCP `servers` whose model plans and does `work`, then finishes the task
+    and judges the pass done."""
+    server.add(
+        *work,
+        reply_tool_calls("execute", [FINISH]),
+        evaluation_ok(),
+        reply_json("completion", DONE),
+    )
+    return run_pass(PassSetup(config=config_for(server, servers), workspace=workspace), ISSUE)
+
+
 def test_mcp_tool_results_reach_the_model(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
     workspace = make_repo(tmp_path / "repo")
-    scripted_model.add(
+    servers = {"fs": filesystem_server("."), "git": git_server()}
+    result = finished_pass(
+        scripted_model,
+        workspace,
+        servers,
         reply_json("planning", plan(("fs__read_text_file", "read"), ("fs__write_file", "write"))),
         review_ok(),
         reply_tool_calls(
@@ -122,13 +141,6 @@ def test_mcp_tool_results_reach_the_model(
         reply_tool_calls(
             "execute", [("fs__write_file", {"path": "NOTES.md", "content": "A tiny project.\n"})]
         ),
-        reply_tool_calls("execute", [FINISH]),
-        evaluation_ok(),
-        reply_json("completion", DONE),
-    )
-    servers = {"fs": filesystem_server("."), "git": git_server()}
-    result = run_pass(
-        PassSetup(config=config_for(scripted_model, servers), workspace=workspace), ISSUE
     )
 
     assert result.status == "completed", result.stop_reason
@@ -151,19 +163,17 @@ def test_plan_naming_an_unknown_tool_is_repaired_against_the_real_tools(
     """A tool no server offers (a GitHub MCP tool the model knows from elsewhere) is dropped
     from the action with a note; the MCP server's real tools run."""
     workspace = make_repo(tmp_path / "repo")
-    scripted_model.add(
+    result = finished_pass(
+        scripted_model,
+        workspace,
+        {"mis": misbehaving_server()},
         reply_json(
             "planning",
             plan(("github_get_file_contents", "read the README"), ("mis__echo", "say something")),
         ),
         review_ok(),
         reply_tool_calls("execute", [("mis__echo", {"text": "hello"})]),
-        reply_tool_calls("execute", [FINISH]),
-        evaluation_ok(),
-        reply_json("completion", DONE),
     )
-    config = config_for(scripted_model, {"mis": misbehaving_server()})
-    result = run_pass(PassSetup(config=config, workspace=workspace), ISSUE)
 
     assert result.status == "completed", result.stop_reason
     assert [r.kind for r in scripted_model.requests][:2] == ["planning", "replan_review"]
@@ -180,17 +190,15 @@ def test_a_server_dying_mid_pass_is_left_out_and_the_pass_goes_on(
 ) -> None:
     caplog.set_level(logging.WARNING)
     workspace = make_repo(tmp_path / "repo")
-    scripted_model.add(
+    result = finished_pass(
+        scripted_model,
+        workspace,
+        {"mis": misbehaving_server()},
         reply_json("planning", plan(("mis__crash", "crash"), ("write_file", "write"))),
         review_ok(),
         reply_tool_calls("execute", [("mis__crash", {})]),
         reply_tool_calls("execute", [("write_file", {"path": "NOTES.md", "content": "ok\n"})]),
-        reply_tool_calls("execute", [FINISH]),
-        evaluation_ok(),
-        reply_json("completion", DONE),
     )
-    config = config_for(scripted_model, {"mis": misbehaving_server()})
-    result = run_pass(PassSetup(config=config, workspace=workspace), ISSUE)
 
     assert result.status == "completed", result.stop_reason
     before, after = scripted_model.requests[2].body, scripted_model.requests[3].body
@@ -236,18 +244,16 @@ def test_history_records_mcp_calls_like_builtin_ones(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
     workspace = make_repo(tmp_path / "repo")
-    scripted_model.add(
+    result = finished_pass(
+        scripted_model,
+        workspace,
+        {"mis": misbehaving_server()},
         reply_json("planning", plan(("mis__echo", "echo"))),
         review_ok(),
         reply_tool_calls(
             "execute", [("mis__echo", {"text": "recorded"}), ("mis__fail", {"message": "no"})]
         ),
-        reply_tool_calls("execute", [FINISH]),
-        evaluation_ok(),
-        reply_json("completion", DONE),
     )
-    config = config_for(scripted_model, {"mis": misbehaving_server()})
-    result = run_pass(PassSetup(config=config, workspace=workspace), ISSUE)
 
     entries = [json.loads(line) for line in Path(result.history_path).read_text().splitlines()]
     actions = [entry for entry in entries if entry.get("type") == "action"]

@@ -17,6 +17,7 @@ from typing import Any
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.report.tracking import NOTHING_PROVES, UNPROVEN_WARNING
 from planner.outcome.evidence import VerificationNote
+from planner.outcome.result import PassResult
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import Step, reply_text
 from planner.verification.fixes.attempts import Start, reset, snapshot
@@ -24,13 +25,13 @@ from tests.fake_forge import FakeGitHub
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import labeled_event
 from tests.plans import completion, finish, planning, write
+from tests.support.issue_test_replies import block, issue_test_then_fixes
 from tests.test_issue_test import (
     FIXED,
     ISSUE_TEST_REPLY,
     ONE_UNIT,
     TEST_PATH,
     WRONG_FIX,
-    block,
     durations_repo,
     issue_test_entries,
     run,
@@ -39,6 +40,18 @@ from tests.test_verification_ci import SETTINGS, push_calc_project
 from tests.test_verification_pass import BUGGY, GOOD, of_type
 
 ATTEMPTS = {"verification.attempts": 2}
+OTHER_WRONG_FIX = WRONG_FIX.replace("Invalid", "Bad")
+
+
+def out_of_calls(
+    workspace: Path, server: ScriptedModelServer, test_reply: str, *fixes: str
+) -> PassResult:
+    """Three attempts allowed, four model calls per pass: the pass whose model answers
+    `test_reply` and then writes each of `fixes` to durations.py stops at the budget."""
+    server.add(*issue_test_then_fixes(test_reply, "durations.py", *fixes))
+    result = run(workspace, server, **{"verification.attempts": 3, "budget.max_model_calls": 4})
+    assert result.status == "in_progress" and "4 model calls" in result.stop_reason
+    return result
 
 
 def helper_call(path: str) -> str:
@@ -103,11 +116,9 @@ def test_when_every_attempt_fails_the_pass_ends_needs_human_and_says_so(
 ) -> None:
     workspace = durations_repo(tmp_path / "repo")
     scripted_model.add(
-        reply_text("issue_test", ISSUE_TEST_REPLY),
-        reply_text("legacy", block("durations.py", WRONG_FIX)),
-        reply_text("legacy", block("durations.py", WRONG_FIX)),
-        reply_text("legacy", block("durations.py", WRONG_FIX.replace("Invalid", "Bad"))),
-        reply_text("legacy", block("durations.py", WRONG_FIX.replace("Invalid", "Bad"))),
+        *issue_test_then_fixes(
+            ISSUE_TEST_REPLY, "durations.py", WRONG_FIX, WRONG_FIX, OTHER_WRONG_FIX, OTHER_WRONG_FIX
+        )
     )
     result = run(workspace, scripted_model, **ATTEMPTS)
 
@@ -125,16 +136,9 @@ def test_attempts_share_the_pass_budget(
     """Three attempts allowed, four model calls per pass: the second attempt stops at the
     budget like any work, and no third one starts."""
     workspace = durations_repo(tmp_path / "repo")
-    scripted_model.add(
-        reply_text("issue_test", ISSUE_TEST_REPLY),
-        reply_text("legacy", block("durations.py", WRONG_FIX)),
-        reply_text("legacy", block("durations.py", WRONG_FIX)),
-        reply_text("legacy", block("durations.py", WRONG_FIX.replace("Invalid", "Bad"))),
-    )
-    budget = {"verification.attempts": 3, "budget.max_model_calls": 4}
-    result = run(workspace, scripted_model, **budget)
+    wrong = [WRONG_FIX, WRONG_FIX, OTHER_WRONG_FIX]
+    out_of_calls(workspace, scripted_model, ISSUE_TEST_REPLY, *wrong)
 
-    assert result.status == "in_progress" and "4 model calls" in result.stop_reason
     assert len(of_type(workspace, "verification_attempt")) == 1
 
 
@@ -283,16 +287,9 @@ def test_a_budget_that_ends_a_later_attempt_leaves_the_closest_attempt(
     test of the issue was wrong, so it was undone; the time ran out in the second attempt and
     the branch held that half-made one. The closest attempt is what the pass leaves."""
     workspace = durations_repo(tmp_path / "repo")
-    scripted_model.add(
-        reply_text("issue_test", WRONG_WAY_ROUND),
-        reply_text("legacy", block("durations.py", FIXED)),  # right; its test is not
-        reply_text("legacy", block("durations.py", FIXED)),  # it stands by its change
-        reply_text("legacy", block("durations.py", DOUBLED)),  # attempt 2 breaks a test
-    )
-    budget = {"verification.attempts": 3, "budget.max_model_calls": 4}
-    result = run(workspace, scripted_model, **budget)
+    # the right fix (its test is not), which it stands by; attempt 2 breaks a test
+    result = out_of_calls(workspace, scripted_model, WRONG_WAY_ROUND, FIXED, FIXED, DOUBLED)
 
-    assert result.status == "in_progress" and "4 model calls" in result.stop_reason
     assert (workspace / "durations.py").read_text(encoding="utf-8") == FIXED
     attempts = of_type(workspace, "verification_attempt")
     assert [(e["attempt"], e["status"]) for e in attempts] == [

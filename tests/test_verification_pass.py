@@ -30,6 +30,7 @@ from planner.verification.fixes.undo import RepairUndo
 from planner.verification.suite.changes import diff_since, head_commit
 from tests.plans import (
     ROOT_TOOLS,
+    commit_all,
     committed_repo,
     completion,
     evaluation_ok,
@@ -95,6 +96,15 @@ def of_type(workspace: Path, kind: str) -> list[dict[str, Any]]:
     return [e for e in entries(workspace) if e["type"] == kind]
 
 
+def completed_with_runs(
+    workspace: Path, server: ScriptedModelServer, **overrides: Any
+) -> tuple[PassResult, list[dict[str, Any]]]:
+    """A pass that must complete, and the runs of the tests it recorded."""
+    result = run(workspace, server, **overrides)
+    assert result.status == "completed", result.stop_reason
+    return result, of_type(workspace, "verification")
+
+
 def write(path: str, content: str) -> Any:
     return reply_tool_calls("execute", [("write_file", {"path": path, "content": content})])
 
@@ -128,10 +138,9 @@ def test_baseline_then_a_fix_counts_only_the_new_result(
 ) -> None:
     workspace = calc_repo(tmp_path / "repo")
     scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
-    result = run(workspace, scripted_model)
+    result, runs = completed_with_runs(workspace, scripted_model)
 
-    assert result.status == "completed", result.stop_reason
-    baseline, after = of_type(workspace, "verification")
+    baseline, after = runs
     assert (baseline["stage"], baseline["status"]) == ("baseline", "failed")
     assert baseline["failing"] == ["tests/test_calc.py::test_sub"]
     assert (baseline["passed"], baseline["failed"]) == (1, 1)
@@ -455,14 +464,12 @@ def test_a_hanging_test_command_is_killed_and_the_pass_goes_on(
     workspace = calc_repo(tmp_path / "repo")
     hang = f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(120)'"
     scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
-    result = run(
+    result, runs = completed_with_runs(
         workspace,
         scripted_model,
         **{"verification.command": hang, "verification.timeout_seconds": 1},
     )
 
-    assert result.status == "completed", result.stop_reason
-    runs = of_type(workspace, "verification")
     assert [r["stage"] for r in runs] == ["baseline", "task", "final"]
     assert [r["status"] for r in runs] == ["timed_out", "not_run", "timed_out"]
     assert "timed out after 1s (verification.timeout_seconds)" in runs[0]["reason"]
@@ -490,10 +497,11 @@ def test_a_missing_program_is_named_with_its_key(
 ) -> None:
     workspace = calc_repo(tmp_path / "repo")
     scripted_model.add(planning("task_1"), write("NOTES.md", "n\n"), finish(), completion())
-    result = run(workspace, scripted_model, **{"verification.command": "no-such-runner-x --all"})
+    result, runs = completed_with_runs(
+        workspace, scripted_model, **{"verification.command": "no-such-runner-x --all"}
+    )
 
-    assert result.status == "completed", result.stop_reason
-    (baseline,) = of_type(workspace, "verification")
+    (baseline,) = runs
     assert baseline["status"] == "not_run"
     assert "`no-such-runner-x` is not installed" in baseline["reason"]
     assert "(verification.command)" in baseline["reason"]
@@ -618,10 +626,9 @@ def test_verification_off_runs_nothing_and_says_so(
 ) -> None:
     workspace = calc_repo(tmp_path / "repo")
     scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
-    result = run(workspace, scripted_model, **{"verification.enabled": "off"})
+    result, runs = completed_with_runs(workspace, scripted_model, **{"verification.enabled": "off"})
 
-    assert result.status == "completed", result.stop_reason
-    (entry,) = of_type(workspace, "verification")
+    (entry,) = runs
     assert (entry["status"], entry["reason"]) == ("not_run", "verification.enabled is off")
     assert result.verification is not None
     assert result.verification.line() == "Tests: not run — verification.enabled is off"
@@ -641,10 +648,9 @@ def test_the_tests_get_a_temporary_folder_of_their_own(
     subprocess.run(["git", "add", "."], cwd=workspace, check=True)
     shared, roots = shared_temporary_folder(tmp_path, monkeypatch)
     scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
-    result = run(workspace, scripted_model)
+    _, runs = completed_with_runs(workspace, scripted_model)
 
-    assert result.status == "completed", result.stop_reason
-    baseline = of_type(workspace, "verification")[0]
+    baseline = runs[0]
     assert (baseline["passed"], baseline["failing"]) == (2, ["tests/test_calc.py::test_sub"])
     assert sorted(path.name for path in roots.iterdir()) == ROOTS
     gc.collect()  # the pass's runner, and with it the tests' folder, is gone
@@ -669,17 +675,11 @@ def test_tests_that_need_a_service_get_a_clear_line_and_the_pass_goes_on(
     the line says; they are not the change's failures, and the pass completes."""
     workspace = calc_repo(tmp_path / "repo")
     (workspace / "tests" / "test_db.py").write_text(SERVICE_TEST, encoding="utf-8")
-    subprocess.run(["git", "add", "."], cwd=workspace, check=True)
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "db"],
-        cwd=workspace,
-        check=True,
-    )
+    commit_all(workspace, "db")
     scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
-    result = run(workspace, scripted_model)
+    result, runs = completed_with_runs(workspace, scripted_model)
 
-    assert result.status == "completed", result.stop_reason
-    baseline = of_type(workspace, "verification")[0]
+    baseline = runs[0]
     assert "tests/test_db.py::test_talks_to_the_database" in baseline["failing"]
     assert result.verification is not None
     line = result.verification.line()
@@ -697,17 +697,7 @@ PACKAGE = {
 
 
 def package_repo(root: Path) -> Path:
-    for name, text in PACKAGE.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    subprocess.run(["git", "add", "."], cwd=root, check=True)
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "init"],
-        cwd=root,
-        check=True,
-    )
-    return root
+    return committed_repo(root, PACKAGE)
 
 
 def test_without_tests_a_changed_module_must_still_import(
@@ -725,14 +715,12 @@ def test_without_tests_a_changed_module_must_still_import(
         finish(),
         completion(),
     )
-    result = run(
+    result, runs = completed_with_runs(
         workspace,
         scripted_model,
         **{"verification.command": None, "verification.max_repair_attempts": 1},
     )
 
-    assert result.status == "completed", result.stop_reason
-    runs = of_type(workspace, "verification")
     assert [r["status"] for r in runs] == ["not_run", "failed", "passed"]
     assert runs[1]["failing"] == [
         "pkg.core (does not import: NameError: name 'missing_name' is not defined)"
@@ -790,12 +778,9 @@ def test_a_failing_test_of_code_the_change_never_touched_does_not_hold_it(
     workspace = calc_repo(tmp_path / "repo")
     (workspace / "clock.py").write_text("def hour():\n    return 11\n", encoding="utf-8")
     (workspace / "tests" / "test_clock.py").write_text(CLOCK_TESTS, encoding="utf-8")
-    subprocess.run(["git", "add", "."], cwd=workspace, check=True)
-    commit = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "clock"]
-    subprocess.run(["git", *commit], cwd=workspace, check=True)
+    commit_all(workspace, "clock")
     scripted_model.add(planning("task_1"), write("calc.py", GOOD), finish(), completion())
-    result = run(workspace, scripted_model)
+    _, runs = completed_with_runs(workspace, scripted_model)
 
-    assert result.status == "completed", result.stop_reason
-    last = of_type(workspace, "verification")[-1]
+    last = runs[-1]
     assert last["failing"] == ["tests/test_clock.py::test_hour"] and last["unfixed"] == []
