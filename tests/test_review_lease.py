@@ -16,11 +16,8 @@ from tests.test_durable_lease import observe_lease_fetches
 
 
 def test_a_review_during_a_pass_is_handled_by_the_next_one(tmp_path: Path) -> None:
-    fake = FakeGitHub(tmp_path / "fake").start()
-    try:
+    with FakeGitHub(tmp_path / "fake") as fake:
         run_it(fake, tmp_path)
-    finally:
-        fake.stop()
     assert fake.openapi_problems == []
 
 
