@@ -122,19 +122,13 @@ def harness(tmp_path: Path, scripted_model: ScriptedModelServer) -> Iterator[Har
 @pytest.fixture
 def fake_github(tmp_path: Path) -> Iterator[FakeGitHub]:
     """A running fake GitHub; any request that GitHub's OpenAPI document rejects fails the test."""
-    forge = FakeGitHub(tmp_path / "fake-github").start()
-    try:
+    with FakeGitHub(tmp_path / "fake-github") as forge:
         yield forge
-    finally:
-        forge.stop()
     assert forge.openapi_problems == [], "\n".join(forge.openapi_problems)
 
 
 @pytest.fixture
 def fake_gitlab(tmp_path: Path) -> Iterator[FakeGitLab]:
     """A running fake GitLab (project acme/widgets, id 42)."""
-    forge = FakeGitLab(tmp_path / "fake-gitlab").start()
-    try:
+    with FakeGitLab(tmp_path / "fake-gitlab") as forge:
         yield forge
-    finally:
-        forge.stop()

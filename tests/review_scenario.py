@@ -16,6 +16,7 @@ from planner.ci.outcome import CiOutcome
 from planner.testing.steps import Step, reply_tool_calls
 from tests.fake_forge import FakeGitHub, FakeGitLab
 from tests.fake_forge.core import IDENTITY, git
+from tests.fake_forge.github import GhThread
 from tests.fake_forge.rig import Rig
 from tests.fake_forge.scenario import github_payload, gitlab_payload, labeled_event
 from tests.plans import ROOT_TOOLS, completion, finish, planning, write
@@ -40,6 +41,9 @@ DEFAULT_LAYOUT: dict[str, Any] = {"planning.history.directory": "planning_histor
 the issue's lease ref here, as by a cache or artifact in a workflow)."""
 BRANCH = "planner/issue-1"
 """The GitHub issue's branch (GitLab's issue is 12: branch_of)."""
+NONE_CASE = "this fails on an empty list: return None then"
+"""A reviewer's comment on largest() (line 6) or smallest() (line 10): largest_fixed and
+smallest_fixed are the model's answers."""
 
 
 def branch_of(fake: FakeGitHub | FakeGitLab) -> str:
@@ -96,6 +100,15 @@ def review_event(
     payload["repository"]["full_name"] = fake.repository
     payload["sender"].update(login=user, type="User")
     return payload
+
+
+def review_thread(
+    fake: FakeGitHub, line: int, body: str, *, path: str = "stats.py", **options: Any
+) -> GhThread:
+    """A person's review thread on `line` of `path` in planner's pull request (the only one);
+    `options` as add_review_thread takes them (user, start_line)."""
+    [pull] = fake.pulls.values()
+    return fake.add_review_thread(pull.number, path, line, body, **options)
 
 
 def review_job(

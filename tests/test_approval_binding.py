@@ -9,14 +9,10 @@ each gets an answer saying why. A command alone on its line, written after the r
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from planner.ci.report.interactive_comment import SESSION_MARKER
 from planner.interactive.storage import SessionStore
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig, github, github_rig, issue_comment_event, say
+from tests.fake_forge.rig import Rig, github, github_rig_fixture, issue_comment_event, say
 from tests.fake_forge.scenario import file_on, labeled_event, one_file_plan, tracking
 from tests.support.planning_session import REVISED, design_step, discovery_step, review_step
 
@@ -26,9 +22,7 @@ HIGH = {"approval.large_file_bytes": 20}  # README.md (52 bytes) is then a large
 BRANCH = "planner/issue-1"
 
 
-@pytest.fixture
-def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    return github_rig(fake_github, tmp_path, "Document pytest", "Say how to run the tests.")
+rig = github_rig_fixture("Document pytest", "Say how to run the tests.")
 
 
 def session_comment(fake: FakeGitHub) -> str:

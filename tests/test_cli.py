@@ -43,33 +43,26 @@ def issue_file(tmp_path: Path) -> Path:
     return path
 
 
+def run_issue_file(
+    repo: Path, tmp_path: Path, *options: str, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """`planner run` on `repo` for the issue file that issue_file(tmp_path) writes."""
+    return planner(
+        "run", "--repo", str(repo), "--issue-file", str(issue_file(tmp_path)), *options, env=env
+    )
+
+
 def test_run_then_resume_in_a_second_process(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
     repo = git_repo(tmp_path / "repo")
     scripted_model.add(*planned("task_1", "task_2"), write("a.txt"), finish(), write("b.txt"))
-    first = planner(
-        "run",
-        "--repo",
-        str(repo),
-        "--issue-file",
-        str(issue_file(tmp_path)),
-        "--max-actions",
-        "1",
-        env=model_env(scripted_model),
-    )
+    first = run_issue_file(repo, tmp_path, "--max-actions", "1", env=model_env(scripted_model))
     assert first.returncode == 0, first.stderr
     assert "- [x] **task_1**: Do task_1" in first.stdout
     assert "Status: in_progress (budget: 1 actions per pass reached)" in first.stdout
     scripted_model.add(write("b.txt"), finish(), *completed(completed=2))
-    second = planner(
-        "run",
-        "--repo",
-        str(repo),
-        "--issue-file",
-        str(issue_file(tmp_path)),
-        env=model_env(scripted_model),
-    )
+    second = run_issue_file(repo, tmp_path, env=model_env(scripted_model))
     assert second.returncode == 0, second.stderr
     assert "*Progress: 2/2 (100%) complete*" in second.stdout
     assert "Status: completed" in second.stdout
@@ -82,16 +75,8 @@ def test_json_output_and_history_command(
 ) -> None:
     repo = git_repo(tmp_path / "repo")
     scripted_model.add(*planned("task_1"), write("a.txt"), finish(), *completed())
-    run = planner(
-        "run",
-        "--repo",
-        str(repo),
-        "--issue-file",
-        str(issue_file(tmp_path)),
-        "--json",
-        "--repository",
-        "octo/repo",
-        env=model_env(scripted_model),
+    run = run_issue_file(
+        repo, tmp_path, "--json", "--repository", "octo/repo", env=model_env(scripted_model)
     )
     result = json.loads(run.stdout)
     assert result["status"] == "completed" and result["usage"]["model_calls"] == 6  # + 2 replan
@@ -117,7 +102,7 @@ def test_json_output_and_history_command(
 
 def test_missing_api_key_names_the_variable(tmp_path: Path) -> None:
     repo = git_repo(tmp_path / "repo")
-    run = planner("run", "--repo", str(repo), "--issue-file", str(issue_file(tmp_path)), env={})
+    run = run_issue_file(repo, tmp_path, env={})
     assert run.returncode == 2
     assert "set the environment variable OPENAI_API_KEY" in run.stderr
     assert not (repo / "planning_history").exists()
@@ -127,14 +112,7 @@ def test_config_error_exits_2_before_any_side_effect(tmp_path: Path) -> None:
     repo = git_repo(tmp_path / "repo")
     (repo / ".github").mkdir()
     (repo / ".github" / "planner.yml").write_text("planning:\n  strategy: guess\n")
-    run = planner(
-        "run",
-        "--repo",
-        str(repo),
-        "--issue-file",
-        str(issue_file(tmp_path)),
-        env={"OPENAI_API_KEY": "k"},
-    )
+    run = run_issue_file(repo, tmp_path, env={"OPENAI_API_KEY": "k"})
     assert run.returncode == 2
     assert "planning.strategy = 'guess'" in run.stderr and "chain_of_thought" in run.stderr
     assert not (repo / "planning_history").exists()
@@ -147,9 +125,7 @@ def test_an_endpoint_with_several_models_and_none_named_exits_2_naming_them(
     repo = git_repo(tmp_path / "repo")
     with Listing(["b", "a"]) as several:
         env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": several.base_url}
-        run = planner(
-            "run", "--repo", str(repo), "--issue-file", str(issue_file(tmp_path)), env=env
-        )
+        run = run_issue_file(repo, tmp_path, env=env)
     assert run.returncode == 2
     assert f"llm.model is not set and {several.base_url} serves 2 models (a, b)" in run.stderr
     assert several.requests == ["/v1/models"]

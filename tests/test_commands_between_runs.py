@@ -3,15 +3,11 @@ command that has nothing to act on answers so and changes nothing else."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.issue_run import REPLY_MARKER
 from planner.interactive.storage import SessionStore
 from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig, github, github_rig, say
+from tests.fake_forge.rig import Rig, github, github_rig_fixture, say
 from tests.fake_forge.scenario import file_on, labeled_event, one_file_plan, tracking
 from tests.support.planning_session import discovery_step
 
@@ -20,9 +16,7 @@ HIGH = {"approval.large_file_bytes": 20}  # README.md (52 bytes) is then a large
 BRANCH = "planner/issue-1"
 
 
-@pytest.fixture
-def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    return github_rig(fake_github, tmp_path, "Document pytest", "Say how to run the tests.")
+rig = github_rig_fixture("Document pytest", "Say how to run the tests.")
 
 
 def replies(fake: FakeGitHub) -> list[str]:

@@ -276,10 +276,16 @@ def check_component_include(document: dict[str, Any]) -> None:
 
 
 def test_a_config_example_with_a_misspelled_key_fails(tmp_path: Path) -> None:
-    path = tmp_path / "planner.yml"
-    path.write_text("budget:\n  max_actionz: 3\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="did you mean max_actions"):
+    message = load_error(tmp_path / "planner.yml", "budget:\n  max_actionz: 3\n")
+    assert "did you mean max_actions" in message
+
+
+def load_error(path: Path, text: str) -> str:
+    """The message of the ConfigError that loading `text` as the config file `path` raises."""
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as error:
         load_config(path, env={}, required_file=True)
+    return str(error.value)
 
 
 # ---------------------------------------------------------------------------- bad config input
@@ -287,33 +293,23 @@ def test_a_config_example_with_a_misspelled_key_fails(tmp_path: Path) -> None:
 
 def test_a_misspelled_key_names_the_closest_valid_one(tmp_path: Path) -> None:
     path = tmp_path / "planner.yml"
-    path.write_text("budgte:\n  max_actions: 3\nllm:\n  modle: x\n", encoding="utf-8")
-    with pytest.raises(ConfigError) as error:
-        load_config(path, env={}, required_file=True)
-    message = str(error.value)
+    message = load_error(path, "budgte:\n  max_actions: 3\nllm:\n  modle: x\n")
     assert "budgte = " in message and "did you mean budget?" in message
     assert "llm.modle = 'x'" in message and "did you mean model?" in message
     assert f"(from config file {path})" in message
 
 
 def test_a_key_like_no_other_gets_no_guess(tmp_path: Path) -> None:
-    path = tmp_path / "planner.yml"
-    path.write_text("zzzzzz: 1\n", encoding="utf-8")
-    with pytest.raises(ConfigError) as error:
-        load_config(path, env={}, required_file=True)
-    assert "did you mean" not in str(error.value) and "allowed here: approval" in str(error.value)
+    message = load_error(tmp_path / "planner.yml", "zzzzzz: 1\n")
+    assert "did you mean" not in message and "allowed here: approval" in message
 
 
 def test_a_price_that_is_not_a_number_fails_at_load(tmp_path: Path) -> None:
-    path = tmp_path / "planner.yml"
-    path.write_text(
+    message = load_error(
+        tmp_path / "planner.yml",
         "llm:\n  prices:\n    gpt-4.1:\n"
         "      {prompt_per_million: two dollars, completion_per_million: 8}\n",
-        encoding="utf-8",
     )
-    with pytest.raises(ConfigError) as error:
-        load_config(path, env={}, required_file=True)
-    message = str(error.value)
     assert "llm.prices.gpt-4.1.prompt_per_million = 'two dollars'" in message
     assert "valid number" in message
 

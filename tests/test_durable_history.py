@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from tests.support.ci_job import zip_directory
 from tests.support.durable import (
     HISTORY_DIR,
     CiJobs,
-    jobs_on_an_issue,
+    jobs_fixture,
     one_task_plan,
     two_file_plan,
 )
@@ -111,9 +110,7 @@ def refused_variants() -> list[dict[str, Any]]:
     return [v for t in TEMPLATES for v in variants(t) if entry_problem(v) is not None]
 
 
-@pytest.fixture(params=["github", "gitlab"])
-def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CiJobs]:
-    yield from jobs_on_an_issue(request.param, tmp_path, "Files", "Add files.")
+jobs = jobs_fixture("Files", "Add files.")
 
 
 def test_thousands_of_malformed_entries_appended_to_a_real_history_let_the_next_run_finish(

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,7 +26,7 @@ from tests.fake_forge.github import GhPull
 from tests.fake_forge.scenario import comment_event
 from tests.plans import completion, evaluation, review_ok
 from tests.support.ci_job import Finished
-from tests.support.durable import CiJobs, jobs_on_an_issue, one_task_plan
+from tests.support.durable import CiJobs, jobs_fixture, one_task_plan
 from tests.support.planning_session import design_step, discovery_step
 from tests.test_durable_waiting import ASK, REPLANNING
 
@@ -37,9 +35,7 @@ MARKER = re.compile(r"<!-- planner:proceed-after (\S+) -->")
 ASKED_FIELDS = ("decided_at", "asked_at", "timestamp")
 
 
-@pytest.fixture(params=["github", "gitlab"])
-def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CiJobs]:
-    yield from jobs_on_an_issue(request.param, tmp_path, "Changelog", "Add CHANGELOG.md.")
+jobs = jobs_fixture("Changelog", "Add CHANGELOG.md.")
 
 
 # -- what the sweep and the runs it starts look like on each forge ------------------------------

@@ -6,13 +6,8 @@ evaluation again (completed tasks keep their ticks, no new plan is made).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from tests.plans import completion, decision, evaluation, review_ok
-from tests.support.durable import CiJobs, jobs_on_an_issue, one_task_plan
+from tests.support.durable import CiJobs, jobs_fixture, one_task_plan
 
 REPLANNING = {"REPLANNING_ENABLED": "true", "REFLECTION_ENABLED": "true"}
 ASK = decision(
@@ -27,9 +22,7 @@ ASK = decision(
 )
 
 
-@pytest.fixture(params=["github", "gitlab"])
-def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CiJobs]:
-    yield from jobs_on_an_issue(request.param, tmp_path, "Changelog", "Add CHANGELOG.md.")
+jobs = jobs_fixture("Changelog", "Add CHANGELOG.md.")
 
 
 def test_an_answer_to_the_final_evaluations_question_feeds_the_final_evaluation(

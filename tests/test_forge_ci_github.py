@@ -15,7 +15,7 @@ from planner.ci.forges.base import TRACKING_MARKER
 from planner.testing.steps import reply_json
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import git
-from tests.fake_forge.rig import Rig, github_rig
+from tests.fake_forge.rig import Rig, github_rig_fixture
 from tests.fake_forge.scenario import (
     branch_log,
     comment_event,
@@ -30,9 +30,7 @@ from tests.plans import ROOT_TOOLS
 ISSUE_TITLE = "Add a CONTRIBUTING.md"
 
 
-@pytest.fixture
-def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    return github_rig(fake_github, tmp_path, ISSUE_TITLE, "Please document how to run the tests.")
+rig = github_rig_fixture(ISSUE_TITLE, "Please document how to run the tests.")
 
 
 def tracking_comments(fake: FakeGitHub, number: int = 1) -> list[Any]:

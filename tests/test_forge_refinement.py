@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig, github, github_rig
+from planner.testing.steps import Step
+from tests.fake_forge.rig import Rig, github, github_rig_fixture
 from tests.fake_forge.scenario import comment_event, file_on, labeled_event, tracking
 from tests.plans import (
     REFINEMENT_ON,
@@ -29,14 +25,20 @@ README = "# hello\n\nRun the tests with `python -m unittest`.\n"
 QUESTION = "<!-- planner:question -->"
 
 
-@pytest.fixture
-def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    return github_rig(fake_github, tmp_path, "Add a contributing guide", "Please document it.")
+rig = github_rig_fixture("Add a contributing guide", "Please document it.")
+
+
+def completed_with_refinement(rig: Rig, *script: Step) -> str:
+    """The job of the labelled issue with refinement on: it completes; its tracking comment."""
+    outcome = rig.run(labeled_event(), script, event_name="issues", **REFINEMENT_ON)
+    assert outcome.status == "completed"
+    return tracking(github(rig))
 
 
 def test_a_low_scored_plan_is_refined_and_the_issue_shows_the_score(rig: Rig) -> None:
     fake = github(rig)
-    script = [
+    body = completed_with_refinement(
+        rig,
         *planned("task_1"),
         judge_plan(45, False, "the guide needs a section on tests"),
         refined("task_1", "task_2"),
@@ -48,11 +50,8 @@ def test_a_low_scored_plan_is_refined_and_the_issue_shows_the_score(rig: Rig) ->
         evaluation_ok(),
         judge_result(91, True, suggestions=("link the guide from the README",)),
         completion_reply(completed=2),
-    ]
-    outcome = rig.run(labeled_event(), script, event_name="issues", **REFINEMENT_ON)
+    )
 
-    assert outcome.status == "completed"
-    body = tracking(fake)
     assert "*Quality 82/100 after 1 of 2 refinement attempts*" in body
     assert "*Result quality 91/100, first judgement*" in body
     assert "**Revision Reason**: quality review 45/100: the guide needs a section on tests" in body
@@ -116,7 +115,8 @@ def test_a_rejected_plan_asks_people_and_their_guidance_gets_it_accepted(rig: Ri
 
 def test_a_final_judgement_adds_a_task_before_the_work_is_done(rig: Rig) -> None:
     fake = github(rig)
-    script = [
+    body = completed_with_refinement(
+        rig,
         *planned("task_1"),
         judge_plan(80, True),
         write("CONTRIBUTING.md", "# Contributing\n"),
@@ -129,11 +129,8 @@ def test_a_final_judgement_adds_a_task_before_the_work_is_done(rig: Rig) -> None
         evaluation_ok(),
         judge_result(88, True),
         completion_reply(completed=2),
-    ]
-    outcome = rig.run(labeled_event(), script, event_name="issues", **REFINEMENT_ON)
+    )
 
-    assert outcome.status == "completed"
-    body = tracking(fake)
     assert "- [x] **task_2**: Link the guide from README" in body
     assert "*Result quality 88/100 after 1 of 2 refinement attempts*" in body
     assert "final quality review 50/100: the README does not point to the guide" in body

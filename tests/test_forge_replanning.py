@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.testing.steps import reply_json
-from tests.fake_forge import FakeGitHub
-from tests.fake_forge.rig import Rig, github, github_rig
+from tests.fake_forge.rig import Rig, github, github_rig_fixture
 from tests.fake_forge.scenario import comment_event, labeled_event
 from tests.plans import (
     completed,
@@ -22,9 +17,7 @@ from tests.plans import (
 NOTIFICATION = "<!-- planner:notification -->"
 
 
-@pytest.fixture
-def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
-    return github_rig(fake_github, tmp_path, "Add a contributing guide", "Please document it.")
+rig = github_rig_fixture("Add a contributing guide", "Please document it.")
 
 
 def test_failed_action_partial_replan_shows_on_the_issue(rig: Rig) -> None:

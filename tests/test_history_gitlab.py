@@ -11,6 +11,7 @@ import io
 import logging
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from planner.core.errors import ApiError, ConfigError
 from planner.storage import CacheHistoryBackend, GitLabArtifactBackend, gitlab_history_backend
 from planner.storage.gitlab import MAX_ARCHIVES, PlannerJobs
 from tests.fake_forge import FakeGitLab
+from tests.fake_forge.gitlab import GlJob
 
 UUID = "0c8e1a5e-2f7e-5b8e-9d1c-000000000012"
 
@@ -44,6 +46,13 @@ def backend(fake: FakeGitLab, project_dir: Path, token: str | None = None) -> Gi
         current_job="999",
     )
     return GitLabArtifactBackend(jobs)
+
+
+def planner_job(
+    fake: FakeGitLab, history: bytes, name: str = f"{UUID}.jsonl", **fields: Any
+) -> GlJob:
+    """A planner job whose artifacts archive holds `history` as planning_history/`name`."""
+    return fake.add_job("planner", archive=archive({f"planning_history/{name}": history}), **fields)
 
 
 @pytest.fixture
@@ -82,15 +91,9 @@ def test_a_stale_cache_copy_is_replaced_by_the_longer_artifact_copy(
 def test_usable_jobs_are_merged_and_unusable_ones_are_passed_over(
     fake_gitlab: FakeGitLab, project: Path
 ) -> None:
-    older = fake_gitlab.add_job(
-        "planner", archive=archive({f"planning_history/{UUID}.jsonl": lines(1)})
-    )
-    newest = fake_gitlab.add_job(
-        "planner", status="failed", archive=archive({f"planning_history/{UUID}.jsonl": lines(4)})
-    )
-    fake_gitlab.add_job(
-        "planner", status="canceled", archive=archive({"planning_history/x.jsonl": b"x\n"})
-    )
+    older = planner_job(fake_gitlab, lines(1))
+    newest = planner_job(fake_gitlab, lines(4), status="failed")
+    planner_job(fake_gitlab, b"x\n", "x.jsonl", status="canceled")
     fake_gitlab.add_job("planner", archive=b"expired", expire_at="2021-05-05T00:00:00.000Z")
     fake_gitlab.add_job("lint", archive=archive({"planning_history/lint.jsonl": b"x\n"}))
     fake_gitlab.add_job("planner")  # skipped an event: no artifacts at all
@@ -112,8 +115,8 @@ def test_a_stale_newest_archive_does_not_hide_the_longer_history_of_an_older_one
     history = project / "planning_history"
     history.mkdir()
     (history / f"{UUID}.jsonl").write_bytes(lines(1))  # this runner's cache, older still
-    fake_gitlab.add_job("planner", archive=archive({f"planning_history/{UUID}.jsonl": lines(6)}))
-    fake_gitlab.add_job("planner", archive=archive({f"planning_history/{UUID}.jsonl": lines(2)}))
+    planner_job(fake_gitlab, lines(6))
+    planner_job(fake_gitlab, lines(2))
 
     assert backend(fake_gitlab, project).restore(history, "12")
 
@@ -124,15 +127,13 @@ def test_a_damaged_copy_never_beats_a_longer_readable_one(
     fake_gitlab: FakeGitLab, project: Path
 ) -> None:
     damaged = lines(3) + b"\x00garbage that is no entry at all" * 40 + b"\n" + b"{not json\n" * 20
-    fake_gitlab.add_job("planner", archive=archive({f"planning_history/{UUID}.jsonl": lines(5)}))
-    fake_gitlab.add_job("planner", archive=archive({f"planning_history/{UUID}.jsonl": damaged}))
+    planner_job(fake_gitlab, lines(5))
+    planner_job(fake_gitlab, damaged)
     history = project / "planning_history"
     history.mkdir()
     (history / "cached.jsonl").write_bytes(lines(4))
     longer_but_worse = lines(2) + b'{"type": "action", "cut off' * 30 + b"\n"
-    fake_gitlab.add_job(
-        "planner", archive=archive({"planning_history/cached.jsonl": longer_but_worse})
-    )
+    planner_job(fake_gitlab, longer_but_worse, "cached.jsonl")
     assert len(damaged) > len(lines(5)) and len(longer_but_worse) > len(lines(4))
 
     assert backend(fake_gitlab, project).restore(history, "12")
@@ -144,13 +145,9 @@ def test_a_damaged_copy_never_beats_a_longer_readable_one(
 def test_at_most_max_archives_with_history_are_merged(
     fake_gitlab: FakeGitLab, project: Path
 ) -> None:
-    oldest = fake_gitlab.add_job(
-        "planner", archive=archive({f"planning_history/{UUID}.jsonl": lines(9)})
-    )
+    oldest = planner_job(fake_gitlab, lines(9))
     for count in (2, 4, 3):
-        fake_gitlab.add_job(
-            "planner", archive=archive({f"planning_history/{UUID}.jsonl": lines(count)})
-        )
+        planner_job(fake_gitlab, lines(count))
     fake_gitlab.add_job("planner", archive=archive({"README.md": b"no history: does not count"}))
     store = backend(fake_gitlab, project)
     store.max_archives = 3
@@ -168,9 +165,7 @@ def test_artifacts_deleted_meanwhile_or_unreadable_fall_back_to_an_older_job(
     fake_gitlab: FakeGitLab, project: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    good = fake_gitlab.add_job(
-        "planner", archive=archive({f"planning_history/{UUID}.jsonl": lines(3)})
-    )
+    good = planner_job(fake_gitlab, lines(3))
     fake_gitlab.add_job("planner", archive=archive({"README.md": b"no history here"}))
     broken = fake_gitlab.add_job("planner", archive=b"PK\x03\x04 this is no zip")
     fake_gitlab.add_job("planner", archive=b"whatever", deleted=True)
@@ -199,7 +194,7 @@ def test_no_history_anywhere_is_said_once(
 def test_the_jobs_are_searched_page_by_page_until_a_planner_job_turns_up(
     fake_gitlab: FakeGitLab, project: Path
 ) -> None:
-    fake_gitlab.add_job("planner", archive=archive({f"planning_history/{UUID}.jsonl": lines(2)}))
+    planner_job(fake_gitlab, lines(2))
     for _ in range(5):
         fake_gitlab.add_job("test")
 
@@ -211,9 +206,7 @@ def test_the_jobs_are_searched_page_by_page_until_a_planner_job_turns_up(
 def test_the_redirect_to_object_storage_carries_no_token(
     fake_gitlab: FakeGitLab, project: Path
 ) -> None:
-    fake_gitlab.add_job(
-        "planner", archive=archive({f"planning_history/{UUID}.jsonl": lines(2)}), redirect=True
-    )
+    planner_job(fake_gitlab, lines(2), redirect=True)
     assert backend(fake_gitlab, project).restore(project / "planning_history", "12")
     [blob] = fake_gitlab.blob_requests()
     assert blob.status == 200 and blob.authorization == []

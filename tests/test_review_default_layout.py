@@ -26,6 +26,7 @@ from tests.plans import completion, finish, write
 from tests.review_scenario import (
     DEFAULT_LAYOUT,
     MEAN,
+    NONE_CASE,
     SETTINGS,
     STATS,
     branch_of,
@@ -44,7 +45,6 @@ from tests.review_scenario import (
 DEFAULT: dict[str, Any] = {**SETTINGS, **DEFAULT_LAYOUT}
 """The tests' settings with the history where the default config keeps it."""
 REVIEW, COMMENT = "pull_request_review", "issue_comment"
-NONE_CASE = "this fails on an empty list: return None then"
 HIGH = {"approval.large_file_bytes": 20}  # stats.py is then a large file: writing it waits
 
 

@@ -10,6 +10,7 @@ from planner.ci.forges.base import TRACKING_MARKER
 from tests.fake_forge import FakeGitLab
 from tests.fake_forge.scenario import gitlab_payload
 from tests.review_scenario import (
+    NONE_CASE,
     SETTINGS,
     commits_on_branch,
     completion,
@@ -19,8 +20,6 @@ from tests.review_scenario import (
     on_branch,
     smallest_fixed,
 )
-
-NONE_CASE = "this fails on an empty list: return None then"
 
 
 def test_two_diff_discussions_give_two_tasks_commits_replies_and_resolved_discussions(

@@ -10,19 +10,14 @@ from typing import Any
 from planner.memory.history import read_entries, task_uuid
 from tests.fake_forge import FakeGitHub
 from tests.fake_forge.core import git
-from tests.review_scenario import STATS, first_pass, largest_fixed, review_event
+from tests.review_scenario import NONE_CASE, STATS, first_pass, largest_fixed, review_event
 from tests.support.durable import CiJobs, commit_config, completion_step, one_task_plan
 from tests.test_durable_lease import observe_lease_fetches
 
-NONE_CASE = "this fails on an empty list: return None then"
-
 
 def test_a_review_during_a_pass_is_handled_by_the_next_one(tmp_path: Path) -> None:
-    fake = FakeGitHub(tmp_path / "fake").start()
-    try:
+    with FakeGitHub(tmp_path / "fake") as fake:
         run_it(fake, tmp_path)
-    finally:
-        fake.stop()
     assert fake.openapi_problems == []
 
 

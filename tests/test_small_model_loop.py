@@ -633,17 +633,7 @@ def test_a_review_asking_what_the_issue_states_does_not_stop_the_pass(harness: H
             "clarification_questions": ["What is calc.py supposed to return?"],
         }
     }
-    harness.server.add(
-        reply_json("planning", fix_plan()),
-        reply_json("replan_review", review),
-        fix_call(),
-        finish(),
-        reply_json("replan_reflection", {"replan_decision": {"replan_needed": False}}),
-        completion(),
-    )
-    result = harness.run(ISSUE)
-    assert result.status == "completed", result.stop_reason
-    [refused] = harness.of_type("question_refused")
+    refused = fixed_without_asking(harness, reply_json("replan_review", review))
     assert refused["reason"] == "the issue already says what the named code should do"
 
 

@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qsl, unquote, urlsplit
+
+from tests.support.serving import serve_in_thread
 
 JSON = Any
 Reply = tuple[int, JSON, dict[str, str]]
@@ -93,13 +95,7 @@ class FakeServerBase:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> FakeServerBase:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
+        self._server, self._thread = serve_in_thread(_handler_for(self))
         return self
 
     def stop(self) -> None:
@@ -107,6 +103,14 @@ class FakeServerBase:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+
+    def __enter__(self) -> Self:
+        """`with FakeGitHub(...) as forge:` serves for the block, stopped however it ends."""
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
 
     @property
     def base_url(self) -> str:

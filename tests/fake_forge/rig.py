@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from planner.ci.action import trust_workspace
 from planner.ci.events.triggers import Platform
 from planner.ci.job import run_for_event
@@ -110,6 +112,17 @@ def github_rig(fake: FakeGitHub, tmp_path: Path, title: str, body: str) -> Rig:
     fake.add_issue(1, title, body, labels=["planner"])
     fake.permissions["Codertocat"] = "write"
     return Rig("github", fake, tmp_path)
+
+
+def github_rig_fixture(title: str, body: str) -> Any:
+    """A test module's `rig` fixture (`rig = github_rig_fixture(...)`): the GitHub rig on issue 1
+    with this title and body."""
+
+    @pytest.fixture
+    def rig(fake_github: FakeGitHub, tmp_path: Path) -> Rig:
+        return github_rig(fake_github, tmp_path, title, body)
+
+    return rig
 
 
 def github(rig: Rig) -> FakeGitHub:

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.memory.history import read_entries, task_uuid
 from planner.testing.scripted_server import ScriptedModelServer
@@ -131,37 +133,25 @@ class CiJobs:
         inputs: dict[str, str],
         event_name: str = "",
     ) -> dict[str, str]:
-        files = self.tmp / f"job-{self.count}"
-        values = {"openai_base_url": base_url, "model": "scripted", **inputs}
+        job: dict[str, Any] = {  # what a job on either forge is given
+            "fake": self.fake,
+            "workspace": workspace,
+            "files": self.tmp / f"job-{self.count}",
+            "payload": payload,
+            "openai_api_key": API_KEY,
+            "openai_base_url": base_url,
+            "model": "scripted",
+            **inputs,
+        }
         if self.platform == "github":
             assert payload is not None, "a GitHub job always has an event payload"
             name = event_name or ("issues" if "label" in payload else "issue_comment")
+            run_id = 7000 + self.count
             return (
-                github_action_env(
-                    fake=self.fake,
-                    workspace=workspace,
-                    files=files,
-                    event_name=name,
-                    payload=payload,
-                    run_id=7000 + self.count,
-                    openai_api_key=API_KEY,
-                    history_dir=HISTORY_DIR,
-                    **values,
-                )
+                github_action_env(event_name=name, run_id=run_id, history_dir=HISTORY_DIR, **job)
                 | QUIET
             )
-        return (
-            gitlab_job_env(
-                fake=self.fake,
-                workspace=workspace,
-                files=files,
-                job_id=6000 + self.count,
-                payload=payload,
-                openai_api_key=API_KEY,
-                **values,
-            )
-            | QUIET
-        )
+        return gitlab_job_env(job_id=6000 + self.count, **job) | QUIET
 
     # -- events --------------------------------------------------------------------------------
 
@@ -302,10 +292,16 @@ def issue_on(platform: str, tmp: Path, title: str, body: str) -> tuple[Any, int]
     return gitlab, 12
 
 
-def jobs_on_an_issue(platform: str, tmp: Path, title: str, body: str) -> Iterator[CiJobs]:
-    """A fixture's body: an issue on a fresh fake forge, its jobs, the forge stopped after."""
-    fake, number = issue_on(platform, tmp, title, body)
-    try:
-        yield CiJobs(platform, fake, tmp, number)
-    finally:
-        fake.stop()
+def jobs_fixture(title: str, body: str) -> Any:
+    """A test module's `jobs` fixture (`jobs = jobs_fixture(...)`), on GitHub and on GitLab: an
+    issue with this title and body on a fresh fake forge, its jobs, the forge stopped after."""
+
+    @pytest.fixture(params=["github", "gitlab"])
+    def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CiJobs]:
+        fake, number = issue_on(request.param, tmp_path, title, body)
+        try:
+            yield CiJobs(request.param, fake, tmp_path, number)
+        finally:
+            fake.stop()
+
+    return jobs

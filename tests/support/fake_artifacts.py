@@ -27,6 +27,8 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from tests.support.serving import serve_in_thread
+
 REPOSITORY_ID = 42
 FORK_REPOSITORY_ID = 4242
 
@@ -111,12 +113,8 @@ class FakeArtifactServer:
     # -- lifecycle
 
     def start(self) -> FakeArtifactServer:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd, self._thread = serve_in_thread(_Handler)
         self._httpd.fake = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
         return self
 
     def stop(self) -> None:
