@@ -63,8 +63,19 @@ def five_task_script() -> list[Any]:
     plan = json.loads(two_file_plan("a", "b")[0].content or "{}")
     subtask, action = plan["task_decomposition"]["subtasks"][0], plan["action_plan"]["actions"][0]
     ids = [f"task_{n}" for n in range(1, TASKS + 1)]
-    plan["task_decomposition"]["subtasks"] = [{**subtask, "id": i} for i in ids]
-    plan["action_plan"]["actions"] = [{**action, "task_id": i} for i in ids]
+    # Each task its own description and action: tasks that say the same are one task to planner.
+    plan["task_decomposition"]["subtasks"] = [
+        {**subtask, "id": i, "description": f"Write {i}.txt"} for i in ids
+    ]
+    plan["action_plan"]["actions"] = [
+        {
+            **action,
+            "task_id": i,
+            "purpose": f"create {i}.txt",
+            "expected_outcome": f"{i}.txt written",
+        }
+        for i in ids
+    ]
     plan["action_plan"]["execution_order"] = ids
     steps = [reply_json("planning", plan)]
     for task in ids:
