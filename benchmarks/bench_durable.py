@@ -63,7 +63,7 @@ def five_task_script() -> list[Any]:
     plan = json.loads(two_file_plan("a", "b")[0].content or "{}")
     subtask, action = plan["task_decomposition"]["subtasks"][0], plan["action_plan"]["actions"][0]
     ids = [f"task_{n}" for n in range(1, TASKS + 1)]
-    # Each task its own description and action: tasks that say the same are one task to planner.
+    # Each task names its own file: plan repair joins consecutive tasks that change the same files.
     plan["task_decomposition"]["subtasks"] = [
         {**subtask, "id": i, "description": f"Write {i}.txt"} for i in ids
     ]
