@@ -28,8 +28,6 @@ MAX_DEPTH = 20
 
 def line_opcodes(old: Sequence[str], new: Sequence[str]) -> list[Opcode]:
     """What turns `old` into `new`, line by line, as difflib's opcodes."""
-    if len(old) * len(new) <= EXACT_CELLS:
-        return list(difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes())
     return _joined(_large(old, new, 0, 0, 0))
 
 
@@ -41,10 +39,7 @@ def kept_lines(old: Sequence[str], new: Sequence[str]) -> int:
 def _large(old: Sequence[str], new: Sequence[str], i0: int, j0: int, depth: int) -> list[Opcode]:
     """Opcodes of `old` against `new`, both starting at line i0 and j0 of the whole texts."""
     if len(old) * len(new) <= EXACT_CELLS:
-        matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-        return [
-            (t, i1 + i0, i2 + i0, j1 + j0, j2 + j0) for t, i1, i2, j1, j2 in matcher.get_opcodes()
-        ]
+        return _compared(old, new, i0, j0, autojunk=False)
     start = _shared_start(old, new)
     end = _shared_start(old[start:][::-1], new[start:][::-1])
     codes: list[Opcode] = [("equal", i0, i0 + start, j0, j0 + start)]
@@ -57,10 +52,7 @@ def _large(old: Sequence[str], new: Sequence[str], i0: int, j0: int, depth: int)
 def _anchored(old: Sequence[str], new: Sequence[str], i0: int, j0: int, depth: int) -> list[Opcode]:
     anchors = _unique_in_order(old, new) if depth < MAX_DEPTH else []
     if not anchors:
-        matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=True)
-        return [
-            (t, i1 + i0, i2 + i0, j1 + j0, j2 + j0) for t, i1, i2, j1, j2 in matcher.get_opcodes()
-        ]
+        return _compared(old, new, i0, j0, autojunk=True)
     codes: list[Opcode] = []
     i_at = j_at = 0
     for i, j in [*anchors, (len(old), len(new))]:
@@ -69,6 +61,14 @@ def _anchored(old: Sequence[str], new: Sequence[str], i0: int, j0: int, depth: i
             codes.append(("equal", i0 + i, i0 + i + 1, j0 + j, j0 + j + 1))
         i_at, j_at = i + 1, j + 1
     return codes
+
+
+def _compared(
+    old: Sequence[str], new: Sequence[str], i0: int, j0: int, *, autojunk: bool
+) -> list[Opcode]:
+    """difflib's opcodes of `old` against `new`, moved to where they start in the whole texts."""
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=autojunk)
+    return [(t, i1 + i0, i2 + i0, j1 + j0, j2 + j0) for t, i1, i2, j1, j2 in matcher.get_opcodes()]
 
 
 def _unique_in_order(old: Sequence[str], new: Sequence[str]) -> list[tuple[int, int]]:
