@@ -83,9 +83,11 @@ def stats_repo(root: Path, tests: str) -> Path:
     return module_repo(root, "stats", STATS, tests)
 
 
-def run(workspace: Path, server: ScriptedModelServer, **overrides: Any) -> PassResult:
+def run(
+    workspace: Path, server: ScriptedModelServer, issue: IssueContext = ISSUE, **overrides: Any
+) -> PassResult:
     values = {**SETTINGS, **overrides}
-    return run_pass(PassSetup(config=config(server, **values), workspace=workspace), ISSUE)
+    return run_pass(PassSetup(config=config(server, **values), workspace=workspace), issue)
 
 
 def decision(workspace: Path) -> dict[str, Any]:
@@ -171,6 +173,41 @@ def test_a_candidate_that_leaves_the_reproducing_test_failing_is_not_taken(
     assert "Tests of the repository fail on the current code the way the issue reports" in task
     assert EVEN in task and "assert 3 == 2.5" in task
     assert result.status != "completed"
+
+
+def test_with_planners_issue_test_too_a_candidate_must_pass_both(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """The issue's session becomes planner's test of median([1.0, 2.0, 3.0, 4.0]); a candidate that
+    answers that call alone passes it, but the repository's reproducing test (median([4, 1,
+    3, 2])) still fails: the candidate is rejected."""
+    session = ISSUE.model_copy(
+        update={
+            "body": (
+                "```python\n>>> from stats import median\n"
+                ">>> median([1.0, 2.0, 3.0, 4.0])\n3.0\n```\n\n"
+                "I expected `2.5`, the mean of the two middle values.\n"
+            )
+        }
+    )
+    workspace = stats_repo(tmp_path / "repo", REPRODUCING)
+    special = FIXED_MEDIAN.replace(
+        "    return (ordered[middle - 1] + ordered[middle]) / 2\n",
+        "    if values == [1.0, 2.0, 3.0, 4.0]:\n        return 2.5\n    return ordered[middle]\n",
+    )
+    scripted_model.add(
+        reply_text("candidate", f"Answer the reported call.\n```python\n{special}```"),
+        *[finish("failed", "I could not find it.")] * 3,
+    )
+    scripted_model.allow_leftovers = True
+    overrides = {"verification.issue_test": True, "verification.candidates": 1}
+    run(workspace, scripted_model, session, **overrides)
+
+    assert of_type(workspace, "issue_test")[-1]["status"] == "active"  # planner's, from the session
+    assert decision(workspace)["tests"] == [EVEN]
+    [judged] = of_type(workspace, "candidate")
+    assert judged["outcome"] == "issue_test_fails" and judged["failing"] == [EVEN]
+    assert of_type(workspace, "candidates")[-1]["status"] == "none"
 
 
 def test_a_failing_test_for_a_missing_optional_module_is_not_the_reproduction(
