@@ -305,3 +305,37 @@ def test_a_test_reaches_what_the_issue_names_only_where_the_repository_defines_i
     assert [(item.test, item.names) for item in found] == [(EVEN, ("median",))]
     assert found[0].source.startswith("def test_median_of_an_even_list():")
     assert others == failing[1:]
+
+
+def test_a_missing_module_is_the_environment_even_where_the_issue_names_the_error(
+    tmp_path: Path,
+) -> None:
+    """The issue quotes a ModuleNotFoundError, but the module missing here is not the
+    repository's: an optional dependency this machine lacks. One of the repository's own is
+    not the environment."""
+    issue = "Since 2.0 `load('a.csv')` raises `ModuleNotFoundError` when the file is empty."
+    output = "E   ModuleNotFoundError: No module named 'tabular_extras'\n"
+    assert reproduces(output, issue, tmp_path) == (
+        False,
+        "the environment: the module 'tabular_extras' is not installed",
+    )
+    (tmp_path / "tabular_extras.py").write_text("", encoding="utf-8")
+    assert reproduces(output, issue, tmp_path)[0] is True
+
+
+def test_the_expected_value_and_the_exception_expected_are_the_way_it_fails(
+    tmp_path: Path,
+) -> None:
+    issue = "`median([1, 2, 3, 4])` gives the upper value; it should return `2.5`."
+    unittest_style = "E   AssertionError: 3 != 2.5\n"
+    assert reproduces(unittest_style, issue, tmp_path) == (
+        True,
+        "it expects `2.5`, the result the issue expects",
+    )
+    assert reproduces("E   AssertionError: 3 != 4.5\n", issue, tmp_path)[0] is False
+    raising = "An empty list should raise `ValueError`, not return `None`."
+    not_raised = "E   Failed: DID NOT RAISE <class 'ValueError'>\n"
+    assert reproduces(not_raised, raising, tmp_path) == (
+        True,
+        "it expects ValueError, which the issue names, and none is raised",
+    )
