@@ -19,7 +19,7 @@ from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
 from planner.verification.reproduction.existing import TAIL_CHARS, exercising, reproduces
-from tests.plans import completion, finish
+from tests.plans import completion, finish, planning
 from tests.test_candidates import kinds, module_repo
 from tests.test_verification_pass import config, of_type
 
@@ -132,6 +132,19 @@ def test_a_failing_test_that_shows_the_reported_value_is_the_reproduction_a_fix_
         "✅ Tests of the repository that failed before the change the way the issue reports "
         f"(its reproduction) pass now: `{EVEN}`."
     ) in note.details()
+
+
+def test_the_plan_is_told_which_failing_tests_reproduce_the_issue(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    workspace = stats_repo(tmp_path / "repo", REPRODUCING)
+    scripted_model.add(planning("task_1"), reply_text("candidate", RIGHT), completion())
+    result = run(workspace, scripted_model, **{"planning.decompose": True})
+
+    assert result.status == "completed", result.stop_reason
+    plan = asked(scripted_model, "planning")
+    told = plan.split("they reproduce it, and must pass once it is resolved:", 1)[1]
+    assert told.split("</untrusted-data>", 1)[0].strip().endswith(f"- {EVEN}")
 
 
 def test_with_planners_issue_test_dropped_the_reproduction_proves_the_fix(

@@ -77,6 +77,7 @@ from planner.verification.reproduction.records import (
     issue_test_failing,
     latest_issue_test,
     reactivation,
+    reproducing_tests,
     reproduction_failing,
     stated,
 )
@@ -236,6 +237,7 @@ class VerificationPhase(Phase):
             issue_test=test.path if test is not None and not self.tests.usable else "",
             tool=RUN_TESTS.name,
             failing=baseline.failing[:NAMES_SHOWN] if baseline else [],
+            reproducing=reproducing_tests(run.store.entries())[:NAMES_SHOWN],
             baseline_passed=baseline is not None and baseline.status == "passed",
         )
 
