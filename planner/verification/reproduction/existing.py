@@ -105,18 +105,18 @@ def exercising(
     """Of the baseline's failing pytest tests, those whose source reaches a function, method
     or class the issue names in code and the repository defines; with them, the others."""
     named = code_names(issue_text)
-    found: list[Exercising] = []
-    others: list[str] = []
     parsed: dict[str, ast.Module | None] = {}
-    for test in failing[:MAX_CONSIDERED]:
-        node = _test_node(workspace, test, parsed)
-        reached = _reached(node) & named if node is not None else set()
-        defined = _defined(workspace, reached) if reached else []
-        if node is None or not defined:
-            others.append(test)
-            continue
-        found.append(Exercising(test, tuple(defined), _source(workspace, test, node)))
-    return found, others
+    nodes = {test: _test_node(workspace, test, parsed) for test in failing[:MAX_CONSIDERED]}
+    reached = {test: _reached(node) & named for test, node in nodes.items() if node is not None}
+    union = set().union(*reached.values())
+    defined = set(_defined(workspace, union)) if union else set()  # one pass over the files
+    found = [
+        Exercising(test, tuple(sorted(names & defined)), _source(workspace, test, node))
+        for test, names in reached.items()
+        if names & defined and (node := nodes[test]) is not None
+    ]
+    used = {item.test for item in found}
+    return found, [test for test in nodes if test not in used]
 
 
 def code_names(issue_text: str) -> set[str]:
