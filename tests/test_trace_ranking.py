@@ -29,6 +29,7 @@ from planner.verification.fixes.trace import (
     MARK,
     Ranked,
     Trace,
+    compared,
     pieces,
     read_trace,
     traced_argv,
@@ -49,6 +50,11 @@ def summary(entries):
 def average(entries):
     """The mean amount of a sale, as one line."""
     return f"Average sale: {mean_sale(entries)}"
+
+
+def statement(entries):
+    """The balance as the statement at the end of the month writes it."""
+    return f"Balance of the ledger after every entry of the month: {balance(entries)}"
 '''
 ACCOUNTS = '''"""Sums over the entries of a ledger: (kind, amount) pairs."""
 
@@ -204,6 +210,35 @@ def test_the_number_formatted_into_the_wrong_string_ranks_where_it_was_computed(
     assert net.callers == (BALANCE,)
 
 
+def test_a_string_pytest_shortens_in_the_comparison_is_read_from_its_diff(
+    tmp_path: Path,
+) -> None:
+    """pytest writes `assert 'Balance of t...e month: 13' == ...` for a longer string, and
+    below it a diff of the two without their long common start: the ranking reads the wrong
+    value from both."""
+    workspace = ledger_repo(tmp_path / "repo")
+    trace, output = profiled(
+        workspace,
+        "from ledger.report import statement\n\n\ndef test_it():\n"
+        '    assert statement([("sale", 10), ("refund", 3)]) == (\n'
+        '        "Balance of the ledger after every entry of the month: 7"\n    )\n',
+    )
+    assert "assert 'Balance of t" in output and "identical leading characters" in output
+    comparison = compared(output)
+    assert comparison is not None
+    wrong = "Balance of the ledger after every entry of the month: 13"
+    assert comparison.is_actual(repr(wrong))
+    assert not comparison.is_actual(repr(wrong.replace("Balance", "Balanse")))
+    assert not comparison.is_actual(repr(wrong + " "))
+    assert not comparison.is_actual(repr(wrong.replace("13", "31")))
+    statement = ("ledger/report.py", line_of(REPORT, "def statement(entries):"))
+    assert trace.ranked(output, in_package) == [
+        Ranked(*NET, "flows"),
+        Ranked(*BALANCE, "flows"),
+        Ranked(*statement, "returned_wrong"),
+    ]
+
+
 def test_an_exception_ranks_the_functions_of_its_traceback_innermost_first(
     tmp_path: Path,
 ) -> None:
@@ -245,6 +280,32 @@ def test_a_part_the_expected_value_holds_too_is_not_suspected() -> None:
         Ranked("fmt.py", 1, "returned_wrong"),
         Ranked("count.py", 1, "flows"),
     ]
+
+
+def test_the_strings_of_a_multi_line_diff_are_put_back_together() -> None:
+    failure = (
+        "E       AssertionError: assert 'Balance\\nof ...end of it all' == "
+        "'Balance\\nof ...end of it all'\n"
+        "E         \n"
+        "E           Balance\n"
+        "E         - of the account: 7\n"
+        "E         ?                 ^\n"
+        "E         + of the account: 13\n"
+        "E         ?                 ^^\n"
+        "E           end of it all\n"
+        "\n"
+        "E         + not this test's\n"
+    )
+    comparison = compared(failure)
+    assert comparison is not None
+    assert comparison.actual == repr("Balance\nof the account: 13\nend of it all")
+    assert comparison.expected == repr("Balance\nof the account: 7\nend of it all")
+    assert comparison.is_actual(comparison.actual)
+    # a list pytest shortens has no diff of lines: nothing is known of it
+    failure = (
+        "E       assert [1, 2, 3, ...] == [1, 2, 3, ...]\nE         \nE         At index 21 diff\n"
+    )
+    assert compared(failure) is None
 
 
 def test_the_parts_of_a_value_are_its_items_words_and_numbers() -> None:

@@ -242,7 +242,7 @@ class Trace:
     def returning(self, value: str, resolve: Resolve) -> list[tuple[str, int]]:
         """The repository's functions that returned `value`, the earliest return first."""
         return [
-            (path, item.line) for item in self._returning(value)
+            (path, item.line) for item in self._returning(lambda text: text == value)
             for path in [_in_repository(item.path, resolve)] if path is not None
         ]  # fmt: skip
 
@@ -261,9 +261,9 @@ class Trace:
 
         A function that passes the wrong value on or formats it is where the test sees it,
         seldom where it is computed: the number in `'Total: 12'` comes from deeper down."""
-        wrong, expected = compared(failure)
-        exact = self._returning(wrong) if wrong is not None else []
-        flowing, unsure = self._flowing(wrong, expected, exact) if wrong is not None else ([], [])
+        comparison = compared(failure)
+        exact = self._returning(comparison.is_actual) if comparison is not None else []
+        flowing, unsure = self._flowing(comparison, exact) if comparison is not None else ([], [])
         raised = sorted((item for item in self.ran if item.raised), key=lambda i: i.raised)
         tiers = [(FLOWS, flowing), (RETURNED_WRONG, exact), (FLOWS, unsure), (RAISED, raised)]
         found: dict[tuple[str, int], str] = {}
@@ -287,17 +287,16 @@ class Trace:
                 )
         return found
 
-    def _returning(self, value: str) -> list[Ran]:
+    def _returning(self, wanted: Callable[[str], bool]) -> list[Ran]:
+        """The functions that returned a `wanted` value (by its repr), the earliest first."""
         found = []
         for item in self.ran:
-            when = next((order for text, order in item.returned if text == value), None)
+            when = next((order for text, order in item.returned if wanted(text)), None)
             if when is not None:
                 found.append((when, item))
         return [item for _, item in sorted(found, key=lambda pair: pair[0])]
 
-    def _flowing(
-        self, wrong: str, expected: str | None, exact: list[Ran]
-    ) -> tuple[list[Ran], list[Ran]]:
+    def _flowing(self, comparison: Comparison, exact: list[Ran]) -> tuple[list[Ran], list[Ran]]:
         """The functions called under those that returned the wrong value (under the test
         when none did) that returned a part of it: those whose part the expected value does
         not hold, and those where no expected value is known; deepest first. A part the
@@ -305,7 +304,8 @@ class Trace:
         callees = self._callees()
         below = _distances([item.key for item in exact] or self._roots(), callees)
         depth = _distances(self._roots(), callees)
-        whole, right = pieces(wrong), pieces(expected) if expected is not None else None
+        expected = comparison.expected
+        whole, right = pieces(comparison.actual), pieces(expected) if expected is not None else None
         found: list[tuple[int, int, Ran]] = []
         for item in self.ran:
             if below.get(item.key, 0) == 0:  # not under a source, or a source itself
@@ -478,25 +478,109 @@ def _in_repository(path: str, resolve: Resolve) -> str | None:
     return resolve(installed) or resolve(f"src/{installed}")
 
 
-ASSERTION = re.compile(r"^E\s+(?:AssertionError: )?assert (.+?) (==|!=) (.+)$", re.MULTILINE)
+ASSERTION = re.compile(r"^(E\s+)(?:AssertionError: )?assert (.+?) (==|!=) (.+)$", re.MULTILINE)
+SKIPPING = re.compile(r"^Skipping (\d+) identical (leading|trailing) characters")
+MAX_DIFF_CHARS = 2_000
+"""Of each string read back from the diff pytest shows under a shortened comparison."""
 
 
-def compared(failure: str) -> tuple[str | None, str | None]:
-    """The values a failing `assert actual == expected` compared (pytest's `E  assert 12 ==
-    -12`: `12` and `-12`), as their repr; None for one the failure does not show whole (an
-    expected value for `!=`: any other)."""
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """What a failing `assert actual == expected` shows of its two values."""
+
+    actual: str
+    """The actual value's repr: whole, or of the part pytest's diff shows (`leading` and
+    `trailing` characters left out, the same in both values)."""
+    expected: str | None
+    """The expected value's repr, the same part of it (None: not known, as for `!=`)."""
+    leading: int = 0
+    trailing: int = 0
+    ends: tuple[str, str] = ("", "")
+    """The start and the end of the actual value's repr as the comparison's line shows them."""
+
+    def is_actual(self, text: str) -> bool:
+        """`text` (a repr) is the actual value."""
+        if not (self.leading or self.trailing):
+            return text == self.actual
+        value, shown = _string(text), _string(self.actual)
+        if value is None or shown is None:
+            return False
+        middle = value[self.leading : len(value) - self.trailing]
+        return (
+            len(value) == self.leading + len(shown) + self.trailing
+            and middle == shown
+            and text.startswith(self.ends[0])
+            and text.endswith(self.ends[1])
+        )
+
+
+def compared(failure: str) -> Comparison | None:
+    """The values the first failing `assert actual == expected` of a pytest run's output
+    compared (`E  assert 12 == -12`: `12` and `-12`); None when it shows no such comparison, or
+    not the actual value. Two strings pytest shortens on that line (`'Balance of t...es, 1
+    refund)'`) are read from the diff it shows under it."""
     match = ASSERTION.search(failure)
     if match is None:
-        return None, None
-    actual, operator, expected = match.group(1).strip(), match.group(2), match.group(3).strip()
-    return _whole(actual), _whole(expected) if operator == "==" else None
+        return None
+    actual, operator, expected = (match.group(n).strip() for n in (2, 3, 4))
+    if operator == "==" and _shortened_strings(actual, expected):
+        return _diffed(failure[match.end() :], len(match.group(1)) + 2, actual)
+    if len(actual) > MAX_VALUE_CHARS or "..." in actual:
+        return None
+    known = operator == "==" and len(expected) <= MAX_VALUE_CHARS and "..." not in expected
+    return Comparison(actual, expected if known else None)
 
 
-def _whole(value: str) -> str | None:
-    return value if len(value) <= MAX_VALUE_CHARS and "..." not in value else None
+def _shortened_strings(*values: str) -> bool:
+    return any("..." in v for v in values) and all(v[:1] in ("'", '"') for v in values)
+
+
+def _diffed(after: str, indent: int, line_shows: str) -> Comparison | None:
+    """The two strings of the line diff pytest shows under the comparison (difflib.ndiff's:
+    `- ` the expected value's lines, `+ ` the actual one's, `  ` both's, `? ` hints), each
+    line `indent` characters in, after the characters it says it skips; None when it shows
+    none."""
+    actual: list[str] = []
+    expected: list[str] = []
+    skipped = {"leading": 0, "trailing": 0}
+    for line in after.split("\n")[1:]:
+        if not line.startswith("E"):
+            break
+        code, text = line[indent : indent + 2], line[indent + 2 :]
+        skipping = SKIPPING.match(line[indent:])
+        if skipping is not None and not line[1:indent].strip():
+            skipped[skipping.group(2)] = int(skipping.group(1))
+        if line[1:indent].strip() or code not in ("- ", "+ ", "  "):
+            continue
+        if code != "- ":
+            actual.append(text)
+        if code != "+ ":
+            expected.append(text)
+    if actual == expected:  # no diff of lines
+        return None
+    head, _, tail = line_shows.partition("...")
+    return Comparison(
+        repr("\n".join(actual)[:MAX_DIFF_CHARS]),
+        repr("\n".join(expected)[:MAX_DIFF_CHARS]),
+        skipped["leading"],
+        skipped["trailing"],
+        (head, tail),
+    )
+
+
+def _string(text: str) -> str | None:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, str) else None
 
 
 def wrong_value(failure: str) -> str | None:
     """The value a failing `assert actual == expected` found (pytest's `E  assert 12 == -12`:
-    `12`), as its repr; None when the failure shows no such comparison."""
-    return compared(failure)[0]
+    `12`), as its repr; None when the failure shows no such comparison or not that value
+    whole."""
+    comparison = compared(failure)
+    if comparison is None or comparison.leading or comparison.trailing:
+        return None
+    return comparison.actual if len(comparison.actual) <= MAX_VALUE_CHARS else None
