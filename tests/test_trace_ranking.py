@@ -398,3 +398,78 @@ def test_the_first_model_candidate_is_asked_for_where_the_exception_was_raised(
     located = [e for e in of_type(workspace, "candidates") if e["status"] == "located"]
     assert [entry["why"] for entry in located[0]["ranking"][:3]] == ["raised"] * 3
     assert located[0]["ranking"][0]["spot"] == "ledger/amounts.py:per_item"
+
+
+CODES = '''"""Product codes."""
+
+
+def _first_letter(text):
+    return text[:1].isalpha()
+
+
+def _verdict(text):
+    return "valid" if _first_letter(text) and len(text) < 5 else "invalid"
+
+
+def describe(code):
+    """Print whether a product code is valid."""
+    print(f"{code}: {_verdict(code)}")
+'''
+CODES_TESTS = """from codes import describe
+
+
+def test_a_short_code(capsys):
+    describe("AB1")
+    assert capsys.readouterr().out == "AB1: valid\\n"
+
+
+def test_too_long_and_no_letter_first(capsys):
+    describe("ABCDEF")
+    describe("1AB")
+    assert capsys.readouterr().out == "ABCDEF: invalid\\n1AB: invalid\\n"
+"""
+CODES_ISSUE = IssueContext(
+    repository="octo/calc",
+    number="3",
+    title="describe rejects a code of five characters",
+    body=(
+        '```python\n>>> from codes import describe\n>>> describe("AB-12")\n'
+        "AB-12: invalid\n```\n\nI expected it to print `AB-12: valid`.\n"
+    ),
+)
+
+
+def test_without_a_compared_value_the_functions_nearer_the_test_come_first(
+    tmp_path: Path, scripted_model: ScriptedModelServer
+) -> None:
+    """The issue's test checks printed text (`assert 'AB-12: valid' in ...`): no value
+    to follow, no exception. After the function the issue names, the functions its words do
+    not rank are taken in the order of the calls below the test: `_verdict`, which
+    `describe` calls, before `_first_letter`, which `_verdict` calls, though the file
+    defines `_first_letter` first. The mechanical candidates follow that order."""
+    workspace = committed_repo(
+        tmp_path / "repo",
+        {"codes.py": CODES, "tests/test_codes.py": CODES_TESTS, "pytest.ini": FILES["pytest.ini"]},
+    )
+    scripted_model.add(completion())
+    settings = {
+        "verification.issue_test": True,
+        "verification.candidates": 0,
+        "verification.mutants": 20,
+        "planning.decompose": False,
+    }
+    result = run_pass(
+        PassSetup(config=config(scripted_model, **settings), workspace=workspace), CODES_ISSUE
+    )
+
+    assert result.status == "completed", result.stop_reason
+    located = [e for e in of_type(workspace, "candidates") if e["status"] == "located"]
+    assert located[0]["ranking"] == [
+        {"spot": "codes.py:describe", "why": "ran"},
+        {"spot": "codes.py:_verdict", "why": "ran"},
+        {"spot": "codes.py:_first_letter", "why": "ran"},
+    ]
+    judged = of_type(workspace, "candidate")
+    assert "codes.py:_first_letter" not in {c["spot"] for c in judged}
+    assert judged[-1]["spot"] == "codes.py:_verdict" and judged[-1]["outcome"] == "passes"
+    assert "len(text) <= 5" in (workspace / "codes.py").read_text(encoding="utf-8")
