@@ -25,15 +25,8 @@ from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
-from planner.verification.fixes.trace import (
-    MARK,
-    Ranked,
-    Trace,
-    compared,
-    pieces,
-    read_trace,
-    traced_argv,
-)
+from planner.verification.fixes.assertion import compared, pieces
+from planner.verification.fixes.trace import MARK, Ranked, Trace, read_trace, traced_argv
 from tests.plans import committed_repo, completion
 from tests.test_verification_pass import config, of_type
 
