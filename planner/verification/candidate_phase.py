@@ -51,7 +51,7 @@ from planner.verification.fixes.candidates import (
     spots,
 )
 from planner.verification.fixes.mutants import mutants, raised_in
-from planner.verification.fixes.trace import wrong_value
+from planner.verification.fixes.trace import RETURNED_WRONG
 from planner.verification.phase import VerificationPhase
 
 WARMER_SEED = 100
@@ -94,27 +94,36 @@ class CandidatePhase(Phase):
 
     def _spots(self, run: PassContext, output: str) -> tuple[list[Spot], dict[str, set[int]]]:
         """The definitions to ask for: among those the issue's test runs when it can be
-        profiled (planner.verification.fixes.trace), a function that returned the value its
-        assertion found wrong first; else those the issue's text points to. With them, the
-        lines the test ran, by file."""
+        profiled (planner.verification.fixes.trace), those its failure points to first (a part
+        of the wrong value its assertion found, that value itself, the traceback of its
+        error: Trace.ranked), then the others by the issue's words, those nearer the test
+        first among equals; else those the issue's text points to. With them, the lines the
+        test ran, by file."""
         texts = [f"{run.issue.title}\n{run.issue.body}"]
         trace = self.verification.tests.issue_trace(run)
-        ran = trace.lines(run.existing_path) if trace is not None else []
-        covered = trace.covered(run.existing_path) if trace is not None else {}
-        wrong = wrong_value(output)
-        first = trace.returning(wrong, run.existing_path) if trace is not None and wrong else []
+        resolve = run.existing_path
+        ran = trace.lines(resolve) if trace is not None else []
+        covered = trace.covered(resolve) if trace is not None else {}
+        ranked = trace.ranked(output, resolve) if trace is not None else []
         pointed = run.pointed(texts, ran) if ran else []
+        if pointed and trace is not None:
+            depth = trace.depths(resolve)
+            pointed.sort(key=lambda p: (-p.score, depth.get((p.path, p.start), len(depth))))
         if not pointed:  # not profiled, or it ran nothing the index knows
             pointed = run.pointed(texts)
+        test_file = partial(is_test_file, patterns=self.verification.settings.test_paths)
+        first = {(r.path, r.line): r.why for r in ranked}
+        chosen = spots(pointed, run.current_text, test_file, first=first, ran=ran)
+        returned = [r for r in ranked if r.why == RETURNED_WRONG]
         run.store.append(
             CANDIDATES,
             status="located",
             profiled=trace is not None,
             ran=len(ran),
-            returned_wrong=[f"{path}:{line}" for path, line in first[:5]],
+            returned_wrong=[f"{r.path}:{r.line}" for r in returned[:5]],
+            ranking=[{"spot": spot.label, "why": spot.why or "named"} for spot in chosen],
         )
-        test_file = partial(is_test_file, patterns=self.verification.settings.test_paths)
-        return spots(pointed, run.current_text, test_file, first=first), covered
+        return chosen, covered
 
     def _due(self, run: PassContext) -> bool:
         """Candidates are asked for once per issue."""
