@@ -92,6 +92,15 @@ def test_what_the_prose_says_it_printed_is_the_shown_output_not_an_expected_valu
     assert checks(test) == ["assert printed == 1.5 or str(printed) == '1.5'"]
     fails_then_passes(tmp_path, "test_mean.py", test, "tally.py", MEAN_FIXED)
 
+    (tmp_path / "tally.py").write_text(MEAN, encoding="utf-8")
+    two = (  # `2` taken as expected would go to the first print: a check no fix passes
+        f"{FENCE}python\nfrom tally import mean\nprint(mean([1, 2]))\nprint(mean([2, 3]))\n"
+        f"{FENCE}\n{FENCE}\n1\n2\n{FENCE}\nThe second line shows `2` where I expected `2.5`.\n"
+    )
+    test = built(tmp_path, two, "tally", MEAN)
+    assert checks(test) == ["assert printed == 2.5 or str(printed) == '2.5'"]
+    assert "    print(mean([1, 2]))\n    printed = (mean([2, 3]))" in test
+
 
 def test_several_prints_pair_in_order_with_the_values_one_sentence_lists(tmp_path: Path) -> None:
     """A value a print shows already is right: no check, but it keeps its place. The
