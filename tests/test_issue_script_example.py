@@ -170,6 +170,12 @@ def test_no_check_where_the_script_cannot_show_what_the_value_belongs_to(tmp_pat
         f"{FENCE}\n1\n{FENCE}\nI expected `1.5`.\n"
     )
     assert script_test(keywords, tmp_path) is None
+    labelled = (  # what raised shows two values: `8000` is no value of the statement's
+        f'{FENCE}python\nfrom settings import get\nprint("port:", get("port", 8000))\n{FENCE}\n'
+        f"{FENCE}\nTraceback (most recent call last):\n  ...\nKeyError: 'port'\n{FENCE}\n"
+        "I expected `8000`.\n"
+    )
+    assert script_test(labelled, module(tmp_path, "settings", SETTINGS)) is None
     right_already = f"{FENCE}python\nfrom tally import mean\nprint(mean([2, 4]))\n{FENCE}\n"
     assert (
         script_test(right_already + shown.replace("1", "3") + "I expected `3`.", tmp_path) is None
