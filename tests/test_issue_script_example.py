@@ -217,6 +217,24 @@ def test_without_the_scripts_frame_the_last_statement_raised(tmp_path: Path) -> 
     fails_then_passes(tmp_path, "test_settings.py", test, "settings.py", SETTINGS_FIXED)
 
 
+def test_what_follows_the_exception_is_no_exception_and_a_frame_without_its_line_names_none(
+    tmp_path: Path,
+) -> None:
+    """An IDE adds a line after the traceback; a script fed to `python -` shows no line
+    under its frame: the last statement raised."""
+    body = (
+        f'{FENCE}python\nfrom settings import get\nprint(get("host"))\nport = get("port", 8000)\n'
+        f"{FENCE}\n{FENCE}\nlocalhost\nTraceback (most recent call last):\n"
+        '  File "<stdin>", line 3, in <module>\n'
+        '  File "/venv/settings.py", line 6, in get\n    return SETTINGS[key]\n'
+        f"KeyError: 'port'\n\nProcess finished with exit code 1\n{FENCE}\n"
+        "I expected `8000`.\n"
+    )
+    test = built(tmp_path, body, "settings", SETTINGS)
+    assert checks(test) == ['assert (get("port", 8000)) == 8000']
+    fails_then_passes(tmp_path, "test_settings.py", test, "settings.py", SETTINGS_FIXED)
+
+
 def test_a_session_whose_assignment_or_print_raised_is_checked_by_its_value(
     tmp_path: Path,
 ) -> None:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ast
 import doctest
+import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -215,13 +216,29 @@ def parse_output(lines: list[str]) -> Output:
         return Output(printed=_trimmed(lines))
     start = headers[0]
     printed, traceback = _trimmed(lines[:start]), lines[start + 1 :]
+    return Output(printed=printed, exception=_exception(traceback), raised_at=_raised_at(traceback))
+
+
+def _raised_at(traceback: list[str]) -> str | None:
+    """The script's line under the traceback's last frame in `<module>`; None when no such
+    frame shows its line (a script fed to `python -` shows none)."""
     raised_at = None
-    for number, line in enumerate(traceback[:-1]):
-        if MODULE_FRAME.match(line):
-            raised_at = traceback[number + 1].strip() or None
-    last = traceback[-1].strip() if traceback else ""
-    exception = last if last and EXCEPTION.match(last) and not last.startswith("File") else None
-    return Output(printed=printed, exception=exception, raised_at=raised_at)
+    for line, following in itertools.pairwise(traceback):
+        if not MODULE_FRAME.match(line):
+            continue
+        code = following.strip()
+        shown = following.startswith(" ") and code and not code.startswith('File "')
+        raised_at = code if shown else None
+    return raised_at
+
+
+def _exception(traceback: list[str]) -> str | None:
+    """The traceback's last line that names an exception, at the start of its line: what an
+    IDE or a shell adds after it ("Process finished with exit code 1") is not."""
+    for line in reversed(traceback):
+        if line.strip() and not line[0].isspace() and EXCEPTION.match(line.strip()):
+            return line.strip()
+    return None
 
 
 def _trimmed(lines: list[str]) -> list[str]:
