@@ -102,6 +102,18 @@ def test_what_the_prose_says_it_printed_is_the_shown_output_not_an_expected_valu
     assert "    print(mean([1, 2]))\n    printed = (mean([2, 3]))" in test
 
 
+def test_the_comment_after_each_print_is_what_it_printed(tmp_path: Path) -> None:
+    body = (
+        f"{FENCE}python\nfrom tally import mean\n\nprint(mean([1, 2]))  # 1\n"
+        f"print(mean([2, 4]))  # -> 3\n{FENCE}\nThe first should be `1.5`.\n"
+    )
+    test = built(tmp_path, body, "tally", MEAN)
+    assert checks(test) == ["assert printed == 1.5 or str(printed) == '1.5'"]
+    fails_then_passes(tmp_path, "test_mean.py", test, "tally.py", MEAN_FIXED)
+    said = body.replace("# -> 3", "# should print 3")  # what was expected, not what printed
+    assert script_test(said, tmp_path) is None
+
+
 def test_several_prints_pair_in_order_with_the_values_one_sentence_lists(tmp_path: Path) -> None:
     """A value a print shows already is right: no check, but it keeps its place. The
     command that ran the script is no line it printed."""

@@ -18,7 +18,8 @@ instead"). What is read, from the issue's text alone:
 - its output: the next code block after it, unless that is code (the lines it printed, then
   perhaps a traceback; a `$ python show.py` line is the command, not output), or else the
   backticked spans of the prose the words before them call printed ("it prints `6`", "I get
-  `6`", "the output is `6`"). A traceback names the statement that raised by its line (the
+  `6`", "the output is `6`"), or else the comment at the end of each print call's line
+  (`print(area(3))  # 6`). A traceback names the statement that raised by its line (the
   last frame in `<module>`); without one, the script's last statement raised. Only the
   statements up to it ran;
 - the printed lines go to the print calls that ran: one line each when there are as many, or
@@ -48,6 +49,7 @@ from pathlib import Path
 
 from planner.model.file_blocks import Block, code_blocks
 from planner.verification.reproduction.transcript import (
+    EXPECTING,
     MAX_TEST_BYTES,
     SENTENCE_END,
     SPAN,
@@ -71,6 +73,8 @@ PRINTED = re.compile(
     re.IGNORECASE,
 )
 """The words before a span that say the script printed it (what the user got)."""
+SHOWN_COMMENT = re.compile(r"^\s*#\s*(?:->|=>|prints:?|output:?|gives:?)?\s*(\S.*)$")
+"""A comment after a print call that says what it printed."""
 TRACEBACK = "Traceback (most recent call last):"
 MODULE_FRAME = re.compile(r'^\s*File "[^"\n]*", line \d+, in <module>\s*$')
 EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?::.*)?$")
@@ -102,7 +106,8 @@ def script_test(issue_body: str, workspace: Path) -> str | None:
         source = "\n".join(statements)
         if not confined(source, workspace):
             continue  # the model writes the test, under its own rules
-        output = _output_block(blocks[index + 1 :]) or _printed_in_prose(issue_body)
+        output = _output_block(blocks[index + 1 :]) or _shown_in_comments(block)
+        output = output or _printed_in_prose(issue_body)
         examples = script_examples(statements, output)
         checks = in_order(examples, groups) or pair(examples, expected)
         test = example_test_file(examples, checks, workspace) if checks else ""
@@ -246,6 +251,24 @@ def _trimmed(lines: list[str]) -> list[str]:
     while start < len(lines) and not lines[start].strip():
         start += 1
     return lines[start:]
+
+
+def _shown_in_comments(block: Block) -> Output | None:
+    """What each print call printed, from the comment at the end of its line
+    (`print(mean([1, 2]))  # 1`, `# -> 1`, `# prints 1`); None unless every print call of
+    the script has one. A comment that says what was expected is no output."""
+    text = "\n".join(block.lines)
+    lines = text.splitlines()
+    nodes = _unguarded(ast.parse(text).body)
+    printed: list[str] = []
+    for node in nodes:
+        if not _prints(node) or node.end_lineno is None or node.end_col_offset is None:
+            continue
+        comment = SHOWN_COMMENT.match(lines[node.end_lineno - 1][node.end_col_offset :])
+        if comment is None or EXPECTING.search(comment.group(1)):
+            return None
+        printed.append(comment.group(1).strip())
+    return Output(printed=printed) if printed else None
 
 
 def _printed_in_prose(issue_body: str) -> Output | None:
