@@ -17,9 +17,9 @@ instead"). What is read, from the issue's text alone:
   built from;
 - its output: the next code block after it, unless that is code (the lines it printed, then
   perhaps a traceback; a `$ python show.py` line is the command, not output), or else the
+  comment at the end of each print call's line (`print(area(3))  # 6`), or else the
   backticked spans of the prose the words before them call printed ("it prints `6`", "I get
-  `6`", "the output is `6`"), or else the comment at the end of each print call's line
-  (`print(area(3))  # 6`). A traceback names the statement that raised by its line (the
+  `6`", "the output is `6`"). A traceback names the statement that raised by its line (the
   last frame in `<module>`); without one, the script's last statement raised. Only the
   statements up to it ran;
 - the printed lines go to the print calls that ran: one line each when there are as many, or
