@@ -99,6 +99,10 @@ def test_what_the_prose_says_it_printed_is_the_shown_output_not_an_expected_valu
     )
     test = built(tmp_path, two, "tally", MEAN)
     assert checks(test) == ["assert printed == 2.5 or str(printed) == '2.5'"]
+    expected_result = two.replace(
+        "The second line shows `2` where I expected", "The correct result is"
+    )
+    assert script_test(expected_result, tmp_path) == test
     assert "    print(mean([1, 2]))\n    printed = (mean([2, 3]))" in test
 
 

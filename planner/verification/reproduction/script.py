@@ -69,7 +69,8 @@ OUTPUT_LANGUAGES = (
 """A script's output block: plain, or labelled as output (or as Python: users do)."""
 PRINTED = re.compile(
     r"(?:\b(?:prints|printed|outputs|displays|shows|gives|gave|returns|returned|got)"
-    r"|\b(?:I|we|you|it) get|\b(?:output|result) (?:is|was))\s*:?\s*$",
+    r"|\b(?:I|we|you|it) get|(?<!expected )(?<!correct )(?<!right )\b(?:output|result) (?:is|was))"
+    r"\s*:?\s*$",
     re.IGNORECASE,
 )
 """The words before a span that say the script printed it (what the user got)."""
