@@ -18,6 +18,8 @@ from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
+from planner.verification.candidate_phase import EARLIER_DIFF_LINES, _shown_diff
+from planner.verification.fixes.candidates import Spot
 from tests.plans import completion, finish
 from tests.test_candidates import kinds, module_repo
 from tests.test_verification_pass import config, of_type
@@ -229,3 +231,22 @@ def test_a_budget_that_strikes_before_the_next_candidate_keeps_the_one_that_pass
     assert outcome[1]["reason"] == "budget: 1 model calls per pass reached"
     assert (workspace / "batches.py").read_text(encoding="utf-8") == FIXED
     assert result.status == "in_progress"  # its repair task cannot ask the model either
+
+
+def test_the_diff_shown_is_the_definitions_changed_lines_as_the_request_shows_it() -> None:
+    """A method is shown without its class's indentation, and so are its changed lines;
+    places apart are separated; a long change is cut with the count of lines left out."""
+    text = (
+        "class Window:\n    def span(self, items):\n        first = items[0]\n"
+        "        last = items[0]\n        size = last - first\n        return size\n"
+    )
+    spot = Spot("window.py", "Window.span", "def", 2, 6, "".join(text.splitlines(True)[1:]))
+    changed = text.replace("first = items[0]", "first = min(items)").replace(
+        "return size", "if size < 0:\n            return 0\n        return size"
+    )
+    assert _shown_diff(text, changed, spot) == (
+        "-    first = items[0]\n+    first = min(items)\n@@\n+    if size < 0:\n+        return 0"
+    )
+    many = text.replace("return size", "\n".join(["        pass"] * 30) + "\n        return 1")
+    shown = _shown_diff(text, many, spot).splitlines()
+    assert len(shown) == EARLIER_DIFF_LINES + 1 and shown[-1] == "... (16 more lines)"

@@ -8,7 +8,16 @@ configured temperature, later rounds warmer, each with its own seed; the rounds 
 between asking for the wrong line first and for the code first, which the 1.5B answers
 differently). Each candidate is put in place, judged by the issue's test and then by the tests
 of the changed file, and taken back; a candidate that fails and changed a few separate places
-is tried place by place (planner.verification.fixes.candidates.single_changes).
+is tried place by place (planner.verification.fixes.candidates.single_changes). A later request
+for the same definition shows what the one before it changed and failed on, so that a fix of
+several lines can converge instead of being sampled blind.
+
+Candidates take the pass's time up to their count: before each, the time left before the
+pass's deadline is compared with the longest candidate so far, and they stop when another
+would not fit (with one that passes the issue's test in hand, when the end of the pass with it
+would not fit either), so the deadline never cuts one off and loses what passed. When they
+spent the time and none passed the issue's test, the pass ends in progress: what is left is
+less than one candidate, too little for the task's own conversation.
 
 With verification.mutants, one-token changes to the lines of those definitions that the
 issue's test ran (planner.verification.fixes.mutants) are tried first, judged the same way: no model
@@ -203,16 +212,17 @@ class CandidatePhase(Phase):
         self, run: PassContext, sampling: _Sampling, asked: int
     ) -> dict[str, Any] | None:
         """The candidates stop for time: the best in hand, or the pass ends."""
-        longest = max(sampling.spent, default=0.0)
-        reason = (
-            f"budget: the candidate fixes spent the pass's time ({asked} asked,"
-            f" the longest {longest:.0f} s)"
-        )
+        spent = f"{asked} asked, the longest {max(sampling.spent, default=0.0):.0f} s"
+        reason = f"budget: the candidate fixes spent the pass's time ({spent})"
         run.store.append(CANDIDATES, status="stopped", reason=reason)
         best = sampling.best()
         if best is None:
             run.store.append(CANDIDATES, status="none", reason="no candidate passed the tests")
-            raise StopPass("in_progress", f"{reason}; none passed the issue's test")
+            raise StopPass(
+                "in_progress",
+                f"budget: the candidate fixes spent the pass's time ({spent});"
+                " none passed the issue's test",
+            )
         return best
 
     def _candidate(
