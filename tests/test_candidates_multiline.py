@@ -128,6 +128,7 @@ def test_a_second_candidate_shown_what_the_first_failed_on_makes_a_three_line_fi
     assert "```diff\n+    if batch:\n+        batches.append(batch)\n```" in second
     assert "The test of the issue still failed:" in second
     assert "assert [[1, 2], [3, 4], [5]] == [[1, 2], [3, 4], [5, None]]" in second
+    assert "Fix what in `chunks` still makes the test fail." in second  # not "the line"
     assert (workspace / "batches.py").read_text(encoding="utf-8") == FIXED
     done = [e for e in of_type(workspace, "task") if e["status"] == "completed"]
     assert done[0]["summary"] == (
