@@ -162,8 +162,8 @@ def test_the_count_bounds_the_candidates_when_time_is_left(
 def test_with_a_short_budget_the_candidates_stop_in_time_and_keep_one_that_passed(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
-    """The first candidate takes 20 s and passes the issue's test, a test failing before (an
-    optional dependency missing) still failing; the pass has 56 s in all, less than two more
+    """The first candidate takes 25 s and passes the issue's test, a test failing before (an
+    optional dependency missing) still failing; the pass has 70 s in all, less than two more
     candidates as long: the candidates stop and that one is the task's work, instead of a
     second candidate that the deadline would cut off, losing the first."""
     tests = BATCH_TESTS + OPTIONAL_DEPENDENCY_TEST
@@ -171,14 +171,14 @@ def test_with_a_short_budget_the_candidates_stop_in_time_and_keep_one_that_passe
     scripted_model.allow_leftovers = True  # the deadline may come first
     # then the repair task for the test still failing, as after any such change
     scripted_model.add(
-        reply_text("candidate", FILLED, delay_seconds=20),
+        reply_text("candidate", FILLED, delay_seconds=25),
         finish("failed", "batchcodecs is not installed here."),
     )
-    budget = {"budget.max_wall_seconds": 56, "budget.finish_reserve_seconds": 0}
+    budget = {"budget.max_wall_seconds": 70, "budget.finish_reserve_seconds": 0}
     started = time.monotonic()
     result = run(workspace, scripted_model, **budget)
 
-    assert time.monotonic() - started < 56 + 10, "the pass kept its budget"
+    assert time.monotonic() - started < 70 + 10, "the pass kept its budget"
     assert kinds(scripted_model)[:1] == ["candidate"]
     assert "candidate" not in kinds(scripted_model)[1:]
     judged = of_type(workspace, "candidate")
@@ -195,18 +195,18 @@ def test_with_a_short_budget_the_candidates_stop_in_time_and_keep_one_that_passe
 def test_when_the_candidates_spent_the_time_without_a_fix_the_pass_ends_without_a_task(
     tmp_path: Path, scripted_model: ScriptedModelServer
 ) -> None:
-    """One candidate that fails takes 30 s of a 55 s pass: what is left is less than another
+    """One candidate that fails takes 35 s of a 68 s pass: what is left is less than another
     candidate, too little for the task's conversation too; the pass ends in progress,
     saying why, on the untouched code."""
     workspace = module_repo(tmp_path / "repo", "batches", BATCHES, BATCH_TESTS)
-    scripted_model.add(reply_text("candidate", KEPT_UNFILLED, delay_seconds=30))
-    budget = {"budget.max_wall_seconds": 55, "budget.finish_reserve_seconds": 0}
+    scripted_model.add(reply_text("candidate", KEPT_UNFILLED, delay_seconds=35))
+    budget = {"budget.max_wall_seconds": 68, "budget.finish_reserve_seconds": 0}
     result = run(workspace, scripted_model, **budget)
 
     assert kinds(scripted_model) == ["candidate"]
     assert result.status == "in_progress"
     assert re.fullmatch(
-        r"budget: the candidate fixes spent the pass's time \(1 asked, the longest 3\d s\); "
+        r"budget: the candidate fixes spent the pass's time \(1 asked, the longest \d+ s\); "
         r"none passed the issue's test",
         result.stop_reason,
     ), result.stop_reason
