@@ -18,9 +18,10 @@ from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
 from planner.testing.steps import reply_text
 from planner.text.issue import IssueContext
+from planner.verification.fixes.assertion import wrong_value
 from planner.verification.fixes.candidates import Spot
 from planner.verification.fixes.mutants import mutants, raised_in
-from planner.verification.fixes.trace import MARK, read_trace, traced_argv, wrong_value
+from planner.verification.fixes.trace import MARK, read_trace, traced_argv
 from tests.plans import completion
 from tests.test_candidates import module_repo
 from tests.test_verification_pass import config, of_type

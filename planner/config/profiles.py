@@ -22,7 +22,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "planning.decompose": False,
         "verification.attempts": 3,
         "verification.max_repair_attempts": 1,
-        "verification.candidates": 6,
+        "verification.candidates": 12,
         "verification.mutants": 60,
     },
 }

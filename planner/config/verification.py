@@ -65,12 +65,16 @@ class VerificationConfig(Section):
     first attempt whose tests pass wins; the pull request says which and what the others
     failed on. Attempts share the pass's budgets. The small_model profile sets 3."""
     candidates: int = Field(default=0, ge=0, le=20)
-    """Candidate fixes asked for before the first task, once per issue, where the issue's test
-    fails on the code before the change: each is one model call that writes back one of the
-    definitions the issue points to (a few of them in turn; after the first round, sampling
-    warmer), tried with the issue's test and the tests of the changed file, and taken back. The
-    first whose tests pass becomes the task's work (written like any change); when none does,
-    the task runs as usual. 0: none. The small_model profile sets 6."""
+    """Candidate fixes asked for at most before the first task, once per issue, where the
+    issue's test fails on the code before the change: each is one model call that writes back
+    one of the definitions the issue points to (a few of them in turn; after the first round,
+    sampling warmer, and shown what the definition's previous candidate changed and failed
+    on), tried with the issue's test and the tests of the changed file, and taken back. They
+    stop early when the pass's time (max_wall_seconds less the finish reserve) leaves less
+    than another candidate as long as the longest so far. The first whose tests pass becomes
+    the task's work (written like any change); when none does, the task runs as usual, unless
+    the candidates spent the pass's time: then the pass ends in progress. 0: none. The
+    small_model profile sets 12."""
     mutants: int = Field(default=0, ge=0, le=500)
     """Mechanical candidate fixes tried at most, before the model's candidates: the exception
     the issue's test fails with added to an `except` clause it reached that catches others,

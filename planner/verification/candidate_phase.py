@@ -8,7 +8,16 @@ configured temperature, later rounds warmer, each with its own seed; the rounds 
 between asking for the wrong line first and for the code first, which the 1.5B answers
 differently). Each candidate is put in place, judged by the issue's test and then by the tests
 of the changed file, and taken back; a candidate that fails and changed a few separate places
-is tried place by place (planner.verification.fixes.candidates.single_changes).
+is tried place by place (planner.verification.fixes.candidates.single_changes). A later request
+for the same definition shows what the one before it changed and failed on, so that a fix of
+several lines can converge instead of being sampled blind.
+
+Candidates take the pass's time up to their count: before each, the time left before the
+pass's deadline is compared with the longest candidate so far, and they stop when another
+would not fit (with one that passes the issue's test in hand, when the end of the pass with it
+would not fit either), so the deadline never cuts one off and loses what passed. When they
+spent the time and none passed the issue's test, the pass ends in progress: what is left is
+less than one candidate, too little for the task's own conversation.
 
 With verification.mutants, one-token changes to the lines of those definitions that the
 issue's test ran (planner.verification.fixes.mutants) are tried first, judged the same way: no model
@@ -25,6 +34,8 @@ history says what each candidate failed on.
 from __future__ import annotations
 
 import difflib
+import time
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -33,7 +44,7 @@ from planner.engine.context import PassContext
 from planner.engine.phase import Phase
 from planner.engine.steps.execute import end_task
 from planner.model.conversation import user
-from planner.outcome.deadline import stop_if_expired
+from planner.outcome.deadline import DEADLINE, stop_if_expired
 from planner.outcome.evidence import (
     CANDIDATE,
     CANDIDATES,
@@ -41,6 +52,7 @@ from planner.outcome.evidence import (
     is_test_file,
     new_failures,
 )
+from planner.outcome.flow import StopPass
 from planner.text.issue import prompt_view
 from planner.text.prompts import render
 from planner.verification.fixes.candidates import (
@@ -51,13 +63,62 @@ from planner.verification.fixes.candidates import (
     spots,
 )
 from planner.verification.fixes.mutants import mutants, raised_in
-from planner.verification.fixes.trace import wrong_value
+from planner.verification.fixes.trace import RETURNED_WRONG
 from planner.verification.phase import VerificationPhase
 
 WARMER_SEED = 100
 """Seeds of the rounds after the first start here (a seed above 1 samples warmer)."""
 UNUSABLE_REPLY_CHARS = 2_000
 """Characters of a reply no definition could be taken from that its history entry keeps."""
+EARLIER_DIFF_LINES = 16
+"""Changed lines of the candidate before it that a request for the same definition shows."""
+EARLIER_FAILURE_CHARS = 600
+"""Characters of that candidate's failing output the request shows (its end kept)."""
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """What the latest candidate for a definition came to, as the next request for the same
+    definition shows it: its outcome, the lines it changed and why its tests failed."""
+
+    outcome: str
+    diff: str = ""
+    failure: str = ""
+
+
+@dataclass
+class _Sampling:
+    """The model's candidates of one pass so far."""
+
+    before: TestRun | None
+    """The tests' run before the change (what a candidate's runs are compared with)."""
+    tried: set[str] = field(default_factory=set)
+    """The file texts judged already: a repeat is not judged again."""
+    passing: list[dict[str, Any]] = field(default_factory=list)
+    """Those that pass the issue's test and break none, with tests failing before still
+    failing."""
+    earlier: dict[str, Earlier] = field(default_factory=dict)
+    """By definition (Spot.label), what its latest candidate failed on."""
+    spent: list[float] = field(default_factory=list)
+    """Seconds each candidate took: its model call and its test runs."""
+
+    def time_for_another(self, first_guess: float) -> bool:
+        """The pass's deadline (its budget less the finish reserve) leaves time for another
+        candidate as long as the longest so far (before any: `first_guess`); with one that
+        passes the issue's test in hand, time for the pass to end with it as well (its
+        final test run and completion, about as long again)."""
+        left = DEADLINE.left()
+        if left is None:
+            return True
+        one = max(self.spent, default=first_guess)
+        return left > 0 and left >= one * (2 if self.passing else 1)
+
+    def best(self) -> dict[str, Any] | None:
+        """The closest of those passing the issue's test: fewest earlier failures left, then
+        the smallest change."""
+        if not self.passing:
+            return None
+        return min(self.passing, key=lambda r: (len(r["still_failing"]), r["added"] + r["removed"]))
 
 
 class CandidatePhase(Phase):
@@ -95,27 +156,36 @@ class CandidatePhase(Phase):
 
     def _spots(self, run: PassContext, output: str) -> tuple[list[Spot], dict[str, set[int]]]:
         """The definitions to ask for: among those the issue's test runs when it can be
-        profiled (planner.verification.fixes.trace), a function that returned the value its
-        assertion found wrong first; else those the issue's text points to. With them, the
-        lines the test ran, by file."""
+        profiled (planner.verification.fixes.trace), those its failure points to first (a part
+        of the wrong value its assertion found, that value itself, the traceback of its
+        error: Trace.ranked), then the others by the issue's words, those nearer the test
+        first among equals; else those the issue's text points to. With them, the lines the
+        test ran, by file."""
         texts = [f"{run.issue.title}\n{run.issue.body}"]
         trace = self.verification.tests.issue_trace(run)
-        ran = trace.lines(run.existing_path) if trace is not None else []
-        covered = trace.covered(run.existing_path) if trace is not None else {}
-        wrong = wrong_value(output)
-        first = trace.returning(wrong, run.existing_path) if trace is not None and wrong else []
+        resolve = run.existing_path
+        ran = trace.lines(resolve) if trace is not None else []
+        covered = trace.covered(resolve) if trace is not None else {}
+        ranked = trace.ranked(output, resolve) if trace is not None else []
         pointed = run.pointed(texts, ran) if ran else []
+        if pointed and trace is not None:
+            depth = trace.depths(resolve)
+            pointed.sort(key=lambda p: (-p.score, depth.get((p.path, p.start), len(depth))))
         if not pointed:  # not profiled, or it ran nothing the index knows
             pointed = run.pointed(texts)
+        test_file = partial(is_test_file, patterns=self.verification.settings.test_paths)
+        first = {(r.path, r.line): r.why for r in ranked}
+        chosen = spots(pointed, run.current_text, test_file, first=first, ran=ran)
+        returned = [r for r in ranked if r.why == RETURNED_WRONG]
         run.store.append(
             CANDIDATES,
             status="located",
             profiled=trace is not None,
             ran=len(ran),
-            returned_wrong=[f"{path}:{line}" for path, line in first[:5]],
+            returned_wrong=[f"{r.path}:{r.line}" for r in returned[:5]],
+            ranking=[{"spot": spot.label, "why": spot.why or "named"} for spot in chosen],
         )
-        test_file = partial(is_test_file, patterns=self.verification.settings.test_paths)
-        return spots(pointed, run.current_text, test_file, first=first), covered
+        return chosen, covered
 
     def _due(self, run: PassContext) -> bool:
         """Candidates are asked for once per issue."""
@@ -125,50 +195,102 @@ class CandidatePhase(Phase):
         self, run: PassContext, chosen: list[Spot], test: str, failure: str, tried_before: int
     ) -> dict[str, Any] | None:
         """Ask, judge and take back each candidate (numbered after the `tried_before`
-        mechanical ones); the winner's record (None: none passed the issue's test without
-        breaking one)."""
-        tried: set[str] = set()
-        passing: list[dict[str, Any]] = []
-        before = self.verification.tests.baseline(run)
+        mechanical ones) while the pass has time for another; the winner's record (None: none
+        passed the issue's test without breaking one). A pass whose time the candidates spent
+        with none passing the issue's test ends here (StopPass): what is left is less than
+        one more candidate, too little for the task's own conversation."""
+        sampling = _Sampling(before=self.verification.tests.baseline(run))
+        first_guess = _first_guess(run)
         for number in range(1, self.count + 1):
-            spot = chosen[(number - 1) % len(chosen)]
-            round_ = (number - 1) // len(chosen)
-            original = run.current_text(spot.path)
-            if original is None:
-                continue
-            with run.sampled(1 if round_ == 0 else WARMER_SEED + round_):
-                request = self._request(run, spot, test, failure, round_)
-                reply = run.chat("candidate", request, [])
-            text = spliced(original, spot, reply.content or "")
-            record: dict[str, Any] = {
-                "number": tried_before + number,
-                "spot": spot.label,
-                "round": round_ + 1,
-                "asked": number,
-            }
-            if text is None or text == original or text in tried:
-                outcome = "unusable" if text is None else "unchanged"
-                outcome = "repeated" if text in tried else outcome
-                if outcome == "unusable":  # kept so that a person sees what could not be used
-                    record["reply"] = (reply.content or "")[:UNUSABLE_REPLY_CHARS]
-                run.store.append(CANDIDATE, **record, outcome=outcome)
-                continue
-            for part, variant in enumerate([text, *single_changes(original, text)]):
-                if variant in tried:
-                    continue
-                tried.add(variant)
-                judged = self._judge(run, spot, original, variant, before)
-                judged = {**record, **({"part": part} if part else {}), **judged}
-                run.store.append(CANDIDATE, **judged)
-                if judged["outcome"] == "passes":
-                    return {**judged, "path": spot.path, "text": variant}
-                if judged["outcome"] == "issue_test_passes":
-                    passing.append({**judged, "path": spot.path, "text": variant})
-                if judged["outcome"] not in ("issue_test_fails", "breaks_tests"):
-                    break  # the parts of a change the tests did not judge are not tried
-        if not passing:
+            if not sampling.time_for_another(first_guess):
+                return self._out_of_time(run, sampling, number - 1)
+            began = time.monotonic()
+            try:
+                won = self._candidate(run, chosen, test, failure, tried_before, number, sampling)
+            except StopPass as stop:  # a budget struck mid-candidate: keep what passed before
+                if not sampling.passing:
+                    raise
+                run.store.append(CANDIDATES, status="stopped", reason=stop.reason)
+                break
+            finally:
+                sampling.spent.append(time.monotonic() - began)
+            if won is not None:
+                return won
+        return sampling.best()
+
+    def _out_of_time(
+        self, run: PassContext, sampling: _Sampling, asked: int
+    ) -> dict[str, Any] | None:
+        """The candidates stop for time: the best in hand, or the pass ends."""
+        spent = f"{asked} asked, the longest {max(sampling.spent, default=0.0):.0f} s"
+        reason = f"budget: the candidate fixes spent the pass's time ({spent})"
+        run.store.append(CANDIDATES, status="stopped", reason=reason)
+        best = sampling.best()
+        if best is None:
+            run.store.append(CANDIDATES, status="none", reason="no candidate passed the tests")
+            raise StopPass(
+                "in_progress",
+                f"budget: the candidate fixes spent the pass's time ({spent});"
+                " none passed the issue's test",
+            )
+        return best
+
+    def _candidate(
+        self,
+        run: PassContext,
+        chosen: list[Spot],
+        test: str,
+        failure: str,
+        tried_before: int,
+        number: int,
+        sampling: _Sampling,
+    ) -> dict[str, Any] | None:
+        """Candidate `number`: asked for, judged whole and then place by place, taken back;
+        its record when its tests all pass. What it failed on is what the next request for
+        the same definition is shown."""
+        spot = chosen[(number - 1) % len(chosen)]
+        round_ = (number - 1) // len(chosen)
+        original = run.current_text(spot.path)
+        if original is None:
             return None
-        return min(passing, key=lambda r: (len(r["still_failing"]), r["added"] + r["removed"]))
+        earlier = sampling.earlier.get(spot.label)
+        with run.sampled(1 if round_ == 0 else WARMER_SEED + round_):
+            request = self._request(run, spot, test, failure, round_, earlier)
+            reply = run.chat("candidate", request, [])
+        text = spliced(original, spot, reply.content or "")
+        record: dict[str, Any] = {
+            "number": tried_before + number,
+            "spot": spot.label,
+            "round": round_ + 1,
+            "asked": number,
+        }
+        if text is None or text == original or text in sampling.tried:
+            outcome = "unusable" if text is None else "unchanged"
+            outcome = "repeated" if text in sampling.tried else outcome
+            if outcome == "unusable":  # kept so that a person sees what could not be used
+                record["reply"] = (reply.content or "")[:UNUSABLE_REPLY_CHARS]
+            if outcome != "repeated":  # a repeat's failure is shown already
+                sampling.earlier[spot.label] = Earlier(outcome)
+            run.store.append(CANDIDATE, **record, outcome=outcome)
+            return None
+        for part, variant in enumerate([text, *single_changes(original, text)]):
+            if variant in sampling.tried:
+                continue
+            sampling.tried.add(variant)
+            judged, excerpt = self._trial(run, spot, original, variant, sampling.before)
+            if not part:  # the model wrote the whole; its parts are planner's
+                sampling.earlier[spot.label] = Earlier(
+                    judged["outcome"], _shown_diff(original, text, spot), excerpt
+                )
+            judged = {**record, **({"part": part} if part else {}), **judged}
+            run.store.append(CANDIDATE, **judged)
+            if judged["outcome"] == "passes":
+                return {**judged, "path": spot.path, "text": variant}
+            if judged["outcome"] == "issue_test_passes":
+                sampling.passing.append({**judged, "path": spot.path, "text": variant})
+            if judged["outcome"] not in ("issue_test_fails", "breaks_tests"):
+                break  # the parts of a change the tests did not judge are not tried
+        return None
 
     def _mutate(
         self,
@@ -203,12 +325,26 @@ class CandidatePhase(Phase):
     def _judge(
         self, run: PassContext, spot: Spot, original: str, text: str, before: TestRun | None
     ) -> dict[str, Any]:
+        return self._trial(run, spot, original, text, before)[0]
+
+    def _trial(
+        self, run: PassContext, spot: Spot, original: str, text: str, before: TestRun | None
+    ) -> tuple[dict[str, Any], str]:
+        """What the tests say of `text`, and the lines of their output that say why it failed
+        ('' when it passed)."""
         runs = self.verification.tests.trial(run, spot.path, text, original)
         added, removed = _changed_lines(original, text)
-        return {**_judged(runs, before), "added": added, "removed": removed}
+        judged = {**_judged(runs, before), "added": added, "removed": removed}
+        return judged, _why(runs, judged["outcome"])
 
     def _request(
-        self, run: PassContext, spot: Spot, test: str, failure: str, round_: int
+        self,
+        run: PassContext,
+        spot: Spot,
+        test: str,
+        failure: str,
+        round_: int,
+        earlier: Earlier | None = None,
     ) -> list[dict[str, Any]]:
         request = render(
             "candidate_request.md.j2",
@@ -217,6 +353,7 @@ class CandidatePhase(Phase):
             failure=failure,
             spot=spot,
             explain_first=round_ % 2 == 0,
+            earlier=earlier,
         )
         return [run.system("candidate"), user(request)]
 
@@ -264,3 +401,48 @@ def _changed_lines(before: str, after: str) -> tuple[int, int]:
     diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
     changed = [line for line in diff if not line.startswith(("+++", "---"))]
     return sum(line[:1] == "+" for line in changed), sum(line[:1] == "-" for line in changed)
+
+
+def _first_guess(run: PassContext) -> float:
+    """Seconds the first candidate may take, before one was timed: the longest model call
+    of this pass so far."""
+    entries = run.store.entries()
+    starts = [at for at, entry in enumerate(entries) if entry.get("type") == "run_start"]
+    this_pass = entries[starts[-1] :] if starts else entries
+    latencies = [
+        float(entry.get("latency_ms") or 0) / 1000
+        for entry in this_pass
+        if entry.get("type") == "model_call"
+    ]
+    return max(latencies, default=0.0)
+
+
+def _why(runs: list[TestRun], outcome: str) -> str:
+    """The lines of the last run's output that say why a candidate failed ('' when it
+    passed): the issue's test when it failed, else the tests of the changed file."""
+    if outcome == "passes":
+        return ""
+    last = runs[-1]
+    text = failure_excerpt(last.tail) if last.tail.strip() else last.reason
+    return text[-EARLIER_FAILURE_CHARS:]
+
+
+def _shown_diff(original: str, text: str, spot: Spot) -> str:
+    """The lines a candidate removed (`-`) and added (`+`), indented as the request shows
+    the definition; places apart are separated by `@@`. At most EARLIER_DIFF_LINES."""
+    first = spot.source.splitlines()[0] if spot.source.strip() else ""
+    indent = first[: len(first) - len(first.lstrip())]
+    diff = difflib.unified_diff(original.splitlines(), text.splitlines(), lineterm="", n=0)
+    lines: list[str] = []
+    for line in diff:
+        if line.startswith(("+++", "---")):
+            continue
+        if line.startswith("@@"):
+            lines += ["@@"] if lines else []
+            continue
+        body = line[1:]
+        lines.append(line[0] + (body[len(indent) :] if body.startswith(indent) else body))
+    if len(lines) > EARLIER_DIFF_LINES:
+        more = len(lines) - EARLIER_DIFF_LINES
+        lines = [*lines[:EARLIER_DIFF_LINES], f"... ({more} more lines)"]
+    return "\n".join(lines)

@@ -81,6 +81,7 @@ from planner.verification.reproduction.records import (
     reproduction_failing,
     stated,
 )
+from planner.verification.reproduction.script import script_test
 from planner.verification.reproduction.transcript import transcript_test
 from planner.verification.reproduction.writing import judged, written_test
 from planner.verification.runs import SOURCE, PassTests, partial_run
@@ -164,10 +165,11 @@ class VerificationPhase(Phase):
         self._try_issue_test(run, test, text, source)
 
     def _try_example_test(self, run: PassContext, path: str) -> bool:
-        """The issue's own `>>>` session with the value it expected, as the test (no model
-        call, so no request is built); True when it fails on the code before the change and
-        is kept."""
-        content = transcript_test(run.issue.body, self.workspace)
+        """The issue's own `>>>` session, or else the script it shows with its output, with
+        the value it expected, as the test (no model call, so no request is built); True when
+        it fails on the code before the change and is kept."""
+        body = run.issue.body
+        content = transcript_test(body, self.workspace) or script_test(body, self.workspace)
         if content is None:
             return False
         test = IssueTest(path=path, content=content)

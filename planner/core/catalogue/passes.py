@@ -203,6 +203,11 @@ PASSES: tuple[Entry, ...] = (
         "why-a-pass-ended--the-tracking-comments-why",
     ),
     Entry(
+        "PLN226",
+        "budget: the candidate fixes spent the pass's time ({}); none passed the issue's test",
+        "why-a-pass-ended--the-tracking-comments-why",
+    ),
+    Entry(
         "PLN214",
         "done",
         "why-a-pass-ended--the-tracking-comments-why",

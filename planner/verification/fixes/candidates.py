@@ -19,16 +19,22 @@ import ast
 import difflib
 import re
 import textwrap
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TypeGuard
 
 from planner.core.interfaces import PointedDefinition
 from planner.model.definitions import first_line, is_docstring
 from planner.text.line_diff import line_opcodes
+from planner.verification.fixes.trace import RAN
 
 MAX_SPOTS = 3
 """Definitions candidates are asked for, in turn."""
+MAX_TRACED_SPOTS = 4
+"""Definitions asked for at most when the issue's test's trace says why each is suspected
+(planner.verification.fixes.trace.Trace.ranked): each of those is, up to this many; the
+issue's words choose the rest up to MAX_SPOTS."""
 MAX_SPOT_LINES = 100
 """A definition longer than this is not asked for (the reply would be long and garbled)."""
 FAILURE_CHARS = 1_500
@@ -49,8 +55,11 @@ class Spot:
     end: int
     source: str
     called_by: str = ""
-    returns_wrong: bool = False
-    """Run by the issue's test, it returned the value the test's assertion found wrong."""
+    why: str = ""
+    """Why it is asked for (planner.verification.fixes.trace): run by the issue's test, it
+    returned the value the test's assertion found wrong (`returned_wrong`), a part of that
+    value (`flows`), was in the traceback of its error (`raised`), or only ran (`ran`);
+    empty when no trace was read."""
 
     @property
     def name(self) -> str:
@@ -71,15 +80,18 @@ def spots(
     read: Callable[[str], str | None],
     is_test: Callable[[str], bool],
     limit: int = MAX_SPOTS,
-    first: Collection[tuple[str, int]] = (),
+    first: Mapping[tuple[str, int], str] = MappingProxyType({}),
+    ran: Collection[tuple[str, int]] = (),
 ) -> list[Spot]:
     """The definitions to ask for, best first: not in test files, short enough to be written
     back whole, none inside one already chosen or holding one. Those in `first` ((path, first
-    line): the functions that returned the value the issue's test found wrong) come first, in
-    their order; then a definition the text points to that one too long to be asked for
-    calls: the bug may be in it."""
+    line) of the functions the issue's test's trace suspects, in its order, with why) come
+    first, up to MAX_TRACED_SPOTS of them; then a definition the text points to that one too
+    long to be asked for calls: the bug may be in it. `ran`: the functions the test ran."""
     long_ones = {p.qualname for p in pointed if p.end - p.start + 1 > MAX_SPOT_LINES}
     order = {place: index for index, place in enumerate(first)}
+    traced_limit = max(limit, MAX_TRACED_SPOTS)
+    ran_places = set(ran)
     ordered = sorted(
         pointed,
         key=lambda p: (
@@ -90,8 +102,9 @@ def spots(
     chosen: list[Spot] = []
     texts: dict[str, str | None] = {}
     for place in ordered:
-        if len(chosen) >= limit:
-            break
+        traced = (place.path, place.start) in order
+        if len(chosen) >= (traced_limit if traced else limit):
+            continue
         if is_test(place.path) or place.end - place.start + 1 > MAX_SPOT_LINES:
             continue
         if any(_overlap(s, place) for s in chosen):
@@ -113,7 +126,8 @@ def spots(
                 place.end,
                 "".join(lines),
                 place.called_by,
-                (place.path, place.start) in order,
+                first.get((place.path, place.start))
+                or (RAN if (place.path, place.start) in ran_places else ""),
             )
         )
     return chosen

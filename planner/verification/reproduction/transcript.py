@@ -12,14 +12,18 @@ What is built, from the issue's text alone:
   expected values: their backticked spans, minus code that is not a value (`f(x)`);
 - each expected value is paired with one output of the session: an exception the session
   shows (equality: the call should have returned it; an exception is the bug above all), a
-  shown value of the same type (equality), or shown text that is not a value and lacks it
+  shown value of the same type (equality; an int and a float are both numbers, and a `None`
+  printed is replaced by any value), or shown text that is not a value and lacks it
   (the test asserts it appears in what the call prints or returns; text the call itself
   holds is its input, not its output). Pairs go best first, by how alike the shown
   output and the value are; a tie goes to the later output, where a session usually shows the
   bug. A sentence that lists several values ("I expected `2`, `3` and `4`") for as many
   calls that show a result pairs them in order instead (in_order());
 - one test function per pair replays the session up to that call (earlier calls that raised
-  in the session may raise again) and checks it.
+  in the session may raise again) and checks it: an equality of `print(x)` is one of `x` (or
+  of str(x): print shows no quotes), of `port = get(...)` that raised one of its value.
+
+script.py builds the same file from a script the issue shows, with its output.
 
 Names the session uses without importing them (a session that starts after `from tabulate
 import tabulate`) are imported from the module of the repository that defines them. A session
@@ -100,7 +104,7 @@ def transcript_test(issue_body: str, workspace: Path) -> str | None:
         if not all(confined(example.source, workspace) for example in examples):
             continue  # the model writes the test, under its own rules
         checks = in_order(examples, groups) or pair(examples, expected)
-        test = _test_file(examples, checks, workspace) if checks else ""
+        test = example_test_file(examples, checks, workspace) if checks else ""
         if test and len(test.encode()) <= MAX_TEST_BYTES:
             return test
     return None
@@ -112,14 +116,21 @@ def expected_values(text: str) -> list[str]:
     return list(dict.fromkeys(value for group in expected_groups(text) for value in group))
 
 
-def expected_groups(text: str) -> list[list[str]]:
+def expected_groups(text: str, reported: re.Pattern[str] | None = None) -> list[list[str]]:
     """The values of expected_values() by sentence, repeats kept: "I expected `2`, `3`, `3`
-    and `4`" is one group of four."""
+    and `4`" is one group of four. A span the words before it in its sentence match
+    `reported` with is what the user got, not what they expected ("it prints `9` but should
+    print `12`")."""
     groups: list[list[str]] = []
     for sentence in SENTENCE_END.split(prose(text)):
         if not EXPECTING.search(sentence):
             continue
-        group = [span for span in SPAN.findall(sentence) if _is_value(span)]
+        group = [
+            span.group(1)
+            for span in SPAN.finditer(sentence)
+            if _is_value(span.group(1))
+            and not (reported and reported.search(sentence[: span.start()]))
+        ]
         if group:
             groups.append(group)
     return groups
@@ -270,17 +281,28 @@ def _fit(example: doctest.Example, value: str) -> tuple[float, bool] | None:
     an equality; None when it cannot be its expected result."""
     shown = example.want.strip()
     if example.exc_msg is not None:  # an exception a session shows is the bug, above all
-        return (3.0, True) if literal(value) is not None else None
+        checkable = checked_expression(example.source) is not None
+        return (3.0, True) if checkable and literal(value) is not None else None
     if not shown or not _expression(example.source):
         return None
     parsed, shown_parsed = literal(value), literal(shown)
     if shown_parsed is not None:  # a value: only another value of its type replaces it
-        if parsed is None or type(parsed[0]) is not type(shown_parsed[0]):
+        if parsed is None or checked_expression(example.source) is None:
             return None
+        if shown_parsed[0] is not None and _kind(parsed[0]) != _kind(shown_parsed[0]):
+            return None  # `None` printed is no value: any value replaces it
         return (1.0 + _likeness(value, shown), True) if parsed != shown_parsed else None
     if value in shown or value in example.source:
         return None  # shown already, or an input of the call: not what it should show
     return _likeness(value, shown), False
+
+
+def _kind(value: object) -> str:
+    """A value's type, where an int and a float are both a number (a mean shown `1` should
+    be `1.5`); a bool is no number."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "number"
+    return type(value).__name__
 
 
 def _likeness(value: str, shown: str) -> float:
@@ -297,7 +319,47 @@ def _expression(source: str) -> bool:
     return True
 
 
-def _test_file(examples: list[doctest.Example], checks: list[Check], workspace: Path) -> str:
+def checked_expression(source: str) -> str | None:
+    """What a check of the statement compares: the statement when it is an expression, the
+    value of an assignment to one name (`port = get("port", 8000)` that raised), `x` of
+    `print(x)`; None for any other statement, and a print of several values or with keywords
+    (what it shows is no value)."""
+    source = source.strip()
+    if _expression(source):
+        printing = re.match(r"print\s*\(", source) is not None
+        return printed_argument(source) if printing else source
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1:
+        return None
+    statement = tree.body[0]
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return None
+    if not isinstance(statement.targets[0], ast.Name):
+        return None
+    return ast.get_source_segment(source, statement.value)
+
+
+def printed_argument(source: str) -> str | None:
+    """`x` of a statement `print(x)`: the one value the call shows, as str() writes it."""
+    try:
+        call = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return None
+    if call.func.id != "print" or len(call.args) != 1 or call.keywords:
+        return None
+    if isinstance(call.args[0], ast.Starred):
+        return None
+    return ast.get_source_segment(source.strip(), call.args[0])
+
+
+def example_test_file(examples: list[doctest.Example], checks: list[Check], workspace: Path) -> str:
+    """The pytest file of `checks`: one test function each, replaying `examples` up to the
+    checked one."""
     functions = [_test_function(examples, check, number) for number, check in enumerate(checks, 1)]
     body = "\n\n\n".join(functions)
     shows = any(not check.equality for check in checks)
@@ -306,7 +368,7 @@ def _test_file(examples: list[doctest.Example], checks: list[Check], workspace: 
     header += [f"import {name}" for name in modules] + imports_for(body, workspace)
     if shows:
         header += ["", "", *SHOWN_HELPER]
-    return "\n".join(header) + "\n\n\n" + body + "\n"
+    return "\n".join(header).rstrip() + "\n\n\n" + body + "\n"
 
 
 SHOWN_HELPER = [
@@ -324,11 +386,21 @@ def _test_function(examples: list[doctest.Example], check: Check, number: int) -
     for example in examples[: check.example]:
         lines += _replayed(example)
     source = examples[check.example].source.strip()
-    if check.equality:
-        lines.append(f"    assert ({source}) == {check.expected.strip()}")
-    else:
-        lines.append(f"    assert {check.expected!r} in _shown(lambda: {source})")
-    return "\n".join(lines)
+    return "\n".join(lines + _check_lines(source, check))
+
+
+def _check_lines(source: str, check: Check) -> list[str]:
+    """The assertion of `check` on the statement `source`."""
+    expected = check.expected.strip()
+    if not check.equality:
+        return [f"    assert {check.expected!r} in _shown(lambda: {source})"]
+    printed = printed_argument(source)
+    if printed is not None:  # print() returns None: the check is of what it shows
+        return [  # str() is all print shows: `12` and `'12'` print alike
+            f"    printed = ({printed})",
+            f"    assert printed == {expected} or str(printed) == {expected!r}",
+        ]
+    return [f"    assert ({checked_expression(source)}) == {expected}"]
 
 
 def _replayed(example: doctest.Example) -> list[str]:
