@@ -35,6 +35,10 @@ CHECKS = "the changed Python files, compiled and imported"
 (planner.verification.suite.checks)."""
 ISSUE_TEST = "issue_test"
 """History entry of the issue's own test (planner.verification.reproduction.issue_test)."""
+REPRODUCTION = "issue_reproduction"
+"""History entry: which tests of the repository that failed before the change reproduce the
+issue, and why each failing test that reaches what the issue names does or does not
+(planner.verification.reproduction.existing)."""
 UNPROVEN = "verification_unproven"
 """History entry: the tests pass, but no test of the issue proves the fix."""
 ATTEMPT = "verification_attempt"
@@ -206,6 +210,26 @@ class VerificationNote(BaseModel):
     """Tests of the changed code that failed before the change and still fail. A change that
     fixed two of cachetools' three failing LRU tests passed the issue's test and every test
     that passed before, and ended `completed` with the bug still there."""
+    reproducing: list[str] = Field(default_factory=list)
+    """The repository's tests that failed before the change the way the issue reports
+    (planner.verification.reproduction.existing): the issue's reproduction besides, or
+    instead of, planner's own test."""
+
+    @property
+    def reproduced(self) -> bool:
+        """The tests that reproduced the issue ran after the change and none of them fails:
+        they prove the fix as the issue's own test would."""
+        latest = self.latest
+        if not self.reproducing or latest is None or latest.stage in ("baseline", "issue"):
+            return False
+        if latest.status not in ("passed", "failed") or latest.reason or latest.command == CHECKS:
+            return False
+        files = {name.split("::")[0] for name in self.reproducing}
+        if latest.selected and not files <= set(latest.selected):
+            return False  # only the tests of the changed files ran, and not theirs
+        if latest.status == "failed" and not latest.failing:
+            return False  # no names to tell which failed
+        return not set(self.reproducing) & set(latest.failing)
 
     @property
     def regressed(self) -> bool:
@@ -293,6 +317,11 @@ class VerificationNote(BaseModel):
                 f"{_names(self.unfixed)}"
             )
         lines += self._issue_test_lines()
+        if self.reproduced:
+            lines.append(
+                "✅ Tests of the repository that failed before the change the way the issue "
+                f"reports (its reproduction) pass now: {_names(self.reproducing)}."
+            )
         if self.candidate:
             lines.append(f"This change began as {self.candidate}.")
         lines += self._attempt_lines()
@@ -396,7 +425,20 @@ def verification_note(entries: Iterable[dict[str, Any]]) -> VerificationNote | N
         candidate=_candidate(entries),
         unproven=_unproven(entries),
         unfixed=latest.unfixed if latest.stage != "baseline" else [],
+        reproducing=_reproducing(entries),
     )
+
+
+def _reproducing(entries: list[dict[str, Any]]) -> list[str]:
+    """The tests the latest `issue_reproduction` entry found reproducing the issue."""
+    latest = next((e for e in reversed(entries) if e.get("type") == REPRODUCTION), None)
+    if (
+        latest is None
+        or latest.get("status") != "found"
+        or not isinstance(latest.get("tests"), list)
+    ):
+        return []
+    return [test for test in latest["tests"] if isinstance(test, str) and "::" in test]
 
 
 def _candidate(entries: list[dict[str, Any]]) -> str:

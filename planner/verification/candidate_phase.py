@@ -133,7 +133,8 @@ class CandidatePhase(Phase):
     def after_plan(self, run: PassContext, reply: Any, event: Any) -> None:
         if event != "planned" or not self._due(run):
             return
-        failure = self.verification.tests.issue_failure(run)
+        tests = self.verification.tests
+        failure = tests.issue_failure(run) or tests.reproduction_failure(run)
         task_id = run.state().next_task()
         if failure is None or task_id is None or self.verification.tests.work_begun(run):
             return

@@ -77,6 +77,8 @@ from planner.verification.reproduction.records import (
     issue_test_failing,
     latest_issue_test,
     reactivation,
+    reproducing_tests,
+    reproduction_failing,
     stated,
 )
 from planner.verification.reproduction.script import script_test
@@ -138,6 +140,7 @@ class VerificationPhase(Phase):
         setup_problem = tests.set_up(run)
         if tests.found.command:
             tests.take_baseline(run, setup_problem)
+            tests.find_reproduction(run)  # its failing tests that show the issue's bug
         if not run.config.planning.enabled:
             self._write_issue_test(run)  # no plan will come: the issue is all there is
 
@@ -218,8 +221,10 @@ class VerificationPhase(Phase):
             return self._planning_text(run) if runs else ""
         if request == "execute":
             hint = attempt_hint(entries, compact=True)
-            feedback = issue_test_failing(entries) or self._feedback(
-                run, verification_note(entries)
+            feedback = (
+                issue_test_failing(entries)
+                or reproduction_failing(entries)
+                or self._feedback(run, verification_note(entries))
             )
             return "\n".join(text for text in (hint, feedback) if text)
         evidence = evidence_text(entries)
@@ -234,6 +239,7 @@ class VerificationPhase(Phase):
             issue_test=test.path if test is not None and not self.tests.usable else "",
             tool=RUN_TESTS.name,
             failing=baseline.failing[:NAMES_SHOWN] if baseline else [],
+            reproducing=reproducing_tests(run.store.entries())[:NAMES_SHOWN],
             baseline_passed=baseline is not None and baseline.status == "passed",
         )
 
@@ -357,6 +363,8 @@ class VerificationPhase(Phase):
         latest = latest_issue_test(run.store.entries())
         if latest is None or latest.get("status") != "dropped":
             return
+        if note is not None and note.reproduced:
+            return  # tests that failed the way the issue reports pass now: they prove it
         if not any(path.endswith(".py") for path in self.tests.changed_code(run)):
             return
         why = str(latest.get("reason") or "it was dropped")

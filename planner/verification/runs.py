@@ -9,6 +9,7 @@ means for the pass; this is how a run is made and recorded, for it and the candi
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from planner.engine.context import PassContext
 from planner.outcome.evidence import (
     CHECKS,
     ISSUE_TEST,
+    REPRODUCTION,
     VERIFICATION,
     Stage,
     TestRun,
@@ -29,8 +31,23 @@ from planner.outcome.evidence import (
 from planner.verification.fixes.attempts import Start, relative_folders, snapshot, start_of
 from planner.verification.fixes.trace import Trace, read_trace, traced_argv
 from planner.verification.fixes.undo import own_change, put_back
+from planner.verification.reproduction.existing import (
+    MAX_CHECKED,
+    Exercising,
+    bounded_tail,
+    exercising,
+    reproduces,
+)
 from planner.verification.reproduction.issue_test import IssueTest, as_unittest, placed
-from planner.verification.reproduction.records import active_test, failing_before, kept_test
+from planner.verification.reproduction.records import (
+    active_test,
+    failing_before,
+    kept_test,
+    reproducing_tests,
+    reproduction,
+    reproduction_before,
+    stated,
+)
 from planner.verification.suite.changes import (
     added_tests,
     changed_files,
@@ -52,6 +69,9 @@ from planner.verification.suite.selection import (
 
 SETUP = "verification_setup"
 SOURCE = "verification"
+AGAIN_ALONE = ["--show-capture=no"]
+"""A failing test run again alone shows its failure, not what it printed: the output's end,
+which prompts show, is where pytest says why."""
 WHOLE_TOO_SLOW = (
     "only the tests of the changed files ran: the whole suite took longer than "
     "verification.timeout_seconds before the change, so it runs whole only at the end"
@@ -134,6 +154,55 @@ class PassTests:
             run.store.append(SETUP, ok=False, problems=[f"the tests ran after: {setup_problem}"])
         self.usable = result.ran
 
+    def find_reproduction(self, run: PassContext) -> None:
+        """Once per issue, after the baseline on the code before the change: its failing
+        tests that reach what the issue names, run again alone (at most MAX_CHECKED), and of
+        those the ones that fail the way the issue says are the issue's reproduction
+        (planner.verification.reproduction.existing); the others stay failing before, not
+        ours. The decision, test by test, is recorded."""
+        baseline = self.baseline(run)
+        if (
+            baseline is None
+            or not baseline.failing
+            or not self.usable
+            or self.found.runner != "pytest"
+            or reproduction(run.store.entries()) is not None
+            or self.work_begun(run)
+        ):
+            return
+        text = stated(run.issue)
+        found, others = exercising(self.workspace, baseline.failing, text)
+        checked = [self._reproduces(test, text) for test in found[:MAX_CHECKED]]
+        used = [item["test"] for item in checked if item["used"]]
+        run.store.append(
+            REPRODUCTION,
+            status="found" if used else "none",
+            tests=used,
+            checked=checked,
+            not_reaching=len(others),
+        )
+        if used:
+            run.progress(f"reproduced by tests failing before the change: {', '.join(used)}")
+
+    def _reproduces(self, test: Exercising, issue_text: str) -> dict[str, Any]:
+        """`test` run again alone, judged by what its failure shows."""
+        argv = [*pytest_on(self.found.command, [test.test], self.workspace), *AGAIN_ALONE]
+        result = self.runner.run_argv(argv, "a test failing before the change")
+        item: dict[str, Any] = {"test": test.test, "reaches": list(test.names)}
+        if result.status != "failed" or test.test not in result.failing:
+            why = result.reason or f"run again alone, it {result.status.replace('_', ' ')}"
+            return {**item, "used": False, "why": why}
+        used, why = reproduces(result.tail, issue_text, self.workspace)
+        if not used:
+            return {**item, "used": False, "why": why}
+        return {
+            **item,
+            "used": True,
+            "why": why,
+            "source": test.source,
+            "tail": bounded_tail(result.tail),
+        }
+
     def record_start(self, run: PassContext) -> None:
         """No test to run before the change: the baseline records only where the change
         starts from (the commit and the work in progress), once per issue."""
@@ -205,13 +274,18 @@ class PassTests:
         """The issue's test alone, run now (documents.py: the command the issue shows)."""
         return self._issue_run(test)
 
-    def _issue_run(self, test: IssueTest | None, kept: str = "") -> TestRun:
+    def _issue_run(
+        self, test: IssueTest | None, kept: str = "", reproducing: Sequence[str] = ()
+    ) -> TestRun:
         """The issue's test alone, placed in the tree for the run; without a repository's
-        tests, once it is kept, the file it was written to."""
-        if test is None and not (kept and (self.workspace / kept).is_file()):
+        tests, once it is kept, the file it was written to; with `reproducing`, the
+        repository's tests that reproduce the issue too (or alone, without a test of
+        planner's)."""
+        kept = kept if kept and (self.workspace / kept).is_file() else ""
+        if test is None and not kept and not reproducing:
             return TestRun(reason="no test of the issue to run")
-        path = test.path if test is not None else kept
-        argv = pytest_on(self.found.command, [path], self.workspace)
+        path = [test.path] if test is not None else [kept] if kept else []
+        argv = pytest_on(self.found.command, [*path, *reproducing], self.workspace)
         return self.runner.run_argv(argv, "the issue's test", partial(placed, self.workspace, test))
 
     def _without_tests(self, run: PassContext, test: IssueTest | None) -> TestRun:
@@ -279,6 +353,7 @@ class PassTests:
         what changed (selected first, as after a task); then `original` again. The runs, in
         order; nothing is recorded: the caller says what they meant."""
         test = active_test(run.store.entries())
+        reproducing = reproducing_tests(run.store.entries())
         target = self.workspace / path
         if target.is_symlink() or not target.is_file():
             return [TestRun(reason=f"{path} is not a plain file")]  # a link is never written
@@ -286,7 +361,7 @@ class PassTests:
         with own_change(self.tree):
             put_back(self.workspace, path, text.encode(), executable)
         try:
-            runs = [self._issue_run(test)]
+            runs = [self._issue_run(test, reproducing=reproducing)]
             if passes(runs[0]) and (self.usable or self.checks_apply()):
                 runs.append(self._tests(run, "task", test))
             return runs
@@ -305,13 +380,23 @@ class PassTests:
         failing = failing_before(run.store.entries())
         return (failing[0].content, str(failing[1].get("tail") or "")) if failing else None
 
+    def reproduction_failure(self, run: PassContext) -> tuple[str, str] | None:
+        """Before any change was tested: the source of the repository's tests that reproduce
+        the issue and their failing output (None: none do, or a change was tested)."""
+        return reproduction_before(run.store.entries())
+
     def issue_trace(self, run: PassContext) -> Trace | None:
-        """What the active issue test runs on the code as it is, and what it returns there
+        """What the active issue test (with the repository's tests that reproduce the issue,
+        or those alone) runs on the code as it is, and what it returns there
         (planner.verification.fixes.trace); None when it cannot be profiled."""
         test = active_test(run.store.entries())
-        if test is None:
+        files = [
+            *([test.path] if test is not None else []),
+            *reproducing_tests(run.store.entries()),
+        ]
+        if not files:
             return None
-        argv = traced_argv(pytest_on(self.found.command, [test.path], self.workspace), PYTHON)
+        argv = traced_argv(pytest_on(self.found.command, files, self.workspace), PYTHON)
         if argv is None:
             return None
         around = partial(placed, self.workspace, test)
@@ -361,10 +446,12 @@ class PassTests:
             return []
         files = sorted({name.split("::")[0] for name in still})
         patterns = self.settings.test_paths
-        exercising = exercising_tests(
+        changed = exercising_tests(
             self.workspace, self.changed_code(run), files, lambda p: is_test_file(p, patterns)
         )
-        return [name for name in still if name.split("::")[0] in exercising]
+        # a test that reproduces the issue is unfixed while it fails, whatever it imports
+        reproducing = set(reproducing_tests(run.store.entries()))
+        return [n for n in still if n.split("::")[0] in changed or n in reproducing]
 
     def _changed_tests(self, run: PassContext) -> list[str]:
         return changed_test_files(self.workspace, self.base(run), self.settings.test_paths)

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.outcome.evidence import ISSUE_TEST, VERIFICATION
-from planner.text.issue import IssueContext
+from planner.outcome.evidence import ISSUE_TEST, REPRODUCTION, VERIFICATION
+from planner.text.issue import IssueContext, sanitize_untrusted
 from planner.text.prompts import render
+from planner.verification.reproduction.existing import SOURCE_BYTES, bounded_tail
 from planner.verification.reproduction.issue_test import IssueTest
 
 REPRODUCTION_LINES = 60
@@ -90,3 +91,71 @@ def stated(issue: IssueContext, example: str = "") -> str:
     instruction included) and the repository test shown as the example."""
     comments = [comment.body for comment in issue.comments]
     return "\n".join([issue.title, issue.body, *comments, issue.instruction, example])
+
+
+def reproduction(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The latest `issue_reproduction` entry: which tests failing before the change reproduce
+    the issue (None before one was recorded)."""
+    return next((entry for entry in reversed(entries) if entry.get("type") == REPRODUCTION), None)
+
+
+def reproducing_tests(entries: list[dict[str, Any]]) -> list[str]:
+    """The node ids of the repository's tests that reproduce the issue ([] when none do)."""
+    entry = reproduction(entries)
+    if entry is None or entry.get("status") != "found":
+        return []
+    return [test for test, _, _ in _used(entry)]
+
+
+def _used(entry: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(node id, source, failing output) of each reproducing test the entry holds, read
+    defensively: a damaged item is skipped, every text bounded again."""
+    checked = entry.get("checked")
+    found: list[tuple[str, str, str]] = []
+    for item in checked if isinstance(checked, list) else []:
+        if not (isinstance(item, dict) and item.get("used") is True):
+            continue
+        test = item.get("test")
+        if not isinstance(test, str) or "::" not in test or test.startswith("-"):
+            continue
+        source = sanitize_untrusted(str(item.get("source") or ""), SOURCE_BYTES)
+        found.append((test, source, bounded_tail(str(item.get("tail") or ""))))
+    return found
+
+
+def reproduction_before(entries: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """Before any change was tested: the reproducing tests' source (each under a comment
+    naming it, at most REPRODUCTION_LINES lines) and their failing output (None: there are
+    none, or a run after a change was recorded)."""
+    entry = reproduction(entries)
+    runs = [e for e in entries if e.get("type") == VERIFICATION]
+    if entry is None or any(e.get("stage") not in ("baseline", "issue") for e in runs):
+        return None
+    used = _used(entry) if entry.get("status") == "found" else []
+    if not used:
+        return None
+    parts = [
+        f"# {test}: a test of the repository, failing before the change\n{source}"
+        for test, source, _ in used
+    ]
+    lines = "\n\n".join(parts).splitlines()
+    content = "\n".join(lines[:REPRODUCTION_LINES])
+    if len(lines) > REPRODUCTION_LINES:
+        content += f"\n# … {len(lines) - REPRODUCTION_LINES} more lines"
+    tail = "\n\n".join(tail for _, _, tail in used)[-REPRODUCTION_TAIL:]
+    return content, tail
+
+
+def reproduction_failing(entries: list[dict[str, Any]]) -> str:
+    """The task prompt's reproduction when the issue's own test is not there: the
+    repository's tests that fail the way the issue reports, and how ("" when none do)."""
+    before = reproduction_before(entries)
+    if before is None:
+        return ""
+    content, tail = before
+    return render(
+        "reproduction_failing.md.j2",
+        tests=sanitize_untrusted(", ".join(reproducing_tests(entries)[:5]), 2_000),
+        content=content,
+        tail=tail,
+    )

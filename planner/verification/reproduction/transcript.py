@@ -448,7 +448,7 @@ def import_of(name: str, workspace: Path) -> str | None:
     """`from module import name` for the shallowest module of the repository that defines
     `name` at its top level."""
     definition = re.compile(rf"^(?:def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*=", re.M)
-    for path in _source_files(workspace):
+    for path in source_files(workspace):
         if (workspace / path).lstat().st_size > MAX_DEFINITION_BYTES:
             continue
         data = read_in_tree(workspace, path)
@@ -460,7 +460,7 @@ def import_of(name: str, workspace: Path) -> str | None:
     return f"import {name}" if _repository_module(name, workspace) else None
 
 
-def _source_files(workspace: Path) -> list[Path]:
+def source_files(workspace: Path) -> list[Path]:
     """The repository's Python files outside tests and docs, shallowest first."""
     found: list[Path] = []
     for path in workspace.rglob("*.py"):
