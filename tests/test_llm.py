@@ -11,7 +11,7 @@ from planner.config import LLMConfig
 from planner.core.errors import ApiError, ConfigError, ModelBehaviourError
 from planner.model.llm import OpenAIModel
 from planner.model.replies import extract_json
-from planner.model.sampling import REPEAT_TEMPERATURE
+from planner.model.sampling import REPEAT_TEMPERATURE, WARM_SEEDS
 from planner.model.usage import CallRecord
 from planner.plan.documents import CompletionReply
 from planner.testing.scripted_server import ScriptedModelServer
@@ -123,6 +123,29 @@ def test_a_reply_repeated_word_for_word_makes_the_next_call_warmer(
         client.chat("execute", MESSAGES, [], tools_on_wire=False)
     temperatures = [r.body["temperature"] for r in scripted_model.requests]
     assert temperatures == [0, 0, REPEAT_TEMPERATURE, 0, REPEAT_TEMPERATURE]
+
+
+def test_warmer_calls_carry_seeds_so_a_run_repeats_and_each_warm_call_differs(
+    scripted_model: ScriptedModelServer,
+) -> None:
+    """A warmer call samples: sent without a seed, two runs of the same pass with identical
+    requests got different replies there and went apart (one asked 6 calls, the other 10). Each
+    warmer call carries a seed of its own (sampling.WARM_SEEDS), the same in every run; calls
+    at the configured temperature carry none, as before."""
+    same, other = "stats.py\n```python\nx = 1\n```", "something new"
+    replies = (same, same, same, other, other)
+    runs = []
+    for _ in range(2):
+        before = len(scripted_model.requests)
+        scripted_model.add(*(reply_text("execute", text) for text in replies))
+        client = model(scripted_model, [], [], temperature=0)
+        for _ in replies:
+            client.chat("execute", MESSAGES, [], tools_on_wire=False)
+        sent = scripted_model.requests[before:]
+        runs.append([(r.body["temperature"], r.body.get("seed")) for r in sent])
+    warm = REPEAT_TEMPERATURE
+    assert runs[0] == [(0, None), (0, None), (warm, WARM_SEEDS), (warm, WARM_SEEDS + 1), (0, None)]
+    assert runs[1] == runs[0]
 
 
 def test_a_chat_reply_cut_off_at_the_limit_makes_the_next_call_warmer(

@@ -81,6 +81,8 @@ class OpenAIModel:
         """The context window requests are fitted to (planner.model.context_window)."""
         self._attempt = 1
         """The attempt at the issue these calls belong to (vary())."""
+        self._warm_calls = 0
+        """Warmer calls made so far: each gets a seed of its own (sampling.WARM_SEEDS)."""
         self._client = openai.OpenAI(
             api_key=key,
             base_url=config.base_url,
@@ -350,9 +352,10 @@ class OpenAIModel:
             "messages": redact_data(list(messages), patterns=False),
             "extra_headers": {"X-Planner-Kind": kind},
             "timeout": bounded(self.config.timeout_seconds),  # durable: the deadline
-            **sampling(self.config, kind, self._warmer, self._attempt),
+            **sampling(self.config, kind, self._warmer, self._attempt, self._warm_calls),
             **extra,
         }
+        self._warm_calls += self._warmer
         self._stopped = False
         if not self.config.stop_repeating:
             return self._client.chat.completions.create(**arguments)
