@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from planner.outcome.result import PassResult
 from planner.run.runner import PassSetup, run_pass
 from planner.testing.scripted_server import ScriptedModelServer
@@ -257,12 +259,19 @@ def test_a_failing_test_of_another_function_is_not_the_reproduction(
     assert "candidate" not in kinds(scripted_model)
 
 
+@pytest.mark.parametrize("ci", ["", "true"])
 def test_hostile_test_output_reaches_the_prompt_only_as_a_bounded_fenced_excerpt(
-    tmp_path: Path, scripted_model: ScriptedModelServer
+    tmp_path: Path,
+    scripted_model: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    ci: str,
 ) -> None:
     """The reproducing test's failure message is 17,000 characters of instructions ending in
     a closing fence tag: the candidate request holds at most the bounded end of it, inside
-    its fence."""
+    its fence. In CI (`CI=true`, as every GitHub and GitLab job has it) pytest writes the
+    whole message into its summary too; the assertion above it still decides, and the test
+    is still the reproduction."""
+    monkeypatch.setenv("CI", ci)
     workspace = stats_repo(tmp_path / "repo", HOSTILE)
     scripted_model.add(reply_text("candidate", RIGHT), completion())
     result = run(workspace, scripted_model)

@@ -16,6 +16,7 @@ from typing import Any
 
 from planner.ci.forges.base import TRACKING_MARKER
 from planner.ci.report.tracking import NOTHING_PROVES, UNPROVEN_WARNING
+from planner.model.sampling import WARM_SEEDS
 from planner.outcome.evidence import VerificationNote
 from planner.outcome.result import PassResult
 from planner.testing.scripted_server import ScriptedModelServer
@@ -97,7 +98,8 @@ def test_the_first_attempt_fails_the_issues_test_and_the_second_from_the_start_p
     assert f"- {TEST_PATH}::test_combined_units" in request
     assert '+        raise ValueError("Invalid duration format")' in request  # what not to repeat
     # it samples another way
-    assert second["seed"] == 2
+    # (warm too: the reply before it repeated one, so a seed of the second attempt's warm calls)
+    assert second["seed"] == 2 * WARM_SEEDS
     assert "seed" not in scripted_model.requests[1].body
     # the issue's test judged it too, and went into the change
     assert (workspace / "durations.py").read_text(encoding="utf-8") == FIXED

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import weakref
@@ -398,9 +399,25 @@ def _cut_at_deadline(seconds: float) -> str:
 
 def _tail(finished: Finished, limit: int = 1_500) -> str:
     """The end of the output, without any known secret and without what a person cannot see
-    but a model would read (it goes into prompts and the history)."""
+    but a model would read (it goes into prompts and the history). pytest's summary lines are
+    cut as pytest cuts them in a terminal: in CI (`CI` set, as every GitHub and GitLab job
+    has it) it writes each failure's whole message there, and a long one filled the end
+    that is kept, leaving out the assertion above it."""
     text = f"{finished.stdout[1].rstrip()}\n{finished.stderr[1].rstrip()}".strip()
+    text = SUMMARY_LINE.sub(_short_summary, text)
     return sanitize_untrusted(redact(text[-limit:]), limit * 4)
+
+
+SUMMARY_LINE = re.compile(r"^((?:FAILED|ERROR) \S+ - )(.*)$", re.MULTILINE)
+SUMMARY_MESSAGE_CHARS = 120
+"""Characters of a failure's message a summary line keeps (pytest's terminal width, about)."""
+
+
+def _short_summary(line: re.Match[str]) -> str:
+    message = line.group(2)
+    if len(message) <= SUMMARY_MESSAGE_CHARS:
+        return line.group(0)
+    return f"{line.group(1)}{message[:SUMMARY_MESSAGE_CHARS]}..."
 
 
 def _service_note(text: str) -> str:
