@@ -11,6 +11,7 @@ MISBEHAVING_PID_FILE set it writes its process id there at start.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 import threading
@@ -18,6 +19,9 @@ import threading
 import anyio
 from mcp.server.mcpserver import MCPServer
 
+# Plain log lines: the SDK's default handler draws each tool error's traceback with rich, which
+# takes most of a second and once made a tool error outlast a 2-second call timeout in CI.
+logging.basicConfig(level=logging.ERROR, format="%(message)s")
 server = MCPServer("misbehaving")
 
 
