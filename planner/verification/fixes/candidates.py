@@ -36,7 +36,13 @@ MAX_TRACED_SPOTS = 4
 (planner.verification.fixes.trace.Trace.ranked): each of those is, up to this many; the
 issue's words choose the rest up to MAX_SPOTS."""
 MAX_SPOT_LINES = 100
-"""A definition longer than this is not asked for (the reply would be long and garbled)."""
+"""A definition with more lines of code than this (its docstring aside) is not asked for: the
+reply would be long and garbled."""
+SHORTENED_DOCSTRING_LINES = 3
+"""A definition's docstring longer than this is shown as its summary line: a released
+package's docstrings (parameters, examples, doctests) are often longer than the code, and on a
+CPU each line the model writes back costs time. The reply's summary line gets the file's whole
+docstring back (spliced)."""
 FAILURE_CHARS = 1_500
 """Characters of the issue test's failing output a request shows."""
 FENCE = re.compile(r"```[\w+.-]*[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -71,8 +77,46 @@ class Spot:
 
     @property
     def shown(self) -> str:
-        """The source without its indentation (a method is shown as a function would be)."""
-        return textwrap.dedent(self.source)
+        """The source without its indentation (a method is shown as a function would be), a
+        long docstring cut to its summary line."""
+        return shortened_docstring(textwrap.dedent(self.source))[0]
+
+
+def shortened_docstring(source: str) -> tuple[str, str | None]:
+    """`source` (one dedented definition) with a docstring of more than
+    SHORTENED_DOCSTRING_LINES lines written as its summary line, and that summary (None, with
+    `source` unchanged, when nothing was cut)."""
+    node = _first_definition(source)
+    if node is None or not node.body or not is_docstring(node.body[0]):
+        return source, None
+    doc = node.body[0]
+    end = doc.end_lineno or doc.lineno
+    if end - doc.lineno + 1 <= SHORTENED_DOCSTRING_LINES:
+        return source, None
+    lines = source.splitlines(keepends=True)
+    opening = lines[doc.lineno - 1]
+    quotes = re.match(r"(\s*)([rRuU]?)(\"\"\"|\'\'\')(.*)$", opening.rstrip("\r\n"))
+    if quotes is None:
+        return source, None
+    indent, prefix, mark, rest = quotes.groups()
+    summary_line = rest.strip() or lines[doc.lineno].strip()
+    if not summary_line or mark in summary_line or summary_line.endswith("\\"):
+        return source, None
+    short = f"{indent}{prefix}{mark}{summary_line}{mark}\n"
+    result = "".join([*lines[: doc.lineno - 1], short, *lines[end:]])
+    shortened = _first_definition(result)
+    if shortened is None:
+        return source, None
+    return result, (ast.get_docstring(shortened, clean=True) or "").strip()
+
+
+def _first_definition(source: str) -> Node | None:
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError):
+        return None
+    definitions = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    return next((n for n in body if isinstance(n, definitions)), None)
 
 
 def spots(
@@ -105,7 +149,7 @@ def spots(
         traced = (place.path, place.start) in order
         if len(chosen) >= (traced_limit if traced else limit):
             continue
-        if is_test(place.path) or place.end - place.start + 1 > MAX_SPOT_LINES:
+        if is_test(place.path):
             continue
         if any(_overlap(s, place) for s in chosen):
             continue
@@ -115,7 +159,7 @@ def spots(
         if text is None:
             continue
         lines = text.splitlines(keepends=True)[place.start - 1 : place.end]
-        if not lines:
+        if not lines or _code_lines("".join(lines)) > MAX_SPOT_LINES:
             continue
         chosen.append(
             Spot(
@@ -131,6 +175,12 @@ def spots(
             )
         )
     return chosen
+
+
+def _code_lines(source: str) -> int:
+    """Lines of a definition, its docstring aside."""
+    shown, summary = shortened_docstring(textwrap.dedent(source))
+    return len(shown.splitlines()) - (1 if summary is not None else 0)
 
 
 def _overlap(spot: Spot, place: PointedDefinition) -> bool:
@@ -152,7 +202,8 @@ def spliced(text: str, spot: Spot, reply: str) -> str | None:
     new_lines = block.splitlines()[first_line(node) - 1 : node.end_lineno or node.lineno]
     new_lines = textwrap.dedent("\n".join(new_lines)).splitlines()
     if old is not None:
-        new_lines = _kept_parts(old, textwrap.dedent("\n".join(old_lines)), new_lines)
+        summary = shortened_docstring(textwrap.dedent(spot.source))[1]
+        new_lines = _kept_parts(old, textwrap.dedent("\n".join(old_lines)), new_lines, summary)
     indent = old_lines[0][: len(old_lines[0]) - len(old_lines[0].lstrip())] if old_lines else ""
     new_lines = _as_before(old_lines, [indent + line if line.strip() else "" for line in new_lines])
     return joined(text, [*lines[: spot.start - 1], *new_lines, *lines[spot.end :]])
@@ -247,14 +298,25 @@ def _parsed_spot(lines: list[str], name: str) -> Node | None:
     return next((n for n in body if _named(n, name)), None)
 
 
-def _kept_parts(old: Node, old_text: str, new_lines: list[str]) -> list[str]:
-    """The new definition with the old one's docstring and decorators where it has none."""
+def _kept_parts(
+    old: Node, old_text: str, new_lines: list[str], summary: str | None = None
+) -> list[str]:
+    """The new definition with the old one's docstring and decorators where it has none. When
+    the model was shown only the docstring's `summary` (shortened_docstring), the file's whole
+    docstring takes the place of whatever docstring the reply has: it cannot have meant to
+    edit lines it did not see."""
     try:
         new = ast.parse("\n".join(new_lines)).body[0]
     except (SyntaxError, ValueError, IndexError):
         return new_lines
     if not isinstance(new, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return new_lines
+    if summary is not None and new.body and is_docstring(new.body[0]):
+        doc = new.body[0]
+        end = doc.end_lineno or doc.lineno
+        body = new_lines[end:] or [" " * doc.col_offset + "pass"]  # parses until the old one
+        kept = _kept_parts(old, old_text, [*new_lines[: doc.lineno - 1], *body])
+        return kept if new_lines[end:] else kept[:-1]
     old_source = old_text.splitlines()
     result = list(new_lines)
     has_doc = bool(new.body) and is_docstring(new.body[0])
