@@ -77,17 +77,15 @@ def test_a_long_docstring_is_shown_as_its_summary_line_and_the_code_whole() -> N
 
 def test_short_docstrings_and_odd_ones_are_shown_as_the_file_has_them() -> None:
     three = 'def f():\n    """One.\n\n    Two."""\n    return 1\n'
-    assert shortened_docstring(three) == (three, None)
+    assert shortened_docstring(three) == three
     on_the_def_line = 'def f(): """One.\n\nTwo.\n\nThree."""\n'
-    assert shortened_docstring(on_the_def_line) == (on_the_def_line, None)
+    assert shortened_docstring(on_the_def_line) == on_the_def_line
     # the summary on the line after the quotes, a raw docstring
     raw = 'def f():\n    r"""\n    Match \\d+.\n\n    More.\n    """\n    return 1\n'
-    shown, summary = shortened_docstring(raw)
-    assert shown == 'def f():\n    r"""Match \\d+."""\n    return 1\n'
-    assert summary == "Match \\d+."
+    assert shortened_docstring(raw) == 'def f():\n    r"""Match \\d+."""\n    return 1\n'
     # a summary that would end the string early is not cut
     quoted = "def f():\n    '''Says \"\"\" once.\n\n    More.\n\n    End.\n    '''\n    return 1\n"
-    assert shortened_docstring(quoted)[0].startswith("def f():\n    '''Says \"\"\" once.'''")
+    assert shortened_docstring(quoted).startswith("def f():\n    '''Says \"\"\" once.'''")
 
 
 def test_the_reply_docstring_whatever_it_says_gives_way_to_the_files_whole_one() -> None:

@@ -362,8 +362,8 @@ class PassTests:
             put_back(self.workspace, path, text.encode(), executable)
         try:
             runs = [self._issue_run(test, reproducing=reproducing)]
-            # the issue's run names no issue test (passes() would take its failures for
-            # others'): only a run that passed earns the slower run of the changed file's tests
+            # a candidate whose issue run did not pass is judged already (_judged in
+            # candidate_phase): the changed file's tests, slower, run only after one that passed
             if runs[0].status == "passed" and (self.usable or self.checks_apply()):
                 runs.append(self._tests(run, "task", test))
             return runs

@@ -41,8 +41,8 @@ reply would be long and garbled."""
 SHORTENED_DOCSTRING_LINES = 3
 """A definition's docstring longer than this is shown as its summary line: a released
 package's docstrings (parameters, examples, doctests) are often longer than the code, and on a
-CPU each line the model writes back costs time. The reply's summary line gets the file's whole
-docstring back (spliced)."""
+CPU each line the model writes back costs time. The file keeps its whole docstring, whatever
+the reply does with the summary line (spliced)."""
 FAILURE_CHARS = 1_500
 """Characters of the issue test's failing output a request shows."""
 FENCE = re.compile(r"```[\w+.-]*[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -79,35 +79,32 @@ class Spot:
     def shown(self) -> str:
         """The source without its indentation (a method is shown as a function would be), a
         long docstring cut to its summary line."""
-        return shortened_docstring(textwrap.dedent(self.source))[0]
+        return shortened_docstring(textwrap.dedent(self.source))
 
 
-def shortened_docstring(source: str) -> tuple[str, str | None]:
+def shortened_docstring(source: str) -> str:
     """`source` (one dedented definition) with a docstring of more than
-    SHORTENED_DOCSTRING_LINES lines written as its summary line, and that summary (None, with
-    `source` unchanged, when nothing was cut)."""
+    SHORTENED_DOCSTRING_LINES lines written as its summary line (`source` itself when there is
+    none, or its summary cannot stand alone)."""
     node = _first_definition(source)
     if node is None or not node.body or not is_docstring(node.body[0]):
-        return source, None
+        return source
     doc = node.body[0]
     end = doc.end_lineno or doc.lineno
     if end - doc.lineno + 1 <= SHORTENED_DOCSTRING_LINES:
-        return source, None
+        return source
     lines = source.splitlines(keepends=True)
     opening = lines[doc.lineno - 1]
     quotes = re.match(r"(\s*)([rRuU]?)(\"\"\"|\'\'\')(.*)$", opening.rstrip("\r\n"))
     if quotes is None:
-        return source, None
+        return source
     indent, prefix, mark, rest = quotes.groups()
     summary_line = rest.strip() or lines[doc.lineno].strip()
     if not summary_line or mark in summary_line or summary_line.endswith("\\"):
-        return source, None
+        return source
     short = f"{indent}{prefix}{mark}{summary_line}{mark}\n"
     result = "".join([*lines[: doc.lineno - 1], short, *lines[end:]])
-    shortened = _first_definition(result)
-    if shortened is None:
-        return source, None
-    return result, (ast.get_docstring(shortened, clean=True) or "").strip()
+    return result if _first_definition(result) is not None else source
 
 
 def _first_definition(source: str) -> Node | None:
@@ -179,8 +176,9 @@ def spots(
 
 def _code_lines(source: str) -> int:
     """Lines of a definition, its docstring aside."""
-    shown, summary = shortened_docstring(textwrap.dedent(source))
-    return len(shown.splitlines()) - (1 if summary is not None else 0)
+    whole = textwrap.dedent(source)
+    shown = shortened_docstring(whole)
+    return len(shown.splitlines()) - (shown != whole)
 
 
 def _overlap(spot: Spot, place: PointedDefinition) -> bool:
@@ -202,8 +200,8 @@ def spliced(text: str, spot: Spot, reply: str) -> str | None:
     new_lines = block.splitlines()[first_line(node) - 1 : node.end_lineno or node.lineno]
     new_lines = textwrap.dedent("\n".join(new_lines)).splitlines()
     if old is not None:
-        summary = shortened_docstring(textwrap.dedent(spot.source))[1]
-        new_lines = _kept_parts(old, textwrap.dedent("\n".join(old_lines)), new_lines, summary)
+        shortened = spot.shown != textwrap.dedent(spot.source)
+        new_lines = _kept_parts(old, textwrap.dedent("\n".join(old_lines)), new_lines, shortened)
     indent = old_lines[0][: len(old_lines[0]) - len(old_lines[0].lstrip())] if old_lines else ""
     new_lines = _as_before(old_lines, [indent + line if line.strip() else "" for line in new_lines])
     return joined(text, [*lines[: spot.start - 1], *new_lines, *lines[spot.end :]])
@@ -299,10 +297,10 @@ def _parsed_spot(lines: list[str], name: str) -> Node | None:
 
 
 def _kept_parts(
-    old: Node, old_text: str, new_lines: list[str], summary: str | None = None
+    old: Node, old_text: str, new_lines: list[str], shortened: bool = False
 ) -> list[str]:
     """The new definition with the old one's docstring and decorators where it has none. When
-    the model was shown only the docstring's `summary` (shortened_docstring), the file's whole
+    the model was shown the docstring `shortened` (to its summary line), the file's whole
     docstring takes the place of whatever docstring the reply has: it cannot have meant to
     edit lines it did not see."""
     try:
@@ -311,7 +309,7 @@ def _kept_parts(
         return new_lines
     if not isinstance(new, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return new_lines
-    if summary is not None and new.body and is_docstring(new.body[0]):
+    if shortened and new.body and is_docstring(new.body[0]):
         doc = new.body[0]
         end = doc.end_lineno or doc.lineno
         body = new_lines[end:] or [" " * doc.col_offset + "pass"]  # parses until the old one
