@@ -175,7 +175,7 @@ class CandidatePhase(Phase):
             pointed = run.pointed(texts)
         test_file = partial(is_test_file, patterns=self.verification.settings.test_paths)
         first = {(r.path, r.line): r.why for r in ranked}
-        chosen = spots(pointed, run.current_text, test_file, first=first, ran=ran)
+        chosen = spots(pointed, run.current_text, test_file, first=first, ran=ran, covered=covered)
         returned = [r for r in ranked if r.why == RETURNED_WRONG]
         run.store.append(
             CANDIDATES,

@@ -27,6 +27,13 @@ from typing import TypeGuard
 from planner.core.interfaces import PointedDefinition
 from planner.model.definitions import first_line, is_docstring
 from planner.text.line_diff import line_opcodes
+from planner.verification.fixes.elision import (
+    Elided,
+    elided,
+    restored,
+    unrun_blocks,
+    with_ellipsis,
+)
 from planner.verification.fixes.trace import RAN
 
 MAX_SPOTS = 3
@@ -36,8 +43,8 @@ MAX_TRACED_SPOTS = 4
 (planner.verification.fixes.trace.Trace.ranked): each of those is, up to this many; the
 issue's words choose the rest up to MAX_SPOTS."""
 MAX_SPOT_LINES = 100
-"""A definition with more lines of code than this (its docstring aside) is not asked for: the
-reply would be long and garbled."""
+"""A definition with more lines of code shown than this (its docstring and the blocks the
+issue's test did not run aside) is not asked for: the reply would be long and garbled."""
 SHORTENED_DOCSTRING_LINES = 3
 """A definition's docstring longer than this is shown as its summary line: a released
 package's docstrings (parameters, examples, doctests) are often longer than the code, and on a
@@ -66,6 +73,9 @@ class Spot:
     returned the value the test's assertion found wrong (`returned_wrong`), a part of that
     value (`flows`), was in the traceback of its error (`raised`), or only ran (`ran`);
     empty when no trace was read."""
+    elided: tuple[Elided, ...] = ()
+    """Its blocks the issue's test did not run, each shown as one line
+    (planner.verification.fixes.elision)."""
 
     @property
     def name(self) -> str:
@@ -78,8 +88,14 @@ class Spot:
     @property
     def shown(self) -> str:
         """The source without its indentation (a method is shown as a function would be), a
-        long docstring cut to its summary line."""
-        return shortened_docstring(textwrap.dedent(self.source))
+        long docstring cut to its summary line, the blocks the test did not run left out."""
+        return shortened_docstring(textwrap.dedent(elided(self.source, self.start, self.elided)))
+
+    @property
+    def shortened(self) -> bool:
+        """Its docstring is shown cut to its summary line."""
+        whole = textwrap.dedent(self.source)
+        return shortened_docstring(whole) != whole
 
 
 def shortened_docstring(source: str) -> str:
@@ -123,12 +139,15 @@ def spots(
     limit: int = MAX_SPOTS,
     first: Mapping[tuple[str, int], str] = MappingProxyType({}),
     ran: Collection[tuple[str, int]] = (),
+    covered: Mapping[str, Collection[int]] = MappingProxyType({}),
 ) -> list[Spot]:
     """The definitions to ask for, best first: not in test files, short enough to be written
     back whole, none inside one already chosen or holding one. Those in `first` ((path, first
     line) of the functions the issue's test's trace suspects, in its order, with why) come
     first, up to MAX_TRACED_SPOTS of them; then a definition the text points to that one too
-    long to be asked for calls: the bug may be in it. `ran`: the functions the test ran."""
+    long to be asked for calls: the bug may be in it. `ran`: the functions the test ran;
+    `covered`: the lines it ran, by file (the blocks of a definition it did not run are left
+    out of what the model is shown)."""
     long_ones = {p.qualname for p in pointed if p.end - p.start + 1 > MAX_SPOT_LINES}
     order = {place: index for index, place in enumerate(first)}
     traced_limit = max(limit, MAX_TRACED_SPOTS)
@@ -156,7 +175,9 @@ def spots(
         if text is None:
             continue
         lines = text.splitlines(keepends=True)[place.start - 1 : place.end]
-        if not lines or _code_lines("".join(lines)) > MAX_SPOT_LINES:
+        source = "".join(lines)
+        blocks = unrun_blocks(source, place.start, covered.get(place.path, ()))
+        if not lines or _code_lines(elided(source, place.start, blocks)) > MAX_SPOT_LINES:
             continue
         chosen.append(
             Spot(
@@ -169,6 +190,7 @@ def spots(
                 place.called_by,
                 first.get((place.path, place.start))
                 or (RAN if (place.path, place.start) in ran_places else ""),
+                blocks,
             )
         )
     return chosen
@@ -188,10 +210,10 @@ def _overlap(spot: Spot, place: PointedDefinition) -> bool:
 def spliced(text: str, spot: Spot, reply: str) -> str | None:
     """`text` with the spot's definition replaced by the reply's definition of the same name
     (`text` itself when that is unchanged); None when the reply holds none, or the file would
-    not parse. A reply without the
-    docstring or the decorators keeps the file's (the model shortens, it rarely means to
-    delete them)."""
-    node, block = _definition(reply, spot)
+    not parse, or it leaves out a block it was shown as a marker (it would delete lines the
+    model never saw). A reply without the docstring or the decorators keeps the file's (the
+    model shortens, it rarely means to delete them)."""
+    node, block = _definition(with_ellipsis(reply) if spot.elided else reply, spot)
     if node is None:
         return _line_edited(text, spot, reply)
     lines = text.splitlines()
@@ -200,11 +222,14 @@ def spliced(text: str, spot: Spot, reply: str) -> str | None:
     new_lines = block.splitlines()[first_line(node) - 1 : node.end_lineno or node.lineno]
     new_lines = textwrap.dedent("\n".join(new_lines)).splitlines()
     if old is not None:
-        shortened = spot.shown != textwrap.dedent(spot.source)
-        new_lines = _kept_parts(old, textwrap.dedent("\n".join(old_lines)), new_lines, shortened)
+        old_text = textwrap.dedent("\n".join(old_lines))
+        new_lines = _kept_parts(old, old_text, new_lines, spot.shortened)
     indent = old_lines[0][: len(old_lines[0]) - len(old_lines[0].lstrip())] if old_lines else ""
     new_lines = _as_before(old_lines, [indent + line if line.strip() else "" for line in new_lines])
-    return joined(text, [*lines[: spot.start - 1], *new_lines, *lines[spot.end :]])
+    whole = restored(new_lines, spot.elided, lines) if spot.elided else new_lines
+    if whole is None:
+        return None
+    return joined(text, [*lines[: spot.start - 1], *whole, *lines[spot.end :]])
 
 
 def _line_edited(text: str, spot: Spot, reply: str) -> str | None:
