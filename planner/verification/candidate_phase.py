@@ -3,14 +3,16 @@ planner.verification.fixes.candidates).
 
 Once per issue, after the plan and the issue's test are made and that test fails on the code
 before the change, the model is asked for candidate fixes: one call each, one located
-definition written back corrected, the definitions taken in turn (the first round at the
-configured temperature, later rounds warmer, each with its own seed; the rounds alternate
-between asking for the wrong line first and for the code first, which the 1.5B answers
-differently). Each candidate is put in place, judged by the issue's test and then by the tests
-of the changed file, and taken back; a candidate that fails and changed a few separate places
-is tried place by place (planner.verification.fixes.candidates.single_changes). A later request
-for the same definition shows what the one before it changed and failed on, so that a fix of
-several lines can converge instead of being sampled blind.
+definition written back corrected, each located definition once in the order of its rank
+(planner.verification.fixes.candidates.spots), then the one whose answers came closest first
+(_Sampling.next_spot). The first request for a definition is at the configured temperature,
+later ones warmer, each with its own seed; they alternate between asking for the wrong line
+first and for the code first, which the 1.5B answers differently. Each candidate is put in
+place, judged by the issue's test and then by the tests of the changed file, and taken back;
+a candidate that fails and changed a few separate places is tried place by place
+(planner.verification.fixes.candidates.single_changes). A later request for the same
+definition shows what the one before it changed and failed on, so that a fix of several lines
+can converge instead of being sampled blind.
 
 Candidates take the pass's time up to their count: before each, the time left before the
 pass's deadline is compared with the longest candidate so far, and they stop when another
@@ -74,6 +76,11 @@ EARLIER_DIFF_LINES = 16
 """Changed lines of the candidate before it that a request for the same definition shows."""
 EARLIER_FAILURE_CHARS = 600
 """Characters of that candidate's failing output the request shows (its end kept)."""
+DISTANCE = {"issue_test_passes": 0, "breaks_tests": 0, "issue_test_fails": 1, "not_run": 1}
+"""How far a definition's latest answer was from a fix, as the turns after the first round
+weigh it (_Sampling.next_spot): it passed the issue's test, or it changed the code; an answer
+that changed nothing, could not be used or repeated an earlier one counts UNCHANGED_DISTANCE."""
+UNCHANGED_DISTANCE = 2
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,28 @@ class _Sampling:
     """By definition (Spot.label), what its latest candidate failed on."""
     spent: list[float] = field(default_factory=list)
     """Seconds each candidate took: its model call and its test runs."""
+    asked: dict[str, int] = field(default_factory=dict)
+    """By definition, the candidates asked for it."""
+    latest: dict[str, str] = field(default_factory=dict)
+    """By definition, its latest candidate's outcome (a repeat included)."""
+
+    def next_spot(self, chosen: list[Spot]) -> Spot:
+        """The definition the next candidate is asked for: each once in `chosen`'s order (the
+        rank of the located ones), then the one with the fewest asks plus its latest answer's
+        DISTANCE, the better-ranked among equals. A definition whose answer passed the issue's
+        test but broke another gets about two more turns than one the model gave back
+        unchanged: the model seldom finds a bug it said was not there, and it can refine an
+        answer it is shown failing."""
+        fresh = [spot for spot in chosen if spot.label not in self.asked]
+        if fresh:
+            return fresh[0]
+        return min(
+            chosen,
+            key=lambda spot: (
+                self.asked[spot.label]
+                + DISTANCE.get(self.latest.get(spot.label, ""), UNCHANGED_DISTANCE)
+            ),
+        )  # min keeps the first of equals: the better-ranked
 
     def time_for_another(self, first_guess: float) -> bool:
         """The pass's deadline (its budget less the finish reserve) leaves time for another
@@ -248,10 +277,12 @@ class CandidatePhase(Phase):
         """Candidate `number`: asked for, judged whole and then place by place, taken back;
         its record when its tests all pass. What it failed on is what the next request for
         the same definition is shown."""
-        spot = chosen[(number - 1) % len(chosen)]
-        round_ = (number - 1) // len(chosen)
+        spot = sampling.next_spot(chosen)
+        round_ = sampling.asked.get(spot.label, 0)
+        sampling.asked[spot.label] = round_ + 1
         original = run.current_text(spot.path)
         if original is None:
+            sampling.latest[spot.label] = "unusable"
             return None
         earlier = sampling.earlier.get(spot.label)
         with run.sampled(1 if round_ == 0 else WARMER_SEED + round_):
@@ -271,6 +302,7 @@ class CandidatePhase(Phase):
                 record["reply"] = (reply.content or "")[:UNUSABLE_REPLY_CHARS]
             if outcome != "repeated":  # a repeat's failure is shown already
                 sampling.earlier[spot.label] = Earlier(outcome)
+            sampling.latest[spot.label] = outcome
             run.store.append(CANDIDATE, **record, outcome=outcome)
             return None
         for part, variant in enumerate([text, *single_changes(original, text)]):
@@ -282,6 +314,7 @@ class CandidatePhase(Phase):
                 sampling.earlier[spot.label] = Earlier(
                     judged["outcome"], _shown_diff(original, text, spot), excerpt
                 )
+                sampling.latest[spot.label] = judged["outcome"]
             judged = {**record, **({"part": part} if part else {}), **judged}
             run.store.append(CANDIDATE, **judged)
             if judged["outcome"] == "passes":
