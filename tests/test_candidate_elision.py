@@ -112,16 +112,21 @@ def test_a_reply_that_drops_or_repeats_a_block_is_not_used() -> None:
     assert spliced(MODULE, pop_spot(), twice) is None
 
 
-def test_a_long_definition_whose_test_ran_little_of_it_is_asked_for() -> None:
+def test_the_limit_on_a_definitions_length_counts_the_blocks_left_out() -> None:
     body = "    if x:\n" + "        y = 1\n" * 150 + "    return 0\n"
-    files = {"m.py": "def big(x):\n" + body}
-    place = PointedDefinition(path="m.py", qualname="big", kind="def", start=1, end=153, score=9)
-    assert spots([place], files.get, lambda path: False) == []  # whole: too long to write back
-    chosen = spots([place], files.get, lambda path: False, covered={"m.py": {2, 153}})
-    assert [spot.qualname for spot in chosen] == ["big"]
+    short = "def small(x):\n    if x:\n" + "        y = 2\n" * 5 + "    return 1\n"
+    files = {"m.py": "def big(x):\n" + body + "\n\n" + short}
+    places = [
+        PointedDefinition(path="m.py", qualname="big", kind="def", start=1, end=153, score=9),
+        PointedDefinition(path="m.py", qualname="small", kind="def", start=156, end=163, score=8),
+    ]
+    covered = {"m.py": {2, 153, 157, 163}}
+    chosen = spots(places, files.get, lambda path: False, covered=covered)
+    # the long one is not asked for, though the test ran four lines of it
+    assert [spot.qualname for spot in chosen] == ["small"]
     assert chosen[0].shown == (
-        "def big(x):\n    if x:\n        ...  # block A: 150 lines the test does not run\n"
-        "    return 0\n"
+        "def small(x):\n    if x:\n        ...  # block A: 5 lines the test does not run\n"
+        "    return 1\n"
     )
 
 

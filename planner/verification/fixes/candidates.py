@@ -43,8 +43,9 @@ MAX_TRACED_SPOTS = 4
 (planner.verification.fixes.trace.Trace.ranked): each of those is, up to this many; the
 issue's words choose the rest up to MAX_SPOTS."""
 MAX_SPOT_LINES = 100
-"""A definition with more lines of code shown than this (its docstring and the blocks the
-issue's test did not run aside) is not asked for: the reply would be long and garbled."""
+"""A definition with more lines of code than this (its docstring aside) is not asked for: the
+reply would be long and garbled. The blocks the issue's test did not run count: admitted, a long
+function the test ran a little of took the place of the short one that held the bug."""
 SHORTENED_DOCSTRING_LINES = 3
 """A definition's docstring longer than this is shown as its summary line: a released
 package's docstrings (parameters, examples, doctests) are often longer than the code, and on a
@@ -176,9 +177,9 @@ def spots(
             continue
         lines = text.splitlines(keepends=True)[place.start - 1 : place.end]
         source = "".join(lines)
-        blocks = unrun_blocks(source, place.start, covered.get(place.path, ()))
-        if not lines or _code_lines(elided(source, place.start, blocks)) > MAX_SPOT_LINES:
+        if not lines or _code_lines(source) > MAX_SPOT_LINES:
             continue
+        blocks = unrun_blocks(source, place.start, covered.get(place.path, ()))
         chosen.append(
             Spot(
                 place.path,
